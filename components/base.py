@@ -1,0 +1,204 @@
+"""The force-element protocol shared by every hysteresis law.
+
+A force element relates a relative displacement u(t) [m] and its rate v = du/dt [m/s]
+to a force F(t) [N] through an internal state x (a float64 vector of fixed size).
+
+Every element offers the same few pieces, so that the same object can be driven by an
+imposed displacement (``hystmech.drive``), sit inside an assembly
+(``hystmech.systems``) and be exported as an FMU (``hystmech.fmu``):
+
+``kind``
+    ``"smooth"``: ẋ = rate(x, u, v) is an ODE with a continuous right-hand side
+    (Dahl, LuGre, Duhem, modified Dahl, viscous + Dahl, Bouc-Wen).
+    ``"inclusion"``: ẋ + ∂I_box(x) ∋ rate(x, u, v), the state is confined to a box
+    [box_lo, box_hi] and the resolvent of the inclusion is the projection onto it
+    (Masing, Maxwell-slip; Bastien et al. (2007), eqs. (A.7)-(A.9)).
+    ``"operator"``: a rate-independent operator with its own memory update and no
+    rate (relay, Preisach).
+
+``p``, ``x0``, ``n_states``, ``params``
+    validated parameters packed as a float64 vector for the kernels, the initial
+    state, its size, and the constructor's keyword arguments.
+
+Kernels (plain numeric functions, numba-compiled, kept apart from the class):
+
+``advance(x, u0, u1, dt, v, p, rtol)``
+    advance x in place over one input segment on which u moves linearly from u0 to
+    u1 in dt seconds with velocity v (v = (u1 - u0)/dt unless the user gave v).
+    Exact where the law allows (e.g. Dahl, LuGre with v constant), adaptive
+    Runge-Kutta to relative tolerance ``rtol`` otherwise, projection for inclusions,
+    memory update for operators.
+``force(x, u, v, p) -> F``
+    the output force [N].
+``rate(x, u, v, p, out)``
+    fills ``out`` with ẋ (smooth part for inclusions; ``None`` for operators).
+``jac(x, u, v, p, J)``
+    fills J, shape (n+1, n+2): rows 0..n-1 are ∂ẋ/∂(x, u, v), row n is ∂F/∂(x, u, v).
+    ``None`` where not provided (solvers then use finite differences).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+KINDS = ("smooth", "inclusion", "operator")
+
+
+@dataclass(frozen=True)
+class Param:
+    """Description of one constructor parameter: name, SI unit, allowed range text."""
+
+    name: str
+    unit: str
+    doc: str = ""
+
+
+def check_finite(name: str, value) -> float:
+    """Return ``value`` as a float, or raise ValueError naming ``name`` if not finite."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a finite real number (got {value!r})") from None
+    if not math.isfinite(x):
+        raise ValueError(f"{name} must be a finite real number (got {value!r})")
+    return x
+
+
+def check_range(name: str, value, lo: float | None = None, hi: float | None = None,
+                lo_open: bool = False, hi_open: bool = False) -> float:
+    """Check lo (<|<=) value (<|<=) hi and return the value as float.
+
+    The ValueError names the parameter and the allowed range, e.g.
+    ``rho must be in (0, inf) (got -1.0)``.
+    """
+    x = check_finite(name, value)
+    ok = True
+    if lo is not None:
+        ok &= (x > lo) if lo_open else (x >= lo)
+    if hi is not None:
+        ok &= (x < hi) if hi_open else (x <= hi)
+    if not ok:
+        left = "(" if (lo_open or lo is None) else "["
+        right = ")" if (hi_open or hi is None) else "]"
+        lo_s = "-inf" if lo is None else f"{lo:g}"
+        hi_s = "inf" if hi is None else f"{hi:g}"
+        raise ValueError(f"{name} must be in {left}{lo_s}, {hi_s}{right} (got {x!r})")
+    return x
+
+
+def check_positive(name: str, value) -> float:
+    return check_range(name, value, lo=0.0, lo_open=True)
+
+
+def check_nonnegative(name: str, value) -> float:
+    return check_range(name, value, lo=0.0)
+
+
+def check_array(name: str, value, ndim: int = 1, min_len: int = 1) -> np.ndarray:
+    """Return a finite float64 array of dimension ``ndim`` or raise ValueError naming it."""
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a {ndim}-D array of finite numbers") from None
+    if a.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array (got shape {a.shape})")
+    if a.size < min_len:
+        raise ValueError(f"{name} must hold at least {min_len} value(s) (got {a.size})")
+    bad = ~np.isfinite(a)
+    if bad.any():
+        i = int(np.flatnonzero(bad.ravel())[0])
+        raise ValueError(f"{name} must be finite: {int(bad.sum())} non-finite value(s), "
+                         f"first at index {i}")
+    return a
+
+
+class ForceElement:
+    """Base class of every force element (see the module docstring for the protocol).
+
+    Subclasses set the class attributes ``kind``, ``param_info`` (tuple of Param,
+    constructor order), ``state_names`` and the kernels, and implement
+    ``__init__`` with keyword-only arguments that validates and calls
+    ``self._setup(params, p, x0)``.
+    """
+
+    kind: str = "smooth"
+    param_info: tuple[Param, ...] = ()
+    state_names: tuple[str, ...] = ()
+    citation: str = ""
+
+    # numba-compiled kernels (see module docstring); subclasses override
+    advance: Callable | None = None
+    force: Callable | None = None
+    rate: Callable | None = None
+    jac: Callable | None = None
+
+    # inclusions: the box that confines the state (arrays of length n_states)
+    box_lo: np.ndarray | None = None
+    box_hi: np.ndarray | None = None
+
+    def _setup(self, params: dict, p, x0) -> None:
+        self.params = dict(params)
+        self.p = np.ascontiguousarray(np.asarray(p, dtype=np.float64).ravel())
+        self.x0 = np.ascontiguousarray(np.asarray(x0, dtype=np.float64).ravel())
+        self.n_states = int(self.x0.size)
+        if self.kind not in KINDS:
+            raise TypeError(f"{type(self).__name__}.kind must be one of {KINDS}")
+
+    # -- conveniences ------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def smooth(self) -> bool:
+        """True when the element is a smooth ODE (integrable by BDF)."""
+        return self.kind == "smooth"
+
+    def with_params(self, **changes) -> "ForceElement":
+        """A new element of the same law with some constructor parameters changed."""
+        kw = dict(self.params)
+        kw.update(changes)
+        return type(self)(**kw)
+
+    def force_of(self, x, u: float, v: float) -> float:
+        """Output force [N] for state ``x`` at displacement ``u`` and velocity ``v``."""
+        return float(self.force(np.asarray(x, dtype=np.float64), float(u), float(v), self.p))
+
+    def rate_of(self, x, u: float, v: float) -> np.ndarray:
+        """State rate ẋ for state ``x`` (smooth part for inclusions)."""
+        if self.rate is None:
+            raise TypeError(f"{self.name} is a rate-independent operator without a state rate")
+        out = np.empty(self.n_states)
+        self.rate(np.asarray(x, dtype=np.float64), float(u), float(v), self.p, out)
+        return out
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items()
+                         if not callable(v) and not isinstance(v, np.ndarray))
+        return f"{self.name}({args})"
+
+
+def is_compiled(fn) -> bool:
+    """True if ``fn`` is a numba dispatcher (so it can be passed to compiled loops)."""
+    return hasattr(fn, "py_func") and hasattr(fn, "signatures")
+
+
+def jit_user_callable(fn, name: str):
+    """numba-compile a user callable of one float (an envelope g, h_u, f ...).
+
+    Returns the compiled function, or None when numba cannot compile it (the element
+    then runs through the pure-Python version of its kernels: correct but slow).
+    """
+    import numba
+
+    if is_compiled(fn):
+        return fn
+    try:
+        jf = numba.njit(fn)
+        jf(0.0)
+        return jf
+    except Exception:  # noqa: BLE001 - anything numba rejects falls back to Python
+        return None

@@ -1,0 +1,73 @@
+"""Dahl model of dynamic dry friction.
+
+    ẇ = ρ (u̇ − |u̇| w),   F = Fc · w,   −1 ≤ w(0) ≤ 1
+
+Ikhouane, Mañosa & Pujol, *Minor loops of the Dahl and LuGre models*, §1;
+*A modified viscous + Dahl model for large-scale MR dampers* (Ikhouane group), eqs. (6)-(8).
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from .base import ForceElement, Param, check_positive, check_range
+
+# p = [rho, Fc]
+
+
+@njit(cache=True)
+def dahl_advance(x, u0, u1, dt, v, p, rtol):
+    # v is constant on the segment, so the linear ODE has the exact solution
+    # w = sgn(v) + (w0 - sgn(v)) exp(-rho |v| dt).
+    if v > 0.0:
+        s = 1.0
+    elif v < 0.0:
+        s = -1.0
+    else:
+        return
+    x[0] = s + (x[0] - s) * math.exp(-p[0] * abs(v) * dt)
+
+
+@njit(cache=True)
+def dahl_rate(x, u, v, p, out):
+    out[0] = p[0] * (v - abs(v) * x[0])
+
+
+@njit(cache=True)
+def dahl_force(x, u, v, p):
+    return p[1] * x[0]
+
+
+@njit(cache=True)
+def dahl_jac(x, u, v, p, J):
+    J[:, :] = 0.0
+    J[0, 0] = -p[0] * abs(v)
+    J[0, 2] = p[0] * (1.0 - (1.0 if v > 0 else (-1.0 if v < 0 else 0.0)) * x[0])
+    J[1, 0] = p[1]
+
+
+class Dahl(ForceElement):
+    """Dahl friction: ẇ = ρ(u̇ − |u̇|w), F = Fc·w.
+
+    rho [1/m] > 0, Fc [N] > 0, w0 [-] in [−1, 1].
+    Ikhouane, Mañosa & Pujol, §1; viscous + Dahl paper, eqs. (6)-(8).
+    """
+
+    kind = "smooth"
+    param_info = (Param("rho", "1/m", "shape parameter, > 0"),
+                  Param("Fc", "N", "Coulomb friction level, > 0"),
+                  Param("w0", "1", "initial state, in [-1, 1]"))
+    state_names = ("w",)
+    citation = "Ikhouane, Mañosa & Pujol, §1"
+
+    advance = staticmethod(dahl_advance)
+    force = staticmethod(dahl_force)
+    rate = staticmethod(dahl_rate)
+    jac = staticmethod(dahl_jac)
+
+    def __init__(self, *, rho, Fc, w0=0.0):
+        rho = check_positive("rho", rho)
+        Fc = check_positive("Fc", Fc)
+        w0 = check_range("w0", w0, -1.0, 1.0)
+        self._setup(dict(rho=rho, Fc=Fc, w0=w0), [rho, Fc], [w0])
+        self.x_scale = np.ones(1)

@@ -1,0 +1,184 @@
+"""LuGre model of dynamic friction with the Stribeck effect.
+
+    ẋ = −σ0 |u̇| / g(u̇) · x + u̇,    F = σ0 x + σ1 ẋ + f(u̇)
+    g(ν) = Fc + (Fs − Fc) exp(−|ν / vs|^β),   f(ν) = σ2 ν   (defaults)
+
+Ikhouane, Mañosa & Pujol, *Minor loops of the Dahl and LuGre models*, eq. (1) and §4.2.
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from .base import (ForceElement, Param, check_nonnegative, check_positive, check_finite,
+                   jit_user_callable)
+
+# p = [sigma0, sigma1, Fc, Fs, vs, beta, sigma2]
+
+
+@njit(cache=True)
+def stribeck_g(v, p):
+    """Stribeck curve g(ν) = Fc + (Fs − Fc) exp(−|ν/vs|^β)  [N]."""
+    return p[2] + (p[3] - p[2]) * math.exp(-abs(v / p[4]) ** p[5])
+
+
+@njit(cache=True)
+def _segment(x0, v, dt, a):
+    # exact solution of ẋ = −a x + v with constant a >= 0, v over dt;
+    # (1 − e^{−z})/z written with expm1 so that small z keeps full precision
+    z = a * dt
+    if z < 1e-300:
+        return x0 + v * dt
+    return x0 * math.exp(-z) + v * dt * (-math.expm1(-z) / z)
+
+
+def make_kernels(g, f, compile_=True):
+    """Kernels of the LuGre law for friction curve g(ν) [N] and viscous law f(ν) [N]."""
+    deco = njit if compile_ else (lambda fn: fn)
+    expm1 = math.expm1
+    exp = math.exp
+
+    @deco
+    def advance(x, u0, u1, dt, v, p, rtol):
+        # the rate is linear in x with constant coefficients while v is constant
+        a = p[0] * abs(v) / g(v)
+        z = a * dt
+        if z < 1e-300:
+            x[0] = x[0] + v * dt
+        else:
+            x[0] = x[0] * exp(-z) + v * dt * (-expm1(-z) / z)
+
+    @deco
+    def rate(x, u, v, p, out):
+        out[0] = -p[0] * abs(v) / g(v) * x[0] + v
+
+    @deco
+    def force(x, u, v, p):
+        xd = -p[0] * abs(v) / g(v) * x[0] + v
+        return p[0] * x[0] + p[1] * xd + f(v)
+
+    @deco
+    def jac(x, u, v, p, J):
+        gv = g(v)
+        hv = 1e-7 * (abs(v) + 1e-6)
+        dg = (g(v + hv) - g(v - hv)) / (2.0 * hv)
+        sv = 1.0 if v > 0 else (-1.0 if v < 0 else 0.0)
+        dx_dx = -p[0] * abs(v) / gv
+        dx_dv = -p[0] * x[0] * (sv / gv - abs(v) * dg / (gv * gv)) + 1.0
+        df = (f(v + hv) - f(v - hv)) / (2.0 * hv)
+        J[0, 0] = dx_dx
+        J[0, 1] = 0.0
+        J[0, 2] = dx_dv
+        J[1, 0] = p[0] + p[1] * dx_dx
+        J[1, 1] = 0.0
+        J[1, 2] = p[1] * dx_dv + df
+
+    return advance, rate, force, jac
+
+
+@njit(cache=True)
+def lugre_advance(x, u0, u1, dt, v, p, rtol):
+    x[0] = _segment(x[0], v, dt, p[0] * abs(v) / stribeck_g(v, p))
+
+
+@njit(cache=True)
+def lugre_rate(x, u, v, p, out):
+    out[0] = -p[0] * abs(v) / stribeck_g(v, p) * x[0] + v
+
+
+@njit(cache=True)
+def lugre_force(x, u, v, p):
+    xd = -p[0] * abs(v) / stribeck_g(v, p) * x[0] + v
+    return p[0] * x[0] + p[1] * xd + p[6] * v
+
+
+@njit(cache=True)
+def lugre_jac(x, u, v, p, J):
+    gv = stribeck_g(v, p)
+    sv = 1.0 if v > 0 else (-1.0 if v < 0 else 0.0)
+    r = abs(v / p[4])
+    # dg/dν of the Stribeck curve; |ν|^(β−1) is taken as 0 at ν = 0 for β > 1
+    if r > 0.0:
+        dg = -(p[3] - p[2]) * math.exp(-r ** p[5]) * p[5] * r ** (p[5] - 1.0) * sv / p[4]
+    else:
+        dg = 0.0
+    dx_dx = -p[0] * abs(v) / gv
+    dx_dv = -p[0] * x[0] * (sv / gv - abs(v) * dg / (gv * gv)) + 1.0
+    J[0, 0] = dx_dx
+    J[0, 1] = 0.0
+    J[0, 2] = dx_dv
+    J[1, 0] = p[0] + p[1] * dx_dx
+    J[1, 1] = 0.0
+    J[1, 2] = p[1] * dx_dv + p[6]
+
+
+class LuGre(ForceElement):
+    """LuGre friction, Ikhouane, Mañosa & Pujol, eq. (1); Stribeck g of §4.2.
+
+    sigma0 [N/m] > 0 bristle stiffness, sigma1 [N·s/m] >= 0 micro-damping,
+    Fc [N] > 0 Coulomb level, Fs [N] >= Fc stiction level, vs [m/s] > 0 Stribeck
+    velocity, beta [-] > 0, sigma2 [N·s/m] >= 0 viscous coefficient, x0 [m] initial
+    bristle deflection. ``g`` (ν ↦ N, > 0) and ``f`` (ν ↦ N, f(0) = 0) replace the
+    default Stribeck curve and viscous law; numba-compilable callables keep full
+    speed, others run in pure Python.
+    """
+
+    kind = "smooth"
+    param_info = (Param("sigma0", "N/m"), Param("sigma1", "N.s/m"), Param("Fc", "N"),
+                  Param("Fs", "N"), Param("vs", "m/s"), Param("beta", "1"),
+                  Param("sigma2", "N.s/m"), Param("x0", "m"))
+    state_names = ("x",)
+    citation = "Ikhouane, Mañosa & Pujol, eq. (1)"
+
+    advance = staticmethod(lugre_advance)
+    force = staticmethod(lugre_force)
+    rate = staticmethod(lugre_rate)
+    jac = staticmethod(lugre_jac)
+
+    def __init__(self, *, sigma0, sigma1, Fc, Fs, vs, beta=1.0, sigma2=0.0, x0=0.0,
+                 g=None, f=None):
+        sigma0 = check_positive("sigma0", sigma0)
+        sigma1 = check_nonnegative("sigma1", sigma1)
+        Fc = check_positive("Fc", Fc)
+        Fs = check_finite("Fs", Fs)
+        if Fs < Fc:
+            raise ValueError(f"Fs must be in [Fc, inf) = [{Fc:g}, inf) (got {Fs!r})")
+        vs = check_positive("vs", vs)
+        beta = check_positive("beta", beta)
+        sigma2 = check_nonnegative("sigma2", sigma2)
+        x0 = check_finite("x0", x0)
+        params = dict(sigma0=sigma0, sigma1=sigma1, Fc=Fc, Fs=Fs, vs=vs, beta=beta,
+                      sigma2=sigma2, x0=x0)
+        p = [sigma0, sigma1, Fc, Fs, vs, beta, sigma2]
+        if g is not None or f is not None:
+            params.update(g=g, f=f)
+            if g is None:
+                g = njit(lambda v: Fc + (Fs - Fc) * math.exp(-abs(v / vs) ** beta))
+            if f is None:
+                f = njit(lambda v: sigma2 * v)
+            for name, fn in (("g", g), ("f", f)):
+                if not callable(fn):
+                    raise ValueError(f"{name} must be a callable of the velocity [m/s]")
+            g0 = float(g(0.0))
+            if not (math.isfinite(g0) and g0 > 0):
+                raise ValueError(f"g must be > 0 (got g(0) = {g0!r})")
+            f0 = float(f(0.0))
+            if f0 != 0.0:
+                raise ValueError(f"f must satisfy f(0) = 0 (got f(0) = {f0!r})")
+            jg, jf = jit_user_callable(g, "g"), jit_user_callable(f, "f")
+            if jg is not None and jf is not None:
+                kern = make_kernels(jg, jf, compile_=True)
+            else:
+                kern = make_kernels(getattr(g, "py_func", g), getattr(f, "py_func", f),
+                                    compile_=False)
+            self.advance, self.rate, self.force, self.jac = kern
+            self.g = g
+        else:
+            self.g = lambda v: float(stribeck_g(float(v), self.p))
+        self._setup(params, p, [x0])
+        self.x_scale = np.array([Fs / sigma0])
+
+    def g0(self) -> float:
+        """g(0) [N], the only value of g that enters the slow-input hysteresis loop
+        (Ikhouane, Mañosa & Pujol, Theorem 2)."""
+        return float(self.g(0.0))

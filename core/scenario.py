@@ -1,0 +1,254 @@
+"""Scenarios: one TOML file per runnable case, run by ``hystmech run``.
+
+A scenario names a runner: ``"drive"`` (a force element under an imposed input, built
+in) or ``"package.module:function"``. A runner is called as
+``function(config: dict, out: Path, progress: Callable[[float, str], None])`` and
+returns a :class:`ScenarioOutput`; this module writes summary.json, timeseries.csv and
+the PNG figures atomically (a failed run never leaves half-written files).
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+DEFAULT_SCENARIO = "lugre-example-4"
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be found, parsed or run as written."""
+
+
+@dataclass
+class ScenarioOutput:
+    summary: dict = field(default_factory=dict)           # metrics, JSON-serialisable
+    timeseries: dict = field(default_factory=dict)        # name -> 1-D array (equal lengths)
+    figures: dict = field(default_factory=dict)           # file stem -> matplotlib Figure
+    files: dict = field(default_factory=dict)             # extra name -> bytes/str
+
+
+# -- finding and reading scenarios ------------------------------------------------------
+def scenario_dir() -> Path:
+    return Path(str(resources.files("hystmech.scenarios")))
+
+
+def list_scenarios() -> list[tuple[str, str]]:
+    """(name, title) of every scenario shipped with hystmech, sorted by name."""
+    out = []
+    for p in sorted(scenario_dir().glob("*.toml")):
+        try:
+            cfg = tomllib.loads(p.read_text())
+            out.append((p.stem, cfg.get("title", "")))
+        except tomllib.TOMLDecodeError:
+            out.append((p.stem, "(malformed TOML)"))
+    return out
+
+
+def load_scenario(name_or_path: str | os.PathLike | None) -> dict:
+    """Read a scenario by name (a file in scenarios/) or by path to a TOML file."""
+    if name_or_path is None:
+        name_or_path = DEFAULT_SCENARIO
+    s = str(name_or_path)
+    path = Path(s)
+    if not (s.endswith(".toml") or path.exists()):
+        path = scenario_dir() / f"{s}.toml"
+        if not path.exists():
+            known = ", ".join(n for n, _ in list_scenarios())
+            raise ScenarioError(f"unknown scenario {s!r}; known: {known}")
+    if not path.exists():
+        raise ScenarioError(f"scenario file not found: {path}")
+    try:
+        cfg = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"malformed TOML in {path}: {e}") from None
+    cfg.setdefault("name", path.stem)
+    cfg["_path"] = str(path)
+    return cfg
+
+
+# -- elements from configuration ----------------------------------------------------------
+def build_element(cfg: dict):
+    """Force element from an [element] table: ``type = "Dahl"`` plus its parameters."""
+    from .components import get_element_class
+
+    cfg = dict(cfg)
+    typ = cfg.pop("type", None)
+    if typ is None:
+        raise ScenarioError("element.type is missing (e.g. type = \"Dahl\")")
+    cls = get_element_class(str(typ))
+    factory = cls
+    ctor = cfg.pop("constructor", None)
+    if ctor is not None:
+        factory = getattr(cls, str(ctor), None)
+        if factory is None or not callable(factory):
+            raise ScenarioError(f"element.constructor: {typ} has no constructor {ctor!r}")
+    sig = inspect.signature(factory)
+    allowed = [p for p in sig.parameters if p not in ("self",)]
+    unknown = [k for k in cfg if k not in allowed]
+    if unknown:
+        raise ScenarioError(f"unknown parameter {unknown[0]!r} for {typ}; allowed: "
+                            f"{', '.join(allowed)}")
+    try:
+        return factory(**cfg)
+    except TypeError as e:
+        raise ScenarioError(f"element {typ}: {e}") from None
+
+
+# -- writing --------------------------------------------------------------------------------
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Write ``data`` to ``path`` through a temporary file and an atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, mode) as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, (np.floating, float)):
+        return float(x) if np.isfinite(x) else None
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (str, int, bool)) or x is None:
+        return x
+    return str(x)
+
+
+def write_timeseries(path: Path, series: dict) -> None:
+    if not series:
+        return
+    names = list(series)
+    cols = [np.asarray(series[k], dtype=float).ravel() for k in names]
+    n = max(c.size for c in cols)
+    mat = np.full((n, len(cols)), np.nan)
+    for j, c in enumerate(cols):
+        mat[: c.size, j] = c
+    import io
+
+    buf = io.StringIO()
+    np.savetxt(buf, mat, delimiter=",", header=",".join(names), comments="", fmt="%.10g")
+    atomic_write(path, buf.getvalue())
+
+
+def save_figure(fig, path: Path) -> None:
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    atomic_write(path, buf.getvalue())
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def progress_printer(stream=sys.stderr) -> Callable[[float, str], None]:
+    last = [0.0]
+
+    def progress(fraction: float, message: str = "") -> None:
+        now = time.monotonic()
+        if fraction < 1.0 and now - last[0] < 0.5:
+            return
+        last[0] = now
+        stream.write(f"\r[{100 * fraction:5.1f}%] {message[:70]:<70}")
+        if fraction >= 1.0:
+            stream.write("\n")
+        stream.flush()
+
+    return progress
+
+
+# -- running ----------------------------------------------------------------------------------
+def resolve_runner(spec: str) -> Callable:
+    if spec == "drive":
+        return run_drive
+    if ":" not in spec:
+        raise ScenarioError(f"runner must be \"drive\" or \"module:function\" (got {spec!r})")
+    mod, fn = spec.split(":", 1)
+    try:
+        return getattr(importlib.import_module(mod), fn)
+    except (ImportError, AttributeError) as e:
+        raise ScenarioError(f"runner {spec!r} not found: {e}") from None
+
+
+def run_scenario(name_or_path=None, out: str | os.PathLike | None = None,
+                 progress: Callable | None = None, overrides: dict | None = None) -> ScenarioOutput:
+    """Run a scenario and write its outputs into ``out`` (default ./runs/NAME)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    cfg = load_scenario(name_or_path)
+    if overrides:
+        for k, v in overrides.items():
+            cfg[k] = v
+    out = Path(out) if out is not None else Path("runs") / cfg["name"]
+    out.mkdir(parents=True, exist_ok=True)
+    progress = progress or progress_printer()
+    runner = resolve_runner(cfg.get("runner", "drive"))
+    t0 = time.perf_counter()
+    res = runner(cfg, out, progress)
+    wall = time.perf_counter() - t0
+    summary = {"scenario": cfg["name"], "title": cfg.get("title", ""),
+               "reference": cfg.get("reference", ""),
+               "config": {k: v for k, v in cfg.items() if not k.startswith("_")},
+               "wall_time_s": wall}
+    summary.update(res.summary)
+    write_timeseries(out / "timeseries.csv", res.timeseries)
+    for stem, fig in res.figures.items():
+        save_figure(fig, out / f"{stem}.png")
+    for fname, data in res.files.items():
+        atomic_write(out / fname, data)
+    atomic_write(out / "summary.json", json.dumps(_jsonable(summary), indent=2))
+    return res
+
+
+def run_drive(cfg: dict, out: Path, progress) -> ScenarioOutput:
+    """Built-in runner: drive the [element] with the [input] signal."""
+    import matplotlib.pyplot as plt
+
+    from .drive import drive
+    from .signals import from_config
+
+    if "element" not in cfg or "input" not in cfg:
+        raise ScenarioError("a drive scenario needs [element] and [input] tables")
+    el = build_element(cfg["element"])
+    t, u = from_config(cfg["input"])
+    solver = dict(cfg.get("solver", {}))
+    rtol = solver.pop("rtol", 1e-8)
+    if solver:
+        raise ScenarioError(f"unknown solver option {next(iter(solver))!r}; allowed: rtol")
+    progress(0.0, f"driving {el.name} over {t.size} samples")
+    r = drive(el, t, u, rtol=rtol)
+    progress(1.0, "done")
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    ax[0].plot(r.t, r.force)
+    ax[0].set_xlabel("t [s]"); ax[0].set_ylabel("F [N]")
+    ax[1].plot(r.u, r.force)
+    ax[1].set_xlabel("u [m]"); ax[1].set_ylabel("F [N]")
+    fig.suptitle(cfg.get("title", el.name))
+    summary = {"element": repr(el), "n_samples": int(t.size), "solver": {"rtol": rtol},
+               "metrics": {"F_min": float(r.force.min()), "F_max": float(r.force.max())}}
+    return ScenarioOutput(summary=summary, timeseries=r.signals(), figures={"force": fig})
