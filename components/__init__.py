@@ -15,6 +15,7 @@ REGISTRY = {
     "ModifiedDahl": "modified_dahl",
     "ViscousDahl": "viscous_dahl",
     "AsymmetricViscousDahl": "viscous_dahl",
+    "NaiveAsymmetricViscousDahl": "viscous_dahl",
     "BoucWen": "bouc_wen",
     "Masing": "masing",
     "MaxwellSlip": "maxwell_slip",

@@ -1,0 +1,259 @@
+"""Modified Dahl model (Al Majid) with linear envelopes.
+
+    Ḟ =  Λ u̇ sgn(h_u(u) − F) |h_u(u) − F|^μ     if u̇ ≥ 0
+    Ḟ = −Λ u̇ sgn(h_l(u) − F) |h_l(u) − F|^μ     if u̇ ≤ 0
+    h_u(u) = a u + b,   h_l(u) = d u + e
+
+Bastien, Michon, Manin & Dufour (2007), J. Sound Vib. 302, eqs. (3)-(4).
+
+Integration. On one input segment the velocity v is constant, so with the arc length
+s = |v|·t the distance to the active envelope, D = h(u) − F, obeys the AUTONOMOUS
+scalar ODE
+
+    dD/ds = c − Λ sgn(D) |D|^μ,   c = a (v > 0) or −d (v < 0)
+
+(c is scaled by the ratio of the segment's slope to v when a measured v is given).
+Its right-hand side decreases strictly in D, so D tends monotonically to the single
+equilibrium D* = sgn(c)(|c|/Λ)^(1/μ) and never crosses it; D = 0 (the envelope
+itself, where the right-hand side is not Lipschitz for μ < 1) is crossed with the
+finite speed c. ``autonomous_rk`` integrates it with adaptive Dormand-Prince steps
+and, where a step would overshoot D*, stops at D* exactly (the true solution cannot
+pass it), so the integration neither stalls at the envelope nor crosses the
+equilibrium curve h(u) − D*. μ = 1 (and c = 0) have closed forms and use them.
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from .base import ForceElement, Param, check_finite, check_positive
+
+# p = [Lambda, mu, a, b, d, e]
+
+# Dormand & Prince (1980) 5(4) coefficients
+_C2, _C3, _C4, _C5 = 1 / 5, 3 / 10, 4 / 5, 8 / 9
+_A21 = 1 / 5
+_A31, _A32 = 3 / 40, 9 / 40
+_A41, _A42, _A43 = 44 / 45, -56 / 15, 32 / 9
+_A51, _A52, _A53, _A54 = 19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729
+_A61, _A62, _A63, _A64, _A65 = 9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656
+_B1, _B3, _B4, _B5, _B6 = 35 / 384, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84
+_E1, _E3, _E4, _E5, _E6, _E7 = (71 / 57600, -71 / 16695, 71 / 1920, -17253 / 339200,
+                                22 / 525, -1 / 40)
+
+
+@njit(cache=True)
+def spow(y, m):
+    """sgn(y)·|y|^m (finite at y = 0 for every m > 0)."""
+    if y > 0.0:
+        return y ** m
+    if y < 0.0:
+        return -((-y) ** m)
+    return 0.0
+
+
+def make_autonomous_rk(rhs):
+    """Compiled ``integrate(y, L, q0, q1, q2, q3, ystar, rtol, scale)`` for the scalar
+    field ``rhs(y, q0, q1, q2, q3)`` (a numba function); see ``integrate``'s docstring.
+    A factory rather than a function argument, so that numba can cache the result."""
+
+    @njit(cache=True)
+    def integrate(y, L, q0, q1, q2, q3, ystar, rtol, scale):
+        """y(L) for dy/ds = rhs(y, q0, q1, q2, q3), y(0) = y, s in [0, L].
+
+        ``rhs`` must be a scalar autonomous field, decreasing in y, whose only zero is
+        ``ystar`` (NaN when it has none): the solution then moves monotonically towards
+        ystar and never passes it, so a step that would overshoot is stopped AT ystar
+        (no error is made: that is where the exact solution ends up). Once
+        |y − ystar| ≤ 1e-3·rtol·scale the remaining decay is below tolerance and y is set
+        to ystar. Local error per step ≤ rtol·max(|y|, scale) (adaptive DOPRI 5(4)).
+        """
+        if L <= 0.0:
+            return y
+        clamp = ystar == ystar  # not NaN
+        if clamp:
+            if y == ystar:
+                return y
+            dirn = 1.0 if ystar > y else -1.0
+            snap = 1e-3 * rtol * scale
+        s = 0.0
+        h = L
+        hmin = L * 1e-14
+        k1 = rhs(y, q0, q1, q2, q3)
+        while s < L:
+            if clamp and abs(y - ystar) <= snap:
+                return ystar
+            if s + h > L:
+                h = L - s
+            k2 = rhs(y + h * _A21 * k1, q0, q1, q2, q3)
+            k3 = rhs(y + h * (_A31 * k1 + _A32 * k2), q0, q1, q2, q3)
+            k4 = rhs(y + h * (_A41 * k1 + _A42 * k2 + _A43 * k3), q0, q1, q2, q3)
+            k5 = rhs(y + h * (_A51 * k1 + _A52 * k2 + _A53 * k3 + _A54 * k4), q0, q1, q2, q3)
+            k6 = rhs(y + h * (_A61 * k1 + _A62 * k2 + _A63 * k3 + _A64 * k4 + _A65 * k5),
+                     q0, q1, q2, q3)
+            yn = y + h * (_B1 * k1 + _B3 * k3 + _B4 * k4 + _B5 * k5 + _B6 * k6)
+            k7 = rhs(yn, q0, q1, q2, q3)
+            e = h * (_E1 * k1 + _E3 * k3 + _E4 * k4 + _E5 * k5 + _E6 * k6 + _E7 * k7)
+            err = abs(e) / (rtol * max(abs(y), abs(yn), scale))
+            if err <= 1.0 or h <= hmin:
+                if clamp and (yn - ystar) * dirn >= 0.0:
+                    return ystar  # overshoot: the exact solution stops short of ystar
+                s += h
+                y = yn
+                k1 = k7
+                fac = 5.0 if err == 0.0 else min(5.0, 0.9 * err ** -0.2)
+                h = h * fac
+            else:
+                h = h * max(0.1, 0.9 * err ** -0.2)
+        return y
+
+    return integrate
+
+
+@njit(cache=True)
+def _gap_rhs(D, c, lam, mu, unused):
+    return c - lam * spow(D, mu)
+
+
+_gap_rk = make_autonomous_rk(_gap_rhs)
+
+
+@njit(cache=True)
+def gap_advance(D, c, lam, mu, L, rtol, scale):
+    """D(L) for dD/ds = c − Λ sgn(D)|D|^μ (the distance to the active envelope)."""
+    if c == 0.0:
+        # separable: |D|^(1−μ) changes linearly in s (finite-time arrival if μ < 1)
+        if D == 0.0:
+            return 0.0
+        if mu == 1.0:
+            return D * math.exp(-lam * L)
+        r = abs(D) ** (1.0 - mu) - (1.0 - mu) * lam * L
+        if r <= 0.0:
+            return 0.0
+        return math.copysign(r ** (1.0 / (1.0 - mu)), D)
+    Ds = math.copysign((abs(c) / lam) ** (1.0 / mu), c)
+    if mu == 1.0:
+        return Ds + (D - Ds) * math.exp(-lam * L)
+    return _gap_rk(D, L, c, lam, mu, 0.0, Ds, rtol, scale)
+
+
+@njit(cache=True)
+def modified_dahl_advance(x, u0, u1, dt, v, p, rtol):
+    lam, mu, a, b, d, e = p[0], p[1], p[2], p[3], p[4], p[5]
+    if v == 0.0:
+        return  # Ḟ = 0 on both branches
+    L = abs(v) * dt
+    r = (u1 - u0) / L  # = sgn(v) when v is the segment slope
+    scale = max(abs(x[0]), abs(b), abs(e), 1.0)
+    if v > 0.0:
+        D = gap_advance(a * u0 + b - x[0], a * r, lam, mu, L, rtol, scale)
+        x[0] = a * u1 + b - D
+    else:
+        E = gap_advance(d * u0 + e - x[0], d * r, lam, mu, L, rtol, scale)
+        x[0] = d * u1 + e - E
+
+
+@njit(cache=True)
+def modified_dahl_rate(x, u, v, p, out):
+    if v >= 0.0:
+        out[0] = p[0] * v * spow(p[2] * u + p[3] - x[0], p[1])
+    else:
+        out[0] = -p[0] * v * spow(p[4] * u + p[5] - x[0], p[1])
+
+
+@njit(cache=True)
+def modified_dahl_force(x, u, v, p):
+    return x[0]
+
+
+@njit(cache=True)
+def _dpow(D, lam, mu, c, h):
+    # d/dD of |D|^μ = μ|D|^(μ−1). For μ < 1 it is infinite on the envelope D = 0, so
+    # |D| is floored at max(|D*|, 1e-6·max(|h|, 1 N)), D* = (|c|/Λ)^(1/μ) being the
+    # distance at which the branch settles: implicit solvers then see the stiffness
+    # of the settled branch instead of an infinite entry. The exact solution crosses
+    # D = 0 with the finite speed c, so the floor only slows Newton's convergence
+    # during that crossing and never changes the converged solution.
+    if mu >= 1.0:
+        return mu * abs(D) ** (mu - 1.0)
+    floor = max((abs(c) / lam) ** (1.0 / mu), 1e-6 * max(abs(h), 1.0))
+    return mu * max(abs(D), floor) ** (mu - 1.0)
+
+
+@njit(cache=True)
+def modified_dahl_jac(x, u, v, p, J):
+    lam, mu, a, b, d, e = p[0], p[1], p[2], p[3], p[4], p[5]
+    if v >= 0.0:
+        h = a * u + b
+        g = _dpow(h - x[0], lam, mu, a, h)
+        J[0, 0] = -lam * v * g
+        J[0, 1] = lam * v * g * a
+        J[0, 2] = lam * spow(h - x[0], mu)
+    else:
+        h = d * u + e
+        g = _dpow(h - x[0], lam, mu, d, h)
+        J[0, 0] = lam * v * g
+        J[0, 1] = -lam * v * g * d
+        J[0, 2] = -lam * spow(h - x[0], mu)
+    J[1, 0] = 1.0
+    J[1, 1] = 0.0
+    J[1, 2] = 0.0
+
+
+@njit(cache=True)
+def modified_dahl_slope(x, u, v, p):
+    """dF/du on the branch of direction sgn(v) (upper branch for v = 0)."""
+    if v >= 0.0:
+        return p[0] * spow(p[2] * u + p[3] - x[0], p[1])
+    return -p[0] * spow(p[4] * u + p[5] - x[0], p[1])
+
+
+class ModifiedDahl(ForceElement):
+    """Modified Dahl model, Bastien et al. (2007), eqs. (3)-(4).
+
+    Lambda [N^(1−μ)/m] > 0 transient rate between the envelopes, mu [-] > 0 loop-shape
+    exponent (μ = 1: Duhem model with A = Λ; μ < 1 allowed, e.g. the paper's 0.37),
+    a [N/m], b [N] upper envelope h_u = a·u + b, d [N/m], e [N] lower envelope
+    h_l = d·u + e, F0 [N] initial force. State: the force F [N].
+    Paper values (eqs. (33)-(35)): a = 7.146e4, b = 9.596e2, d = 5.322e4, e = 3.972e2,
+    Lambda = 117355, mu = 0.37, F0 = 1.009e3 at t0 = 0.1988 s.
+    """
+
+    kind = "smooth"
+    param_info = (Param("Lambda", "N^(1-mu)/m", "> 0"), Param("mu", "1", "> 0"),
+                  Param("a", "N/m", "upper envelope slope"), Param("b", "N", "upper envelope offset"),
+                  Param("d", "N/m", "lower envelope slope"), Param("e", "N", "lower envelope offset"),
+                  Param("F0", "N", "initial force"))
+    state_names = ("F",)
+    citation = "Bastien, Michon, Manin & Dufour (2007), eqs. (3)-(4)"
+
+    advance = staticmethod(modified_dahl_advance)
+    force = staticmethod(modified_dahl_force)
+    rate = staticmethod(modified_dahl_rate)
+    jac = staticmethod(modified_dahl_jac)
+    slope = staticmethod(modified_dahl_slope)
+
+    def __init__(self, *, Lambda, mu, a, b, d, e, F0=0.0):
+        Lambda = check_positive("Lambda", Lambda)
+        mu = check_positive("mu", mu)
+        a, b = check_finite("a", a), check_finite("b", b)
+        d, e = check_finite("d", d), check_finite("e", e)
+        F0 = check_finite("F0", F0)
+        self._setup(dict(Lambda=Lambda, mu=mu, a=a, b=b, d=d, e=e, F0=F0),
+                    [Lambda, mu, a, b, d, e], [F0])
+        self.x_scale = np.array([max(abs(b), abs(e), abs(F0), 1.0)])
+
+    def h_u(self, u):
+        """Upper envelope h_u(u) = a·u + b [N], Bastien et al. (2007), eq. (4)."""
+        return self.params["a"] * np.asarray(u) + self.params["b"]
+
+    def h_l(self, u):
+        """Lower envelope h_l(u) = d·u + e [N], Bastien et al. (2007), eq. (4)."""
+        return self.params["d"] * np.asarray(u) + self.params["e"]
+
+    def settled_gap(self):
+        """(D*_u, D*_l) [N]: the distances h_u − F and F − h_l at which a long monotone
+        branch settles, (|a|/Λ)^(1/μ)·sgn(a) and (|d|/Λ)^(1/μ)·sgn(d)."""
+        p = self.params
+        return (math.copysign((abs(p["a"]) / p["Lambda"]) ** (1 / p["mu"]), p["a"]),
+                math.copysign((abs(p["d"]) / p["Lambda"]) ** (1 / p["mu"]), p["d"]))
