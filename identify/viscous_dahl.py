@@ -1,0 +1,380 @@
+"""Identification of the viscous + Dahl model, symmetric and asymmetric.
+
+    F = κx ẋ + κw w,  ẇ = ρ(ẋ − |ẋ| w)                   (eqs. (10)-(12))
+    asymmetric: Fv = κx1 ẋ (ẋ ≥ 0), κx2 ẋ (ẋ ≤ 0); Fd = κw1 w (w ≥ 0), κw2 w (w ≤ 0)
+                                                          (eqs. (27)-(33))
+
+of *A modified viscous + Dahl model for large-scale MR dampers* (Ikhouane group):
+κx, κw per direction by the linear regression of eq. (15) over windows where
+Proposition 1 holds (w = ±1), then ρ by inverting h(ν) = 1 − (2/ν) tanh(ν/2) from the
+area of the loop w versus x, eq. (19), with w recovered from eqs. (34)-(35).
+
+For the varying damper voltage of the Dyke (1996) data, :func:`fit_voltage_viscous_dahl`
+fits κx, κw linear in the voltage (the paper's §3 remark), see :func:`voltage_viscous_dahl_force`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import metrics
+from ._models import dahl_state, first_order_lag
+from .dataset import Dataset
+from .result import FitResult
+
+CITE = "A modified viscous + Dahl model for large-scale MR dampers (Ikhouane group)"
+
+
+# -- eq. (19): loop area and its inversion ----------------------------------------------------
+def h_of_nu(nu):
+    """h(ν) = 1 − (2/ν) tanh(ν/2), h(0) = 0 (viscous + Dahl paper, after eq. (19))."""
+    nu = np.asarray(nu, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(nu > 1e-8, 1.0 - 2.0 / np.where(nu > 1e-8, nu, 1.0) * np.tanh(nu / 2.0),
+                       nu * nu / 12.0)
+    return out if out.ndim else float(out)
+
+
+def nu_from_h(hval: float) -> float:
+    """Inverse of h (strictly increasing from 0 to 1): ν with h(ν) = hval, 0 < hval < 1."""
+    from scipy.optimize import brentq
+
+    hval = float(hval)
+    if not (0.0 < hval < 1.0):
+        raise ValueError(f"normalised loop area h must be in (0, 1) (got {hval!r}); "
+                         "the loop w versus x is degenerate or the κw values are wrong")
+    hi = 1.0
+    while h_of_nu(hi) < hval:
+        hi *= 2.0
+        if hi > 1e12:
+            raise ValueError(f"normalised loop area h = {hval!r} too close to 1 to invert")
+    return float(brentq(lambda z: h_of_nu(z) - hval, 0.0, hi, xtol=1e-14, rtol=1e-14))
+
+
+def rho_from_area(area: float, xmin: float, xmax: float) -> float:
+    """ρ [1/m] from the loop area ∫(w↑ − w↓)dx [m] over [xmin, xmax] (eq. (19))."""
+    span = float(xmax) - float(xmin)
+    if not span > 0:
+        raise ValueError(f"xmax must exceed xmin (got xmin={xmin!r}, xmax={xmax!r})")
+    return nu_from_h(float(area) / (2.0 * span)) / span
+
+
+def _rho_from_area(area, xmin, xmax):
+    # prefer the analysis module's version (same equation) when it is available
+    try:
+        from ..analysis.dahl_loop import rho_from_loop_area
+    except ImportError:
+        return rho_from_area(area, xmin, xmax)
+    try:
+        return float(rho_from_loop_area(area, xmin, xmax))
+    except (TypeError, ValueError):
+        return rho_from_area(area, xmin, xmax)   # raises its own error if area is invalid
+
+
+# -- eq. (15): regression windows -------------------------------------------------------------
+@dataclass
+class Window:
+    """A regression window of eq. (15): integrate from t0, regress on [t1, t2] [s];
+    direction +1 (increasing x, w = 1) or -1 (decreasing x, w = -1)."""
+
+    t0: float
+    t1: float
+    t2: float
+    direction: int
+
+
+def find_windows(ds: Dataset, vmin: float | None = None, skip: float = 0.25,
+                 t1_frac: float = 0.2, min_samples: int = 20) -> list[Window]:
+    """Windows where Proposition 1 holds, found from the velocity.
+
+    Runs of samples with |ẋ| > vmin [m/s] (default: 20 % of max |ẋ|) and one sign;
+    t0 is where the run has covered ``skip`` of its stroke (so that w has converged
+    to ±1, Proposition 1), t1 = t0 + t1_frac (t2 − t0) and t2 is the end of the run.
+    """
+    v = ds.velocity
+    if vmin is None:
+        vmin = 0.2 * float(np.max(np.abs(v)))
+    vmin = float(vmin)
+    if not vmin > 0:
+        raise ValueError(f"vmin must be in (0, inf) m/s (got {vmin!r})")
+    s = np.where(v > vmin, 1, np.where(v < -vmin, -1, 0))
+    out = []
+    k, n = 0, s.size
+    while k < n:
+        if s[k] == 0:
+            k += 1
+            continue
+        j = k
+        while j + 1 < n and s[j + 1] == s[k]:
+            j += 1
+        if j - k + 1 >= min_samples:
+            stroke = abs(ds.u[j] - ds.u[k])
+            moved = np.abs(ds.u[k:j + 1] - ds.u[k])
+            i0 = k + int(np.argmax(moved >= skip * stroke))
+            if j - i0 + 1 >= min_samples:
+                t0, t2 = ds.t[i0], ds.t[j]
+                out.append(Window(float(t0), float(t0 + t1_frac * (t2 - t0)), float(t2), int(s[k])))
+        k = j + 1
+    if not out:
+        raise ValueError(f"no window with |velocity| > vmin = {vmin:g} m/s of one sign and "
+                         f"at least {min_samples} samples; give the windows or lower vmin")
+    return out
+
+
+def _as_windows(windows) -> list[Window]:
+    out = []
+    for w in windows:
+        if isinstance(w, Window):
+            out.append(w)
+            continue
+        w = tuple(w)
+        if len(w) == 3:      # (t0, t2, direction): t1 = t0 + 20 %
+            t0, t2, d = w
+            out.append(Window(float(t0), float(t0 + 0.2 * (t2 - t0)), float(t2), int(d)))
+        elif len(w) == 4:
+            out.append(Window(float(w[0]), float(w[1]), float(w[2]), int(w[3])))
+        else:
+            raise ValueError("a window is (t0, t2, direction) or (t0, t1, t2, direction)")
+        if out[-1].direction not in (1, -1):
+            raise ValueError(f"window direction must be +1 or -1 (got {out[-1].direction})")
+        if not out[-1].t0 < out[-1].t1 < out[-1].t2:
+            raise ValueError(f"window times must satisfy t0 < t1 < t2 (got {w})")
+    return out
+
+
+def regression_points(ds: Dataset, win: Window):
+    """(α, β) of eq. (15) on [t1, t2]: α = (x(t) − x(t0))/(t − t0),
+    β = (1/(t − t0)) ∫_{t0}^{t} F dτ (trapezoidal rule)."""
+    seg = ds.window(win.t0, win.t2, min_samples=3)
+    t, x, f = seg.t, seg.u, seg.force
+    cum = np.concatenate([[0.0], np.cumsum(0.5 * (f[1:] + f[:-1]) * np.diff(t))])
+    sel = t >= win.t1
+    sel[0] = False
+    dt = t[sel] - t[0]
+    v = ds.velocity[np.searchsorted(ds.t, t[0]):][: t.size]
+    if np.any(np.sign(v) != win.direction):
+        k = int(np.flatnonzero(np.sign(v) != win.direction)[0])
+        raise ValueError(f"window [{win.t0:g}, {win.t2:g}] s: the velocity changes sign at "
+                         f"t = {t[k]:g} s, so Proposition 1 does not hold there")
+    return (x[sel] - x[0]) / dt, cum[sel] / dt
+
+
+def _linreg(a, b):
+    A = np.column_stack([a, np.ones_like(a)])
+    coef, *_ = np.linalg.lstsq(A, b, rcond=None)
+    res = b - A @ coef
+    dof = max(a.size - 2, 1)
+    cov = np.linalg.inv(A.T @ A) * float(res @ res) / dof
+    ss = float(np.sum((b - b.mean()) ** 2))
+    return coef, np.sqrt(np.diag(cov)), (1 - float(res @ res) / ss) if ss > 0 else float("nan")
+
+
+def regression(ds: Dataset, windows, direction: int):
+    """Pooled regression of eq. (15) over the windows of one direction.
+    Returns (κx, κw, se(κx), se(κw), R², α, β) with κw the dry level (> 0)."""
+    pts = [regression_points(ds, w) for w in windows if w.direction == direction]
+    if not pts:
+        name = "increasing" if direction > 0 else "decreasing"
+        raise ValueError(f"no regression window with {name} displacement")
+    a = np.concatenate([p[0] for p in pts])
+    b = np.concatenate([p[1] for p in pts])
+    if a.size < 3 or np.ptp(a) <= 0:
+        raise ValueError("regression of eq. (15) needs a velocity that varies over the window(s)")
+    coef, se, r2 = _linreg(a, b)
+    return float(coef[0]), float(direction * coef[1]), float(se[0]), float(se[1]), r2, a, b
+
+
+# -- the model --------------------------------------------------------------------------------
+def viscous_dahl_force(u, v, rho, kx1, kw1, kx2=None, kw2=None, w0=0.0):
+    """Force [N] of the (asymmetric) viscous + Dahl model along u [m] with velocity v
+    [m/s] (eqs. (27)-(33); kx2 = kx1, kw2 = kw1 gives eqs. (10)-(12)). Returns (F, w)."""
+    kx2 = kx1 if kx2 is None else kx2
+    kw2 = kw1 if kw2 is None else kw2
+    w = dahl_state(np.ascontiguousarray(u, dtype=float), float(rho), float(w0))
+    v = np.asarray(v, float)
+    F = np.where(v >= 0, kx1 * v, kx2 * v) + np.where(w >= 0, kw1 * w, kw2 * w)
+    return F, w
+
+
+def _dry_state(ds, kx1, kw1, kx2, kw2):
+    v = ds.velocity
+    fd = ds.force - np.where(v >= 0, kx1 * v, kx2 * v)     # eq. (27)
+    return np.where(fd >= 0, fd / kw1, fd / kw2)             # eqs. (34)-(35)
+
+
+def rho_from_cycles(ds: Dataset, kx1, kw1, kx2, kw2, skip_first: bool = True):
+    """ρ [1/m] from the loops (x, w) of the complete displacement cycles of ds, with w
+    recovered by eqs. (34)-(35) and ρ by inverting eq. (19); returns (median ρ, per-cycle)."""
+    w = _dry_state(ds, kx1, kw1, kx2, kw2)
+    tp = ds.cycles()
+    if not tp:
+        raise ValueError("ρ needs at least one complete displacement cycle (min to min) in the data")
+    if skip_first and len(tp) >= 3:
+        tp = tp[1:]   # the first cycle may hold the transient from w(0)
+    rhos = []
+    for cyc in tp:
+        i0 = int(np.searchsorted(ds.t, cyc.t[0]))
+        i1 = i0 + cyc.t.size
+        x, ww = ds.u[i0:i1], w[i0:i1]
+        area = -float(np.sum(0.5 * (ww[1:] + ww[:-1]) * np.diff(x)))
+        # the loop w(x) runs clockwise (w↑ above w↓): the closed integral of w dx is −area
+        area = abs(area)
+        rhos.append(_rho_from_area(area, x.min(), x.max()))
+    return float(np.median(rhos)), np.asarray(rhos)
+
+
+def fit_viscous_dahl(ds: Dataset, windows=None, *, asymmetric: bool = True,
+                     vmin: float | None = None, skip: float = 0.25) -> FitResult:
+    """Identify the viscous + Dahl model from a displacement/force record.
+
+    κx, κw for increasing (1) and decreasing (2) displacement by the regression of
+    eq. (15) over ``windows`` (list of Window or (t0, t2, ±1) / (t0, t1, t2, ±1); found
+    from the velocity by :func:`find_windows` when None); ρ from the loop area of the
+    complete cycles (eq. (19)). asymmetric=False fits one κx, κw over both directions.
+    Returns a FitResult (law ``AsymmetricViscousDahl`` or ``ViscousDahl``) with
+    regression R² and standard errors, and the model's force on the data.
+    """
+    wins = find_windows(ds, vmin=vmin, skip=skip) if windows is None else _as_windows(windows)
+    details = {"windows": [w.__dict__ for w in wins]}
+    if asymmetric:
+        kx1, kw1, sx1, sw1, r21, a1, b1 = regression(ds, wins, +1)
+        kx2, kw2, sx2, sw2, r22, a2, b2 = regression(ds, wins, -1)
+        stderr = {"kx1": sx1, "kw1": sw1, "kx2": sx2, "kw2": sw2}
+        details.update(regression_r2=[r21, r22], alpha=[a1, a2], beta=[b1, b2])
+    else:
+        pts = [(regression_points(ds, w), w.direction) for w in wins]
+        a = np.concatenate([p[0][0] for p in pts])
+        b = np.concatenate([p[0][1] for p in pts])
+        sgn = np.concatenate([np.full(p[0][0].size, p[1]) for p in pts])
+        A = np.column_stack([a, sgn])
+        coef, *_ = np.linalg.lstsq(A, b, rcond=None)
+        res = b - A @ coef
+        cov = np.linalg.inv(A.T @ A) * float(res @ res) / max(a.size - 2, 1)
+        kx1 = kx2 = float(coef[0])
+        kw1 = kw2 = float(coef[1])
+        stderr = {"kx": float(np.sqrt(cov[0, 0])), "kw": float(np.sqrt(cov[1, 1]))}
+        details.update(regression_r2=[1 - float(res @ res) / float(np.sum((b - b.mean()) ** 2))])
+    for name, val in (("kx1", kx1), ("kw1", kw1), ("kx2", kx2), ("kw2", kw2)):
+        if not val > 0:
+            raise ValueError(f"identified {name} = {val:.4g} is not positive: the windows do "
+                             "not satisfy Proposition 1 (pick later t0 or higher speeds)")
+    rho, rhos = rho_from_cycles(ds, kx1, kw1, kx2, kw2)
+    details["rho_per_cycle"] = rhos
+    w_est = _dry_state(ds, kx1, kw1, kx2, kw2)
+    w0 = float(np.clip(w_est[0], -1.0, 1.0))
+    F, _ = viscous_dahl_force(ds.u, ds.velocity, rho, kx1, kw1, kx2, kw2, w0=w0)
+    if asymmetric:
+        params = dict(kx1=kx1, kw1=kw1, kx2=kx2, kw2=kw2, rho=rho, w0=w0)
+        law = "AsymmetricViscousDahl"
+    else:
+        params = dict(kx=kx1, kw=kw1, rho=rho, w0=w0)
+        law = "ViscousDahl"
+    if len(rhos) > 1:
+        stderr["rho"] = float(np.std(rhos, ddof=1) / np.sqrt(len(rhos)))
+    return FitResult(law=law, params=params, stderr=stderr, data=ds, predicted=F, details=details)
+
+
+def plot_regression(result: FitResult):
+    """The points (α, β) of eq. (15) and the regression lines (as the paper's Figs. 9-10)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    p = result.params
+    for i, (kx, kw, sgn) in enumerate(((p.get("kx1", p.get("kx")), p.get("kw1", p.get("kw")), 1),
+                                       (p.get("kx2", p.get("kx")), p.get("kw2", p.get("kw")), -1))):
+        if "alpha" not in result.details:
+            break
+        a, b = result.details["alpha"][i], result.details["beta"][i]
+        ax[i].plot(a, b, ".", ms=2, label="data")
+        ax[i].plot(a, kx * a + sgn * kw, "-", label=f"κx = {kx:.5g}, κw = {kw:.5g}")
+        ax[i].set_xlabel("(x(t) − x(t0))/(t − t0) [m/s]")
+        ax[i].set_ylabel("∫F dτ/(t − t0) [N]")
+        ax[i].legend()
+    return fig
+
+
+# -- voltage-dependent variant for the Dyke (1996) data -------------------------------------
+VOLTAGE_TERMS = ("c0", "c1", "a0", "a1", "k0", "F0")
+
+
+def voltage_viscous_dahl_force(t, u, v, volt, *, rho, c0, c1, a0, a1, k0=0.0, F0=0.0,
+                               tau=0.0, w0=0.0):
+    """Viscous + Dahl force with coefficients linear in the damper voltage V [V]:
+
+        F = κx(V') ẋ + κw(V') w + k0 x + F0,  κx = c0 + c1 V',  κw = a0 + a1 V',
+        ẇ = ρ(ẋ − |ẋ| w),  τ V̇' + V' = V
+
+    (viscous + Dahl paper, eqs. (10)-(12), with κx, κw depending on the voltage as its
+    §3 suggests; the first-order lag τ [s] of the coil and the stiffness/offset k0 [N/m],
+    F0 [N] of the accumulator are extensions for the real damper, 0 disables them).
+    t [s], u [m], v [m/s], volt [V] equal-length arrays. Returns F [N].
+    """
+    vf = first_order_lag(t, volt, tau)
+    w = dahl_state(np.ascontiguousarray(u, dtype=float), float(rho), float(w0))
+    return (c0 + c1 * vf) * v + (a0 + a1 * vf) * w + k0 * np.asarray(u) + F0
+
+
+def _voltage_design(t, u, v, volt, rho, tau, w0, stiffness):
+    vf = first_order_lag(t, volt, tau)
+    w = dahl_state(np.ascontiguousarray(u, dtype=float), float(rho), float(w0))
+    cols = [v, vf * v, w, vf * w, u if stiffness else np.zeros_like(u), np.ones_like(u)]
+    return np.column_stack(cols)
+
+
+def fit_voltage_viscous_dahl(ds: Dataset, voltage: str = "voltage", *, fit_lag: bool = True,
+                             stiffness: bool = True, rho0: float | None = None) -> FitResult:
+    """Fit :func:`voltage_viscous_dahl_force` to a record with a varying voltage channel.
+
+    Given ρ and τ the force is linear in (c0, c1, a0, a1, k0, F0), so those are solved
+    exactly by linear least squares inside a scipy.optimize.least_squares search over
+    (log ρ, log τ) (variable projection). Returns a FitResult with law
+    ``VoltageViscousDahl`` (a model of hystmech.identify, not a registry element).
+    """
+    from scipy.optimize import least_squares
+
+    volt = ds.channel(voltage)
+    t, u, v, f = ds.t, ds.u, ds.velocity, ds.force
+    scale = float(np.std(f)) or 1.0
+    span = float(np.ptp(u)) or 1.0
+
+    def solve(z):
+        rho = float(np.exp(z[0]))
+        tau = float(np.exp(z[1])) if fit_lag else 0.0
+        A = _voltage_design(t, u, v, volt, rho, tau, 0.0, stiffness)
+        keep = np.any(A != 0, axis=0)
+        coef = np.zeros(A.shape[1])
+        coef[keep], *_ = np.linalg.lstsq(A[:, keep], f, rcond=None)
+        return rho, tau, coef, A
+
+    def resid(z):
+        _, _, coef, A = solve(z)
+        return (A @ coef - f) / scale
+
+    # ρ start: a few candidates spread over ν = ρ·span in [1, 1000]
+    best = None
+    cands = [rho0] if rho0 else [10 ** e / span for e in (0.5, 1.5, 2.5)]
+    for r0 in cands:
+        z0 = [np.log(r0), np.log(0.01)] if fit_lag else [np.log(r0)]
+        if not fit_lag:
+            z0 = [np.log(r0), 0.0]
+        lo = [np.log(1e-2 / span), np.log(1e-5)]
+        hi = [np.log(1e5 / span), np.log(1.0)]
+        sol = least_squares(resid, z0, bounds=(lo, hi), x_scale=1.0, diff_step=1e-4,
+                            max_nfev=200) if fit_lag else \
+            least_squares(lambda z: resid([z[0], 0.0]), z0[:1], bounds=(lo[:1], hi[:1]),
+                          diff_step=1e-4, max_nfev=200)
+        z = sol.x if fit_lag else np.r_[sol.x, 0.0]
+        if best is None or sol.cost < best[0]:
+            best = (sol.cost, z)
+    rho, tau, coef, A = solve(best[1])
+    params = dict(rho=rho, tau=tau, **{k: float(c) for k, c in zip(VOLTAGE_TERMS, coef)})
+    F = A @ coef
+    return FitResult(law="VoltageViscousDahl", params=params, data=ds, predicted=F,
+                     details={"voltage_channel": voltage})
+
+
+def predict_voltage_viscous_dahl(params: dict, ds: Dataset, voltage: str = "voltage") -> np.ndarray:
+    """Force [N] of the fitted voltage model on another record (validation)."""
+    p = dict(params)
+    return voltage_viscous_dahl_force(ds.t, ds.u, ds.velocity, ds.channel(voltage), **p)
