@@ -175,6 +175,20 @@ class ForceElement:
         self.rate(np.asarray(x, dtype=np.float64), float(u), float(v), self.p, out)
         return out
 
+    def __add__(self, other) -> "ForceElement":
+        """Parallel combination: forces add, states concatenate (combine.SumElement)."""
+        from .combine import SumElement
+
+        if not isinstance(other, ForceElement):
+            return NotImplemented
+        return SumElement(self, other)
+
+    def __radd__(self, other):
+        # lets sum([a, b, c]) start from 0
+        if isinstance(other, (int, float)) and other == 0:
+            return self
+        return NotImplemented
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items()
                          if not callable(v) and not isinstance(v, np.ndarray))

@@ -1,0 +1,130 @@
+"""Linear, state-free force elements: spring, viscous damper, and both in parallel.
+
+    LinearSpring:  F = k (u − u0)
+    LinearDamper:  F = c u̇
+    SpringDamper:  F = k (u − u0) + c u̇
+
+Building blocks for assemblies (e.g. the springs k0 and damper c of the Masing model
+with viscous damping, Bastien et al. (2007), eq. (11c)) and for sums with hysteresis
+laws (a linear-elastic moment law EI·K is ``LinearSpring(k=EI)``). No state:
+n_states = 0, advance and rate do nothing.
+"""
+import numpy as np
+from numba import njit
+
+from .base import ForceElement, Param, check_finite, check_nonnegative
+
+# LinearSpring: p = [k, u0]
+# LinearDamper: p = [c]
+# SpringDamper: p = [k, c, u0]
+
+
+@njit(cache=True)
+def no_advance(x, u0, u1, dt, v, p, rtol):
+    pass
+
+
+@njit(cache=True)
+def no_rate(x, u, v, p, out):
+    pass
+
+
+@njit(cache=True)
+def spring_force(x, u, v, p):
+    return p[0] * (u - p[1])
+
+
+@njit(cache=True)
+def spring_jac(x, u, v, p, J):
+    J[0, 0] = p[0]
+    J[0, 1] = 0.0
+
+
+@njit(cache=True)
+def spring_slope(x, u, v, p):
+    return p[0]
+
+
+@njit(cache=True)
+def damper_force(x, u, v, p):
+    return p[0] * v
+
+
+@njit(cache=True)
+def damper_jac(x, u, v, p, J):
+    J[0, 0] = 0.0
+    J[0, 1] = p[0]
+
+
+@njit(cache=True)
+def damper_slope(x, u, v, p):
+    return 0.0
+
+
+@njit(cache=True)
+def spring_damper_force(x, u, v, p):
+    return p[0] * (u - p[2]) + p[1] * v
+
+
+@njit(cache=True)
+def spring_damper_jac(x, u, v, p, J):
+    J[0, 0] = p[0]
+    J[0, 1] = p[1]
+
+
+class _Linear(ForceElement):
+    kind = "smooth"
+    state_names = ()
+    advance = staticmethod(no_advance)
+    rate = staticmethod(no_rate)
+
+    def _finish(self, params, p):
+        self._setup(params, p, np.zeros(0))
+        self.x_scale = np.ones(0)
+
+
+class LinearSpring(_Linear):
+    """Linear spring F = k·(u − u0): k [N/m] (any finite value, also negative for
+    destabilising springs), u0 [m] free length offset."""
+
+    param_info = (Param("k", "N/m"), Param("u0", "m"))
+    citation = "Hooke's law"
+    force = staticmethod(spring_force)
+    jac = staticmethod(spring_jac)
+    slope = staticmethod(spring_slope)
+
+    def __init__(self, *, k, u0=0.0):
+        k = check_finite("k", k)
+        u0 = check_finite("u0", u0)
+        self._finish(dict(k=k, u0=u0), [k, u0])
+
+
+class LinearDamper(_Linear):
+    """Linear viscous damper F = c·u̇: c [N·s/m] >= 0."""
+
+    param_info = (Param("c", "N.s/m", ">= 0"),)
+    citation = "linear viscous damping"
+    force = staticmethod(damper_force)
+    jac = staticmethod(damper_jac)
+    slope = staticmethod(damper_slope)
+
+    def __init__(self, *, c):
+        c = check_nonnegative("c", c)
+        self._finish(dict(c=c), [c])
+
+
+class SpringDamper(_Linear):
+    """Spring and damper in parallel (Kelvin-Voigt) F = k·(u − u0) + c·u̇:
+    k [N/m], c [N·s/m] >= 0, u0 [m]."""
+
+    param_info = (Param("k", "N/m"), Param("c", "N.s/m", ">= 0"), Param("u0", "m"))
+    citation = "Kelvin-Voigt element"
+    force = staticmethod(spring_damper_force)
+    jac = staticmethod(spring_damper_jac)
+    slope = staticmethod(spring_slope)
+
+    def __init__(self, *, k, c, u0=0.0):
+        k = check_finite("k", k)
+        c = check_nonnegative("c", c)
+        u0 = check_finite("u0", u0)
+        self._finish(dict(k=k, c=c, u0=u0), [k, c, u0])
