@@ -234,11 +234,73 @@ _E1, _E3, _E4, _E5, _E6, _E7 = (71 / 57600, -71 / 16695, 71 / 1920, -17253 / 339
 
 
 @njit(cache=True)
-def _rig_dopri(rate, force, p, y0, yscale, rig, t0, t_end, dt_out, rtol, h_max,
+def _dopri_to(t, t_next, h, h_max, y, yt, yn, k1, k2, k3, k4, k5, k6, k7, xd, yscale, rtol,
+              rate, force, p, rig):
+    """Adaptive Dormand-Prince 5(4) steps from t to exactly t_next (k1 = rate at t on
+    entry and at t_next on exit). Returns (t, next step size, steps, T, F) or steps < 0
+    on a non-finite state."""
+    n = y.size
+    steps = 0
+    T = 0.0
+    F = 0.0
+    while t < t_next:
+        last = False
+        hh = h
+        if t + hh >= t_next - 1e-12 * hh:
+            hh = t_next - t
+            last = True
+        for i in range(n):
+            yt[i] = y[i] + hh * _A21 * k1[i]
+        _rig_rhs(t + _C2 * hh, yt, rate, force, p, rig, xd, k2)
+        for i in range(n):
+            yt[i] = y[i] + hh * (_A31 * k1[i] + _A32 * k2[i])
+        _rig_rhs(t + _C3 * hh, yt, rate, force, p, rig, xd, k3)
+        for i in range(n):
+            yt[i] = y[i] + hh * (_A41 * k1[i] + _A42 * k2[i] + _A43 * k3[i])
+        _rig_rhs(t + _C4 * hh, yt, rate, force, p, rig, xd, k4)
+        for i in range(n):
+            yt[i] = y[i] + hh * (_A51 * k1[i] + _A52 * k2[i] + _A53 * k3[i] + _A54 * k4[i])
+        _rig_rhs(t + _C5 * hh, yt, rate, force, p, rig, xd, k5)
+        for i in range(n):
+            yt[i] = y[i] + hh * (_A61 * k1[i] + _A62 * k2[i] + _A63 * k3[i]
+                                 + _A64 * k4[i] + _A65 * k5[i])
+        _rig_rhs(t + hh, yt, rate, force, p, rig, xd, k6)
+        for i in range(n):
+            yn[i] = y[i] + hh * (_B1 * k1[i] + _B3 * k3[i] + _B4 * k4[i] + _B5 * k5[i]
+                                 + _B6 * k6[i])
+        T, F = _rig_rhs(t + hh, yn, rate, force, p, rig, xd, k7)
+        err = 0.0
+        for i in range(n):
+            e = hh * (_E1 * k1[i] + _E3 * k3[i] + _E4 * k4[i] + _E5 * k5[i]
+                      + _E6 * k6[i] + _E7 * k7[i])
+            r = abs(e) / (rtol * max(abs(y[i]), abs(yn[i]), yscale[i]))
+            if r > err:
+                err = r
+        if not (err == err):       # NaN in the trial step: shrink hard
+            err = 1e10
+        if err <= 1.0:
+            t = t_next if last else t + hh
+            for i in range(n):
+                y[i] = yn[i]
+                k1[i] = k7[i]
+            steps += 1
+            fac = 5.0 if err == 0.0 else min(5.0, 0.9 * err ** -0.2)
+            # a step shortened to land on t_next does not limit the next one
+            h = min(h_max, max(h, hh * fac)) if last else min(h_max, hh * fac)
+        else:
+            h = hh * max(0.1, 0.9 * err ** -0.2)
+            if h < 1e-14 * max(abs(t), 1.0):
+                return t, h, -steps - 1, T, F
+    return t, h, steps, T, F
+
+
+@njit(cache=True)
+def _rig_dopri(rate, force, p, y0, yscale, rig, t0, t_end, t_grid0, dt_out, rtol, h_max,
                t_rec0, n_rec, n_x_rec, obs):
-    """Adaptive Dormand-Prince 5(4) for the rig with a smooth tensioner; the solution is
-    sampled on the grid t0 + k·dt_out (steps are clipped to land on it), where T is
-    observed and recorded. Returns (records, rows, final state, time reached, steps)."""
+    """Adaptive Dormand-Prince 5(4) for the rig with a smooth tensioner: free steps up to
+    t_grid0, then the solution is sampled on the grid t_grid0 + k·dt_out (steps land on
+    it), where T is observed and recorded. Returns (records, rows, final state, time
+    reached, steps; steps < 0 if the step size collapsed)."""
     n = y0.size
     nx = n - 4
     y = y0.copy()
@@ -251,69 +313,31 @@ def _rig_dopri(rate, force, p, y0, yscale, rig, t0, t_end, dt_out, rtol, h_max,
     j = 0
     t = t0
     T, F = _rig_rhs(t, y, rate, force, p, rig, xd, k1)
+    h = min(h_max, 1e-5)
+    steps = 0
+    if t_grid0 > t0:
+        t, h, st, T, F = _dopri_to(t, t_grid0, h, h_max, y, yt, yn, k1, k2, k3, k4, k5, k6,
+                                   k7, xd, yscale, rtol, rate, force, p, rig)
+        if st < 0:
+            return rec, j, y, t, st - steps
+        steps += st
     if t >= t_rec0 and j < n_rec:
         _record(rec, j, t, y, T, F, n_x_rec)
         j += 1
     if _observe(obs, t, T):
-        return rec, j, y, t, 0
-    n_out = int(math.floor((t_end - t0) / dt_out + 0.5))
-    h = min(h_max, dt_out)
-    steps = 0
+        return rec, j, y, t, steps
+    n_out = int(math.floor((t_end - t) / dt_out + 0.5))
+    tg = t
+    hm = min(h_max, dt_out)
     for kout in range(1, n_out + 1):
-        t_next = t0 + kout * dt_out
+        t_next = tg + kout * dt_out
         if kout == n_out:
             t_next = t_end
-        while t < t_next:
-            last = False
-            hh = h
-            if t + hh >= t_next - 1e-12 * dt_out:
-                hh = t_next - t
-                last = True
-            for i in range(n):
-                yt[i] = y[i] + hh * _A21 * k1[i]
-            _rig_rhs(t + _C2 * hh, yt, rate, force, p, rig, xd, k2)
-            for i in range(n):
-                yt[i] = y[i] + hh * (_A31 * k1[i] + _A32 * k2[i])
-            _rig_rhs(t + _C3 * hh, yt, rate, force, p, rig, xd, k3)
-            for i in range(n):
-                yt[i] = y[i] + hh * (_A41 * k1[i] + _A42 * k2[i] + _A43 * k3[i])
-            _rig_rhs(t + _C4 * hh, yt, rate, force, p, rig, xd, k4)
-            for i in range(n):
-                yt[i] = y[i] + hh * (_A51 * k1[i] + _A52 * k2[i] + _A53 * k3[i] + _A54 * k4[i])
-            _rig_rhs(t + _C5 * hh, yt, rate, force, p, rig, xd, k5)
-            for i in range(n):
-                yt[i] = y[i] + hh * (_A61 * k1[i] + _A62 * k2[i] + _A63 * k3[i]
-                                     + _A64 * k4[i] + _A65 * k5[i])
-            _rig_rhs(t + hh, yt, rate, force, p, rig, xd, k6)
-            for i in range(n):
-                yn[i] = y[i] + hh * (_B1 * k1[i] + _B3 * k3[i] + _B4 * k4[i] + _B5 * k5[i]
-                                     + _B6 * k6[i])
-            T, F = _rig_rhs(t + hh, yn, rate, force, p, rig, xd, k7)
-            err = 0.0
-            for i in range(n):
-                e = hh * (_E1 * k1[i] + _E3 * k3[i] + _E4 * k4[i] + _E5 * k5[i]
-                          + _E6 * k6[i] + _E7 * k7[i])
-                sc = rtol * max(abs(y[i]), abs(yn[i]), yscale[i])
-                r = abs(e) / sc
-                if r > err:
-                    err = r
-            if not (err == err):   # NaN: shrink hard
-                err = 1e10
-            if err <= 1.0 or hh <= 1e-15:
-                t = t_next if last else t + hh
-                for i in range(n):
-                    y[i] = yn[i]
-                    k1[i] = k7[i]
-                steps += 1
-                fac = 5.0 if err == 0.0 else min(5.0, 0.9 * err ** -0.2)
-                if not last:
-                    h = min(h_max, hh * fac)
-                else:
-                    h = min(h_max, max(h, hh * fac))
-            else:
-                h = hh * max(0.1, 0.9 * err ** -0.2)
-        if not (y[0] == y[0]):
-            return rec, j, y, t, -steps
+        t, h, st, T, F = _dopri_to(t, t_next, h, hm, y, yt, yn, k1, k2, k3, k4, k5, k6,
+                                   k7, xd, yscale, rtol, rate, force, p, rig)
+        if st < 0:
+            return rec, j, y, t, st - steps
+        steps += st
         if t >= t_rec0 and j < n_rec:
             _record(rec, j, t, y, T, F, n_x_rec)
             j += 1
@@ -506,15 +530,17 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
         info.update(h=h, n_steps=int(round((t_last - t0) / h)))
     elif method == "rk45":
         dto = 1e-4 if dt_out is None else check_positive("dt_out", dt_out)
-        n_out = int(math.floor((t_end - t0) / dto + 0.5))
+        tg0 = min(max(t0, min(rec0 if record else math.inf, win0)), t_end)
+        n_out = int(math.floor((t_end - tg0) / dto + 0.5))
         n_rec = max(1, n_out + 2) if record else 1
         yscale = _y_scale(tensioner)
         fn = _rig_dopri if compiled else _rig_dopri.py_func
         rec, j, y, t_last, steps = fn(tensioner.rate, tensioner.force, p, y0, yscale, rig, t0,
-                                      t_end, dto, rtol, min(h_max, dto),
+                                      t_end, tg0, dto, rtol, h_max,
                                       rec0 if record else math.inf, n_rec, n_x_rec, obs)
         if steps < 0:
-            raise FloatingPointError(f"rk45: non-finite state at t = {t_last:.6g} s")
+            raise FloatingPointError(f"rk45: step size collapsed (non-finite or too stiff) at "
+                                     f"t = {t_last:.6g} s; try method='bdf'")
         info.update(rtol=rtol, n_steps=int(steps), dt_out=dto)
     else:
         rec, j, y, t_last = _run_bdf(tensioner, rig, y0, t0, t_end, rtol,
@@ -590,3 +616,130 @@ def linear_tension_amplitude(Omega, *, k_t: float, c_t: float, m1: float = RIG["
         U = np.linalg.solve(A, np.array([f1, 0.0], dtype=complex))
         out[i] = 2.0 * abs(Kb * (U[0] - U[1]))
     return out if np.ndim(Omega) else out[0]
+
+
+def belt_assembly(tensioner: ForceElement, *, t0: float = T_START, m1: float = RIG["m1"],
+                  m2: float = RIG["m2"], K: float = RIG["K"], C: float = RIG["C"],
+                  g: float = RIG["g"], f0: float = FORCING["f0"], f1: float = FORCING["f1"],
+                  Omega0: float = FORCING["Omega0"], phi: float = FORCING["phi"]):
+    """The same rig as a generic :class:`hystmech.systems.assembly.Assembly` (DOFs "m1",
+    "m2"; belt spring+damper with preload T0; tensioner "tensioner" between m2 and ground;
+    shaker force on m1), statically initialised by Bastien et al. (2007), eq. (51).
+    Returns (assembly, info) with info = {"T0", "F_t0", "preload"}."""
+    from .assembly import Assembly, Harmonic
+
+    _check_element(tensioner)
+    f_t0 = f0 + f1 * math.cos(Omega0 * t0 + phi)
+    x0, pre, F_t0, T0 = static_init(tensioner, t0=t0, m1=m1, m2=m2, g=g, f_t0=f_t0)
+    a = Assembly(gravity=g)
+    a.add_dof("m1", mass=m1)
+    a.add_dof("m2", mass=m2)
+    a.add_spring("m1", "m2", k=K, preload=T0, name="belt")
+    a.add_damper("m1", "m2", c=C, name="belt_damping")
+    a.add_element("tensioner", tensioner, "m2", "ground", x0=x0)
+    a.add_force("m1", Harmonic(f0, f1, Omega0, phi), name="shaker")
+    if pre != 0.0:
+        # the tensioner's constant offset of eq. (51a) (F acts as −F on m2)
+        a.add_force("m2", -pre, name="tensioner_preload")
+    return a, dict(T0=T0, F_t0=F_t0, preload=pre)
+
+
+# -- scenario runner -------------------------------------------------------------------------
+_PAPER_METRICS = {
+    "mdm": {"max_rel_F_minus_T_over_T": 4.36e-3, "max_rel_F_minus_T_over_F": 4.34e-3},
+    "masing": {"max_rel_F_minus_T_over_T": 4.42e-3, "max_rel_F_minus_T_over_F": 4.40e-3},
+}
+
+
+def _tensioner_from_config(tc: dict, Omega0: float) -> tuple[str, ForceElement]:
+    tc = dict(tc)
+    model = tc.pop("model", None)
+    if model is None:
+        if "type" not in tc:
+            raise ValueError("tensioner.model must be 'mdm' or 'masing' (or give tensioner.type)")
+        from ..scenario import build_element
+
+        el = build_element(tc)
+        return el.name, el
+    el = paper_tensioner(model, Omega0=Omega0)
+    if tc:
+        try:
+            el = el.with_params(**tc)
+        except TypeError as e:
+            raise ValueError(f"tensioner: {e}") from None
+    return str(model).lower(), el
+
+
+def _known(table: dict, name: str, allowed) -> dict:
+    table = dict(table or {})
+    bad = [k for k in table if k not in allowed]
+    if bad:
+        raise ValueError(f"unknown key {bad[0]!r} in [{name}]; allowed: {', '.join(allowed)}")
+    return table
+
+
+def run(cfg: dict, out, progress):
+    """Scenario runner ``belt-tensioner-*``: the rig to t_end with the paper's values,
+    Figs. 17–20 of Bastien et al. (2007) and the F ≈ T check of eq. (58)."""
+    import matplotlib.pyplot as plt
+
+    from ..scenario import ScenarioOutput
+
+    rig = _known(cfg.get("rig"), "rig", RIG)
+    frc = _known(cfg.get("forcing"), "forcing", FORCING)
+    sol = _known(cfg.get("solver"), "solver", ("method", "h", "rtol", "t_end", "t0", "dt_out"))
+    outc = _known(cfg.get("output"), "output", ("plot_window", "metric_window"))
+    Omega0 = float(frc.get("Omega0", FORCING["Omega0"]))
+    model, el = _tensioner_from_config(cfg.get("tensioner", {"model": "mdm"}), Omega0)
+    method = sol.get("method", "projection" if el.kind == "inclusion" else "rk45")
+    t_end = float(sol.get("t_end", 3.3))
+    pw = [float(v) for v in outc.get("plot_window", [3.0, 3.3])]
+    mw = [float(v) for v in outc.get("metric_window", [3.0, 3.15])]
+    if len(pw) != 2 or len(mw) != 2 or not (pw[0] < pw[1] <= t_end) or not (mw[0] < mw[1] <= t_end):
+        raise ValueError(f"output.plot_window and output.metric_window must be [start, end] "
+                         f"within (t0, t_end = {t_end:g}]")
+    progress(0.0, f"belt rig with {el.name}, method {method}, to t = {t_end:g} s")
+    res = simulate_belt(el, t_end=t_end, t0=float(sol.get("t0", T_START)), method=method,
+                        h=float(sol.get("h", H_PAPER)), rtol=float(sol.get("rtol", 1e-8)),
+                        dt_out=float(sol.get("dt_out", 1e-5)),
+                        record_from=min(pw[0], mw[0]), **rig, **frc)
+    progress(1.0, "done")
+    t, T, F = res.t, res.T, res.F
+    m = (t >= mw[0] - 1e-12) & (t <= mw[1] + 1e-12)
+    p = (t >= pw[0] - 1e-12) & (t <= pw[1] + 1e-12)
+    metrics = {
+        "max_rel_F_minus_T_over_T": float(np.max(np.abs((F[m] - T[m]) / T[m]))),
+        "max_rel_F_minus_T_over_F": float(np.max(np.abs((F[m] - T[m]) / F[m]))),
+        "T_min": float(T[p].min()), "T_max": float(T[p].max()),
+        "u1_min": float(res.u1[p].min()), "u1_max": float(res.u1[p].max()),
+        "u2_min": float(res.u2[p].min()), "u2_max": float(res.u2[p].max()),
+    }
+    figs = {}
+    for stem, y, lab in (("fig17_tension", T, "T [N]"), ("fig18_u1", res.u1, "u1 [m]"),
+                         ("fig19_u2", res.u2, "u2 [m]")):
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        ax.plot(t[p], y[p], lw=1.0)
+        if stem == "fig17_tension":
+            ax.plot(t[p], F[p], "--", lw=0.8, label="F (tensioner)")
+            ax.legend(["T (belt)", "F (tensioner)"])
+        ax.set_xlabel("t [s]")
+        ax.set_ylabel(lab)
+        ax.set_title(f"{el.name}: {lab.split()[0]} against time (Bastien et al. 2007, "
+                     f"Fig. {stem[3:5]})", fontsize=9)
+        ax.grid(alpha=0.3)
+        figs[stem] = fig
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.plot(res.u2[p], F[p], lw=1.0)
+    ax.set_xlabel("u2 [m]")
+    ax.set_ylabel("F [N]")
+    ax.set_title(f"{el.name}: F against u2 (Bastien et al. 2007, Fig. 20)", fontsize=9)
+    ax.grid(alpha=0.3)
+    figs["fig20_force_deflection"] = fig
+    info = {k: v for k, v in res.info.items() if k not in ("final_state", "state_names")}
+    summary = {"element": repr(el), "static_init": {k: info[k] for k in ("T0", "F_t0", "preload",
+                                                                          "f_t0")},
+               "solver": {k: info[k] for k in ("method", "n_steps", "h", "rtol", "dt_out")
+                          if k in info},
+               "metrics": metrics, "paper": _PAPER_METRICS.get(model, {})}
+    ts = {k: v[p] for k, v in res.signals().items()}
+    return ScenarioOutput(summary=summary, timeseries=ts, figures=figs)
