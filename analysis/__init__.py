@@ -5,3 +5,6 @@ from .lugre_loop import (LoopResult, MinorLoop, lugre_slow_limit, lugre_steady_l
                          lugre_steady_output, slow_params, theorem_a)
 from .dahl_loop import dahl_h, dahl_loop_area, dahl_steady_loop, rho_from_loop_area
 from .energy import cycle_energies, loop_energy
+from .masing import (damping_at_frequency, damping_from_energy, identify_masing,
+                     identify_masing_loop, masing_corners, masing_loop, masing_sine_loop,
+                     viscous_energy)
