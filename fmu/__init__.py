@@ -1,0 +1,23 @@
+"""FMI: export force elements as native FMUs, import FMUs as force elements.
+
+``export_fmu(element, path, fmi_version=2)`` writes an FMU whose C code is the law's
+own C kernel (components/LAW.c) plus the shared FMI boilerplate (fmu/templates/);
+``FMUElement(path, inputs=..., output=...)`` wraps any FMU (through fmpy) as a force
+element usable in ``hystmech.drive`` and in assemblies.
+"""
+from .export import FMUExportError, export_fmu
+
+
+def __getattr__(name):
+    if name == "FMUElement":
+        from .element import FMUElement
+
+        return FMUElement
+    if name == "FMUError":
+        from .element import FMUError
+
+        return FMUError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["export_fmu", "FMUElement", "FMUExportError", "FMUError"]

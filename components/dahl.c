@@ -1,0 +1,39 @@
+/* Dahl friction in C, the mirror of dahl.py (same functions, same p).
+ *     ẇ = ρ (u̇ − |u̇| w),   F = Fc · w
+ * Ikhouane, Mañosa & Pujol, §1.
+ * p = [rho, Fc]; constructor q = [rho, Fc, w0]; x = [w]
+ */
+#include "hm_law.h"
+
+void dahl_advance(double *x, double u0, double u1, double dt, double v, const double *p,
+                  double rtol)
+{
+    /* v constant on the segment: w = sgn(v) + (w0 − sgn(v)) exp(−ρ|v|dt) exactly */
+    double s = hm_sign(v);
+    (void)u0; (void)u1; (void)rtol;
+    if (s == 0.0) return;
+    x[0] = s + (x[0] - s) * exp(-p[0] * fabs(v) * dt);
+}
+
+void dahl_rate(const double *x, double u, double v, const double *p, double *out)
+{
+    (void)u;
+    out[0] = p[0] * (v - fabs(v) * x[0]);
+}
+
+double dahl_force(const double *x, double u, double v, const double *p)
+{
+    (void)u; (void)v;
+    return p[1] * x[0];
+}
+
+const char *dahl_setup(const double *q, int nq, double *p, int np, double *x0, int nx)
+{
+    HM_CHECK(nq == 3 && np == 2 && nx == 1, "Dahl: wrong vector sizes");
+    HM_CHECK(q[0] > 0.0, "rho must be in (0, inf) (got %g)", q[0]);
+    HM_CHECK(q[1] > 0.0, "Fc must be in (0, inf) (got %g)", q[1]);
+    HM_CHECK(q[2] >= -1.0 && q[2] <= 1.0, "w0 must be in [-1, 1] (got %g)", q[2]);
+    p[0] = q[0]; p[1] = q[1];
+    x0[0] = q[2];
+    return NULL;
+}

@@ -1,0 +1,55 @@
+/* LuGre friction in C, the mirror of lugre.py (default Stribeck g, viscous f = σ2 ν).
+ *     ẋ = −σ0 |u̇| / g(u̇) · x + u̇,    F = σ0 x + σ1 ẋ + σ2 u̇
+ *     g(ν) = Fc + (Fs − Fc) exp(−|ν / vs|^β)
+ * Ikhouane, Mañosa & Pujol, eq. (1) and §4.2.
+ * p = [sigma0, sigma1, Fc, Fs, vs, beta, sigma2];
+ * constructor q = [sigma0, sigma1, Fc, Fs, vs, beta, sigma2, x0]; x = [x]
+ */
+#include "hm_law.h"
+
+static double lugre_stribeck_g(double v, const double *p)
+{
+    return p[2] + (p[3] - p[2]) * exp(-pow(fabs(v / p[4]), p[5]));
+}
+
+void lugre_advance(double *x, double u0, double u1, double dt, double v, const double *p,
+                   double rtol)
+{
+    /* the rate is linear in x with constant coefficients while v is constant;
+       (1 − e^{−z})/z through expm1 keeps full precision for small z */
+    double z = p[0] * fabs(v) / lugre_stribeck_g(v, p) * dt;
+    (void)u0; (void)u1; (void)rtol;
+    if (z < 1e-300)
+        x[0] = x[0] + v * dt;
+    else
+        x[0] = x[0] * exp(-z) + v * dt * (-expm1(-z) / z);
+}
+
+void lugre_rate(const double *x, double u, double v, const double *p, double *out)
+{
+    (void)u;
+    out[0] = -p[0] * fabs(v) / lugre_stribeck_g(v, p) * x[0] + v;
+}
+
+double lugre_force(const double *x, double u, double v, const double *p)
+{
+    double xd = -p[0] * fabs(v) / lugre_stribeck_g(v, p) * x[0] + v;
+    (void)u;
+    return p[0] * x[0] + p[1] * xd + p[6] * v;
+}
+
+const char *lugre_setup(const double *q, int nq, double *p, int np, double *x0, int nx)
+{
+    int i;
+    HM_CHECK(nq == 8 && np == 7 && nx == 1, "LuGre: wrong vector sizes");
+    HM_CHECK(q[0] > 0.0, "sigma0 must be in (0, inf) (got %g)", q[0]);
+    HM_CHECK(q[1] >= 0.0, "sigma1 must be in [0, inf) (got %g)", q[1]);
+    HM_CHECK(q[2] > 0.0, "Fc must be in (0, inf) (got %g)", q[2]);
+    HM_CHECK(q[3] >= q[2], "Fs must be in [Fc, inf) = [%g, inf) (got %g)", q[2], q[3]);
+    HM_CHECK(q[4] > 0.0, "vs must be in (0, inf) (got %g)", q[4]);
+    HM_CHECK(q[5] > 0.0, "beta must be in (0, inf) (got %g)", q[5]);
+    HM_CHECK(q[6] >= 0.0, "sigma2 must be in [0, inf) (got %g)", q[6]);
+    for (i = 0; i < 7; i++) p[i] = q[i];
+    x0[0] = q[7];
+    return NULL;
+}

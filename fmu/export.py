@@ -1,0 +1,420 @@
+"""Export a force element as a native FMU (FMI 2.0 co-simulation + model exchange, or
+FMI 3.0).
+
+The FMU holds no Python: the law's C kernel (components/LAW.c, beside LAW.py, same
+functions and parameter vector p) is compiled with the shared FMI boilerplate
+(fmu/templates/) by the system C compiler into binaries/linux64, and the sources go
+into sources/ so that other platforms can build it.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import inspect
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import uuid
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+import numpy as np
+
+from ..components.base import ForceElement
+
+HERE = Path(__file__).resolve().parent
+TEMPLATES = HERE / "templates"
+COMPONENTS = HERE.parent / "components" if (HERE.parent / "components").is_dir() else None
+KIND_CODE = {"smooth": 0, "inclusion": 1, "operator": 2}
+
+# value references: fixed ones, then blocks for parameters, states and derivatives
+VR_U, VR_V, VR_F, VR_RTOL = 1, 2, 3, 4
+VR_Q, VR_X, VR_DX = 100, 100000, 200000
+
+
+class FMUExportError(ValueError):
+    """An element that cannot be exported, or a failed build (message names the cause)."""
+
+
+@dataclass
+class LawSpec:
+    """What the exporter needs to know about one element (derived, not configured)."""
+
+    cls_name: str
+    prefix: str              # C function prefix: dahl -> dahl_advance, dahl_force ...
+    c_file: Path
+    kind: str
+    q_names: list            # constructor parameters, arrays flattened as name[i]
+    q_values: list
+    q_units: list
+    q_docs: list
+    n_p: int
+    n_x: int
+    state_names: list
+    x_nominal: list
+
+
+def _components_dir(element) -> Path:
+    return Path(inspect.getfile(type(element))).resolve().parent
+
+
+def law_spec(element: ForceElement) -> LawSpec:
+    """Check that ``element`` can be exported and describe it for the C side."""
+    if not isinstance(element, ForceElement):
+        raise FMUExportError(f"element must be a hystmech force element "
+                             f"(got {type(element).__name__})")
+    name = type(element).__name__
+    for k, v in element.params.items():
+        if callable(v):
+            raise FMUExportError(
+                f"{name}: parameter {k!r} is a Python callable; an FMU holds no Python, "
+                f"only the law's built-in C form can be exported (leave {k} at its default)")
+    adv = element.advance
+    cls_adv = type(element).__dict__.get("advance")
+    cls_adv = getattr(cls_adv, "__func__", cls_adv)
+    if adv is None or cls_adv is None or adv is not cls_adv:
+        raise FMUExportError(f"{name}: this instance uses custom kernels (built from Python "
+                             f"callables), which cannot be exported to C")
+    prefix = getattr(adv, "__name__", "")
+    if not prefix.endswith("_advance"):
+        raise FMUExportError(f"{name}: cannot derive the C kernel name from {prefix!r}")
+    prefix = prefix[: -len("_advance")]
+    py_file = Path(inspect.getfile(type(element))).resolve()
+    c_file = py_file.with_suffix(".c")
+    if not c_file.exists() or f"{prefix}_advance" not in c_file.read_text():
+        raise FMUExportError(f"{name}: no C kernel {prefix}_advance in {c_file.name} "
+                             f"(the C form of the law must sit beside {py_file.name})")
+    q_names, q_values, q_units, q_docs = [], [], [], []
+    info = {pi.name: pi for pi in element.param_info}
+    sig = inspect.signature(type(element).__init__)
+    names = [pi.name for pi in element.param_info] or [
+        p for p in sig.parameters if p != "self"]
+    for k in names:
+        if k not in element.params:
+            continue
+        v = element.params[k]
+        pi = info.get(k)
+        unit = pi.unit if pi else ""
+        doc = pi.doc if pi else ""
+        if v is None:
+            raise FMUExportError(f"{name}: parameter {k!r} is None; give it a value to export")
+        if isinstance(v, (bool, np.bool_)):
+            v = float(v)
+        if np.ndim(v) == 0:
+            try:
+                q_names.append(k); q_values.append(float(v)); q_units.append(unit)
+                q_docs.append(doc)
+            except (TypeError, ValueError):
+                raise FMUExportError(f"{name}: parameter {k!r} = {v!r} is not a number "
+                                     f"and cannot be an FMU parameter") from None
+        else:
+            a = np.asarray(v, dtype=float).ravel()
+            for i, ai in enumerate(a):
+                q_names.append(f"{k}[{i}]"); q_values.append(float(ai)); q_units.append(unit)
+                q_docs.append(doc)
+    sn = list(getattr(element, "state_names", ()) or ())
+    n_x = element.n_states
+    if len(sn) != n_x:
+        base = sn[0] if len(sn) == 1 else "x"
+        sn = [f"{base}[{i}]" for i in range(n_x)]
+    xs = getattr(element, "x_scale", None)
+    x_nom = [1.0] * n_x if xs is None else [float(abs(s)) or 1.0 for s in np.ravel(xs)]
+    if len(x_nom) != n_x:
+        x_nom = [1.0] * n_x
+    return LawSpec(name, prefix, c_file, element.kind, q_names, q_values, q_units, q_docs,
+                   int(element.p.size), int(n_x), sn, x_nom)
+
+
+# -- units ---------------------------------------------------------------------------
+_BASE = {"m": {"m": 1}, "s": {"s": 1}, "kg": {"kg": 1}, "N": {"kg": 1, "m": 1, "s": -2},
+         "rad": {"rad": 1}, "K": {"K": 1}, "J": {"kg": 1, "m": 2, "s": -2},
+         "W": {"kg": 1, "m": 2, "s": -3}, "Hz": {"s": -1}}
+
+
+def unit_exponents(unit: str) -> dict | None:
+    """SI base-unit exponents of a unit written like "N.s/m", "1/m", "m/s2", "N/m^2".
+
+    None for dimensionless ("1", "", "-") or units this parser does not know."""
+    u = (unit or "").strip()
+    if u in ("", "1", "-"):
+        return None
+    out: dict = {}
+    parts = u.split("/")
+    for j, part in enumerate(parts):
+        sign = 1 if j == 0 else -1
+        for tok in re.split(r"[.*·]", part):
+            tok = tok.strip()
+            if tok in ("", "1"):
+                continue
+            m = re.fullmatch(r"([A-Za-z]+)\^?(-?\d+)?", tok)
+            if not m or m.group(1) not in _BASE:
+                return None
+            e = int(m.group(2) or 1) * sign
+            for b, k in _BASE[m.group(1)].items():
+                out[b] = out.get(b, 0) + k * e
+    return {k: v for k, v in out.items() if v != 0} or None
+
+
+def _unit_defs(units) -> tuple[str, dict]:
+    """XML of <UnitDefinitions> and a map unit string -> declared name (or None)."""
+    names, xml = {}, []
+    for u in units:
+        if u in names:
+            continue
+        ex = unit_exponents(u)
+        names[u] = u if ex is not None else None
+        if ex is not None:
+            attrs = " ".join(f'{k}="{v}"' for k, v in sorted(ex.items()))
+            xml.append(f'    <Unit name="{escape(u)}"><BaseUnit {attrs}/></Unit>')
+    return "\n".join(xml), names
+
+
+# -- generated files -----------------------------------------------------------------
+def _fmt(x: float) -> str:
+    return repr(float(x))
+
+
+def _config_h(spec: LawSpec, guid: str, rtol: float) -> str:
+    q = ", ".join(_fmt(v) for v in spec.q_values) or "0.0"
+    xn = ", ".join(_fmt(v) for v in spec.x_nominal) or "1.0"
+    rate = f"#define HM_RATE {spec.prefix}_rate\n" if spec.kind == "smooth" else ""
+    return f"""/* generated by hystmech.fmu.export_fmu for {spec.cls_name}: law in {spec.c_file.name} */
+#ifndef HM_CONFIG_H
+#define HM_CONFIG_H
+#define HM_GUID "{guid}"
+#define HM_NX {spec.n_x}
+#define HM_NP {spec.n_p}
+#define HM_NQ {len(spec.q_values)}
+#define HM_KIND {KIND_CODE[spec.kind]}
+#define HM_MAX_STATES {max(spec.n_x, 1)}
+#define HM_VR_U {VR_U}
+#define HM_VR_V {VR_V}
+#define HM_VR_F {VR_F}
+#define HM_VR_RTOL {VR_RTOL}
+#define HM_VR_Q {VR_Q}
+#define HM_VR_X {VR_X}
+#define HM_VR_DX {VR_DX}
+#define HM_RTOL_START {_fmt(rtol)}
+#define HM_ADVANCE {spec.prefix}_advance
+#define HM_FORCE {spec.prefix}_force
+#define HM_SETUP {spec.prefix}_setup
+{rate}static const double HM_Q_START[] = {{{q}}};
+static const double HM_X_NOMINAL[] = {{{xn}}};
+#include "{spec.c_file.name}"
+#endif
+"""
+
+
+def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> str:
+    smooth = spec.kind == "smooth"
+    units_xml, unit_of = _unit_defs(["m", "m/s", "N"] + spec.q_units)
+
+    def ua(u):
+        n = unit_of.get(u)
+        return f' unit="{escape(n)}"' if n else ""
+
+    vars_, idx = [], {}
+
+    def add(name, vr, causality, variability, initial, start, unit, desc, extra=""):
+        attrs = f'name="{escape(name)}" valueReference="{vr}"'
+        if desc:
+            attrs += f' description="{escape(desc)}"'
+        attrs += f' causality="{causality}" variability="{variability}"'
+        if initial:
+            attrs += f' initial="{initial}"'
+        st = f' start="{_fmt(start)}"' if start is not None else ""
+        vars_.append(f'    <ScalarVariable {attrs}>\n      <Real{ua(unit)}{st}{extra}/>\n'
+                     f'    </ScalarVariable>')
+        idx[name] = len(vars_)
+
+    add("u", VR_U, "input", "continuous", None, 0.0, "m", "relative displacement")
+    add("v", VR_V, "input", "continuous", None, 0.0, "m/s",
+        "relative velocity (co-simulation: u(t) = u_k + v_k (t - t_k) within a step)")
+    add("F", VR_F, "output", "continuous", "calculated", None, "N", "force")
+    for j, (n, val, u, d) in enumerate(zip(spec.q_names, spec.q_values, spec.q_units,
+                                           spec.q_docs)):
+        add(n, VR_Q + j, "parameter", "fixed", "exact", val, u, d)
+    add("rtol", VR_RTOL, "parameter", "fixed", "exact", rtol, "1",
+        "relative tolerance of the adaptive segment update (laws without an exact one)")
+    state_idx = []
+    for i, n in enumerate(spec.state_names):
+        add(n, VR_X + i, "local", "continuous" if smooth else "discrete", "calculated", None,
+            "", f"internal state {i}" + ("" if smooth else " (updated at step boundaries)"),
+            extra=f' nominal="{_fmt(spec.x_nominal[i])}"' if smooth else "")
+        state_idx.append(len(vars_))
+    der_idx = []
+    if smooth:
+        for i, n in enumerate(spec.state_names):
+            add(f"der({n})", VR_DX + i, "local", "continuous", "calculated", None, "",
+                f"rate of {n}", extra=f' derivative="{state_idx[i]}"')
+            der_idx.append(len(vars_))
+    init = sorted([idx["F"]] + (state_idx + der_idx if smooth else []))
+    md_der = "".join(f'\n      <Unknown index="{i}"/>' for i in der_idx)
+    md_init = "".join(f'\n      <Unknown index="{i}"/>' for i in init)
+    src = '\n    <SourceFiles>\n      <File name="fmi2_model.c"/>\n    </SourceFiles>\n  '
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    derivs = f"\n    <Derivatives>{md_der}\n    </Derivatives>" if der_idx else ""
+    cisn = "true" if smooth else "false"
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="2.0" modelName="{spec.cls_name}" guid="{guid}"
+  description="hystmech {spec.cls_name} force element ({spec.kind}): inputs u [m], v [m/s], output F [N]"
+  generationTool="hystmech" generationDateAndTime="{now}"
+  variableNamingConvention="flat" numberOfEventIndicators="0">
+  <ModelExchange modelIdentifier="{ident}" canGetAndSetFMUstate="true" canSerializeFMUstate="true"
+    completedIntegratorStepNotNeeded="{cisn}" canNotUseMemoryManagementFunctions="false">{src}</ModelExchange>
+  <CoSimulation modelIdentifier="{ident}" canHandleVariableCommunicationStepSize="true"
+    canGetAndSetFMUstate="true" canSerializeFMUstate="true" canInterpolateInputs="false"
+    canNotUseMemoryManagementFunctions="false">{src}</CoSimulation>
+  <UnitDefinitions>
+{units_xml}
+  </UnitDefinitions>
+  <DefaultExperiment startTime="0" stopTime="1" stepSize="1e-4"/>
+  <ModelVariables>
+{chr(10).join(vars_)}
+  </ModelVariables>
+  <ModelStructure>
+    <Outputs>
+      <Unknown index="{idx['F']}"/>
+    </Outputs>{derivs}
+    <InitialUnknowns>{md_init}
+    </InitialUnknowns>
+  </ModelStructure>
+</fmiModelDescription>
+"""
+
+
+# -- building ------------------------------------------------------------------------
+def fmi_headers_dir() -> Path:
+    """Directory holding fmi2Functions.h / fmi3Functions.h (shipped with fmpy)."""
+    import fmpy
+
+    d = Path(fmpy.__file__).resolve().parent / "c-code"
+    if not (d / "fmi2Functions.h").exists():
+        raise FMUExportError(f"FMI headers not found in {d} (fmpy installation incomplete)")
+    return d
+
+
+def find_compiler(cc: str | None = None) -> str:
+    """Path of the C compiler: ``cc``, else $CC, else gcc/cc on PATH (FMUExportError if none)."""
+    cand = cc or os.environ.get("CC") or None
+    tries = [cand] if cand else ["gcc", "cc", "clang"]
+    for c in tries:
+        exe = shutil.which(c.split()[0]) if c else None
+        if exe:
+            return exe
+    raise FMUExportError(
+        f"no C compiler found (tried {', '.join(tries)}); install gcc or set CC to a C "
+        f"compiler to build the FMU's linux64 binary")
+
+
+def _cache_dir() -> Path:
+    d = os.environ.get("HYSTMECH_FMU_CACHE")
+    return Path(d) if d else Path(tempfile.gettempdir()) / "hystmech-fmu-cache"
+
+
+def _compile(srcdir: Path, main_c: str, out_so: Path, cc: str) -> None:
+    key = hashlib.sha256()
+    for f in sorted(srcdir.iterdir()):
+        if f.name == "hm_config.h":
+            # the GUID changes with every export: hash the rest of the config only
+            key.update(re.sub(r'#define HM_GUID ".*"', "", f.read_text()).encode())
+        else:
+            key.update(f.name.encode() + f.read_bytes())
+    key.update(cc.encode() + main_c.encode())
+    cache = _cache_dir() / (key.hexdigest()[:24] + ".o")
+    inc = fmi_headers_dir()
+    flags = ["-O2", "-fPIC", "-fvisibility=hidden", "-std=c99", "-Wall", "-Wno-unused-function",
+             "-D_POSIX_C_SOURCE=200809L"]
+    obj = out_so.with_suffix(".o")
+    if cache.exists():
+        shutil.copy(cache, obj)
+    else:
+        cmd = [cc, *flags, "-c", f"-I{srcdir}", f"-I{inc}", str(srcdir / main_c), "-o", str(obj)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise FMUExportError(f"C compilation failed ({' '.join(cmd)}):\n{r.stderr.strip()}")
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+            shutil.copy(obj, tmp)
+            os.replace(tmp, cache)
+        except OSError:
+            pass  # a read-only cache only costs a recompilation
+    cmd = [cc, "-shared", str(obj), "-o", str(out_so), "-lm"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    obj.unlink(missing_ok=True)
+    if r.returncode != 0:
+        raise FMUExportError(f"linking failed ({' '.join(cmd)}):\n{r.stderr.strip()}")
+
+
+def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
+               cc: str | None = None, model_identifier: str | None = None) -> Path:
+    """Export ``element`` (a force element) as a native FMU at ``path``; return the path.
+
+    fmi_version 2 (co-simulation and model exchange in one FMU) or 3. Inputs u [m] and
+    v [m/s], output F [N]; every constructor parameter is a parameter (variability
+    fixed: settable before initialisation) with its Python name, plus ``rtol``
+    (tolerance of the adaptive segment update of laws without an exact one). ``cc``
+    (default $CC, then gcc) builds binaries/linux64; sources/ lets other platforms
+    build the same FMU. FMUExportError (a ValueError) for laws that cannot be exported
+    (custom Python callables), a missing compiler or a failed build.
+    """
+    if fmi_version not in (2, 3, "2", "3"):
+        raise FMUExportError(f"fmi_version must be 2 or 3 (got {fmi_version!r})")
+    fmi_version = int(fmi_version)
+    if not (isinstance(rtol, (int, float)) and 0 < rtol < 1):
+        raise FMUExportError(f"rtol must be in (0, 1) (got {rtol!r})")
+    spec = law_spec(element)
+    compiler = find_compiler(cc)
+    path = Path(path)
+    if path.suffix != ".fmu":
+        raise FMUExportError(f"output file must end in .fmu (got {str(path)!r})")
+    ident = model_identifier or f"hystmech_{spec.cls_name}"
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", ident):
+        raise FMUExportError(f"model_identifier must be a C identifier (got {ident!r})")
+    guid = "{" + str(uuid.uuid4()) + "}"
+    with tempfile.TemporaryDirectory(prefix="hystmech-fmu-") as td:
+        root = Path(td)
+        src = root / "sources"
+        src.mkdir()
+        comp = spec.c_file.parent
+        shutil.copy(comp / "hm_law.h", src / "hm_law.h")
+        shutil.copy(spec.c_file, src / spec.c_file.name)
+        (src / "hm_config.h").write_text(_config_h(spec, guid, rtol))
+        if fmi_version == 2:
+            main_c = "fmi2_model.c"
+            md = _model_description_2(spec, guid, ident, rtol)
+        else:
+            from .fmi3 import model_description_3
+
+            main_c = "fmi3_model.c"
+            md = model_description_3(spec, guid, ident, rtol)
+        shutil.copy(TEMPLATES / main_c, src / main_c)
+        (root / "modelDescription.xml").write_text(md)
+        if fmi_version == 3:
+            (src / "buildDescription.xml").write_text(
+                '<?xml version="1.0" encoding="UTF-8"?>\n<fmiBuildDescription fmiVersion="3.0">\n'
+                f'  <BuildConfiguration modelIdentifier="{ident}">\n'
+                f'    <SourceFileSet language="C99">\n      <SourceFile name="{main_c}"/>\n'
+                '    </SourceFileSet>\n  </BuildConfiguration>\n</fmiBuildDescription>\n')
+        plat = "linux64" if fmi_version == 2 else "x86_64-linux"
+        bindir = root / "binaries" / plat
+        bindir.mkdir(parents=True)
+        _compile(src, main_c, bindir / f"{ident}.so", compiler)
+        doc = root / "documentation"
+        doc.mkdir()
+        (doc / "index.html").write_text(
+            f"<html><body><h1>{escape(spec.cls_name)}</h1><p>{escape(repr(element))}</p>"
+            f"<p>{escape(type(element).__doc__ or '')}</p></body></html>\n")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+            for f in sorted(root.rglob("*")):
+                if f.is_file():
+                    zf.write(f, f.relative_to(root).as_posix())
+        os.replace(tmp, path)
+    return path
