@@ -47,9 +47,9 @@ OMEGA_IDENT = 9.4          # Ω [rad/s], eq. (32)
 
 METHODS = ("projection", "rk45", "bdf")
 
-_NOBS = 16
+_NOBS = 17
 # obs = [win_max, win_min, blk_max, blk_min, blk_end, prev_amp, prev_max, prev_min,
-#        n_ok, blk_len, tol, n_confirm, detect, t_stop, n_blocks, t_win0]
+#        n_ok, blk_len, tol, n_confirm, detect, t_stop, n_blocks, t_win0, t_detect0]
 
 
 def masing_damping(Omega: float, c: float = C_IDENT, Omega_ident: float = OMEGA_IDENT) -> float:
@@ -83,15 +83,14 @@ def paper_tensioner(model: str, *, Omega0: float = FORCING["Omega0"]) -> ForceEl
 # -- numba kernels ---------------------------------------------------------------------------
 @njit(cache=True)
 def _observe(obs, t, T):
-    """Track max/min of T in the window t >= t_win0 and, by blocks of a few forcing
-    periods, detect a periodic steady state. Returns True to stop the run."""
-    if t < obs[15]:
-        return False
-    if T > obs[0]:
-        obs[0] = T
-    if T < obs[1]:
-        obs[1] = T
-    if obs[12] == 0.0:
+    """Track max/min of T over the window t >= t_win0 and, by blocks of a few forcing
+    periods from t_detect0 on, detect a periodic steady state. Returns True to stop."""
+    if t >= obs[15]:
+        if T > obs[0]:
+            obs[0] = T
+        if T < obs[1]:
+            obs[1] = T
+    if obs[12] == 0.0 or t < obs[16]:
         return False
     if T > obs[2]:
         obs[2] = T
@@ -184,6 +183,9 @@ def _rig_projection(rate, force, p, box_lo, box_hi, y0, rig, t0, h, n_steps, str
     cs = math.cos(ph)
     sn = math.sin(ph)
     t = t0
+    t_obs = obs[15]
+    if obs[12] != 0.0 and obs[16] < t_obs:
+        t_obs = obs[16]
     for k in range(n_steps + 1):
         t = t0 + k * h
         if (k & 1023) == 0:
@@ -200,7 +202,11 @@ def _rig_projection(rate, force, p, box_lo, box_hi, y0, rig, t0, h, n_steps, str
         if t >= t_rec0 and j < n_rec and (k % stride) == 0:
             _record(rec, j, t, y, T, F, n_x_rec)
             j += 1
-        if _observe(obs, t, T) or k == n_steps:
+        if k == n_steps:
+            if t >= t_obs:
+                _observe(obs, t, T)
+            break
+        if t >= t_obs and _observe(obs, t, T):
             break
         f = f0 + f1 * cs
         rate(x, u2, v2, p, xd)
@@ -430,11 +436,12 @@ def _check_element(element) -> None:
                          f"needs kind 'smooth' or 'inclusion'")
 
 
-def _obs_array(t_win0, detect, Omega, n_periods, tol, n_confirm, t0):
+def _obs_array(t_win0, detect, Omega, n_periods, tol, n_confirm, t_detect0):
     obs = np.zeros(_NOBS)
     obs[0], obs[1], obs[2], obs[3] = -1e300, 1e300, -1e300, 1e300
     blk = n_periods * 2.0 * math.pi / Omega
-    obs[4] = t_win0 + blk
+    obs[4] = t_detect0 + blk
+    obs[16] = t_detect0
     obs[9] = blk
     obs[10] = tol
     obs[11] = n_confirm
@@ -453,7 +460,7 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
                   record_from: float | None = None, dt_out: float | None = None,
                   record: bool = True, window: float | None = None,
                   steady_state: bool = False, ss_periods: int = 3, ss_tol: float = 2e-4,
-                  ss_confirm: int = 3) -> BeltResult:
+                  ss_confirm: int = 3, ss_from: float | None = None) -> BeltResult:
     """Simulate the belt–tensioner–mass rig, Bastien et al. (2007), eqs. (38)-(58).
 
     tensioner: any smooth or inclusion force element seeing (u2, u̇2). Times in s, masses
@@ -465,7 +472,8 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
     otherwise) from record_from (default t0) on; record=False keeps only the window stats.
     window: T_max/T_min are taken over t >= window (default: record_from).
     steady_state: stop once ss_confirm consecutive blocks of ss_periods forcing periods
-    (after the window start) have extremes of T equal within ss_tol·amplitude.
+    (counted from ss_from, default the window start) have extremes of T equal within
+    ss_tol·amplitude; info["ss_amplitude"] is then the last block's max(T) − min(T).
     """
     _check_element(tensioner)
     if method not in METHODS:
@@ -503,8 +511,9 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
     nx = tensioner.n_states
     n_x_rec = min(nx, getattr(tensioner, "n_report_states", nx))
     y0 = np.concatenate([np.zeros(4), x0])
+    ss0 = win0 if ss_from is None else check_finite("ss_from", ss_from)
     obs = _obs_array(win0, steady_state, Omega0, int(ss_periods), float(ss_tol),
-                     int(ss_confirm), t0)
+                     int(ss_confirm), ss0)
     p = tensioner.p
     compiled = is_compiled(tensioner.rate) and is_compiled(tensioner.force)
     info = dict(method=method, T0=T0, F_t0=F_t0, preload=pre, f_t0=f_t0, t0=t0,
@@ -556,6 +565,7 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
         raise FloatingPointError(f"belt rig: non-finite state by t = {t_last:.6g} s "
                                  f"({tensioner.name}, method {method}); reduce h")
     info.update(T_max=float(obs[0]), T_min=float(obs[1]), t_stop=float(obs[13]),
+                ss_amplitude=float(obs[5]) if obs[14] > 0 else math.nan,
                 t_reached=float(t_last), window_start=win0, final_state=y.copy())
     return BeltResult(t=rec[:, 0].copy(), u1=rec[:, 1].copy(), v1=rec[:, 2].copy(),
                       u2=rec[:, 3].copy(), v2=rec[:, 4].copy(), T=rec[:, 5].copy(),

@@ -1,0 +1,332 @@
+"""Frequency-response sweeps of the belt–tensioner rig, Bastien et al. (2007), §4.4.
+
+Each point (model, f1, Ω) is one time simulation of the rig (eqs. (38)-(58)) with
+f(t) = f1·cos(Ω·t) (f0 = 0, φ = 0, eq. (59b)) and c0 = c·Ω_ident/Ω (eq. (31)); its
+value is the tension amplitude max(T) − min(T) over the window t ∈ [17, 20] s (eq. (59a)).
+
+:func:`run_sweep` runs the points on any :class:`concurrent.futures.Executor` (a local
+process pool by default, or ``dask.distributed.Client(...).get_executor()`` for a
+cluster), reports progress, and appends each finished point to a CSV file with an
+fsync, so that a sweep interrupted and started again computes only the missing points.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import csv
+import math
+import os
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from .belt_tensioner import T_START, paper_tensioner, simulate_belt
+
+MODELS = ("mdm", "masing")
+F1_MEASURED = (13.0, 27.0, 41.0, 54.0, 67.0, 79.0, 90.0, 100.0, 110.0, 120.0)   # eq. (59c)
+F1_PREDICTED = (140.0, 160.0, 200.0, 230.0, 260.0, 300.0)                      # eq. (60)
+F1_PAPER = F1_MEASURED + F1_PREDICTED
+OMEGA_PAPER = tuple(np.linspace(10.0, 125.0, 116).tolist())                   # eq. (59d)
+COLUMNS = ("model", "f1", "omega", "T_amplitude")
+
+
+def frf_grid(models: Iterable[str] = MODELS, f1: Iterable[float] = F1_PAPER,
+             omegas: Iterable[float] = OMEGA_PAPER) -> list[tuple[str, float, float]]:
+    """All (model, f1 [N], Ω [rad/s]) points, model-major (the default is the paper's
+    2 × 16 × 116 grid of eqs. (59c), (59d), (60))."""
+    pts = []
+    for m in models:
+        m = str(m).lower()
+        if m not in MODELS:
+            raise ValueError(f"model must be one of {', '.join(MODELS)} (got {m!r})")
+        for a in f1:
+            a = float(a)
+            if not (math.isfinite(a) and a >= 0.0):
+                raise ValueError(f"f1 must be in [0, inf) (got {a!r})")
+            for w in omegas:
+                w = float(w)
+                if not (math.isfinite(w) and w > 0.0):
+                    raise ValueError(f"omega must be in (0, inf) (got {w!r})")
+                pts.append((m, a, w))
+    return pts
+
+
+def tension_amplitude(model: str, f1: float, omega: float, *, t_window=(17.0, 20.0),
+                      h: float = 1e-5, method: str | None = None, rtol: float = 1e-8,
+                      steady_state: bool = False, ss_periods: int = 3, ss_tol: float = 2e-4,
+                      ss_confirm: int = 3, t_start: float = 0.0) -> dict:
+    """One point of Fig. 21 of Bastien et al. (2007): max(T) − min(T) [N] over
+    t ∈ t_window [s] for f(t) = f1·cos(Ω t), eqs. (59a)-(59b), c0 by eq. (31).
+
+    The Masing tensioner uses the projection scheme (eq. (A.9)) with step h [s]; the
+    modified Dahl tensioner the compiled adaptive Dormand-Prince method (rtol), sampled
+    every 1e-4 s... unless ``method`` says otherwise. steady_state=True stops the run
+    once blocks of ss_periods forcing periods repeat within ss_tol of the amplitude
+    (ss_confirm times in a row) and returns the last block's amplitude.
+    Returns {"T_amplitude", "t_stop" (NaN if run to the end), "wall_s"}.
+    """
+    t_w0, t_w1 = float(t_window[0]), float(t_window[1])
+    if not (t_start < t_w0 < t_w1):
+        raise ValueError(f"t_window must be [start, end] with {t_start:g} < start < end "
+                         f"(got {list(t_window)})")
+    el = paper_tensioner(model, Omega0=omega)
+    if method is None:
+        method = "projection" if el.kind == "inclusion" else "rk45"
+    tic = time.perf_counter()
+    res = simulate_belt(el, t_end=t_w1, t0=t_start, method=method, h=h, rtol=rtol,
+                        f0=0.0, f1=f1, Omega0=omega, phi=0.0, record=False, window=t_w0,
+                        dt_out=1e-4 if method != "projection" else None,
+                        steady_state=steady_state, ss_periods=ss_periods, ss_tol=ss_tol,
+                        ss_confirm=ss_confirm, ss_from=t_start)
+    info = res.info
+    if steady_state and math.isfinite(info["t_stop"]):
+        amp = info["ss_amplitude"]
+    else:
+        amp = info["T_max"] - info["T_min"]
+    if not math.isfinite(amp):
+        raise FloatingPointError(f"non-finite tension amplitude at model={model}, f1={f1}, "
+                                 f"omega={omega}")
+    return {"T_amplitude": float(amp), "t_stop": info["t_stop"],
+            "wall_s": time.perf_counter() - tic}
+
+
+def _point_task(point, kw):
+    model, f1, omega = point
+    r = tension_amplitude(model, f1, omega, **kw)
+    return point, r
+
+
+def _key(model, f1, omega):
+    return (str(model), round(float(f1), 9), round(float(omega), 9))
+
+
+def read_frf(path) -> dict:
+    """Finished points of an FRF CSV: {(model, f1, omega): T_amplitude}. Malformed lines
+    (e.g. a line cut by an interruption) are ignored."""
+    done = {}
+    path = Path(path)
+    if not path.exists():
+        return done
+    with open(path, newline="") as fh:
+        rd = csv.reader(fh)
+        header = next(rd, None)
+        if header is None or tuple(header) != COLUMNS:
+            return done
+        for row in rd:
+            if len(row) != 4:
+                continue
+            try:
+                m, a, w, amp = row[0], float(row[1]), float(row[2]), float(row[3])
+            except ValueError:
+                continue
+            if m in MODELS and math.isfinite(amp):
+                done[_key(m, a, w)] = amp
+    return done
+
+
+def _rewrite(path: Path, done: dict) -> None:
+    from ..scenario import atomic_write
+
+    lines = [",".join(COLUMNS)]
+    for (m, a, w), amp in done.items():
+        lines.append(f"{m},{a!r},{w!r},{amp!r}")
+    atomic_write(path, "\n".join(lines) + "\n")
+
+
+def run_sweep(points, csv_path, *, executor: cf.Executor | None = None,
+              max_workers: int | None = None, progress: Callable | None = None,
+              **point_kw) -> dict:
+    """Compute the FRF points (model, f1 [N], Ω [rad/s]) not yet in ``csv_path``.
+
+    executor: any concurrent.futures.Executor (e.g. ``distributed.Client(addr).get_executor()``
+    to run on a Dask cluster); by default a ProcessPoolExecutor on ``max_workers`` (default
+    all) local cores. Each finished point is appended to the CSV (columns model, f1, omega,
+    T_amplitude) and fsync'ed at once; points already in the file are skipped, so an
+    interrupted sweep resumes where it stopped. point_kw go to :func:`tension_amplitude`.
+    progress(fraction, message) is called after each point.
+    Returns {"values": {(model, f1, omega): amplitude} for all requested points,
+    "computed": number of points computed by this call, "wall_s"}.
+    """
+    csv_path = Path(csv_path)
+    pts = [(str(m).lower(), float(a), float(w)) for m, a, w in points]
+    done = read_frf(csv_path)
+    _rewrite(csv_path, done)       # drop a line cut by an interruption, keep the header
+    todo = [p for p in pts if _key(*p) not in done]
+    total = len(pts)
+    n_done = total - len(todo)
+    tic = time.perf_counter()
+    if progress:
+        progress(n_done / max(total, 1), f"{n_done}/{total} points already done")
+    own = None
+    if todo and executor is None:
+        workers = max_workers or os.cpu_count() or 1
+        if max_workers is not None and (not isinstance(max_workers, int) or max_workers < 1):
+            raise ValueError(f"max_workers must be in [1, inf) (got {max_workers!r})")
+        own = executor = cf.ProcessPoolExecutor(max_workers=workers)
+    computed = 0
+    futs = []
+    try:
+        futs = [executor.submit(_point_task, p, point_kw) for p in todo]
+        with open(csv_path, "a", newline="") as fh:
+            for fut in cf.as_completed(futs):
+                (m, a, w), r = fut.result()
+                amp = r["T_amplitude"]
+                fh.write(f"{m},{a!r},{w!r},{amp!r}\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+                done[_key(m, a, w)] = amp
+                computed += 1
+                n_done += 1
+                if progress:
+                    progress(n_done / total, f"{m} f1={a:g} N Ω={w:.4g} rad/s: "
+                                             f"{amp:.4g} N ({n_done}/{total})")
+    except BaseException:
+        for f in futs:
+            f.cancel()
+        if own is not None:
+            own.shutdown(wait=False, cancel_futures=True)
+            own = None
+        raise
+    finally:
+        if own is not None:
+            own.shutdown(wait=True)
+    values = {p: done[_key(*p)] for p in pts}
+    return {"values": values, "computed": computed, "wall_s": time.perf_counter() - tic}
+
+
+# -- analysis of the FRF: the regimes of §4.4 ---------------------------------------------------
+def stuck_linear_amplitude(f1, omega):
+    """Tension amplitude of the rig when the Masing tensioner sticks: linear tensioner with
+    stiffness k + k0 and damping c0(Ω) (Bastien et al. (2007), eqs. (21a), (31))."""
+    from .belt_tensioner import MASING_PARAMS, linear_tension_amplitude, masing_damping
+
+    k = MASING_PARAMS["k"] + MASING_PARAMS["k0"]
+    return np.array([linear_tension_amplitude(w, k_t=k, c_t=masing_damping(w), f1=f1)
+                     for w in np.atleast_1d(omega)])
+
+
+def regimes(values: dict) -> dict:
+    """Regime indicators of §4.4 from {(model, f1, Ω): amplitude}: per model and f1 the
+    resonance pulsation, peak amplitude and amplitude/f1 gain at the peak; for Masing at
+    f1 ≤ 27 N the largest relative deviation from the stuck linear response; for the
+    modified Dahl model at f1 > 200 N whether a local peak shows near Ω = ω1/3."""
+    out = {}
+    models = sorted({k[0] for k in values})
+    for m in models:
+        per = {}
+        for a in sorted({k[1] for k in values if k[0] == m}):
+            ws = np.array(sorted(k[2] for k in values if k[0] == m and k[1] == a))
+            amp = np.array([values[(m, a, w)] for w in ws])
+            i = int(np.argmax(amp))
+            d = {"omega_peak": float(ws[i]), "amplitude_peak": float(amp[i]),
+                 "gain_peak": float(amp[i] / a) if a > 0 else math.nan}
+            if m == "masing" and a <= 27.0 and ws.size:
+                lin = stuck_linear_amplitude(a, ws)
+                d["max_rel_dev_from_stuck_linear"] = float(np.max(np.abs(amp - lin) / lin))
+            if m == "mdm" and a > 200.0 and ws.size >= 5:
+                w3 = ws[i] / 3.0
+                j = int(np.argmin(np.abs(ws - w3)))
+                lo, hi = max(0, j - 3), min(ws.size, j + 4)
+                seg = amp[lo:hi]
+                k = lo + int(np.argmax(seg))
+                local = 0 < k < ws.size - 1 and amp[k] > amp[k - 1] and amp[k] > amp[k + 1]
+                d["omega1_over_3"] = float(w3)
+                d["subharmonic_local_peak"] = bool(local)
+                d["subharmonic_peak_omega"] = float(ws[k]) if local else math.nan
+            per[f"{a:g}"] = d
+        out[m] = per
+    return out
+
+
+# -- scenario runner ----------------------------------------------------------------------------
+def _table(cfg, name, allowed):
+    t = dict(cfg.get(name, {}) or {})
+    bad = [k for k in t if k not in allowed]
+    if bad:
+        raise ValueError(f"unknown key {bad[0]!r} in [{name}]; allowed: {', '.join(allowed)}")
+    return t
+
+
+def run(cfg: dict, out, progress):
+    """Scenario runner ``belt-tensioner-frf``: Fig. 21 of Bastien et al. (2007)."""
+    import matplotlib.pyplot as plt
+
+    from ..scenario import ScenarioOutput
+
+    g = _table(cfg, "grid", ("models", "f1", "omega_min", "omega_max", "n_omega", "reduced",
+                             "reduced_f1", "reduced_n_omega"))
+    s = _table(cfg, "simulation", ("t_window", "h", "rtol", "mdm_method"))
+    w = _table(cfg, "sweep", ("workers", "steady_state", "ss_tol", "ss_periods", "ss_confirm"))
+    models = [str(m).lower() for m in g.get("models", MODELS)]
+    reduced = bool(g.get("reduced", False))
+    f1 = [float(v) for v in (g.get("reduced_f1") if reduced else g.get("f1", F1_PAPER))]
+    n_om = int(g.get("reduced_n_omega", 24) if reduced else g.get("n_omega", 116))
+    if n_om < 1:
+        raise ValueError(f"grid.n_omega must be in [1, inf) (got {n_om})")
+    om = np.linspace(float(g.get("omega_min", 10.0)), float(g.get("omega_max", 125.0)), n_om)
+    pts = frf_grid(models, f1, om)
+    kw = dict(t_window=tuple(s.get("t_window", (17.0, 20.0))), h=float(s.get("h", 1e-5)),
+              rtol=float(s.get("rtol", 1e-8)), steady_state=bool(w.get("steady_state", False)),
+              ss_tol=float(w.get("ss_tol", 2e-4)), ss_periods=int(w.get("ss_periods", 3)),
+              ss_confirm=int(w.get("ss_confirm", 3)))
+    workers = int(w.get("workers", 0)) or None
+    if workers is not None and workers < 1:
+        raise ValueError(f"sweep.workers must be in [0, inf) (0 = all cores) (got {workers})")
+    out = Path(out)
+    # the mdm method applies to the modified Dahl points only; run the models apart
+    res_all = {"values": {}, "computed": 0, "wall_s": 0.0}
+    n_tot = len(pts)
+    base = [0]
+
+    def prog(frac, msg, n=None):
+        progress(frac, msg)
+
+    for m in models:
+        mpts = [p for p in pts if p[0] == m]
+        mkw = dict(kw)
+        if m == "mdm" and "mdm_method" in s:
+            mkw["method"] = str(s["mdm_method"])
+        offset = base[0]
+
+        def pm(frac, msg, offset=offset, k=len(mpts)):
+            progress((offset + frac * k) / n_tot, msg)
+
+        r = run_sweep(mpts, out / "frf.csv", max_workers=workers, progress=pm, **mkw)
+        base[0] += len(mpts)
+        res_all["values"].update(r["values"])
+        res_all["computed"] += r["computed"]
+        res_all["wall_s"] += r["wall_s"]
+    vals = res_all["values"]
+    fig, axes = plt.subplots(1, len(models), figsize=(6 * len(models), 4.5), squeeze=False)
+    names = {"mdm": "modified Dahl", "masing": "Masing with viscous damping"}
+    cmap = plt.get_cmap("viridis")
+    for ax, m in zip(axes[0], models):
+        for i, a in enumerate(f1):
+            y = [vals[(m, a, x)] for x in om]
+            ax.plot(om, y, "-" if a <= 120.0 else "-.", color=cmap(i / max(len(f1) - 1, 1)),
+                    lw=1.0, label=f"{a:g} N")
+        ax.set_xlabel("Ω [rad/s]")
+        ax.set_ylabel("max(T) − min(T) [N]")
+        ax.set_title(f"{names.get(m, m)} (Bastien et al. 2007, Fig. 21)", fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=6, ncol=2, title="f1")
+    reg = regimes(vals)
+    summary = {"n_points": len(pts), "computed_now": res_all["computed"],
+               "sweep_wall_s": res_all["wall_s"], "reduced_grid": reduced,
+               "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in kw.items()},
+               "regimes": reg, "metrics": _frf_metrics(reg)}
+    return ScenarioOutput(summary=summary, figures={"fig21_frf": fig})
+
+
+def _frf_metrics(reg: dict) -> dict:
+    m = {}
+    for model, per in reg.items():
+        for a, d in per.items():
+            m[f"{model}_f1_{a}_omega_peak"] = d["omega_peak"]
+            m[f"{model}_f1_{a}_amplitude_peak"] = d["amplitude_peak"]
+            if "max_rel_dev_from_stuck_linear" in d:
+                m[f"{model}_f1_{a}_rel_dev_stuck_linear"] = d["max_rel_dev_from_stuck_linear"]
+            if "subharmonic_local_peak" in d:
+                m[f"{model}_f1_{a}_subharmonic_peak"] = float(d["subharmonic_local_peak"])
+    return m
