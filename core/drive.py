@@ -50,6 +50,18 @@ def _drive_loop(advance, force, t, u, vseg, vout, x0, p, rtol, n_out):
     return F, X
 
 
+_drive_loop_nocache = njit(cache=False)(_drive_loop.py_func)
+
+
+def _importable(fn) -> bool:
+    """True if the dispatcher ``fn`` is a module-level function (safe to cache on)."""
+    import sys
+
+    f = getattr(fn, "py_func", None)
+    mod = sys.modules.get(getattr(f, "__module__", None) or "")
+    return mod is not None and getattr(mod, getattr(f, "__name__", ""), None) is fn
+
+
 def _as_series(name: str, a, n: int | None = None) -> np.ndarray:
     try:
         arr = np.ascontiguousarray(np.asarray(a, dtype=np.float64))
@@ -125,6 +137,11 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
     loop = _drive_loop
     if not (is_compiled(element.advance) and is_compiled(element.force)):
         loop = _drive_loop.py_func  # user callables numba cannot compile
+    elif not (_importable(element.advance) and _importable(element.force)):
+        # kernels built at run time (closures over user callables, SumElement): keys
+        # of their types must not enter the on-disk cache index, whose next save
+        # would fail in every later process ("underlying object has vanished")
+        loop = _drive_loop_nocache
     F, X = loop(element.advance, element.force, t, u, vseg, vout, xs, element.p,
                 float(rtol), n_out)
     bad = ~np.isfinite(F)
