@@ -87,5 +87,5 @@ def rho_from_loop_area(area, x_min, x_max) -> float:
     if dahl_h(hi) <= target:
         raise ValueError(f"area = {area!r} is too close to 2*(x_max - x_min) = {2 * D:g} to "
                          f"be inverted in double precision")
-    nu = brentq(lambda z: dahl_h(z) - target, lo, hi, xtol=1e-15 * hi, rtol=4e-16, maxiter=200)
+    nu = brentq(lambda z: dahl_h(z) - target, lo, hi, xtol=1e-300, rtol=1e-15, maxiter=200)
     return nu / D

@@ -13,7 +13,7 @@ and the steady loop is the periodic solution, y°(0) = y°(ϱ_T) (eq. (8)).
 For the Dahl model σ0 = ρ·Fc and g(0) = Fc.
 
 Minor loops (Theorem A (b) generalised). Take one period of the extrema sequence of
-ψ_u, started at its (first) global maximum, and pair the reversals with the
+ψ_u, started at its first global minimum (as u_min,1 in Definition 1), and pair the reversals with the
 four-point rainflow rule: for consecutive stacked reversals A, B, C, D, the pair
 (B, C) is a minor loop when |C − B| ≤ |B − A| and |C − B| ≤ |D − C|, i.e. the
 excursion B → C lies inside the excursion A → D; B and C are then removed and the
@@ -21,7 +21,8 @@ rule is applied again (so nested loops are found innermost first). The minor loo
 opens at the reversal ϱ_B and closes at ϱ_close, the first ϱ > ϱ_C at which ψ_u
 comes back to ψ_u(ϱ_B). Its arc is {(ψ_u(ϱ), y°(ϱ)), ϱ ∈ [ϱ_B, ϱ_close]}: it is
 closed in u (ψ_u(ϱ_close) = ψ_u(ϱ_B)) but not in force, as in Fig. 15 of the paper.
-What remains after all pairs are removed is the major loop (global max ↔ global min).
+What remains after all pairs are removed is the major loop (global min ↔ global max).
+Ties (equal extrema) are resolved as in Theorem A: the pair that opens first wins.
 For a bimodal input of Definition 1 this gives exactly one minor loop,
 [ϱ_1, ϱ_5] with ϱ_5 = ϱ_2 + u_max,1 − u_min,2, as in Theorem A (b).
 """
@@ -111,11 +112,14 @@ def lugre_slow_limit(model, u, y0=None) -> np.ndarray:
 def lugre_steady_output(model, u) -> np.ndarray:
     """y°_u at every sample of one period of a periodic input [N] (eqs. (6), (8)).
 
-    u [m]: samples of one period, u[-1] == u[0], joined by straight lines.
+    u [m]: samples of one period, u[-1] == u[0] (to 1e-9 of the range), joined by
+    straight lines.
     """
     sigma0, g0 = slow_params(model)
     u = check_array("u", u, min_len=2)
     _check_periodic(u, "u")
+    u = u.copy()
+    u[-1] = u[0]
     d = np.diff(u)
     a = sigma0 / g0
     L, s = np.abs(d), np.sign(d)
@@ -125,7 +129,8 @@ def lugre_steady_output(model, u) -> np.ndarray:
 
 
 def _check_periodic(ku, name):
-    if ku[-1] != ku[0]:
+    span = float(np.max(ku) - np.min(ku))
+    if abs(ku[-1] - ku[0]) > 1e-9 * span:
         raise ValueError(f"{name} must describe one period: its last value must equal its "
                          f"first ({ku[-1]!r} != {ku[0]!r})")
     if np.all(ku == ku[0]):
@@ -225,7 +230,7 @@ class LoopResult:
 
 def _rainflow_pairs(psi):
     """Four-point rainflow pairing of a reversal sequence psi[0..m] (psi[0] = psi[m]
-    = global maximum). Returns (open_index, turn_index) pairs in order of removal."""
+    = global minimum). Returns (open_index, turn_index) pairs in order of removal."""
     stack: list[int] = []
     pairs = []
     for k in range(psi.size):
@@ -255,6 +260,8 @@ def lugre_steady_loop(model, knots_u, *, n_per_unit: float = 200.0) -> LoopResul
     sigma0, g0 = slow_params(model)
     ku = check_array("knots_u", knots_u, min_len=2)
     _check_periodic(ku, "knots_u")
+    ku = ku.copy()
+    ku[-1] = ku[0]
     n_per_unit = check_positive("n_per_unit", n_per_unit)
     kv, kpsi, s = _legs(ku)
     a = sigma0 / g0
@@ -268,13 +275,13 @@ def lugre_steady_loop(model, knots_u, *, n_per_unit: float = 200.0) -> LoopResul
     r = np.unique(np.concatenate([np.linspace(0.0, P, n), kv]))
     res.varrho, res.u, res.F = r, res.psi_at(r), res.F_at(r)
     res.u[-1], res.F[-1] = kpsi[-1], kF[-1]
-    # reversals of the periodic input, one period started at the first global maximum
+    # reversals of the periodic input, one period started at the first global minimum
     rev = list(range(1, kv.size - 1))
     if s[0] != s[-1]:
-        rev.append(kv.size - 1)           # the start (= end) knot is itself a reversal
+        rev.insert(0, 0)                  # the start (= end) knot is itself a reversal
     rr = np.array([kv[i] for i in rev])
     rp = np.array([kpsi[i] for i in rev])
-    j0 = int(np.argmax(rp))
+    j0 = int(np.argmin(rp))
     rr = np.concatenate([rr[j0:], rr[:j0] + P, [rr[j0] + P]])
     rp = np.concatenate([rp[j0:], rp[:j0], [rp[j0]]])
     for ob, tc in _rainflow_pairs(rp):
