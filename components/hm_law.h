@@ -105,4 +105,67 @@ static int hm_rk_advance(hm_rate_fn rate, double *x, int n, double u0, double dt
     return steps;
 }
 
+/* sgn(y)·|y|^m, finite at y = 0 for every m > 0 (spow in modified_dahl.py) */
+static double hm_spow(double y, double m)
+{
+    if (y > 0.0) return pow(y, m);
+    if (y < 0.0) return -pow(-y, m);
+    return 0.0;
+}
+
+typedef double (*hm_scalar_rhs)(double y, double q0, double q1, double q2, double q3);
+
+/* y(L) for the autonomous scalar field dy/ds = rhs(y, q0..q3), decreasing in y with
+ * the single zero ystar (NaN: none); the mirror of make_autonomous_rk in
+ * modified_dahl.py: a step that would overshoot ystar stops at ystar, where the
+ * exact solution ends up. Local error per step <= rtol·max(|y|, scale). */
+static double hm_autonomous_rk(hm_scalar_rhs rhs, double y, double L, double q0, double q1,
+                               double q2, double q3, double ystar, double rtol, double scale)
+{
+    static const double A21 = 1.0 / 5;
+    static const double A31 = 3.0 / 40, A32 = 9.0 / 40;
+    static const double A41 = 44.0 / 45, A42 = -56.0 / 15, A43 = 32.0 / 9;
+    static const double A51 = 19372.0 / 6561, A52 = -25360.0 / 2187, A53 = 64448.0 / 6561,
+                        A54 = -212.0 / 729;
+    static const double A61 = 9017.0 / 3168, A62 = -355.0 / 33, A63 = 46732.0 / 5247,
+                        A64 = 49.0 / 176, A65 = -5103.0 / 18656;
+    static const double B1 = 35.0 / 384, B3 = 500.0 / 1113, B4 = 125.0 / 192,
+                        B5 = -2187.0 / 6784, B6 = 11.0 / 84;
+    static const double E1 = 71.0 / 57600, E3 = -71.0 / 16695, E4 = 71.0 / 1920,
+                        E5 = -17253.0 / 339200, E6 = 22.0 / 525, E7 = -1.0 / 40;
+    double s = 0.0, h = L, hmin = L * 1e-14, dirn = 0.0, snap = 0.0;
+    double k1, k2, k3, k4, k5, k6, k7, yn, e, err;
+    int clamp = (ystar == ystar);
+    if (L <= 0.0) return y;
+    if (clamp) {
+        if (y == ystar) return y;
+        dirn = ystar > y ? 1.0 : -1.0;
+        snap = 1e-3 * rtol * scale;
+    }
+    k1 = rhs(y, q0, q1, q2, q3);
+    while (s < L) {
+        if (clamp && fabs(y - ystar) <= snap) return ystar;
+        if (s + h > L) h = L - s;
+        k2 = rhs(y + h * A21 * k1, q0, q1, q2, q3);
+        k3 = rhs(y + h * (A31 * k1 + A32 * k2), q0, q1, q2, q3);
+        k4 = rhs(y + h * (A41 * k1 + A42 * k2 + A43 * k3), q0, q1, q2, q3);
+        k5 = rhs(y + h * (A51 * k1 + A52 * k2 + A53 * k3 + A54 * k4), q0, q1, q2, q3);
+        k6 = rhs(y + h * (A61 * k1 + A62 * k2 + A63 * k3 + A64 * k4 + A65 * k5), q0, q1, q2, q3);
+        yn = y + h * (B1 * k1 + B3 * k3 + B4 * k4 + B5 * k5 + B6 * k6);
+        k7 = rhs(yn, q0, q1, q2, q3);
+        e = h * (E1 * k1 + E3 * k3 + E4 * k4 + E5 * k5 + E6 * k6 + E7 * k7);
+        err = fabs(e) / (rtol * fmax(fmax(fabs(y), fabs(yn)), scale));
+        if (err <= 1.0 || h <= hmin) {
+            if (clamp && (yn - ystar) * dirn >= 0.0) return ystar;
+            s += h;
+            y = yn;
+            k1 = k7;
+            h *= (err == 0.0) ? 5.0 : fmin(5.0, 0.9 * pow(err, -0.2));
+        } else {
+            h *= fmax(0.1, 0.9 * pow(err, -0.2));
+        }
+    }
+    return y;
+}
+
 #endif

@@ -71,22 +71,27 @@ def law_spec(element: ForceElement) -> LawSpec:
     for k, v in element.params.items():
         if callable(v):
             raise FMUExportError(
-                f"{name}: parameter {k!r} is a Python callable; an FMU holds no Python, "
-                f"only the law's built-in C form can be exported (leave {k} at its default)")
-    adv = element.advance
-    cls_adv = type(element).__dict__.get("advance")
-    cls_adv = getattr(cls_adv, "__func__", cls_adv)
-    if adv is None or cls_adv is None or adv is not cls_adv:
+                f"{name}: parameter {k!r} is a Python callable, which cannot be exported: an "
+                f"FMU holds no Python, only the law's C form (components/*.c) with numeric "
+                f"parameters" + (" (leave g and f at their default Stribeck/viscous form)"
+                                 if name == "LuGre" else
+                                 " (ModifiedDahl is the exportable Duhem law with linear "
+                                 "envelopes)" if name == "Duhem" else ""))
+    # the C names follow the Python force kernel: dahl_force -> dahl_advance, dahl_force,
+    # dahl_rate, dahl_setup in dahl.c (the force kernel is the one unique to each law)
+    fk = element.force
+    cls_fk = getattr(type(element), "force", None)
+    if fk is None or cls_fk is None or fk is not cls_fk:
         raise FMUExportError(f"{name}: this instance uses custom kernels (built from Python "
                              f"callables), which cannot be exported to C")
-    prefix = getattr(adv, "__name__", "")
-    if not prefix.endswith("_advance"):
+    prefix = getattr(fk, "__name__", "")
+    if not prefix.endswith("_force"):
         raise FMUExportError(f"{name}: cannot derive the C kernel name from {prefix!r}")
-    prefix = prefix[: -len("_advance")]
+    prefix = prefix[: -len("_force")]
     py_file = Path(inspect.getfile(type(element))).resolve()
     c_file = py_file.with_suffix(".c")
-    if not c_file.exists() or f"{prefix}_advance" not in c_file.read_text():
-        raise FMUExportError(f"{name}: no C kernel {prefix}_advance in {c_file.name} "
+    if not c_file.exists() or f"{prefix}_force(" not in c_file.read_text():
+        raise FMUExportError(f"{name}: no C kernel {prefix}_force in {c_file.name} "
                              f"(the C form of the law must sit beside {py_file.name})")
     q_names, q_values, q_units, q_docs = [], [], [], []
     info = {pi.name: pi for pi in element.param_info}

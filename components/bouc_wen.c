@@ -1,0 +1,53 @@
+/* Bouc-Wen hysteresis in C, the mirror of bouc_wen.py (same functions, same p).
+ *     ż = A u̇ − β |u̇| |z|^(n−1) z − γ u̇ |z|^n,    F = k_el u + z
+ * p = [A, beta, gamma, n, k_el]; constructor q = [A, beta, gamma, n, k_el, z0]; x = [z]
+ * On a segment dz/ds = σA − β sgn(z)|z|^n − σγ|z|^n (s = |v| t, σ = sgn v), integrated
+ * by hm_autonomous_rk, which stops at the equilibrium z* = σ(A/(β + γ))^(1/n).
+ */
+#include "hm_law.h"
+
+static double bouc_wen_rhs(double z, double sA, double beta, double sgamma, double n)
+{
+    return sA - beta * hm_spow(z, n) - sgamma * pow(fabs(z), n);
+}
+
+void bouc_wen_advance(double *x, double u0, double u1, double dt, double v, const double *p,
+                      double rtol)
+{
+    double A = p[0], beta = p[1], gamma = p[2], n = p[3], sg, zs;
+    (void)u0; (void)u1;
+    if (v == 0.0) return;
+    sg = v > 0.0 ? 1.0 : -1.0;
+    zs = sg * pow(A / (beta + gamma), 1.0 / n);
+    x[0] = hm_autonomous_rk(bouc_wen_rhs, x[0], fabs(v) * dt, sg * A, beta, sg * gamma, n, zs,
+                            rtol, fmax(fabs(zs), fabs(x[0])));
+}
+
+void bouc_wen_rate(const double *x, double u, double v, const double *p, double *out)
+{
+    double z = x[0], n = p[3];
+    (void)u;
+    out[0] = p[0] * v - p[1] * fabs(v) * hm_spow(z, n) - p[2] * v * pow(fabs(z), n);
+}
+
+double bouc_wen_force(const double *x, double u, double v, const double *p)
+{
+    (void)v;
+    return p[4] * u + x[0];
+}
+
+const char *bouc_wen_setup(const double *q, int nq, double *p, int np, double *x0, int nx)
+{
+    int i;
+    HM_CHECK(nq == 6 && np == 5 && nx == 1, "BoucWen: wrong vector sizes");
+    HM_CHECK(q[0] > 0.0, "A must be in (0, inf) (got %g)", q[0]);
+    HM_CHECK(q[1] > 0.0, "beta must be in (0, inf) (got %g)", q[1]);
+    HM_CHECK(q[2] > -q[1] && q[2] <= q[1], "gamma must be in (-beta, beta] = (%g, %g] (got %g)",
+             -q[1], q[1], q[2]);
+    HM_CHECK(q[3] > 0.0, "n must be in (0, inf) (got %g)", q[3]);
+    HM_CHECK(isfinite(q[4]), "k_el must be finite (got %g)", q[4]);
+    HM_CHECK(isfinite(q[5]), "z0 must be finite (got %g)", q[5]);
+    for (i = 0; i < 5; i++) p[i] = q[i];
+    x0[0] = q[5];
+    return NULL;
+}

@@ -1,0 +1,45 @@
+/* Masing model with viscous damping in C, the mirror of masing.py (same p).
+ *     ẇ + β(w/η) ∋ u̇,  η = α/k,   F = k w + k0 u + c u̇ − F0
+ * Bastien, Michon, Manin & Dufour (2007), eqs. (6)-(11).
+ * p = [k, k0, eta, F0, c]; constructor q = [k, k0, alpha, F0, c, w0]; x = [w]
+ */
+#include "hm_law.h"
+
+void masing_advance(double *x, double u0, double u1, double dt, double v, const double *p,
+                    double rtol)
+{
+    /* exact on a monotone segment: the stop operator w <- clip(w + Δu, −η, η) */
+    double eta = p[2], w = x[0] + (u1 - u0);
+    (void)dt; (void)v; (void)rtol;
+    if (w > eta) w = eta;
+    else if (w < -eta) w = -eta;
+    x[0] = w;
+}
+
+void masing_rate(const double *x, double u, double v, const double *p, double *out)
+{
+    (void)x; (void)u; (void)p;
+    out[0] = v;  /* smooth part of the inclusion; the projection does the rest */
+}
+
+double masing_force(const double *x, double u, double v, const double *p)
+{
+    return p[0] * x[0] + p[1] * u + p[4] * v - p[3];
+}
+
+const char *masing_setup(const double *q, int nq, double *p, int np, double *x0, int nx)
+{
+    double eta;
+    HM_CHECK(nq == 6 && np == 5 && nx == 1, "Masing: wrong vector sizes");
+    HM_CHECK(q[0] > 0.0, "k must be in (0, inf) (got %g)", q[0]);
+    HM_CHECK(q[1] >= 0.0, "k0 must be in [0, inf) (got %g)", q[1]);
+    HM_CHECK(q[2] > 0.0, "alpha must be in (0, inf) (got %g)", q[2]);
+    HM_CHECK(isfinite(q[3]), "F0 must be finite (got %g)", q[3]);
+    HM_CHECK(q[4] >= 0.0, "c must be in [0, inf) (got %g)", q[4]);
+    eta = q[2] / q[0];
+    HM_CHECK(fabs(q[5]) <= eta, "w0 must be in [-eta, eta] = [%g, %g] m (eta = alpha/k) (got %g)",
+             -eta, eta, q[5]);
+    p[0] = q[0]; p[1] = q[1]; p[2] = eta; p[3] = q[3]; p[4] = q[4];
+    x0[0] = q[5];
+    return NULL;
+}

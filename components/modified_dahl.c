@@ -1,0 +1,77 @@
+/* Modified Dahl model in C, the mirror of modified_dahl.py (same functions, same p).
+ *     Ḟ =  Λ u̇ sgn(h_u(u) − F) |h_u(u) − F|^μ     if u̇ ≥ 0
+ *     Ḟ = −Λ u̇ sgn(h_l(u) − F) |h_l(u) − F|^μ     if u̇ ≤ 0,   h_u = a u + b, h_l = d u + e
+ * Bastien, Michon, Manin & Dufour (2007), eqs. (3)-(4).
+ * p = [Lambda, mu, a, b, d, e]; constructor q = [Lambda, mu, a, b, d, e, F0]; x = [F]
+ * On a segment the gap D = h(u) − F obeys dD/ds = c − Λ sgn(D)|D|^μ (s = |v| t):
+ * integrated by hm_autonomous_rk, stopping at the equilibrium D*, closed forms for
+ * μ = 1 and c = 0 (see modified_dahl.py).
+ */
+#include "hm_law.h"
+
+static double modified_dahl_gap_rhs(double D, double c, double lam, double mu, double unused)
+{
+    (void)unused;
+    return c - lam * hm_spow(D, mu);
+}
+
+static double modified_dahl_gap_advance(double D, double c, double lam, double mu, double L,
+                                        double rtol, double scale)
+{
+    double Ds;
+    if (c == 0.0) {
+        double r;
+        if (D == 0.0) return 0.0;
+        if (mu == 1.0) return D * exp(-lam * L);
+        r = pow(fabs(D), 1.0 - mu) - (1.0 - mu) * lam * L;
+        if (r <= 0.0) return 0.0;
+        return copysign(pow(r, 1.0 / (1.0 - mu)), D);
+    }
+    Ds = copysign(pow(fabs(c) / lam, 1.0 / mu), c);
+    if (mu == 1.0) return Ds + (D - Ds) * exp(-lam * L);
+    return hm_autonomous_rk(modified_dahl_gap_rhs, D, L, c, lam, mu, 0.0, Ds, rtol, scale);
+}
+
+void modified_dahl_advance(double *x, double u0, double u1, double dt, double v,
+                           const double *p, double rtol)
+{
+    double lam = p[0], mu = p[1], a = p[2], b = p[3], d = p[4], e = p[5];
+    double L, r, scale;
+    if (v == 0.0) return;  /* Ḟ = 0 on both branches */
+    L = fabs(v) * dt;
+    r = (u1 - u0) / L;     /* = sgn(v) when v is the segment slope */
+    scale = fmax(fmax(fabs(x[0]), fabs(b)), fmax(fabs(e), 1.0));
+    if (v > 0.0) {
+        double D = modified_dahl_gap_advance(a * u0 + b - x[0], a * r, lam, mu, L, rtol, scale);
+        x[0] = a * u1 + b - D;
+    } else {
+        double E = modified_dahl_gap_advance(d * u0 + e - x[0], d * r, lam, mu, L, rtol, scale);
+        x[0] = d * u1 + e - E;
+    }
+}
+
+void modified_dahl_rate(const double *x, double u, double v, const double *p, double *out)
+{
+    if (v >= 0.0)
+        out[0] = p[0] * v * hm_spow(p[2] * u + p[3] - x[0], p[1]);
+    else
+        out[0] = -p[0] * v * hm_spow(p[4] * u + p[5] - x[0], p[1]);
+}
+
+double modified_dahl_force(const double *x, double u, double v, const double *p)
+{
+    (void)u; (void)v; (void)p;
+    return x[0];
+}
+
+const char *modified_dahl_setup(const double *q, int nq, double *p, int np, double *x0, int nx)
+{
+    int i;
+    HM_CHECK(nq == 7 && np == 6 && nx == 1, "ModifiedDahl: wrong vector sizes");
+    HM_CHECK(q[0] > 0.0, "Lambda must be in (0, inf) (got %g)", q[0]);
+    HM_CHECK(q[1] > 0.0, "mu must be in (0, inf) (got %g)", q[1]);
+    for (i = 0; i < 7; i++) HM_CHECK(isfinite(q[i]), "parameter %d must be finite", i);
+    for (i = 0; i < 6; i++) p[i] = q[i];
+    x0[0] = q[6];
+    return NULL;
+}

@@ -1,0 +1,68 @@
+"""``hystmech export-fmu ELEMENT --param NAME=VALUE ... -o FILE.fmu [--fmi 3]``
+or ``hystmech export-fmu --scenario NAME -o FILE.fmu`` (the scenario's [element])."""
+from __future__ import annotations
+
+import ast
+
+
+def add_arguments(p) -> None:
+    p.add_argument("element", nargs="?", default=None,
+                   help="element class name, e.g. Dahl (omit with --scenario)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="constructor parameter in SI units (repeat); arrays as [1, 2, 3]")
+    p.add_argument("--scenario", default=None,
+                   help="take the element from this scenario's [element] table")
+    p.add_argument("-o", "--output", required=True, help="FMU file to write (*.fmu)")
+    p.add_argument("--fmi", default="2", choices=["2", "3"], help="FMI version (default 2)")
+    p.add_argument("--rtol", type=float, default=1e-8,
+                   help="default tolerance of adaptive segment updates inside the FMU")
+
+
+def _value(name: str, text: str):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        if text.lower() in ("true", "false"):
+            return text.lower() == "true"
+        raise ValueError(f"--param {name}: value {text!r} is not a number or list") from None
+
+
+def parse_params(items) -> dict:
+    out = {}
+    for it in items:
+        if "=" not in it:
+            raise ValueError(f"--param must be NAME=VALUE (got {it!r})")
+        k, v = it.split("=", 1)
+        k = k.strip()
+        if not k.isidentifier():
+            raise ValueError(f"--param: {k!r} is not a parameter name")
+        out[k] = _value(k, v.strip())
+    return out
+
+
+def build(element: str | None, params: dict, scenario: str | None):
+    """The force element named on the command line (or in the scenario)."""
+    from ..scenario import build_element, load_scenario
+
+    if scenario is not None:
+        cfg = load_scenario(scenario)
+        if "element" not in cfg:
+            raise ValueError(f"scenario {scenario!r} has no [element] table")
+        table = dict(cfg["element"])
+        if element is not None and element != table.get("type"):
+            raise ValueError(f"element {element!r} differs from the scenario's "
+                             f"{table.get('type')!r}")
+        table.update(params)
+        return build_element(table)
+    if element is None:
+        raise ValueError("give an element class name (e.g. Dahl) or --scenario NAME")
+    return build_element(dict(type=element, **params))
+
+
+def main(args) -> int:
+    from .export import export_fmu
+
+    el = build(args.element, parse_params(args.param), args.scenario)
+    path = export_fmu(el, args.output, fmi_version=int(args.fmi), rtol=args.rtol)
+    print(f"wrote {path} ({el!r}, FMI {args.fmi}.0)")
+    return 0

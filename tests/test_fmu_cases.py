@@ -1,0 +1,46 @@
+"""(Helper module, no tests.) Exportable laws with realistic parameters and a drive input for the FMU tests:
+name -> (constructor, displacement amplitude [m], frequency [Hz])."""
+import numpy as np
+
+from hystmech.components import get_element_class
+
+
+def _mk(cls, **kw):
+    return lambda: get_element_class(cls)(**kw)
+
+
+CASES = {
+    "Dahl": (_mk("Dahl", rho=200.0, Fc=2.0, w0=0.1), 0.02, 2.0),
+    "LuGre": (_mk("LuGre", sigma0=1e4, sigma1=30.0, Fc=1.0, Fs=1.5, vs=0.01, beta=2.0,
+                  sigma2=0.4, x0=1e-5), 0.002, 1.0),
+    "ModifiedDahl": (_mk("ModifiedDahl", Lambda=117355.0, mu=0.37, a=7.146e4, b=9.596e2,
+                         d=5.322e4, e=3.972e2, F0=600.0), 0.01, 5.0),
+    "ViscousDahl": (_mk("ViscousDahl", kx=1e3, kw=50.0, rho=500.0, w0=0.2), 0.01, 2.0),
+    "AsymmetricViscousDahl": (_mk("AsymmetricViscousDahl", kx1=1.6299e5, kw1=5.2620e4,
+                                  kx2=1.3352e5, kw2=6.2986e4, rho=768.73), 0.01, 1.0),
+    "BoucWen": (_mk("BoucWen", A=1e4, beta=2.0, gamma=0.5, n=1.5, k_el=100.0, z0=5.0),
+                0.05, 1.0),
+    "Masing": (_mk("Masing", k=1e5, k0=1e3, alpha=50.0, F0=1.0, c=10.0, w0=1e-4), 0.002, 2.0),
+    "MaxwellSlip": (_mk("MaxwellSlip", k=[1e4, 2e4, 3e4], delta=[1e-4, 2e-4, 0.0],
+                        z0=[0.0, 1e-4, 0.0]), 5e-4, 2.0),
+    "SpringDamper": (_mk("SpringDamper", k=1e3, c=5.0, u0=1e-3), 0.01, 2.0),
+}
+
+
+def available():
+    """The cases whose law module exists in this tree."""
+    out = {}
+    for name, case in CASES.items():
+        try:
+            case[0]()
+        except ValueError:
+            continue
+        out[name] = case
+    return out
+
+
+def make_input(amp, freq, T=1.0, n=2001):
+    """Two-harmonic displacement u(t) [m] with a minor loop in each period."""
+    t = np.linspace(0.0, T, n)
+    u = amp * (np.sin(2 * np.pi * freq * t) + 0.3 * np.sin(2 * np.pi * 3.7 * freq * t + 0.4))
+    return t, u
