@@ -1,0 +1,567 @@
+"""Relay, Preisach and Prandtl-Ishlinskii hysteresis operators.
+
+Relay R_{a1,a2} (Manfredo, Dörlich, Linn & Arnold (2023), eqs. (4)-(6)): output +1 once
+the input has reached a2 from below, −1 once it has reached a1 from above, its
+initial value ξ in between.
+
+Preisach operator (eqs. (7), (12)), discretised: M = offset + k0·u + Σ_i w_i R_i[u] over
+relays (a1_i, a2_i) (in the (r, s) plane of eq. (7): r = (a2 − a1)/2, s = (a2 + a1)/2).
+It is evaluated from the memory curve (eqs. (9)-(10)): the stack of alternating dominant
+input extrema left after wiping-out, and the Everett function
+
+    E(α, β) = Σ { w_i : β <= a1_i, a2_i <= α }   (weight of the triangle below α, above β)
+
+    Σ+ = Σ_pairs ±E(max, min) along the stack,   M = offset + k0·u + 2·Σ+ − W,  W = Σ w_i
+
+so that one input sample costs O(1) Everett look-ups (amortised; binary searches in
+the threshold lists), independent of the number of relays. The Prandtl-Ishlinskii
+operator (weighted plays) is the special case of relays on lines r = const.
+
+State layout (fixed size, mirrored in C by the FMU exporter), D = max_depth:
+    x[0]          c, the last input value (the current, open extremum)
+    x[1]          n, number of stack entries (1 <= n <= D)
+    x[2]          type of stack[0]: −1 = a minimum (the sentinel LO, negative saturation),
+                  +1 = a maximum (the sentinel HI, positive saturation)
+    x[3:3+D]      stack of dominant extrema; types alternate from stack[0]; maxima decrease
+                  and minima increase towards the top, c lies between the top two
+    x[3+D:3+2D]   prefix sums P[j] = Σ+ of the sequence stack[0..j]
+Exceeding D nested reversals raises (numba ValueError "Preisach memory stack overflow").
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .base import ForceElement, Param, check_array, check_finite
+
+# p = [n2, n1, D, W, k0, offset, LO, HI, A2[0..n2-1], A1[0..n1-1], T[(n2+1)*(n1+1)]]
+#   A2: sorted distinct up-thresholds a2, A1: sorted distinct down-thresholds a1,
+#   T[i2*(n1+1) + i1] = Σ w over relays whose a2 is among the i2 smallest A2 and whose
+#   a1 is among the i1 largest A1 (the Everett function on the threshold grid).
+_HEAD = 8
+
+
+# -- relay ------------------------------------------------------------------------------
+# p = [a1, a2]
+@njit(cache=True)
+def relay_advance(x, u0, u1, dt, v, p, rtol):
+    # monotone segment: only its end values can switch the relay (eq. (6))
+    for u in (u0, u1):
+        if u >= p[1]:
+            x[0] = 1.0
+        elif u <= p[0]:
+            x[0] = -1.0
+
+
+@njit(cache=True)
+def relay_force(x, u, v, p):
+    if u >= p[1]:
+        return 1.0
+    if u <= p[0]:
+        return -1.0
+    return x[0]
+
+
+def _check_initial(initial, name="initial"):
+    arr = np.asarray(initial, dtype=float) if not isinstance(initial, str) else None
+    if arr is None or not np.all(np.isfinite(arr)) or not np.all(np.isin(arr, (-1.0, 1.0))):
+        raise ValueError(f"{name} must be -1 or +1 (got {initial!r})")
+    vals = np.unique(arr)
+    if vals.size != 1:
+        raise ValueError(f"{name} must be -1 or +1 for all relays alike (the memory-curve "
+                         f"evaluation starts from a saturated state; got mixed values)")
+    return float(vals[0])
+
+
+class Relay(ForceElement):
+    """Relay operator R_{a1,a2}[u, ξ] ∈ {−1, +1}, Manfredo et al. (2023), eqs. (4)-(6).
+
+    a1 < a2 thresholds [input units], initial ξ = −1 or +1 (used while a1 < u(0) < a2).
+    """
+
+    kind = "operator"
+    param_info = (Param("a1", "input", "lower threshold"), Param("a2", "input", "upper threshold"),
+                  Param("initial", "1", "initial output, -1 or +1"))
+    state_names = ("R",)
+    citation = "Manfredo, Dörlich, Linn & Arnold (2023), eqs. (4)-(6)"
+    advance = staticmethod(relay_advance)
+    force = staticmethod(relay_force)
+
+    def __init__(self, *, a1, a2, initial=-1):
+        a1 = check_finite("a1", a1)
+        a2 = check_finite("a2", a2)
+        if not a1 < a2:
+            raise ValueError(f"a2 must be in (a1, inf) = ({a1:g}, inf) (got {a2!r})")
+        xi = _check_initial(initial)
+        self._setup(dict(a1=a1, a2=a2, initial=xi), [a1, a2], [xi])
+        self.x_scale = np.ones(1)
+
+
+# -- Preisach kernels --------------------------------------------------------------------
+@njit(cache=True)
+def everett(p, alpha, beta):
+    """E(α, β): total weight of the relays with β <= a1 and a2 <= α (table look-up)."""
+    n2 = int(p[0])
+    n1 = int(p[1])
+    o2 = _HEAD
+    o1 = _HEAD + n2
+    oT = _HEAD + n2 + n1
+    lo = 0
+    hi = n2
+    while lo < hi:                      # i2 = #{A2 <= alpha}
+        mid = (lo + hi) >> 1
+        if p[o2 + mid] <= alpha:
+            lo = mid + 1
+        else:
+            hi = mid
+    i2 = lo
+    lo = 0
+    hi = n1
+    while lo < hi:                      # #{A1 < beta}
+        mid = (lo + hi) >> 1
+        if p[o1 + mid] < beta:
+            lo = mid + 1
+        else:
+            hi = mid
+    i1 = n1 - lo
+    return p[oT + i2 * (n1 + 1) + i1]
+
+
+@njit(cache=True)
+def _is_max(x, j):
+    # stack[j] is a maximum iff (stack[0] is a maximum) xor (j odd)
+    if x[2] > 0.0:
+        return j % 2 == 0
+    return j % 2 == 1
+
+
+@njit(cache=True)
+def _push(x, p, val, is_max):
+    D = int(p[2])
+    n = int(x[1])
+    if n >= D:
+        raise ValueError("Preisach memory stack overflow: more nested input reversals than "
+                         "max_depth; build the operator with a larger max_depth")
+    top = x[3 + n - 1]
+    if is_max:
+        x[3 + D + n] = x[3 + D + n - 1] + everett(p, val, top)
+    else:
+        x[3 + D + n] = x[3 + D + n - 1] - everett(p, top, val)
+    x[3 + n] = val
+    x[1] = n + 1
+
+
+@njit(cache=True)
+def _reset(x, p, high):
+    # the input went beyond every threshold: saturated state with a sentinel bottom
+    D = int(p[2])
+    x[1] = 1.0
+    if high:
+        x[2] = 1.0
+        x[3] = p[7]
+        x[3 + D] = p[3]
+    else:
+        x[2] = -1.0
+        x[3] = p[6]
+        x[3 + D] = 0.0
+
+
+@njit(cache=True)
+def _step(x, p, v):
+    # memory-curve update for a monotone move of the input from x[0] to v (eq. (10))
+    c = x[0]
+    n = int(x[1])
+    rising = not _is_max(x, n - 1)
+    if rising:
+        if v < c:
+            _push(x, p, c, True)
+            rising = False
+            n += 1
+    else:
+        if v > c:
+            _push(x, p, c, False)
+            rising = True
+            n += 1
+    x[0] = v
+    # wiping-out: a new extremum beyond an older one of its kind erases both of the
+    # older pair (stack[n-2] is the previous extremum of the same kind as the move)
+    if rising:
+        while n >= 2 and v >= x[3 + n - 2]:
+            n -= 2
+    else:
+        while n >= 2 and v <= x[3 + n - 2]:
+            n -= 2
+    if n == 0:
+        _reset(x, p, rising)
+    else:
+        x[1] = n
+
+
+@njit(cache=True)
+def _anchor(x, p, u):
+    # (P, anchor, rising) with Σ+(u) = P + E(u, anchor) if rising else P − E(anchor, u),
+    # for the input moved from x[0] to u, without changing x
+    D = int(p[2])
+    c = x[0]
+    n = int(x[1])
+    rising = not _is_max(x, n - 1)
+    virt = False              # a virtual entry c pushed at index n
+    Pv = 0.0
+    if rising and u < c:
+        Pv = x[3 + D + n - 1] + everett(p, c, x[3 + n - 1])
+        virt = True
+        rising = False
+        n += 1
+    elif (not rising) and u > c:
+        Pv = x[3 + D + n - 1] - everett(p, x[3 + n - 1], c)
+        virt = True
+        rising = True
+        n += 1
+    if rising:
+        while n >= 2 and u >= x[3 + n - 2]:
+            n -= 2
+    else:
+        while n >= 2 and u <= x[3 + n - 2]:
+            n -= 2
+    if n == 0:
+        if rising:
+            return p[3], p[7], False      # positive saturation
+        return 0.0, p[6], True            # negative saturation
+    j = n - 1
+    if virt and j == int(x[1]):
+        return Pv, c, rising
+    return x[3 + D + j], x[3 + j], rising
+
+
+@njit(cache=True)
+def preisach_advance(x, u0, u1, dt, v, p, rtol):
+    if u0 != x[0]:
+        _step(x, p, u0)
+    _step(x, p, u1)
+
+
+@njit(cache=True)
+def preisach_force(x, u, v, p):
+    P, a, rising = _anchor(x, p, u)
+    if rising:
+        s = P + everett(p, u, a)
+    else:
+        s = P - everett(p, a, u)
+    return p[5] + p[4] * u + 2.0 * s - p[3]
+
+
+@njit(cache=True)
+def preisach_slope(x, u, v, p):
+    # dM/du on the branch the input follows from u in the direction of v (current branch
+    # if v == 0): k0 plus the secant of the relay staircase over the threshold cell of u
+    D = int(p[2])
+    n = int(x[1])
+    if v > 0.0:
+        up = True
+    elif v < 0.0:
+        up = False
+    else:
+        up = not _is_max(x, n - 1)
+    P, a, rising = _anchor(x, p, u)
+    if rising != up:
+        # reversing at u: the new branch starts from u itself
+        a = u
+    n2 = int(p[0])
+    n1 = int(p[1])
+    if up:
+        o = _HEAD
+        m = n2
+    else:
+        o = _HEAD + n2
+        m = n1
+    lo = 0
+    hi = m
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if p[o + mid] <= u:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo == 0 or lo == m:
+        return p[4]
+    ta = p[o + lo - 1]
+    tb = p[o + lo]
+    if up:
+        dE = everett(p, tb, a) - everett(p, ta, a)
+    else:
+        dE = everett(p, a, ta) - everett(p, a, tb)
+    return p[4] + 2.0 * dE / (tb - ta)
+
+
+# -- user API -------------------------------------------------------------------------------
+def _everett_table(a1, a2, w):
+    A2 = np.unique(a2)
+    A1 = np.unique(a1)
+    n2, n1 = A2.size, A1.size
+    j2 = np.searchsorted(A2, a2)
+    j1d = n1 - 1 - np.searchsorted(A1, a1)      # rank of a1 from the top
+    H = np.zeros((n2, n1))
+    np.add.at(H, (j2, j1d), w)
+    T = np.zeros((n2 + 1, n1 + 1))
+    T[1:, 1:] = np.cumsum(np.cumsum(H, axis=0), axis=1)
+    return A2, A1, T
+
+
+class Preisach(ForceElement):
+    """Discrete Preisach operator, Manfredo et al. (2023), eqs. (7)-(12).
+
+    M = offset + k0·u + Σ_i w_i·R_{a1_i, a2_i}[u] [output units, e.g. N or N·m].
+
+    a1, a2: 1-D arrays of relay thresholds [input units] with a1 < a2 elementwise;
+    weights: 1-D array w_i (finite, any sign); initial: −1 or +1, the state of every
+    relay before the input enters its switching interval (eq. (5));
+    k0: reversible linear part [output/input]; offset [output units];
+    max_depth: number of nested dominant extrema the memory stack can hold.
+    Also built by :meth:`from_relays`, :meth:`from_kernel`, :meth:`from_everett`.
+    Evaluation via the memory curve and the Everett function (module docstring); drive()
+    stores only (last input, stack depth) per sample (n_report_states = 2).
+    """
+
+    kind = "operator"
+    param_info = (Param("a1", "input", "lower thresholds (1-D array), a1 < a2"),
+                  Param("a2", "input", "upper thresholds (1-D array)"),
+                  Param("weights", "output", "relay weights (1-D array)"),
+                  Param("initial", "1", "initial relay state, -1 or +1"),
+                  Param("k0", "output/input", "reversible linear part"),
+                  Param("offset", "output", "constant output offset"),
+                  Param("max_depth", "1", "capacity of the memory stack, >= 2"))
+    citation = "Manfredo, Dörlich, Linn & Arnold (2023), eqs. (4)-(12)"
+    n_report_states = 2
+
+    advance = staticmethod(preisach_advance)
+    force = staticmethod(preisach_force)
+    slope = staticmethod(preisach_slope)
+
+    MAX_TABLE = 50_000_000
+
+    def __init__(self, *, a1, a2, weights, initial=-1, k0=0.0, offset=0.0, max_depth=256):
+        a1 = check_array("a1", a1)
+        a2 = check_array("a2", a2)
+        w = check_array("weights", weights)
+        if a2.size != a1.size:
+            raise ValueError(f"a2 must have the same length as a1 ({a1.size}) (got {a2.size})")
+        if w.size != a1.size:
+            raise ValueError(f"weights must have the same length as a1 ({a1.size}) "
+                             f"(got {w.size})")
+        bad = ~(a1 < a2)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"a2 must be in (a1, inf) elementwise, i.e. a1 < a2 "
+                             f"(got a1[{i}] = {a1[i]!r}, a2[{i}] = {a2[i]!r})")
+        xi = _check_initial(initial)
+        k0 = check_finite("k0", k0)
+        offset = check_finite("offset", offset)
+        if isinstance(max_depth, bool) or not isinstance(max_depth, (int, np.integer)) \
+                or max_depth < 2:
+            raise ValueError(f"max_depth must be an integer in [2, inf) (got {max_depth!r})")
+        D = int(max_depth)
+        A2, A1, T = _everett_table(a1, a2, w)
+        if T.size > self.MAX_TABLE:
+            raise ValueError(f"a1, a2 must have at most ~{int(math.sqrt(self.MAX_TABLE))} distinct "
+                             f"values each (Everett table of {T.size} entries); put the "
+                             f"thresholds on a grid (from_kernel / from_everett)")
+        W = float(w.sum())
+        span = max(float(A2[-1] - A1[0]), 1.0)
+        LO = float(A1[0]) - span     # below every a1: all relays off after reaching it
+        HI = float(A2[-1]) + span    # above every a2
+        p = np.concatenate([[A2.size, A1.size, D, W, k0, offset, LO, HI], A2, A1, T.ravel()])
+        x0 = np.zeros(3 + 2 * D)
+        if xi < 0:
+            x0[0], x0[1], x0[2], x0[3], x0[3 + D] = LO, 1, -1, LO, 0.0
+        else:
+            x0[0], x0[1], x0[2], x0[3], x0[3 + D] = HI, 1, 1, HI, W
+        self._setup(dict(a1=a1.copy(), a2=a2.copy(), weights=w.copy(), initial=xi, k0=k0,
+                         offset=offset, max_depth=D), p, x0)
+        self.a1, self.a2, self.weights = a1.copy(), a2.copy(), w.copy()
+        self.max_depth = D
+        self.state_names = ("u_last", "depth", "bottom")
+        self.x_scale = np.ones(self.n_states)
+
+    # -- constructors -----------------------------------------------------------------------
+    @classmethod
+    def from_relays(cls, a1, a2, weights, initial=-1, **kw):
+        """Preisach operator from explicit relays (arrays a1 < a2, weights, initial ±1)."""
+        return cls(a1=a1, a2=a2, weights=weights, initial=initial, **kw)
+
+    @staticmethod
+    def grid(m, n):
+        """Relay thresholds of the triangle of eq. (14), r ∈ [0, m], |s| <= m − r, cut into n
+        levels per side (cell size h = 2m/n in a1, a2): one relay per square cell at its
+        centre and per diagonal half-cell at its centroid; n(n+1)/2 relays.
+
+        Returns a1, a2, i, j (cell indices, i <= j) and the cells' areas in the (r, s)
+        plane [input units²]."""
+        m = check_finite("m", m)
+        if not m > 0:
+            raise ValueError(f"m must be in (0, inf) (got {m!r})")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n must be an integer in [1, inf) (got {n!r})")
+        h = 2.0 * m / n
+        i, j = np.triu_indices(n)
+        t = -m + h * np.arange(n)
+        diag = i == j
+        a1 = np.where(diag, t[i] + h / 3.0, t[i] + 0.5 * h)
+        a2 = np.where(diag, t[j] + 2.0 * h / 3.0, t[j] + 0.5 * h)
+        area = np.where(diag, 0.25 * h * h, 0.5 * h * h)   # |∂(r,s)/∂(a1,a2)| = 1/2
+        return a1, a2, i, j, area
+
+    @classmethod
+    def from_kernel(cls, omega, m, n, **kw):
+        """Discretised Preisach operator of a kernel ω(r, s) on the triangle of eq. (14).
+
+        omega: a callable ω(r, s) (numpy-vectorised or scalar) [output/input²], or an
+        array of shape (n, n) whose entry [i, j] (i <= j) is ω on the cell with a1 in the
+        i-th and a2 in the j-th of the n levels; m [input units] > 0 half-size of the
+        triangle (m = max|input| in eq. (14)); n levels per side. Each relay weight is
+        ω at the cell's centre (centroid for the diagonal half-cells) times its area.
+        """
+        a1, a2, i, j, area = cls.grid(m, n)
+        if callable(omega):
+            r = 0.5 * (a2 - a1)
+            s = 0.5 * (a2 + a1)
+            try:
+                vals = np.asarray(omega(r, s), dtype=float)
+                if vals.shape != r.shape:
+                    vals = np.broadcast_to(vals, r.shape).astype(float)
+            except Exception:  # noqa: BLE001 - a scalar-only callable
+                vals = np.array([float(omega(ri, si)) for ri, si in zip(r, s)])
+        else:
+            arr = np.asarray(omega, dtype=float)
+            if arr.shape != (n, n):
+                raise ValueError(f"omega must be a callable or an array of shape ({n}, {n}) "
+                                 f"(got shape {arr.shape})")
+            vals = arr[i, j]
+        if not np.all(np.isfinite(vals)):
+            raise ValueError("omega must be finite on the triangle of eq. (14)")
+        return cls(a1=a1, a2=a2, weights=vals * area, **kw)
+
+    @classmethod
+    def from_everett(cls, E, m, n, **kw):
+        """Discretised Preisach operator of an Everett function E(α, β) [output units]:
+        E(α, β) = ∫∫ ω(r, s) dr ds over {β <= s − r, s + r <= α}, with E(α, β) = 0 for
+        α <= β. Relay weights are the exact integrals of ω over the cells of
+        :meth:`grid` (inclusion-exclusion of E at the cell corners), so the discrete
+        operator equals the continuous one whenever the input's extrema lie on the grid
+        t_k = −m + 2mk/n."""
+        a1c, a2c, i, j, area = cls.grid(m, n)
+        h = 2.0 * m / n
+        t = -m + h * np.arange(n + 1)
+
+        def Ev(al, be):
+            al = np.asarray(al, dtype=float)
+            be = np.asarray(be, dtype=float)
+            try:
+                out = np.asarray(E(al, be), dtype=float)
+                if out.shape != al.shape:
+                    out = np.broadcast_to(out, al.shape).astype(float)
+            except Exception:  # noqa: BLE001
+                out = np.array([float(E(a, b)) for a, b in zip(al.ravel(), be.ravel())])
+            return np.where(al > be, out.reshape(al.shape), 0.0)
+
+        sq = i != j
+        wgt = np.empty(i.size)
+        ii, jj = i[sq], j[sq]
+        wgt[sq] = (Ev(t[jj + 1], t[ii]) - Ev(t[jj], t[ii]) - Ev(t[jj + 1], t[ii + 1])
+                   + Ev(t[jj], t[ii + 1]))
+        d = ~sq
+        wgt[d] = Ev(t[i[d] + 1], t[i[d]])
+        if not np.all(np.isfinite(wgt)):
+            raise ValueError("E must be finite on the triangle of eq. (14)")
+        return cls(a1=a1c, a2=a2c, weights=wgt, **kw)
+
+    # -- memory ---------------------------------------------------------------------------
+    def state_after(self, history, x=None) -> np.ndarray:
+        """State after the input has gone through the values ``history`` (each joined to
+        the next by a straight line), starting from ``x`` (default: the initial state)."""
+        h = check_array("history", history)
+        xs = (self.x0 if x is None else np.asarray(x, dtype=float)).copy()
+        for k in range(h.size):
+            self.advance(xs, xs[0], h[k], 1.0, 0.0, self.p, 1e-8)
+        return xs
+
+    def stack(self, x) -> np.ndarray:
+        """The memory stack (dominant extrema, oldest first, sentinel included) followed
+        by the current input, for a state x."""
+        x = np.asarray(x, dtype=float)
+        n = int(x[1])
+        return np.append(x[3:3 + n], x[0])
+
+    def memory_curve(self, x, r) -> np.ndarray:
+        """Memory curve s = ψ(r) of eq. (10) for the state x at half-widths r >= 0:
+        relays (r, s) below it are +1, above it −1 (eq. (8))."""
+        r = np.asarray(r, dtype=float)
+        seq = self.stack(x)
+        x = np.asarray(x, dtype=float)
+        psi = seq[0] - r if x[2] < 0 else seq[0] + r
+        for v in seq[1:]:
+            psi = np.maximum(v - r, np.minimum(v + r, psi))
+        return psi
+
+    def relay_states(self, x) -> np.ndarray:
+        """±1 state of each relay (constructor order) for the state x: the relays driven
+        through the stored extrema (O(n_relays · depth), for inspection and tests)."""
+        seq = self.stack(x)
+        x = np.asarray(x, dtype=float)
+        R = np.full(self.a1.size, -1.0 if x[2] < 0 else 1.0)
+        for v in seq:
+            R = np.where(v >= self.a2, 1.0, np.where(v <= self.a1, -1.0, R))
+        return R
+
+
+class PrandtlIshlinskii(Preisach):
+    """Prandtl-Ishlinskii operator: M = offset + k0·u + Σ_j c_j·p_{r_j}[u], with play
+    operators p_r of half-widths r_j >= 0 whose outputs start at 0 for u = 0 (stops
+    s_r = u − p_r give the stop form: k0 = Σ c_j, weights −c_j).
+
+    It is the Preisach operator of eq. (7) with its kernel on the lines r = r_j
+    (density c_j/2 along s); here the lines carry relays every h [input units] in s,
+    over |s| <= u_bound + r_j. The result equals the continuous operator exactly when
+    every input sample and every 2·r_j is a multiple of h (relay thresholds then sit
+    half-way between input levels), and within h·Σ|c_j|/2 otherwise.
+
+    r [input units] 1-D array of play half-widths (> 0), weights c_j (finite),
+    u_bound [input units] > 0 the largest |u| the operator must handle exactly,
+    h [input units] > 0 the grid step.
+    """
+
+    def __init__(self, *, r, weights, h, u_bound, k0=0.0, offset=0.0, max_depth=256):
+        r = check_array("r", r)
+        c = check_array("weights", weights)
+        if c.size != r.size:
+            raise ValueError(f"weights must have the same length as r ({r.size}) (got {c.size})")
+        if np.any(r <= 0):
+            raise ValueError(f"r must be in (0, inf) elementwise (got {r.min()!r})")
+        h = check_finite("h", h)
+        u_bound = check_finite("u_bound", u_bound)
+        if not h > 0:
+            raise ValueError(f"h must be in (0, inf) (got {h!r})")
+        if not u_bound > 0:
+            raise ValueError(f"u_bound must be in (0, inf) (got {u_bound!r})")
+        a1s, a2s, ws = [], [], []
+        for rj, cj in zip(r, c):
+            N = int(math.ceil((u_bound + rj) / h))
+            s = h * (np.arange(-N, N) + 0.5)         # symmetric: Σ R·h/2 = p_r − 0
+            a1s.append(s - rj)
+            a2s.append(s + rj)
+            ws.append(np.full(s.size, 0.5 * cj * h))
+        super().__init__(a1=np.concatenate(a1s), a2=np.concatenate(a2s),
+                         weights=np.concatenate(ws), initial=-1, k0=k0, offset=offset,
+                         max_depth=max_depth)
+        # plays at 0 for u = 0: the alternating history ±r_max, ∓..., ±r_min, 0
+        rs = np.sort(r)[::-1]
+        hist = [rs[i] * (1 if i % 2 == 0 else -1) for i in range(rs.size)] + [0.0]
+        self.x0 = self.state_after(hist)
+        self.params = dict(r=r.copy(), weights=c.copy(), h=h, u_bound=u_bound, k0=k0,
+                           offset=offset, max_depth=self.max_depth)
+        self.r, self.c = r.copy(), c.copy()
+
+    def play_outputs(self, x) -> np.ndarray:
+        """Outputs p_{r_j} [input units] of the plays for the state x (memory curve at r_j)."""
+        return self.memory_curve(x, self.r)
