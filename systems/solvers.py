@@ -389,6 +389,9 @@ class Model:
         self._forcing = _CACHE[key]
         return self._forcing
 
+    def ops_present(self) -> bool:
+        return any(k == "operator" for k in self.kinds)
+
     def ops_compiled(self):
         """numba ops(y0, y1, ub0, ub1, dt, ea, eb, eo, po, P, rtol): advance every
         operator element (relay, Preisach) over the step with its own memory update."""
@@ -556,6 +559,9 @@ def _stored_energy(el, X, U):
         # F = k·w + k0·u + c·u̇ − F0 (Bastien et al. (2007), eq. (11)): k·w², k0·u² store
         k, k0, F0 = pr["k"], pr["k0"], pr.get("F0", 0.0)
         return 0.5 * k * X[:, 0] ** 2 + 0.5 * k0 * U ** 2 - F0 * U
+    if name == "MaxwellSlip":
+        # asperity springs k_i·Z_i (Jankowski, Marszał & Stefański (2017), eq. (7))
+        return 0.5 * (np.asarray(el.k) * X ** 2).sum(axis=1)
     if name in ("LinearSpring", "SpringDamper"):
         k = pr.get("k", 0.0)
         u0 = pr.get("u0", 0.0)
@@ -1090,7 +1096,7 @@ def _run_rk45(model, t0, t1, y0, t_eval, energy, opts):
 # the one entry point
 # ==========================================================================================
 
-METHODS = ("auto", "BDF", "Radau", "LSODA", "RK45", "projection")
+METHODS = ("auto", "BDF", "Radau", "LSODA", "RK45", "projection", "event")
 
 
 def _check_span(t_span):
@@ -1164,6 +1170,10 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
       ``"projection"``: the first-order implicit scheme of Bastien et al. (2007),
       eqs. (A.7)-(A.9), compiled; options h [s] (default 1e-5, eq. (57)), rtol of the
       operators' advance.
+      ``"event"``: event-driven reference for inclusions (each box component held on
+      its face or free, switches located by root finding, smooth pieces by scipy
+      DOP853 at rtol 1e-10): accurate but Python-driven; options integrator, rtol,
+      atol, max_events, max_step.
     x0: full state vector (names: ``assembly.state_names()``) or a dict
     {dof: x or (x, v), element: state, "dof.v": v}; default from the assembly.
     t_eval: output times (default: every step, thinned to ≤ 200 001 points for the
@@ -1188,7 +1198,7 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
                              f"t_span = [{t0!r}, {t1!r}]")
     if method == "auto":
         method = "BDF" if assembly.smooth else "projection"
-    if method != "projection" and not assembly.smooth:
+    if method not in ("projection", "event") and not assembly.smooth:
         bad = [e.name for e in assembly.elements if e.element.kind != "smooth"]
         raise ValueError(f"method {method!r} needs smooth elements only; {', '.join(bad)} "
                          f"{'is' if len(bad) == 1 else 'are'} non-smooth: use method='projection'")
@@ -1198,6 +1208,10 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
         from .implicit import run_projection
 
         T, Y, Q, stats, ok, msg, t_r = run_projection(model, t0, t1, y0, t_eval, energy, options)
+    elif method == "event":
+        from .implicit import run_event
+
+        T, Y, Q, stats, ok, msg, t_r = run_event(model, t0, t1, y0, t_eval, energy, options)
     elif method == "RK45":
         T, Y, Q, stats, ok, msg, t_r = _run_rk45(model, t0, t1, y0, t_eval, energy, options)
     else:
