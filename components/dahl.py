@@ -46,6 +46,13 @@ def dahl_jac(x, u, v, p, J):
     J[1, 0] = p[1]
 
 
+@njit(cache=True)
+def dahl_slope(x, u, v, p):
+    # dF/du = Fc·ρ(1 − sgn(v)·w) on the branch of direction sgn(v) (increasing for v = 0)
+    s = -1.0 if v < 0.0 else 1.0
+    return p[1] * p[0] * (1.0 - s * x[0])
+
+
 class Dahl(ForceElement):
     """Dahl friction: ẇ = ρ(u̇ − |u̇|w), F = Fc·w.
 
@@ -64,6 +71,7 @@ class Dahl(ForceElement):
     force = staticmethod(dahl_force)
     rate = staticmethod(dahl_rate)
     jac = staticmethod(dahl_jac)
+    slope = staticmethod(dahl_slope)
 
     def __init__(self, *, rho, Fc, w0=0.0):
         rho = check_positive("rho", rho)

@@ -16,10 +16,11 @@ scalar ODE
 Its right-hand side decreases strictly in D, so D tends monotonically to the single
 equilibrium D* = sgn(c)(|c|/Λ)^(1/μ) and never crosses it; D = 0 (the envelope
 itself, where the right-hand side is not Lipschitz for μ < 1) is crossed with the
-finite speed c. ``autonomous_rk`` integrates it with adaptive Dormand-Prince steps
-and, where a step would overshoot D*, stops at D* exactly (the true solution cannot
-pass it), so the integration neither stalls at the envelope nor crosses the
-equilibrium curve h(u) − D*. μ = 1 (and c = 0) have closed forms and use them.
+finite speed c. ``power_law_advance`` crosses D = 0 exactly through the inverse
+function s(D) (a convergent series), integrates elsewhere with adaptive
+Dormand-Prince steps and, where a step would overshoot D*, stops at D* (the true
+solution cannot pass it): the integration neither stalls at the envelope nor
+crosses the curve h(u) − D*. μ = 1 (and c = 0) have closed forms and use them.
 """
 import math
 
@@ -52,70 +53,142 @@ def spow(y, m):
     return 0.0
 
 
-def make_autonomous_rk(rhs):
-    """Compiled ``integrate(y, L, q0, q1, q2, q3, ystar, rtol, scale)`` for the scalar
-    field ``rhs(y, q0, q1, q2, q3)`` (a numba function); see ``integrate``'s docstring.
-    A factory rather than a function argument, so that numba can cache the result."""
-
-    @njit(cache=True)
-    def integrate(y, L, q0, q1, q2, q3, ystar, rtol, scale):
-        """y(L) for dy/ds = rhs(y, q0, q1, q2, q3), y(0) = y, s in [0, L].
-
-        ``rhs`` must be a scalar autonomous field, decreasing in y, whose only zero is
-        ``ystar`` (NaN when it has none): the solution then moves monotonically towards
-        ystar and never passes it, so a step that would overshoot is stopped AT ystar
-        (no error is made: that is where the exact solution ends up). Once
-        |y − ystar| ≤ 1e-3·rtol·scale the remaining decay is below tolerance and y is set
-        to ystar. Local error per step ≤ rtol·max(|y|, scale) (adaptive DOPRI 5(4)).
-        """
-        if L <= 0.0:
-            return y
-        clamp = ystar == ystar  # not NaN
-        if clamp:
-            if y == ystar:
-                return y
-            dirn = 1.0 if ystar > y else -1.0
-            snap = 1e-3 * rtol * scale
-        s = 0.0
-        h = L
-        hmin = L * 1e-14
-        k1 = rhs(y, q0, q1, q2, q3)
-        while s < L:
-            if clamp and abs(y - ystar) <= snap:
-                return ystar
-            if s + h > L:
-                h = L - s
-            k2 = rhs(y + h * _A21 * k1, q0, q1, q2, q3)
-            k3 = rhs(y + h * (_A31 * k1 + _A32 * k2), q0, q1, q2, q3)
-            k4 = rhs(y + h * (_A41 * k1 + _A42 * k2 + _A43 * k3), q0, q1, q2, q3)
-            k5 = rhs(y + h * (_A51 * k1 + _A52 * k2 + _A53 * k3 + _A54 * k4), q0, q1, q2, q3)
-            k6 = rhs(y + h * (_A61 * k1 + _A62 * k2 + _A63 * k3 + _A64 * k4 + _A65 * k5),
-                     q0, q1, q2, q3)
-            yn = y + h * (_B1 * k1 + _B3 * k3 + _B4 * k4 + _B5 * k5 + _B6 * k6)
-            k7 = rhs(yn, q0, q1, q2, q3)
-            e = h * (_E1 * k1 + _E3 * k3 + _E4 * k4 + _E5 * k5 + _E6 * k6 + _E7 * k7)
-            err = abs(e) / (rtol * max(abs(y), abs(yn), scale))
-            if err <= 1.0 or h <= hmin:
-                if clamp and (yn - ystar) * dirn >= 0.0:
-                    return ystar  # overshoot: the exact solution stops short of ystar
-                s += h
-                y = yn
-                k1 = k7
-                fac = 5.0 if err == 0.0 else min(5.0, 0.9 * err ** -0.2)
-                h = h * fac
-            else:
-                h = h * max(0.1, 0.9 * err ** -0.2)
-        return y
-
-    return integrate
+@njit(cache=True)
+def power_rhs(y, q0, q1, q2, m):
+    """g(y) = q0 − q1·sgn(y)|y|^m − q2·|y|^m."""
+    return q0 - q1 * spow(y, m) - q2 * abs(y) ** m
 
 
 @njit(cache=True)
-def _gap_rhs(D, c, lam, mu, unused):
-    return c - lam * spow(D, mu)
+def _side_k(y, q1, q2):
+    # on the side sgn(y) of zero, g(y) = q0 − k·|y|^m
+    return q1 + q2 if y > 0.0 else q2 - q1
 
 
-_gap_rk = make_autonomous_rk(_gap_rhs)
+@njit(cache=True)
+def _series_s(Z, q0, k, m):
+    # s(Z) = ∫_0^Z dz / (q0 − k|z|^m) as the geometric series
+    # (sgn Z / q0) Σ_j (k/q0)^j |Z|^(jm+1) / (jm+1), used where |k|·|Z|^m ≤ |q0|/2
+    az = abs(Z)
+    r = k * az ** m / q0
+    tot = 0.0
+    term = 1.0
+    for j in range(200):
+        c = term / (j * m + 1.0)
+        tot += c
+        if abs(c) < 1e-17 * abs(tot):
+            break
+        term *= r
+    return math.copysign(az, Z) * tot / q0
+
+
+@njit(cache=True)
+def _series_inv(target, side, q0, k, m, zmax):
+    # Z on the given side (±1) with s(Z) = target; s' = 1/g is within a factor 3 of 1/q0
+    Z = min(max(q0 * target * side, 0.0), zmax) * side
+    for _ in range(60):
+        g = q0 - k * abs(Z) ** m
+        dZ = (_series_s(Z, q0, k, m) - target) * g
+        Zn = Z - dZ
+        if Zn * side < 0.0:
+            Zn = 0.5 * Z
+        elif abs(Zn) > zmax:
+            Zn = side * zmax
+        if abs(Zn - Z) <= 1e-16 * max(abs(Zn), 1e-300):
+            return Zn
+        Z = Zn
+    return Z
+
+
+@njit(cache=True)
+def power_law_advance(y, L, q0, q1, q2, m, rtol, scale):
+    """y(L) for the scalar autonomous ODE dy/ds = g(y) = q0 − q1 sgn(y)|y|^m − q2 |y|^m.
+
+    The form shared by the modified Dahl gap (q0 = c, q1 = Λ, q2 = 0, m = μ) and the
+    Bouc-Wen state (q0 = σA, q1 = β, q2 = σγ, m = n). When g(0) = q0 ≠ 0 the solution
+    crosses y = 0, where g is not Lipschitz for m < 1 and not smooth for any m; in the
+    window |k||y|^m ≤ |q0|/2 around 0 the solution is obtained exactly from the
+    inverse function s(y) = ∫dy/g(y), a convergent series, and Newton's method.
+    Elsewhere adaptive Dormand-Prince 5(4) steps (local error ≤ rtol·max(|y|, scale)).
+    g is non-increasing in y for the laws' parameter ranges, so y moves monotonically
+    towards the zero y* of g on its way and never passes it: a step that would
+    overshoot y* ends AT y* (where the exact solution is within tolerance), and y is
+    set to y* once |y − y*| ≤ 1e-3·rtol·scale. Neither stalls nor overshoots.
+    """
+    if L <= 0.0:
+        return y
+    if q0 != 0.0:
+        sa = 1.0 if q0 > 0.0 else -1.0           # side ahead of zero
+        ka = _side_k(sa, q1, q2)
+        kb = _side_k(-sa, q1, q2)
+        ystar = sa * (q0 / ka) ** (1.0 / m) if q0 / ka > 0.0 else np.nan
+        wa = (abs(q0) / (2.0 * abs(ka))) ** (1.0 / m) if ka != 0.0 else np.inf
+        wb = (abs(q0) / (2.0 * abs(kb))) ** (1.0 / m) if kb != 0.0 else np.inf
+        wa = min(wa, 1e300)
+        wb = min(wb, 1e300)
+    else:
+        # g ≤ 0 on y > 0 and ≥ 0 on y < 0: y decays to y* = 0 (for the laws' ranges)
+        sa, ka, kb, wa, wb = 1.0, 0.0, 0.0, 0.0, 0.0
+        ystar = 0.0
+    clamp = ystar == ystar
+    snap = 1e-3 * rtol * scale
+    s = 0.0
+    h = L
+    hmin = L * 1e-14
+    k1 = power_rhs(y, q0, q1, q2, m)
+    while s < L:
+        rem = L - s
+        if clamp:
+            if abs(y - ystar) <= snap:
+                return ystar
+        if q0 != 0.0:
+            if y * sa <= 0.0 and abs(y) <= wb:
+                # behind zero, in the window: exact time to reach zero
+                sy = _series_s(y, q0, kb, m)     # < 0 behind zero (s(0) = 0)
+                if -sy >= rem:
+                    return _series_inv(sy + rem, -sa, q0, kb, m, wb)
+                s += -sy
+                y = 0.0
+                rem = L - s
+            if y * sa >= 0.0 and abs(y) < wa:
+                # ahead of zero, in the window: exact up to the window's edge
+                target = _series_s(y, q0, ka, m) + rem
+                sw = _series_s(sa * wa, q0, ka, m)
+                if sw >= target:
+                    return _series_inv(target, sa, q0, ka, m, wa)
+                s += sw - _series_s(y, q0, ka, m)
+                y = sa * wa
+                k1 = power_rhs(y, q0, q1, q2, m)
+                h = min(h, L - s)
+                if s >= L:
+                    return y
+                continue
+        if s + h > L:
+            h = L - s
+        k2 = power_rhs(y + h * _A21 * k1, q0, q1, q2, m)
+        k3 = power_rhs(y + h * (_A31 * k1 + _A32 * k2), q0, q1, q2, m)
+        k4 = power_rhs(y + h * (_A41 * k1 + _A42 * k2 + _A43 * k3), q0, q1, q2, m)
+        k5 = power_rhs(y + h * (_A51 * k1 + _A52 * k2 + _A53 * k3 + _A54 * k4),
+                       q0, q1, q2, m)
+        k6 = power_rhs(y + h * (_A61 * k1 + _A62 * k2 + _A63 * k3 + _A64 * k4 + _A65 * k5),
+                       q0, q1, q2, m)
+        yn = y + h * (_B1 * k1 + _B3 * k3 + _B4 * k4 + _B5 * k5 + _B6 * k6)
+        if q0 != 0.0 and y * sa < 0.0 and yn * sa >= 0.0:
+            h *= 0.5  # would jump over zero: land in the window first
+            continue
+        k7 = power_rhs(yn, q0, q1, q2, m)
+        e = h * (_E1 * k1 + _E3 * k3 + _E4 * k4 + _E5 * k5 + _E6 * k6 + _E7 * k7)
+        err = abs(e) / (rtol * max(abs(y), abs(yn), scale))
+        if err <= 1.0 or h <= hmin:
+            if clamp and (yn - ystar) * (ystar - y) >= 0.0:
+                return ystar  # overshoot: the exact solution stops short of y*
+            s += h
+            y = yn
+            k1 = k7
+            h = h * (5.0 if err == 0.0 else min(5.0, 0.9 * err ** -0.2))
+        else:
+            h = h * max(0.1, 0.9 * err ** -0.2)
+    return y
 
 
 @njit(cache=True)
@@ -131,10 +204,10 @@ def gap_advance(D, c, lam, mu, L, rtol, scale):
         if r <= 0.0:
             return 0.0
         return math.copysign(r ** (1.0 / (1.0 - mu)), D)
-    Ds = math.copysign((abs(c) / lam) ** (1.0 / mu), c)
     if mu == 1.0:
+        Ds = c / lam
         return Ds + (D - Ds) * math.exp(-lam * L)
-    return _gap_rk(D, L, c, lam, mu, 0.0, Ds, rtol, scale)
+    return power_law_advance(D, L, c, lam, 0.0, mu, rtol, scale)
 
 
 @njit(cache=True)
