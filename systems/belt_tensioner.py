@@ -162,7 +162,7 @@ def _rig_projection(rate, force, p, box_lo, box_hi, y0, rig, t0, h, n_steps, str
     nx = n - 4
     y = y0.copy()
     xd = np.empty(nx)
-    x = np.empty(nx)
+    x = y0[4:].copy()
     rec = np.empty((n_rec, 7 + n_x_rec))
     j = 0
     m1 = rig[0]
@@ -179,51 +179,71 @@ def _rig_projection(rate, force, p, box_lo, box_hi, y0, rig, t0, h, n_steps, str
     # cos(Ωt + φ) by a rotation recurrence, re-anchored every 1024 steps (saves a cos per step)
     cr = math.cos(Om * h)
     sr = math.sin(Om * h)
-    ph = Om * t0 + phi
-    cs = math.cos(ph)
-    sn = math.sin(ph)
-    t = t0
+    cs = 1.0
+    sn = 0.0
     t_obs = obs[15]
     if obs[12] != 0.0 and obs[16] < t_obs:
         t_obs = obs[16]
+    # first step index at or after t_obs / t_rec0 (integer tests in the loop)
+    k_obs = n_steps + 1
+    if t_obs <= t0 + n_steps * h:
+        k_obs = max(0, int(math.ceil((t_obs - t0) / h - 1e-9)))
+    k_rec = n_steps + 1
+    if t_rec0 <= t0 + n_steps * h:
+        k_rec = max(0, int(math.ceil((t_rec0 - t0) / h - 1e-9)))
+    u1 = y[0]
+    v1 = y[1]
+    u2 = y[2]
+    v2 = y[3]
+    t = t0
     for k in range(n_steps + 1):
-        t = t0 + k * h
         if (k & 1023) == 0:
+            t = t0 + k * h
             cs = math.cos(Om * t + phi)
             sn = math.sin(Om * t + phi)
-        u1 = y[0]
-        v1 = y[1]
-        u2 = y[2]
-        v2 = y[3]
-        for i in range(nx):
-            x[i] = y[4 + i]
         T = K * (u1 - u2) + C * (v1 - v2) + T0
         F = force(x, u2, v2, p) + Fpre
-        if t >= t_rec0 and j < n_rec and (k % stride) == 0:
-            _record(rec, j, t, y, T, F, n_x_rec)
+        if k == k_rec and j < n_rec:
+            y[0] = u1
+            y[1] = v1
+            y[2] = u2
+            y[3] = v2
+            for i in range(nx):
+                y[4 + i] = x[i]
+            _record(rec, j, t0 + k * h, y, T, F, n_x_rec)
             j += 1
+            k_rec += stride
+        if k >= k_obs:
+            if _observe(obs, t0 + k * h, T):
+                t = t0 + k * h
+                break
         if k == n_steps:
-            if t >= t_obs:
-                _observe(obs, t, T)
-            break
-        if t >= t_obs and _observe(obs, t, T):
+            t = t0 + k * h
             break
         f = f0 + f1 * cs
         rate(x, u2, v2, p, xd)
-        y[0] = u1 + h * v1
-        y[1] = v1 + h * ((f - T) / m1 + g)
-        y[2] = u2 + h * v2
-        y[3] = v2 + h * ((T - F) / m2 + g)
+        u1n = u1 + h * v1
+        v1 = v1 + h * ((f - T) / m1 + g)
+        u1 = u1n
+        u2n = u2 + h * v2
+        v2 = v2 + h * ((T - F) / m2 + g)
+        u2 = u2n
         for i in range(nx):
             z = x[i] + h * xd[i]
             if z < box_lo[i]:
                 z = box_lo[i]
             elif z > box_hi[i]:
                 z = box_hi[i]
-            y[4 + i] = z
+            x[i] = z
         c_new = cs * cr - sn * sr
         sn = sn * cr + cs * sr
         cs = c_new
+    y[0] = u1
+    y[1] = v1
+    y[2] = u2
+    y[3] = v2
+    for i in range(nx):
+        y[4 + i] = x[i]
     return rec, j, y, t
 
 
