@@ -36,11 +36,12 @@ from numba import njit
 
 from .base import ForceElement, Param, check_array, check_finite
 
-# p = [n2, n1, D, W, k0, offset, LO, HI, A2[0..n2-1], A1[0..n1-1], T[(n2+1)*(n1+1)]]
+# p = [n2, n1, D, W, k0, offset, LO, HI, dslope, A2[0..n2-1], A1[0..n1-1], T[(n2+1)*(n1+1)]]
+#   dslope: width of the secant that slope() takes across the relay staircase,
 #   A2: sorted distinct up-thresholds a2, A1: sorted distinct down-thresholds a1,
 #   T[i2*(n1+1) + i1] = Σ w over relays whose a2 is among the i2 smallest A2 and whose
 #   a1 is among the i1 largest A1 (the Everett function on the threshold grid).
-_HEAD = 8
+_HEAD = 9
 
 
 # -- relay ------------------------------------------------------------------------------
@@ -254,9 +255,9 @@ def preisach_force(x, u, v, p):
 
 @njit(cache=True)
 def preisach_slope(x, u, v, p):
-    # dM/du on the branch the input follows from u in the direction of v (current branch
-    # if v == 0): k0 plus the secant of the relay staircase over the threshold cell of u
-    D = int(p[2])
+    # dM/du on the branch the input follows from u in the direction of v (the current
+    # branch if v == 0): k0 plus the secant of the relay staircase over one grid width
+    # dslope centred at u (the discrete operator itself is piecewise constant)
     n = int(x[1])
     if v > 0.0:
         up = True
@@ -266,33 +267,19 @@ def preisach_slope(x, u, v, p):
         up = not _is_max(x, n - 1)
     P, a, rising = _anchor(x, p, u)
     if rising != up:
-        # reversing at u: the new branch starts from u itself
-        a = u
-    n2 = int(p[0])
-    n1 = int(p[1])
+        a = u            # reversing at u: the new branch starts from u itself
+    h = 0.5 * p[8]
     if up:
-        o = _HEAD
-        m = n2
+        lo = u - h if u - h > a else a
+        dE = everett(p, u + h, a) - everett(p, lo, a)
+        width = u + h - lo
     else:
-        o = _HEAD + n2
-        m = n1
-    lo = 0
-    hi = m
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if p[o + mid] <= u:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo == 0 or lo == m:
+        hi = u + h if u + h < a else a
+        dE = everett(p, a, u - h) - everett(p, a, hi)
+        width = hi - (u - h)
+    if width <= 0.0:
         return p[4]
-    ta = p[o + lo - 1]
-    tb = p[o + lo]
-    if up:
-        dE = everett(p, tb, a) - everett(p, ta, a)
-    else:
-        dE = everett(p, a, ta) - everett(p, a, tb)
-    return p[4] + 2.0 * dE / (tb - ta)
+    return p[4] + 2.0 * dE / width
 
 
 # -- user API -------------------------------------------------------------------------------
@@ -318,7 +305,10 @@ class Preisach(ForceElement):
     weights: 1-D array w_i (finite, any sign); initial: −1 or +1, the state of every
     relay before the input enters its switching interval (eq. (5));
     k0: reversible linear part [output/input]; offset [output units];
-    max_depth: number of nested dominant extrema the memory stack can hold.
+    max_depth: number of nested dominant extrema the memory stack can hold;
+    slope_width [input units]: width of the secant :func:`preisach_slope` takes across the
+    relay staircase (default: twice the mean spacing of the distinct thresholds; the
+    grid step h for from_kernel / from_everett).
     Also built by :meth:`from_relays`, :meth:`from_kernel`, :meth:`from_everett`.
     Evaluation via the memory curve and the Everett function (module docstring); drive()
     stores only (last input, stack depth) per sample (n_report_states = 2).
@@ -341,7 +331,8 @@ class Preisach(ForceElement):
 
     MAX_TABLE = 50_000_000
 
-    def __init__(self, *, a1, a2, weights, initial=-1, k0=0.0, offset=0.0, max_depth=256):
+    def __init__(self, *, a1, a2, weights, initial=-1, k0=0.0, offset=0.0, max_depth=256,
+                 slope_width=None):
         a1 = check_array("a1", a1)
         a2 = check_array("a2", a2)
         w = check_array("weights", weights)
@@ -368,17 +359,24 @@ class Preisach(ForceElement):
                              f"values each (Everett table of {T.size} entries); put the "
                              f"thresholds on a grid (from_kernel / from_everett)")
         W = float(w.sum())
+        if slope_width is None:
+            thr = np.unique(np.concatenate([A1, A2]))
+            slope_width = 2.0 * float(thr[-1] - thr[0]) / max(thr.size - 1, 1)
+        slope_width = check_finite("slope_width", slope_width)
+        if not slope_width > 0:
+            raise ValueError(f"slope_width must be in (0, inf) (got {slope_width!r})")
         span = max(float(A2[-1] - A1[0]), 1.0)
         LO = float(A1[0]) - span     # below every a1: all relays off after reaching it
         HI = float(A2[-1]) + span    # above every a2
-        p = np.concatenate([[A2.size, A1.size, D, W, k0, offset, LO, HI], A2, A1, T.ravel()])
+        p = np.concatenate([[A2.size, A1.size, D, W, k0, offset, LO, HI, slope_width], A2, A1,
+                            T.ravel()])
         x0 = np.zeros(3 + 2 * D)
         if xi < 0:
             x0[0], x0[1], x0[2], x0[3], x0[3 + D] = LO, 1, -1, LO, 0.0
         else:
             x0[0], x0[1], x0[2], x0[3], x0[3 + D] = HI, 1, 1, HI, W
         self._setup(dict(a1=a1.copy(), a2=a2.copy(), weights=w.copy(), initial=xi, k0=k0,
-                         offset=offset, max_depth=D), p, x0)
+                         offset=offset, max_depth=D, slope_width=slope_width), p, x0)
         self.a1, self.a2, self.weights = a1.copy(), a2.copy(), w.copy()
         self.max_depth = D
         self.state_names = ("u_last", "depth", "bottom")
@@ -440,6 +438,7 @@ class Preisach(ForceElement):
             vals = arr[i, j]
         if not np.all(np.isfinite(vals)):
             raise ValueError("omega must be finite on the triangle of eq. (14)")
+        kw.setdefault("slope_width", 2.0 * m / n)
         return cls(a1=a1, a2=a2, weights=vals * area, **kw)
 
     @classmethod
@@ -474,6 +473,7 @@ class Preisach(ForceElement):
         wgt[d] = Ev(t[i[d] + 1], t[i[d]])
         if not np.all(np.isfinite(wgt)):
             raise ValueError("E must be finite on the triangle of eq. (14)")
+        kw.setdefault("slope_width", h)
         return cls(a1=a1c, a2=a2c, weights=wgt, **kw)
 
     # -- memory ---------------------------------------------------------------------------
@@ -553,7 +553,7 @@ class PrandtlIshlinskii(Preisach):
             ws.append(np.full(s.size, 0.5 * cj * h))
         super().__init__(a1=np.concatenate(a1s), a2=np.concatenate(a2s),
                          weights=np.concatenate(ws), initial=-1, k0=k0, offset=offset,
-                         max_depth=max_depth)
+                         max_depth=max_depth, slope_width=h)
         # plays at 0 for u = 0: the alternating history ±r_max, ∓..., ±r_min, 0
         rs = np.sort(r)[::-1]
         hist = [rs[i] * (1 if i % 2 == 0 else -1) for i in range(rs.size)] + [0.0]

@@ -1,0 +1,261 @@
+"""Relay, Preisach and Prandtl-Ishlinskii operators (Manfredo et al. (2023), eqs. (4)-(12))
+against brute-force relay summation and the properties of hysteresis operators."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from hystmech import drive
+from hystmech.components import Masing, MaxwellSlip, PrandtlIshlinskii, Preisach, Relay
+
+SETTINGS = settings(max_examples=40, deadline=None)
+
+
+def brute_force(a1, a2, w, initial, u, k0=0.0, offset=0.0):
+    """Eqs. (5)-(6) relay by relay (inputs joined by straight lines: only the samples
+    can switch a relay), summed with the weights."""
+    R = np.full(a1.size, float(initial))
+    out = np.empty(len(u))
+    for k, v in enumerate(u):
+        R = np.where(v >= a2, 1.0, np.where(v <= a1, -1.0, R))
+        out[k] = offset + k0 * v + w @ R
+    return out
+
+
+def run(P, u):
+    u = np.asarray(u, dtype=float)
+    return drive(P, np.arange(u.size, dtype=float), u)
+
+
+# relays on a coarse grid (so that inputs hit thresholds exactly) or anywhere
+grid_vals = st.integers(-8, 8).map(lambda k: k / 4.0)
+any_vals = st.floats(-2.5, 2.5, allow_nan=False)
+
+
+@st.composite
+def relay_sets(draw, on_grid):
+    n = draw(st.integers(1, 25))
+    a = [sorted(draw(st.lists(grid_vals if on_grid else any_vals, min_size=2, max_size=2,
+                              unique=True))) for _ in range(n)]
+    w = draw(st.lists(st.floats(-3, 3, allow_nan=False), min_size=n, max_size=n))
+    return (np.array([x[0] for x in a]), np.array([x[1] for x in a]), np.array(w))
+
+
+@SETTINGS
+@given(rel=relay_sets(on_grid=True), u=st.lists(grid_vals, min_size=2, max_size=60),
+       init=st.sampled_from([-1, 1]))
+def test_equals_brute_force_relay_sum_with_threshold_ties(rel, u, init):
+    a1, a2, w = rel
+    P = Preisach(a1=a1, a2=a2, weights=w, initial=init, k0=0.7, offset=-0.2)
+    ref = brute_force(a1, a2, w, init, u, 0.7, -0.2)
+    got = run(P, u).force
+    assert np.max(np.abs(got - ref)) <= 1e-12 * (np.abs(w).sum() + 1)
+
+
+@SETTINGS
+@given(rel=relay_sets(on_grid=False), u=st.lists(any_vals, min_size=2, max_size=60),
+       init=st.sampled_from([-1, 1]))
+def test_equals_brute_force_relay_sum_random_thresholds(rel, u, init):
+    a1, a2, w = rel
+    P = Preisach.from_relays(a1, a2, w, initial=init)
+    ref = brute_force(a1, a2, w, init, u)
+    got = run(P, u).force
+    assert np.max(np.abs(got - ref)) <= 1e-12 * np.abs(w).sum()
+    # the stored memory gives every relay's state
+    x = P.state_after(u)
+    R = np.full(a1.size, float(init))
+    for v in u:
+        R = np.where(v >= a2, 1.0, np.where(v <= a1, -1.0, R))
+    np.testing.assert_array_equal(P.relay_states(x), R)
+
+
+def smooth_preisach(n=40, m=2.0, **kw):
+    omega = lambda r, s: np.exp(-r) * (1.0 + 0.5 * np.cos(s))   # noqa: E731
+    return Preisach.from_kernel(omega, m, n, **kw)
+
+
+@SETTINGS
+@given(prefix=st.lists(any_vals, min_size=1, max_size=10),
+       ab=st.lists(st.floats(-1.8, 1.8), min_size=4, max_size=4, unique=True))
+def test_wiping_out(prefix, ab):
+    # ..., a, b, c, d with a < c < b < d: the excursion (b, c) is wiped out by d
+    a, c, b, d = sorted(ab)
+    P = smooth_preisach()
+    x1 = P.state_after(prefix + [a, b, c, d])
+    x2 = P.state_after(prefix + [a, d])
+    for uu in np.linspace(-2.2, 2.2, 23):
+        assert P.force_of(x1, uu, 0.0) == pytest.approx(P.force_of(x2, uu, 0.0), abs=1e-12)
+    np.testing.assert_array_equal(P.stack(x1), P.stack(x2))
+
+
+@SETTINGS
+@given(p1=st.lists(any_vals, max_size=8), p2=st.lists(any_vals, max_size=8),
+       lims=st.lists(st.floats(-1.5, 1.5), min_size=2, max_size=2, unique=True),
+       top=st.floats(1.6, 2.4))
+def test_congruent_minor_loops_between_same_extrema(p1, p2, lims, top):
+    u1, u2 = sorted(lims)
+    P = smooth_preisach()
+    cyc = np.r_[np.linspace(u1, u2, 15), np.linspace(u2, u1, 15)[1:]]
+    loops = []
+    for pre in (p1, p2):
+        x = P.state_after(pre + [top, u1])
+        F = run_from(P, x, np.r_[cyc, cyc[1:]])
+        loops.append(F - F[0])
+    np.testing.assert_allclose(loops[0], loops[1], rtol=0, atol=1e-12)
+    # and the loop closes (return-point memory)
+    n = cyc.size
+    np.testing.assert_allclose(loops[0][n - 1:], loops[0][:n], rtol=0, atol=1e-12)
+
+
+def run_from(P, x, u):
+    return drive(P, np.arange(len(u), dtype=float), np.asarray(u, dtype=float), x0=x).force
+
+
+@SETTINGS
+@given(prefix=st.lists(any_vals, min_size=1, max_size=10),
+       v=st.lists(st.floats(-1.9, 1.9), min_size=3, max_size=3, unique=True))
+def test_return_point_memory(prefix, v):
+    # from a minimum m up to M, an inner excursion down to a (m < a < M) and back to M:
+    # the operator returns to the state it had at M
+    m, a, M = sorted(v)
+    P = smooth_preisach()
+    xM = P.state_after(prefix + [m, M])
+    xR = P.state_after(prefix + [m, M, a, M])
+    np.testing.assert_array_equal(P.stack(xM), P.stack(xR))
+    assert P.force_of(xR, M, 0.0) == pytest.approx(P.force_of(xM, M, 0.0), abs=1e-12)
+
+
+@SETTINGS
+@given(u=st.lists(any_vals, min_size=2, max_size=30), seed=st.integers(0, 1000))
+def test_rate_independence_and_trial_copies(u, seed):
+    P = smooth_preisach(n=20)
+    rng = np.random.default_rng(seed)
+    t1 = np.arange(len(u), dtype=float)
+    t2 = np.cumsum(rng.uniform(0.01, 100.0, len(u)))
+    r1, r2 = drive(P, t1, u), drive(P, t2, u)
+    np.testing.assert_array_equal(r1.force, r2.force)
+    # a trial advance on a copy (Newton iterations) leaves x alone and agrees with the
+    # non-destructive force evaluation
+    x = P.state_after(u)
+    keep = x.copy()
+    trial = x.copy()
+    P.advance(trial, x[0], 0.37, 1.0, 0.0, P.p, 1e-8)
+    np.testing.assert_array_equal(x, keep)
+    assert P.force_of(trial, 0.37, 0.0) == P.force_of(x, 0.37, 0.0)
+
+
+def test_refining_linear_segments_changes_nothing():
+    P = smooth_preisach()
+    u = np.array([0.0, 1.5, -0.5, 1.0, -1.7, 0.3])
+    uf = np.concatenate([np.linspace(u[k], u[k + 1], 9)[:-1] for k in range(u.size - 1)]
+                        + [[u[-1]]])
+    F = run(P, u).force
+    Ff = run(P, uf).force
+    np.testing.assert_allclose(Ff[::8], F, rtol=0, atol=1e-13)
+
+
+def test_constant_kernel_everett_closed_form():
+    # ω = 1: E(α, β) = (α − β)²/4, W = m²; from negative saturation up to u:
+    # M = 2E(u, −m) − W; then down to v: M = 2[E(u, −m) − E(u, v)] − W
+    m, n = 2.0, 40
+    P = Preisach.from_everett(lambda a, b: (a - b) ** 2 / 4.0, m, n)
+    Pk = Preisach.from_kernel(lambda r, s: np.ones_like(r), m, n)
+    np.testing.assert_allclose(P.weights, Pk.weights, rtol=1e-12)
+    assert P.weights.sum() == pytest.approx(m * m, rel=1e-14)
+    h = 2 * m / n
+    u, v = -m + 31 * h, -m + 7 * h
+    F = run(P, [-m, u, v]).force
+    assert F[1] == pytest.approx(2 * (u + m) ** 2 / 4 - m * m, abs=1e-12)
+    assert F[2] == pytest.approx(2 * ((u + m) ** 2 / 4 - (u - v) ** 2 / 4) - m * m, abs=1e-12)
+    # tangent on the descending branch from u: dM/dv = (u − v) (within one cell)
+    x = P.state_after([-m, u, v + 0.5 * h])
+    assert P.slope(x, v + 0.5 * h, -1.0, P.p) == pytest.approx(u - v - 0.5 * h, abs=h)
+
+
+def test_maxwell_slip_is_a_prandtl_ishlinskii_preisach_operator():
+    # REFERENCE.md Δ_i = 7, 33, 59, 85, 111 × (1/60) µm; inputs on the 1/60 µm grid
+    h = 1e-6 / 60
+    delta = np.array([7, 33, 59, 85, 111]) * h
+    kt = 1e6
+    ms = MaxwellSlip(k=np.full(5, kt), delta=delta)
+    pi = PrandtlIshlinskii(r=delta, weights=np.full(5, -kt), k0=5 * kt, h=h, u_bound=2e-6)
+    th = np.linspace(0, 4 * np.pi, 1601)
+    u = np.round(1e-6 * (np.sin(th) + np.sin(2 * th)) / h) * h
+    F1, F2 = run(ms, u).force, run(pi, u).force
+    assert np.max(np.abs(F1 - F2)) < 1e-12 * np.max(np.abs(F1))
+    # the plays are the asperity slip positions X_i = δ − Z_i (eq. (1))
+    x = pi.state_after(u)
+    np.testing.assert_allclose(pi.play_outputs(x), u[-1] - run(ms, u).state[-1], atol=1e-18)
+
+
+def test_masing_is_a_prandtl_ishlinskii_preisach_operator():
+    k, k0, alpha, F0 = 4.84e5, 2.34e5, 1.63e2, -5.73e2     # eq. (36), c = 0
+    eta = alpha / k
+    h = eta / 50
+    pi = PrandtlIshlinskii(r=[eta], weights=[-k], k0=k + k0, offset=-F0, h=h, u_bound=1.2e-3)
+    th = np.linspace(0, 6 * np.pi, 901)
+    u = np.round((5.4e-4 + 5.2e-4 * np.sin(th + 4.8)) / h) * h
+    # the play starts at 0 for u = 0, so w(0) = u(0) − 0 (|u(0)| < η)
+    el = Masing(k=k, k0=k0, alpha=alpha, F0=F0, w0=u[0])
+    F1, F2 = run(el, u).force, run(pi, u).force
+    assert np.max(np.abs(F1 - F2)) < 1e-12 * np.max(np.abs(F1))
+
+
+def test_prandtl_ishlinskii_off_grid_error_bounded_by_grid_step():
+    el = Masing(k=2.0, k0=0.0, alpha=1.0)        # η = 0.5
+    u = 1.3 * np.sin(np.linspace(0, 9, 500))
+    errs = []
+    for h in (0.02, 0.01, 0.005):
+        pi = PrandtlIshlinskii(r=[0.5], weights=[-2.0], k0=2.0, h=h, u_bound=1.5)
+        errs.append(np.max(np.abs(run(pi, u).force - run(el, u).force)))
+        assert errs[-1] <= 2.0 * h / 2 * (1 + 1e-9) + 1e-12
+    assert errs[0] > errs[2]
+
+
+def test_relay_follows_eqs_5_6():
+    R = Relay(a1=-0.3, a2=0.2, initial=1)
+    t = np.linspace(0, 10, 1001)
+    r = drive(R, t, np.sin(t))
+    ref = brute_force(np.array([-0.3]), np.array([0.2]), np.array([1.0]), 1, np.sin(t))
+    np.testing.assert_array_equal(r.force, ref)
+
+
+def test_stack_overflow_is_an_error_and_depth_is_reported():
+    P = smooth_preisach(n=10, max_depth=4)
+    u = [0.0, 1.5, -1.5, 1.0, -1.0, 0.5, -0.5, 0.2]
+    with pytest.raises(ValueError, match="memory stack overflow"):
+        run(P, u)
+    P = smooth_preisach(n=10, max_depth=16)
+    r = run(P, u)
+    assert r.state.shape == (len(u), 2)             # only (u_last, depth) per sample
+    assert r.state[-1, 1] == 7                      # LO, 1.5, -1.5, 1.0, -1.0, 0.5, -0.5
+
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(a1=[0.0, 1.0], a2=[1.0, 1.0], weights=[1, 1]), r"a2 must be in \(a1, inf\)"),
+    (dict(a1=[0.0, 2.0], a2=[1.0, 1.0], weights=[1, 1]), r"a2 must be in \(a1, inf\)"),
+    (dict(a1=[0.0, np.nan], a2=[1.0, 1.0], weights=[1, 1]), "a1 must be finite"),
+    (dict(a1=[0.0], a2=[np.inf], weights=[1]), "a2 must be finite"),
+    (dict(a1=[0.0], a2=[1.0], weights=[np.nan]), "weights must be finite"),
+    (dict(a1=[0.0], a2=[1.0], weights=[1.0], initial=0), "initial must be -1 or"),
+    (dict(a1=[0.0, 0.1], a2=[1.0, 2.0], weights=[1.0, 1.0], initial=[1, -1]), "initial must be"),
+    (dict(a1=[[0.0]], a2=[[1.0]], weights=[[1.0]]), "a1 must be a 1-D array"),
+    (dict(a1=[0.0], a2=[1.0], weights=[1.0], max_depth=1), r"max_depth must be an integer"),
+])
+def test_bad_input(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        Preisach(**kw)
+
+
+def test_bad_input_relay_kernel_pi():
+    with pytest.raises(ValueError, match=r"a2 must be in \(a1, inf\)"):
+        Relay(a1=1.0, a2=1.0)
+    with pytest.raises(ValueError, match="initial must be -1 or"):
+        Relay(a1=0.0, a2=1.0, initial=0.5)
+    with pytest.raises(ValueError, match="omega must be finite"):
+        Preisach.from_kernel(lambda r, s: np.full_like(r, np.nan), 1.0, 4)
+    with pytest.raises(ValueError, match=r"m must be in \(0, inf\)"):
+        Preisach.from_kernel(lambda r, s: r, -1.0, 4)
+    with pytest.raises(ValueError, match=r"r must be in \(0, inf\)"):
+        PrandtlIshlinskii(r=[-0.1], weights=[1.0], h=0.01, u_bound=1.0)
