@@ -71,9 +71,12 @@ class Rod:
     stiffness of eq. (1); None (default) makes the rod quasi-inextensible and
     unshearable (penalty 1e6·EI0/L², EI0 = the law's initial tangent). rhoA [kg/m] and
     rhoI [kg·m] ≥ 0: mass and rotary inertia per length (only for :func:`dynamic`).
+    memory0: the law's state at K = 0 given to every vertex (default law.x0), e.g. a
+    demagnetised Preisach memory. For long dynamic runs give physical EA, GA: the stiff
+    default penalty makes the Newmark iteration fragile.
     """
 
-    def __init__(self, *, N, L, law, EA=None, GA=None, rhoA=0.0, rhoI=0.0):
+    def __init__(self, *, N, L, law, EA=None, GA=None, rhoA=0.0, rhoI=0.0, memory0=None):
         if isinstance(N, bool) or not isinstance(N, (int, np.integer)) or N < 2:
             raise ValueError(f"N must be an integer in [2, inf) (got {N!r})")
         self.N = int(N)
@@ -84,6 +87,13 @@ class Rod:
         if law.advance is None or law.force is None:
             raise ValueError(f"law {law.name} has no advance/force kernels")
         self.law = law
+        if memory0 is None:
+            self.memory0 = law.x0.copy()
+        else:
+            self.memory0 = np.ascontiguousarray(np.asarray(memory0, dtype=float).ravel())
+            if self.memory0.size != law.n_states or not np.all(np.isfinite(self.memory0)):
+                raise ValueError(f"memory0 must be a finite state vector of the law "
+                                 f"({law.n_states} values), got {self.memory0.size}")
         self.h = self.L / self.N
         slope = getattr(law, "slope", None)
         self._has_slope = slope is not None
@@ -122,7 +132,7 @@ class Rod:
 
     # -- states -------------------------------------------------------------------------
     def initial_memory(self) -> np.ndarray:
-        return np.ascontiguousarray(np.tile(self.law.x0, (self.N + 1, 1)))
+        return np.ascontiguousarray(np.tile(self.memory0, (self.N + 1, 1)))
 
     def straight(self) -> RodState:
         """The straight, unloaded reference state along the x axis with fresh memories."""
@@ -224,8 +234,11 @@ def _series(name, a, n_cols=None):
 class _Problem:
     """Residual/tangent of one step: g(q) − f_ext with prescribed dofs as unit rows."""
 
-    def __init__(self, rod: Rod, fixed_idx):
+    def __init__(self, rod: Rod, fixed_idx, free_tip=False):
         self.rod = rod
+        # a free tip carries no moment: its half-cell is dropped (K_N ≡ 0) so that a
+        # staircase law never has to find M = 0 exactly there
+        self.free_tip = free_tip
         n = rod.n_dof
         self.g = np.empty(n)
         self.ab = np.empty((2 * rk.BW + 1, n))
@@ -236,12 +249,16 @@ class _Problem:
         self.dq_scale = np.full(n, 1.0 / rod.L)
         self.dq_scale[0::3] = 1.0
         self.K = np.empty(rod.N + 1)
+        self.tol_stall = 1e-3
         self.X_trial = np.empty_like(rod.initial_memory())
 
     def evaluate(self, q, state: RodState, fext, fixed_val, mass_term=None):
         rod = self.rod
         rk.curvatures(q, rod.N, rod.h, self.K)
         M, S, _ = rod._tangents(self.K, state.K, state.X, X_trial=self.X_trial)
+        if self.free_tip:
+            M[-1] = 0.0
+            S[-1] = 0.0
         rk.assemble(q, rod.N, rod.h, rod.EA, rod.GA, M, S, self.g, self.ab)
         r = self.g - fext
         if mass_term is not None:
@@ -249,6 +266,11 @@ class _Problem:
         rr = r.copy()
         rr[self.fixed] = q[self.fixed] - fixed_val
         rk.fix_rows(self.ab, self.fixed)
+        if self.free_tip:
+            i = rod.i_tip_theta
+            rk.fix_rows(self.ab, np.array([i], dtype=np.int64))
+            self.ab[rk.BW + 3, i - 3] = -1.0
+            rr[i] = q[i] - q[i - 3]
         return rr, M
 
     def _factor(self):
@@ -271,7 +293,7 @@ class _Problem:
         in rad) is below tol. Returns (q, M, iterations) or raises _NewtonFail."""
         q = q.copy()
         r, M = self.evaluate(q, state, fext, fixed_val, mass_term)
-        nd = np.inf
+        nd = nd_prev = nd_prev2 = np.inf
         for it in range(1, max_iter + 1):
             if not np.all(np.isfinite(r)):
                 raise _NewtonFail("non-finite residual")
@@ -280,14 +302,26 @@ class _Problem:
             if not np.all(np.isfinite(dq)):
                 raise _NewtonFail("singular tangent stiffness")
             nd = float(np.max(np.abs(dq * self.dq_scale)))
+            if _DEBUG: print(it, nd)
             if nd > 0.5:
                 dq *= 0.5 / nd
+            elif it > 2 and nd > 0.9 * nd_prev and nd > tol:
+                # a non-smooth law (stick/slip, relay switching) can make full Newton
+                # steps cycle between two branches: under-relax to land between them
+                dq *= 0.5
+            nd_prev2, nd_prev = nd_prev, nd
             q = q + dq
             r, M = self.evaluate(q, state, fext, fixed_val, mass_term)
-            if nd <= tol:
+            if nd <= tol or (it >= 6 and nd <= self.tol_stall and nd > 0.5 * nd_prev2):
+                # the second test: a staircase law (discrete Preisach relays) has no exact
+                # equilibrium when the needed moment falls into a relay jump; Newton then
+                # hops across the jump with corrections that stop shrinking
                 return q, M, it
         raise _NewtonFail(f"no convergence in {max_iter} iterations (last correction "
                           f"{nd:.3g})")
+
+
+_DEBUG = False
 
 
 class _NewtonFail(Exception):
@@ -344,7 +378,7 @@ def quasi_static(rod: Rod, *, tip_force=None, tip_moment=None, tip_rotation=None
         fixed.append(rod.i_tip_theta)
     if tp is not None:
         fixed += [rod.i_x(N), rod.i_y(N)]
-    prob = _Problem(rod, fixed)
+    prob = _Problem(rod, fixed, free_tip=(tm is None and tr is None))
     state = rod.straight() if start is None else start.copy()
     q0_clamp = state.q[:3].copy()
 
@@ -442,17 +476,22 @@ class DynamicResult:
 
 
 def dynamic(rod: Rod, t_end, dt, *, start: RodState | None = None, tip_force=None,
-            damping: float = 0.0, save_every: int = 1, tol: float = 1e-10,
-            max_iter: int = 30, progress=None) -> DynamicResult:
+            damping: float = 0.0, newmark_gamma: float = 0.5, save_every: int = 1,
+            tol: float = 1e-10,
+            max_iter: int = 30, max_cuts: int = 10, progress=None) -> DynamicResult:
     """Time integration of the rod from rest in configuration ``start``.
 
     Lumped masses ρA·ℓ_j at the nodes and rotary inertia ρI·h per segment frame;
-    Newmark average acceleration (trapezoidal, no numerical dissipation for linear
-    systems), Newton on q_{n+1} at each step. The rate-independent moment law of every
+    Newmark scheme with γ = newmark_gamma, β = (γ + ½)²/4: γ = ½ (default) is the
+    average acceleration rule (no numerical dissipation for linear systems); γ > ½
+    damps the stiff axial/shear modes of eq. (1) (needed for large motions of a
+    quasi-inextensible rod). Newton on q_{n+1} at each step. The rate-independent moment law of every
     vertex is advanced from its committed curvature to the trial curvature inside Newton
     and committed once per converged step (Manfredo et al. (2023), eq. (3)).
     t_end, dt [s] > 0; tip_force: None, a constant (2,) vector [N] or a callable t -> (2,);
     damping [1/s] ≥ 0: mass-proportional viscous damping c = damping·mass.
+    A time step Newton cannot solve is cut in halves (up to max_cuts times) before
+    RodConvergenceError names it (converged steps kept in ``err.result``).
     """
     if not isinstance(rod, Rod):
         raise ValueError(f"rod must be a Rod (got {type(rod).__name__})")
@@ -462,6 +501,8 @@ def dynamic(rod: Rod, t_end, dt, *, start: RodState | None = None, tip_force=Non
     if rod.rhoA <= 0:
         raise ValueError(f"dynamic needs a rod with mass: rhoA must be in (0, inf) "
                          f"(got {rod.rhoA!r})")
+    gamma = check_range("newmark_gamma", newmark_gamma, lo=0.5, hi=1.0)
+    beta = 0.25 * (gamma + 0.5) ** 2
     if not isinstance(save_every, (int, np.integer)) or save_every < 1:
         raise ValueError(f"save_every must be an integer in [1, inf) (got {save_every!r})")
     if tip_force is None:
@@ -483,7 +524,7 @@ def dynamic(rod: Rod, t_end, dt, *, start: RodState | None = None, tip_force=Non
     mass[3:3 * N + 1:3] = rod.rhoI * rod.h
     cdamp = damping * mass
     fixed = [0, 1, 2]
-    prob = _Problem(rod, fixed)
+    prob = _Problem(rod, fixed, free_tip=True)
     state = rod.straight() if start is None else start.copy()
     vals = state.q[:3].copy()
     n_steps = int(math.ceil(t_end / dt - 1e-9))
@@ -498,8 +539,6 @@ def dynamic(rod: Rod, t_end, dt, *, start: RodState | None = None, tip_force=Non
             raise ValueError(f"tip_force must be finite (got ({fx!r}, {fy!r}) at t = {t!r})")
         return f
 
-    c1 = 4.0 / dt ** 2
-    c2 = 2.0 / dt
     # initial acceleration from the equilibrium of the start state
     M0, S0, _ = rod._tangents(state.K, state.K, state.X)
     g0 = np.empty(rod.n_dof); ab0 = np.empty((2 * rk.BW + 1, rod.n_dof))
@@ -531,37 +570,48 @@ def dynamic(rod: Rod, t_end, dt, *, start: RodState | None = None, tip_force=Non
     store(0, 0.0)
     i_save = 1
     for k in range(1, n_steps + 1):
-        t = min(k * dt, t_end)
-        h_ = t - (k - 1) * dt
-        c1 = 4.0 / h_ ** 2; c2 = 2.0 / h_
-        qn, vn, an = state.q, v, a
+        t_k = min(k * dt, t_end)
+        t_cur = (k - 1) * dt
+        dl = t_k - t_cur
+        cuts = 0
+        while t_cur < t_k:
+            t = min(t_cur + dl, t_k)
+            h_ = t - t_cur
+            c1 = 1.0 / (beta * h_ ** 2); c2 = gamma / (beta * h_)
+            qn, vn, an = state.q, v, a
 
-        def mass_term(q, r, ab, qn=qn, vn=vn, an=an, c1=c1, c2=c2):
-            acc = c1 * (q - qn - h_ * vn) - an
-            vel = vn + 0.5 * h_ * (an + acc)
-            r += mass * acc + cdamp * vel
-            ab[rk.BW] += c1 * mass + c2 * cdamp
+            def mass_term(q, r, ab, qn=qn, vn=vn, an=an, c1=c1, c2=c2, h_=h_):
+                acc = c1 * (q - qn - h_ * vn - (0.5 - beta) * h_ ** 2 * an)
+                vel = vn + h_ * ((1.0 - gamma) * an + gamma * acc)
+                r += mass * acc + cdamp * vel
+                ab[rk.BW] += c1 * mass + c2 * cdamp
 
-        f = f_of(t)
-        try:
-            q, M, _ = prob.solve(state.q, state, f, vals, tol, max_iter, mass_term)
-        except _NewtonFail as e:
-            raise RodConvergenceError(
-                f"dynamic: Newton failed at time step {k} (t = {t:.6g} s; {e}). "
-                "The steps before it are kept in err.result", step=k,
-                result=result(i_save), reason=str(e)) from None
-        acc = c1 * (q - qn - h_ * vn) - an
-        vel = vn + 0.5 * h_ * (an + acc)
-        dq = q - qn
-        K = prob.K.copy()
-        Wb += float(np.sum(rod.ell * 0.5 * (M + M_old) * (K - state.K)))
-        Wd += float(np.sum(0.5 * (cdamp * (vel + vn)) * dq))
-        We += float(np.sum(0.5 * (f + f_old) * dq))
-        rk.commit(K, state.K, prob.X_trial, state.X)
-        state.q = q
-        v, a, M_old, f_old = vel, acc, M, f
+            f = f_of(t)
+            try:
+                q, M, _ = prob.solve(state.q, state, f, vals, tol, max_iter, mass_term)
+            except _NewtonFail as e:
+                cuts += 1
+                if cuts > max_cuts:
+                    raise RodConvergenceError(
+                        f"dynamic: Newton failed at time step {k} (t = {t:.6g} s; {e}; "
+                        f"{max_cuts} step cuts tried). The steps before it are kept in "
+                        "err.result", step=k, result=result(i_save), reason=str(e)) from None
+                dl *= 0.5
+                continue
+            acc = c1 * (q - qn - h_ * vn - (0.5 - beta) * h_ ** 2 * an)
+            vel = vn + h_ * ((1.0 - gamma) * an + gamma * acc)
+            dq = q - qn
+            K = prob.K.copy()
+            Wb += float(np.sum(rod.ell * 0.5 * (M + M_old) * (K - state.K)))
+            Wd += float(np.sum(0.5 * (cdamp * (vel + vn)) * dq))
+            We += float(np.sum(0.5 * (f + f_old) * dq))
+            rk.commit(K, state.K, prob.X_trial, state.X)
+            state.q = q
+            v, a, M_old, f_old = vel, acc, M, f
+            t_cur = t
+            dl = 2.0 * dl
         if k % save_every == 0 and i_save < ns:
-            store(i_save, t)
+            store(i_save, t_k)
             i_save += 1
         if progress is not None and k % 100 == 0:
             progress(k / n_steps, f"time step {k}/{n_steps}")
