@@ -54,7 +54,8 @@ def cycle_energies(t, u, F, period=None):
         from .variation import turning_points
 
         idx = turning_points(u)
-        cuts = [int(i) for i in idx[1:-1] if u[i] > u[i - 1]]
+        # a reversal from rising to falling: the next move (after any plateau) is down
+        cuts = [int(i) for i in idx[1:-1] if u[i + 1] < u[i]]
     ts, te, E = [], [], []
     for a, b in zip(cuts[:-1], cuts[1:]):
         if b - a < 2:

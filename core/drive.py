@@ -142,8 +142,14 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
         # of their types must not enter the on-disk cache index, whose next save
         # would fail in every later process ("underlying object has vanished")
         loop = _drive_loop_nocache
-    F, X = loop(element.advance, element.force, t, u, vseg, vout, xs, element.p,
-                float(rtol), n_out)
+    try:
+        F, X = loop(element.advance, element.force, t, u, vseg, vout, xs, element.p,
+                    float(rtol), n_out)
+    except ReferenceError:
+        # numba could not re-save the on-disk cache index (it holds dispatcher types of
+        # other laws whose weak references died in this process): run uncached
+        F, X = _drive_loop_nocache(element.advance, element.force, t, u, vseg, vout, xs,
+                                   element.p, float(rtol), n_out)
     bad = ~np.isfinite(F)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
