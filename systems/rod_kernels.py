@@ -29,7 +29,7 @@ def curvatures(q, N, h, K):
         K[j] = (q[3 * j + 3] - q[3 * j]) / ell
 
 
-@njit(cache=True)
+@njit(cache=False)  # specialised per law (its kernels are arguments): not cacheable
 def eval_moments(K, K_prev, X_prev, X_trial, advance, force, slope, has_slope, p,
                  dK_fd, M, S):
     """Trial moments M_j and tangents S_j = dM_j/dK_j at curvatures K.
