@@ -2,25 +2,19 @@
  *     ż = A u̇ − β |u̇| |z|^(n−1) z − γ u̇ |z|^n,    F = k_el u + z
  * p = [A, beta, gamma, n, k_el]; constructor q = [A, beta, gamma, n, k_el, z0]; x = [z]
  * On a segment dz/ds = σA − β sgn(z)|z|^n − σγ|z|^n (s = |v| t, σ = sgn v), integrated
- * by hm_autonomous_rk, which stops at the equilibrium z* = σ(A/(β + γ))^(1/n).
+ * by hm_power_law_advance (exact crossing of z = 0, stops at z* = σ(A/(β + γ))^(1/n)).
  */
 #include "hm_law.h"
-
-static double bouc_wen_rhs(double z, double sA, double beta, double sgamma, double n)
-{
-    return sA - beta * hm_spow(z, n) - sgamma * pow(fabs(z), n);
-}
 
 void bouc_wen_advance(double *x, double u0, double u1, double dt, double v, const double *p,
                       double rtol)
 {
-    double A = p[0], beta = p[1], gamma = p[2], n = p[3], sg, zs;
+    double A = p[0], beta = p[1], gamma = p[2], n = p[3], sg, scale;
     (void)u0; (void)u1;
     if (v == 0.0) return;
     sg = v > 0.0 ? 1.0 : -1.0;
-    zs = sg * pow(A / (beta + gamma), 1.0 / n);
-    x[0] = hm_autonomous_rk(bouc_wen_rhs, x[0], fabs(v) * dt, sg * A, beta, sg * gamma, n, zs,
-                            rtol, fmax(fabs(zs), fabs(x[0])));
+    scale = fmax(pow(A / (beta + gamma), 1.0 / n), fabs(x[0]));
+    x[0] = hm_power_law_advance(x[0], fabs(v) * dt, sg * A, beta, sg * gamma, n, rtol, scale);
 }
 
 void bouc_wen_rate(const double *x, double u, double v, const double *p, double *out)

@@ -113,14 +113,52 @@ static double hm_spow(double y, double m)
     return 0.0;
 }
 
-typedef double (*hm_scalar_rhs)(double y, double q0, double q1, double q2, double q3);
+/* g(y) = q0 − q1·sgn(y)|y|^m − q2·|y|^m (power_rhs in modified_dahl.py) */
+static double hm_power_rhs(double y, double q0, double q1, double q2, double m)
+{
+    return q0 - q1 * hm_spow(y, m) - q2 * pow(fabs(y), m);
+}
 
-/* y(L) for the autonomous scalar field dy/ds = rhs(y, q0..q3), decreasing in y with
- * the single zero ystar (NaN: none); the mirror of make_autonomous_rk in
- * modified_dahl.py: a step that would overshoot ystar stops at ystar, where the
- * exact solution ends up. Local error per step <= rtol·max(|y|, scale). */
-static double hm_autonomous_rk(hm_scalar_rhs rhs, double y, double L, double q0, double q1,
-                               double q2, double q3, double ystar, double rtol, double scale)
+static double hm_side_k(double y, double q1, double q2) { return y > 0.0 ? q1 + q2 : q2 - q1; }
+
+/* s(Z) = ∫_0^Z dz / (q0 − k|z|^m) as a geometric series (|k||Z|^m ≤ |q0|/2) */
+static double hm_series_s(double Z, double q0, double k, double m)
+{
+    double az = fabs(Z), r = k * pow(az, m) / q0, tot = 0.0, term = 1.0;
+    int j;
+    for (j = 0; j < 200; j++) {
+        double c = term / (j * m + 1.0);
+        tot += c;
+        if (fabs(c) < 1e-17 * fabs(tot)) break;
+        term *= r;
+    }
+    return copysign(az, Z) * tot / q0;
+}
+
+/* Z on the given side (±1) with s(Z) = target (Newton; s' = 1/g) */
+static double hm_series_inv(double target, double side, double q0, double k, double m,
+                            double zmax)
+{
+    double Z = fmin(fmax(q0 * target * side, 0.0), zmax) * side;
+    int it;
+    for (it = 0; it < 60; it++) {
+        double g = q0 - k * pow(fabs(Z), m);
+        double dZ = (hm_series_s(Z, q0, k, m) - target) * g;
+        double Zn = Z - dZ;
+        if (Zn * side < 0.0) Zn = 0.5 * Z;
+        else if (fabs(Zn) > zmax) Zn = side * zmax;
+        if (fabs(Zn - Z) <= 1e-16 * fmax(fabs(Zn), 1e-300)) return Zn;
+        Z = Zn;
+    }
+    return Z;
+}
+
+/* y(L) for dy/ds = g(y) = q0 − q1 sgn(y)|y|^m − q2 |y|^m: the mirror of
+ * power_law_advance in modified_dahl.py (shared by the modified Dahl gap and the
+ * Bouc-Wen state). Crosses y = 0 exactly through the series inverse function,
+ * adaptive Dormand-Prince elsewhere, stops at the zero y* of g instead of passing it. */
+static double hm_power_law_advance(double y, double L, double q0, double q1, double q2,
+                                   double m, double rtol, double scale)
 {
     static const double A21 = 1.0 / 5;
     static const double A31 = 3.0 / 40, A32 = 9.0 / 40;
@@ -133,30 +171,68 @@ static double hm_autonomous_rk(hm_scalar_rhs rhs, double y, double L, double q0,
                         B5 = -2187.0 / 6784, B6 = 11.0 / 84;
     static const double E1 = 71.0 / 57600, E3 = -71.0 / 16695, E4 = 71.0 / 1920,
                         E5 = -17253.0 / 339200, E6 = 22.0 / 525, E7 = -1.0 / 40;
-    double s = 0.0, h = L, hmin = L * 1e-14, dirn = 0.0, snap = 0.0;
-    double k1, k2, k3, k4, k5, k6, k7, yn, e, err;
-    int clamp = (ystar == ystar);
+    double sa, ka, kb, wa, wb, ystar, snap, s, h, hmin, k1, k2, k3, k4, k5, k6, k7, yn, e, err;
+    int clamp;
     if (L <= 0.0) return y;
-    if (clamp) {
-        if (y == ystar) return y;
-        dirn = ystar > y ? 1.0 : -1.0;
-        snap = 1e-3 * rtol * scale;
+    if (q0 != 0.0) {
+        sa = q0 > 0.0 ? 1.0 : -1.0;
+        ka = hm_side_k(sa, q1, q2);
+        kb = hm_side_k(-sa, q1, q2);
+        ystar = (q0 / ka > 0.0) ? sa * pow(q0 / ka, 1.0 / m) : NAN;
+        wa = ka != 0.0 ? pow(fabs(q0) / (2.0 * fabs(ka)), 1.0 / m) : INFINITY;
+        wb = kb != 0.0 ? pow(fabs(q0) / (2.0 * fabs(kb)), 1.0 / m) : INFINITY;
+        wa = fmin(wa, 1e300);
+        wb = fmin(wb, 1e300);
+    } else {
+        sa = 1.0; ka = kb = wa = wb = 0.0;
+        ystar = 0.0;
     }
-    k1 = rhs(y, q0, q1, q2, q3);
+    clamp = (ystar == ystar);
+    snap = 1e-3 * rtol * scale;
+    s = 0.0;
+    h = L;
+    hmin = L * 1e-14;
+    k1 = hm_power_rhs(y, q0, q1, q2, m);
     while (s < L) {
+        double rem = L - s;
         if (clamp && fabs(y - ystar) <= snap) return ystar;
+        if (q0 != 0.0) {
+            if (y * sa <= 0.0 && fabs(y) <= wb) {
+                double sy = hm_series_s(y, q0, kb, m);
+                if (-sy >= rem) return hm_series_inv(sy + rem, -sa, q0, kb, m, wb);
+                s += -sy;
+                y = 0.0;
+                rem = L - s;
+            }
+            if (y * sa >= 0.0 && fabs(y) < wa) {
+                double target = hm_series_s(y, q0, ka, m) + rem;
+                double sw = hm_series_s(sa * wa, q0, ka, m);
+                if (sw >= target) return hm_series_inv(target, sa, q0, ka, m, wa);
+                s += sw - hm_series_s(y, q0, ka, m);
+                y = sa * wa;
+                k1 = hm_power_rhs(y, q0, q1, q2, m);
+                h = fmin(h, L - s);
+                if (s >= L) return y;
+                continue;
+            }
+        }
         if (s + h > L) h = L - s;
-        k2 = rhs(y + h * A21 * k1, q0, q1, q2, q3);
-        k3 = rhs(y + h * (A31 * k1 + A32 * k2), q0, q1, q2, q3);
-        k4 = rhs(y + h * (A41 * k1 + A42 * k2 + A43 * k3), q0, q1, q2, q3);
-        k5 = rhs(y + h * (A51 * k1 + A52 * k2 + A53 * k3 + A54 * k4), q0, q1, q2, q3);
-        k6 = rhs(y + h * (A61 * k1 + A62 * k2 + A63 * k3 + A64 * k4 + A65 * k5), q0, q1, q2, q3);
+        k2 = hm_power_rhs(y + h * A21 * k1, q0, q1, q2, m);
+        k3 = hm_power_rhs(y + h * (A31 * k1 + A32 * k2), q0, q1, q2, m);
+        k4 = hm_power_rhs(y + h * (A41 * k1 + A42 * k2 + A43 * k3), q0, q1, q2, m);
+        k5 = hm_power_rhs(y + h * (A51 * k1 + A52 * k2 + A53 * k3 + A54 * k4), q0, q1, q2, m);
+        k6 = hm_power_rhs(y + h * (A61 * k1 + A62 * k2 + A63 * k3 + A64 * k4 + A65 * k5),
+                          q0, q1, q2, m);
         yn = y + h * (B1 * k1 + B3 * k3 + B4 * k4 + B5 * k5 + B6 * k6);
-        k7 = rhs(yn, q0, q1, q2, q3);
+        if (q0 != 0.0 && y * sa < 0.0 && yn * sa >= 0.0) {
+            h *= 0.5;  /* would jump over zero: land in the window first */
+            continue;
+        }
+        k7 = hm_power_rhs(yn, q0, q1, q2, m);
         e = h * (E1 * k1 + E3 * k3 + E4 * k4 + E5 * k5 + E6 * k6 + E7 * k7);
         err = fabs(e) / (rtol * fmax(fmax(fabs(y), fabs(yn)), scale));
         if (err <= 1.0 || h <= hmin) {
-            if (clamp && (yn - ystar) * dirn >= 0.0) return ystar;
+            if (clamp && (yn - ystar) * (ystar - y) >= 0.0) return ystar;
             s += h;
             y = yn;
             k1 = k7;

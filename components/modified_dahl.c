@@ -4,16 +4,10 @@
  * Bastien, Michon, Manin & Dufour (2007), eqs. (3)-(4).
  * p = [Lambda, mu, a, b, d, e]; constructor q = [Lambda, mu, a, b, d, e, F0]; x = [F]
  * On a segment the gap D = h(u) − F obeys dD/ds = c − Λ sgn(D)|D|^μ (s = |v| t):
- * integrated by hm_autonomous_rk, stopping at the equilibrium D*, closed forms for
- * μ = 1 and c = 0 (see modified_dahl.py).
+ * advanced by hm_power_law_advance (exact crossing of D = 0, stops at the equilibrium
+ * D*), closed forms for μ = 1 and c = 0 (see modified_dahl.py).
  */
 #include "hm_law.h"
-
-static double modified_dahl_gap_rhs(double D, double c, double lam, double mu, double unused)
-{
-    (void)unused;
-    return c - lam * hm_spow(D, mu);
-}
 
 static double modified_dahl_gap_advance(double D, double c, double lam, double mu, double L,
                                         double rtol, double scale)
@@ -27,9 +21,11 @@ static double modified_dahl_gap_advance(double D, double c, double lam, double m
         if (r <= 0.0) return 0.0;
         return copysign(pow(r, 1.0 / (1.0 - mu)), D);
     }
-    Ds = copysign(pow(fabs(c) / lam, 1.0 / mu), c);
-    if (mu == 1.0) return Ds + (D - Ds) * exp(-lam * L);
-    return hm_autonomous_rk(modified_dahl_gap_rhs, D, L, c, lam, mu, 0.0, Ds, rtol, scale);
+    if (mu == 1.0) {
+        Ds = c / lam;
+        return Ds + (D - Ds) * exp(-lam * L);
+    }
+    return hm_power_law_advance(D, L, c, lam, 0.0, mu, rtol, scale);
 }
 
 void modified_dahl_advance(double *x, double u0, double u1, double dt, double v,

@@ -253,7 +253,7 @@ class FMUElement(ForceElement):
         self._log.clear()
         return FMUError(f"{self._tag}: {what} failed" + (f": {msg}" if msg else ""))
 
-    def _start(self):
+    def _start(self, u0=0.0, v0=0.0):
         f = self._fmu
         self._call("fmi2Instantiate", f.instantiate, False, self._cb)
         self._call("fmi2SetupExperiment", f.setupExperiment, None, 0.0)
@@ -264,7 +264,7 @@ class FMUElement(ForceElement):
                 f.setReal([vr], [float(val)])
             except Exception as e:  # noqa: BLE001
                 raise self._error(f"setting parameter {name!r} = {val!r}", str(e)) from None
-        self._set_inputs(0.0, 0.0)
+        self._set_inputs(u0, v0)
         self._call("fmi2ExitInitializationMode", f.exitInitializationMode)
         if self.mode == "me":
             self._event_iteration()
@@ -272,6 +272,7 @@ class FMUElement(ForceElement):
         self._t = 0.0
         self._snap = {}
         self._snap_order = []
+        self._fresh = (u0, v0)  # inputs of the initialisation, until the first step
 
     def _event_iteration(self):
         f = self._fmu
@@ -282,8 +283,9 @@ class FMUElement(ForceElement):
             if not more:
                 break
 
-    def _restart(self):
-        """Back to t = 0 with the initial state (a new drive() starting over)."""
+    def _restart(self, u0=0.0, v0=0.0):
+        """Back to t = 0 with the initial state (a new drive() starting over); the
+        inputs at t = 0 are set during initialisation, as an FMI master does."""
         f = self._fmu
         self._free_snaps()
         self._call("fmi2Reset", f.reset)
@@ -291,12 +293,19 @@ class FMUElement(ForceElement):
         self._call("fmi2EnterInitializationMode", f.enterInitializationMode)
         for name, val in self.parameters.items():
             f.setReal([self.variables[name].valueReference], [float(val)])
-        self._set_inputs(0.0, 0.0)
+        self._set_inputs(u0, v0)
         self._call("fmi2ExitInitializationMode", f.exitInitializationMode)
         if self.mode == "me":
             self._event_iteration()
             self._call("fmi2EnterContinuousTimeMode", f.enterContinuousTimeMode)
         self._t = 0.0
+        self._fresh = (u0, v0)
+
+    def _initial_inputs(self, u, v):
+        """At t = 0 before any step: re-initialise with the actual initial inputs so
+        that the FMU's start state sees u(0) (not a jump from 0)."""
+        if self._fresh is not None and self._fresh != (u, v) and self._t == 0.0:
+            self._restart(u, v)
 
     def _set_inputs(self, u, v):
         self._val_in[0] = u
@@ -363,6 +372,9 @@ class FMUElement(ForceElement):
     def _cs_advance(self, x, u0, u1, dt, v, p, rtol):
         t0 = float(x[0])
         self._sync(t0)
+        if t0 == 0.0:
+            self._initial_inputs(u0, v)
+        self._fresh = None
         if self.rollback:
             self._save(t0)
         n = 1 if self.step is None else max(1, int(math.ceil(dt / self.step - 1e-9)))
@@ -413,9 +425,13 @@ class FMUElement(ForceElement):
 
     def _force(self, x, u, v, p):
         if self.mode == "me":
+            if self._fresh is not None:
+                self._initial_inputs(u, v)
             self._put_states(x)
         else:
             self._sync(float(x[0]))
+            if x[0] == 0.0 and self._fresh is not None:
+                self._initial_inputs(u, v)
         self._set_inputs(u, v)
         return self._get_output()
 
@@ -448,6 +464,9 @@ class FMUElement(ForceElement):
     def _me_advance(self, x, u0, u1, dt, v, p, rtol):
         from ..components._ode import rk_advance
 
+        if self._fresh is not None:
+            self._initial_inputs(u0, v)
+            self._fresh = None
         t0 = self._t
         if self.nx:
             rk_advance.py_func(self._rate, x, u0, dt, v, p, rtol, self.x_scale)
@@ -466,6 +485,11 @@ class FMUElement(ForceElement):
                 self._event_iteration()
                 self._call("fmi2EnterContinuousTimeMode", f.enterContinuousTimeMode)
                 x[:] = self._get_states()
+
+    def reset(self):
+        """Back to the FMU's initial state at t = 0 (needed between runs of a
+        model-exchange FMU with discrete states, which are not part of x)."""
+        self._restart()
 
     # -- clean-up ------------------------------------------------------------------------
     def close(self):

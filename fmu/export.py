@@ -126,6 +126,10 @@ def law_spec(element: ForceElement) -> LawSpec:
     if len(sn) != n_x:
         base = sn[0] if len(sn) == 1 else "x"
         sn = [f"{base}[{i}]" for i in range(n_x)]
+    taken = {"u", "v", "F", "rtol", *q_names}
+    # a state called like an input/output/parameter (ModifiedDahl's state is F) gets a
+    # prefix so that every FMU variable name stays unique
+    sn = [f"state_{s}" if s in taken else s for s in sn]
     xs = getattr(element, "x_scale", None)
     x_nom = [1.0] * n_x if xs is None else [float(abs(s)) or 1.0 for s in np.ravel(xs)]
     if len(x_nom) != n_x:
@@ -324,11 +328,7 @@ def _cache_dir() -> Path:
 def _compile(srcdir: Path, main_c: str, out_so: Path, cc: str) -> None:
     key = hashlib.sha256()
     for f in sorted(srcdir.iterdir()):
-        if f.name == "hm_config.h":
-            # the GUID changes with every export: hash the rest of the config only
-            key.update(re.sub(r'#define HM_GUID ".*"', "", f.read_text()).encode())
-        else:
-            key.update(f.name.encode() + f.read_bytes())
+        key.update(f.name.encode() + f.read_bytes())
     key.update(cc.encode() + main_c.encode())
     cache = _cache_dir() / (key.hexdigest()[:24] + ".o")
     inc = fmi_headers_dir()
@@ -381,7 +381,14 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
     ident = model_identifier or f"hystmech_{spec.cls_name}"
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", ident):
         raise FMUExportError(f"model_identifier must be a C identifier (got {ident!r})")
-    guid = "{" + str(uuid.uuid4()) + "}"
+    # the GUID is a hash of everything compiled into the binary, so that equal exports
+    # give equal FMUs (and the compiled object can be cached)
+    h = hashlib.sha256(_config_h(spec, "", rtol).encode() + ident.encode()
+                       + str(fmi_version).encode())
+    for f in (spec.c_file, spec.c_file.parent / "hm_law.h",
+              TEMPLATES / ("fmi2_model.c" if fmi_version == 2 else "fmi3_model.c")):
+        h.update(f.read_bytes())
+    guid = "{" + str(uuid.UUID(h.hexdigest()[:32])) + "}"
     with tempfile.TemporaryDirectory(prefix="hystmech-fmu-") as td:
         root = Path(td)
         src = root / "sources"

@@ -1,0 +1,215 @@
+"""Exported FMUs: valid (fmpy validate, fmutool -check), and simulated by fmpy they give
+the force of hystmech.drive (co-simulation to 1e-6, model exchange to the integrator's
+tolerance); clear errors for what cannot be exported."""
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hystmech
+from hystmech.fmu import FMUExportError, export_fmu
+
+from test_fmu_cases import available, make_input
+
+CASES = available()
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="session")
+def fmus(tmp_path_factory):
+    """One FMU per law per session (compiled objects are cached by content)."""
+    d = tmp_path_factory.mktemp("fmus")
+    return {name: export_fmu(case[0](), d / f"{name}.fmu") for name, case in CASES.items()}
+
+
+def _input_array(t, u):
+    v = np.empty_like(t)
+    v[:-1] = np.diff(u) / np.diff(t)
+    v[-1] = v[-2]
+    sig = np.zeros(t.size, dtype=[("time", float), ("u", float), ("v", float)])
+    sig["time"], sig["u"], sig["v"] = t, u, v
+    return sig
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fmu_is_valid_and_complete(fmus, name):
+    from fmpy import read_model_description
+    from fmpy.validation import validate_fmu
+
+    path = fmus[name]
+    assert validate_fmu(str(path)) == []
+    md = read_model_description(str(path))
+    assert md.coSimulation is not None and md.modelExchange is not None
+    assert md.coSimulation.canGetAndSetFMUstate
+    names = {v.name: v for v in md.modelVariables}
+    assert names["u"].causality == "input" and names["u"].unit == "m"
+    assert names["v"].unit == "m/s" and names["F"].causality == "output"
+    assert names["F"].unit == "N"
+    el = CASES[name][0]()
+    for pi in el.param_info:
+        val = el.params.get(pi.name)
+        if val is None:
+            continue
+        key = pi.name if np.ndim(val) == 0 else f"{pi.name}[0]"
+        assert names[key].causality == "parameter" and names[key].variability == "fixed"
+    if el.kind == "smooth":
+        assert md.numberOfContinuousStates == el.n_states
+    with zipfile.ZipFile(path) as zf:
+        files = set(zf.namelist())
+    assert "sources/fmi2_model.c" in files and "sources/hm_law.h" in files
+    assert f"binaries/linux64/hystmech_{name}.so" in files
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_cosimulation_matches_drive(fmus, name):
+    from fmpy import simulate_fmu
+
+    ctor, amp, freq = CASES[name]
+    el = ctor()
+    t, u = make_input(amp, freq, T=0.5, n=1001)
+    ref = hystmech.drive(el, t, u, rtol=1e-10)
+    dt = t[1] - t[0]
+    res = simulate_fmu(str(fmus[name]), fmi_type="CoSimulation", input=_input_array(t, u),
+                       output=["F"], step_size=dt, output_interval=dt, stop_time=t[-1],
+                       start_values={"rtol": 1e-10})
+    assert res["time"].size == t.size
+    scale = np.max(np.abs(ref.force))
+    assert np.max(np.abs(res["F"] - ref.force)) <= 1e-6 * scale
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_model_exchange_matches_drive(fmus, name):
+    """The FMU's model-exchange interface (continuous states + derivatives for smooth
+    laws, discrete states updated at completed steps for inclusions), integrated by
+    FMUElement's adaptive Dormand-Prince to rtol, gives drive's force to that tolerance."""
+    from hystmech.fmu import FMUElement
+
+    ctor, amp, freq = CASES[name]
+    el = ctor()
+    t, u = make_input(amp, freq, T=0.2, n=201)
+    ref = hystmech.drive(el, t, u, rtol=1e-10)
+    fe = FMUElement(fmus[name], mode="me")
+    assert fe.kind == "smooth"
+    assert fe.n_states == (el.n_states if el.kind == "smooth" else 0)
+    res = hystmech.drive(fe, t, u, rtol=1e-9)
+    scale = np.max(np.abs(ref.force))
+    assert np.max(np.abs(res.force - ref.force)) <= 1e-6 * scale
+    fe.close()
+
+
+def test_fmutool_check_passes(fmus):
+    for name in ("Dahl", "MaxwellSlip"):
+        if name not in fmus:
+            continue
+        r = subprocess.run([str(BIN / "fmutool"), "-input", str(fmus[name]), "-check"],
+                           capture_output=True, text=True, timeout=120)
+        out = r.stdout + r.stderr
+        assert r.returncode == 0, out
+        assert "compliant with FMI-2.0" in out and "No semantic error" in out
+        assert "ERROR" not in out
+
+
+def test_parameters_are_tunable_at_initialisation(fmus):
+    """Setting rho and Fc in the FMU gives the law with those values (Dahl: exact)."""
+    from fmpy import simulate_fmu
+    from hystmech.components import Dahl
+
+    t, u = make_input(0.02, 2.0, T=0.3, n=301)
+    res = simulate_fmu(str(fmus["Dahl"]), fmi_type="CoSimulation", input=_input_array(t, u),
+                       output=["F"], step_size=1e-3, output_interval=1e-3, stop_time=t[-1],
+                       start_values={"rho": 50.0, "Fc": 3.0, "w0": -0.5})
+    ref = hystmech.drive(Dahl(rho=50.0, Fc=3.0, w0=-0.5), t, u)
+    assert np.max(np.abs(res["F"] - ref.force)) <= 1e-12 * 3.0
+
+
+def test_fmu_rejects_bad_parameter_with_the_law_message(fmus):
+    from fmpy import simulate_fmu
+
+    with pytest.raises(Exception):
+        simulate_fmu(str(fmus["Dahl"]), fmi_type="CoSimulation", stop_time=0.01,
+                     start_values={"rho": -1.0})
+
+
+def test_get_set_state_rolls_back(fmus):
+    """fmi2GetFMUstate/SetFMUstate: repeating a step from a saved state is exact, and
+    serialisation round-trips."""
+    from fmpy import extract, read_model_description
+    from fmpy.fmi2 import FMU2Slave
+
+    path = str(fmus["Dahl"])
+    md = read_model_description(path)
+    d = extract(path)
+    s = FMU2Slave(guid=md.guid, unzipDirectory=d, modelIdentifier=md.coSimulation.modelIdentifier)
+    s.instantiate()
+    s.setupExperiment(startTime=0.0)
+    s.enterInitializationMode()
+    s.exitInitializationMode()
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    s.setReal([vr["u"], vr["v"]], [0.0, 0.05])
+    s.doStep(0.0, 0.01)
+    st = s.getFMUstate()
+    blob = s.serializeFMUstate(st)
+    s.doStep(0.01, 0.01)
+    F1 = s.getReal([vr["F"]])[0]
+    s.setFMUstate(st)
+    s.doStep(0.01, 0.01)
+    assert s.getReal([vr["F"]])[0] == F1
+    st2 = s.deSerializeFMUstate(blob)
+    s.setFMUstate(st2)
+    s.doStep(0.01, 0.01)
+    assert s.getReal([vr["F"]])[0] == F1
+    s.terminate()
+    s.freeInstance()
+
+
+def test_cli_export_and_errors(tmp_path):
+    exe = str(BIN / "hystmech")
+    out = tmp_path / "dahl.fmu"
+    r = subprocess.run([exe, "export-fmu", "Dahl", "--param", "rho=200", "--param", "Fc=2",
+                        "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    from fmpy.validation import validate_fmu
+
+    assert validate_fmu(str(out)) == []
+    # bad value: exit 2, one line naming the parameter and its range
+    r = subprocess.run([exe, "export-fmu", "Dahl", "--param", "rho=-1", "--param", "Fc=2",
+                        "-o", str(tmp_path / "x.fmu")], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "rho must be in (0, inf)" in r.stderr
+    # no compiler: a clear error, exit 2
+    env = dict(os.environ, CC=str(tmp_path / "no-such-cc"))
+    r = subprocess.run([exe, "export-fmu", "Dahl", "--param", "rho=1", "--param", "Fc=2",
+                        "-o", str(tmp_path / "y.fmu")], capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and "no C compiler found" in r.stderr
+    assert not (tmp_path / "y.fmu").exists()
+    # from a scenario's [element] table
+    r = subprocess.run([exe, "export-fmu", "--scenario", "lugre-example-4", "-o",
+                        str(tmp_path / "l.fmu")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert validate_fmu(str(tmp_path / "l.fmu")) == []
+
+
+def test_no_compiler_error_from_python(tmp_path, monkeypatch):
+    from hystmech.components import Dahl
+
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    with pytest.raises(FMUExportError, match="no C compiler found"):
+        export_fmu(Dahl(rho=1.0, Fc=1.0), tmp_path / "d.fmu")
+
+
+def test_python_callables_cannot_be_exported(tmp_path):
+    from hystmech.components import LuGre
+
+    el = LuGre(sigma0=1.0, sigma1=1.0, Fc=1.0, Fs=2.0, vs=1.0, g=lambda v: 1.0 + v * v)
+    with pytest.raises(FMUExportError, match="'g' is a Python callable"):
+        export_fmu(el, tmp_path / "l.fmu")
+    try:
+        from hystmech.components import Duhem
+    except (ImportError, ValueError):
+        return
+    el = Duhem(A=10.0, hu=lambda u: 1.0 + u, hl=lambda u: -1.0 + u)
+    with pytest.raises(FMUExportError, match="callable"):
+        export_fmu(el, tmp_path / "d.fmu")
