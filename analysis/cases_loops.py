@@ -211,6 +211,8 @@ def run_minor_loops(cfg: dict, out: Path, progress) -> ScenarioOutput:
         case = dict(case)
         label = str(case.pop("label", f"case {ci + 1}"))
         stem = str(case.pop("figure", f"loop_{ci + 1}"))
+        if "knots_u" not in case:
+            raise ScenarioError(f"cases[{ci}].knots_u is missing (the input's knot values)")
         knots = check_array("knots_u", case.pop("knots_u"), min_len=3)
         el = build_element({**cfg["element"], **case})
         progress(ci / len(cases), f"{label}: closed form and slow simulation")
@@ -273,7 +275,10 @@ def wave_periodic(*, x_min, x_max, period, rise_time, ripple=0.15, periods=4, dt
     from x_min to x_max in rise_time [s], falls back in period − rise_time, with speed
     (Δx/T±)(1 + ripple·cos(2πτ/T±)); starts at x_min. Returns (t [s], x [m]); every
     reversal is a sample."""
-    x_min, x_max = float(x_min), float(x_max)
+    from ..components.base import check_finite
+
+    x_min, x_max = check_finite("x_min", x_min), check_finite("x_max", x_max)
+    periods = int(check_range("periods", periods, 1, 10 ** 6))
     if not x_max > x_min:
         raise ValueError(f"x_max must be in (x_min, inf) (got {x_max!r})")
     period = check_positive("period", period)
@@ -282,7 +287,7 @@ def wave_periodic(*, x_min, x_max, period, rise_time, ripple=0.15, periods=4, dt
     dt = check_positive("dt", dt)
     D = x_max - x_min
     ts, xs = [], []
-    for k in range(int(periods)):
+    for k in range(periods):
         for (T, sgn, x0, t0) in ((rise_time, 1.0, x_min, 0.0),
                                  (period - rise_time, -1.0, x_max, rise_time)):
             n = max(2, int(round(T / dt)) + 1)

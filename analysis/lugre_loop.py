@@ -132,7 +132,7 @@ def _check_periodic(ku, name):
     span = float(np.max(ku) - np.min(ku))
     if abs(ku[-1] - ku[0]) > 1e-9 * span:
         raise ValueError(f"{name} must describe one period: its last value must equal its "
-                         f"first ({ku[-1]!r} != {ku[0]!r})")
+                         f"first ({float(ku[-1])!r} != {float(ku[0])!r})")
     if np.all(ku == ku[0]):
         raise ValueError(f"{name} must not be constant (the loop of a constant input is a point)")
 
