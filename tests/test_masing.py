@@ -114,3 +114,18 @@ def test_identification_rejects_inconsistent_loop():
         identify_masing(u_A=0, u_B=1, u_C=2, F_A=0, F_C=1, pB_minus=1.0, pB_plus=2.0)
     with pytest.raises(ValueError, match="u_max - u_min"):
         masing_corners(**EQ36, u_min=0.0, u_max=1e-4)
+
+
+def test_scenario_masing_loop_small(tmp_path):
+    from hystmech.scenario import load_scenario, run_scenario
+
+    cfg = load_scenario("masing-loop")
+    inp = dict(cfg["input"], samples_per_period=4000, periods=2)
+    res = run_scenario("masing-loop", out=tmp_path, progress=lambda f, m="": None,
+                       overrides={"input": inp})
+    met = res.summary["metrics"]
+    assert met["max_abs_drive_minus_closed_form_N"] < 1e-9
+    assert met["c0_eq31"] == pytest.approx(met["c0_paper_eq56"], rel=3e-3)
+    for key, err in met["identified_rel_error"].items():
+        assert abs(err) < 1e-3, key
+    assert (tmp_path / "masing_loops.png").exists()

@@ -142,3 +142,17 @@ def test_bad_heights():
         MaxwellSlip.from_heights(kt=1, kn=1, mu=0.5, d=0.0, heights=[[1e-6, 2e-6]])
     with pytest.raises(ValueError, match=r"kt must be in \(0, inf\)"):
         MaxwellSlip.from_heights(kt=-1, kn=1, mu=0.5, d=0.0, heights=[1e-6])
+
+
+def test_scenario_maxwell_slip_loops_small(tmp_path):
+    from hystmech.scenario import load_scenario, run_scenario
+
+    cfg = load_scenario("maxwell-slip-loops")
+    inp = dict(cfg["input"], n_per_segment=60)
+    res = run_scenario("maxwell-slip-loops", out=tmp_path, progress=lambda f, m="": None,
+                       overrides={"input": inp})
+    met = res.summary["metrics"]
+    assert met["slip_pattern"] == met["slip_pattern_reference"]
+    assert met["inner_loop_return_error_N"] < 1e-12 * abs(met["points_N"]["B"])
+    assert met["points_um"]["B"] == pytest.approx(1.760, abs=1e-3)
+    assert (tmp_path / "fig3_macro_loop.png").exists()

@@ -259,3 +259,23 @@ def test_bad_input_relay_kernel_pi():
         Preisach.from_kernel(lambda r, s: r, -1.0, 4)
     with pytest.raises(ValueError, match=r"r must be in \(0, inf\)"):
         PrandtlIshlinskii(r=[-0.1], weights=[1.0], h=0.01, u_bound=1.0)
+
+
+def test_cable_protocol_and_scenario_small(tmp_path):
+    from hystmech.analysis.cases_nonsmooth import cable_bending_protocol
+    from hystmech.scenario import load_scenario, run_scenario
+
+    t, K = cable_bending_protocol(points_per_cycle=10)
+    assert K.max() == 31.4 and K.min() == 0.0
+    peaks = K[1:-1][(K[1:-1] > K[:-2]) & (K[1:-1] > K[2:])]
+    assert peaks.size == 27
+    np.testing.assert_allclose(peaks[[9, 15, 18, 24]], [6.9, 10.4, 17.45, 31.4])
+    assert np.all(np.diff(t) > 0)
+    cfg = load_scenario("preisach-cable-protocol")
+    res = run_scenario("preisach-cable-protocol", out=tmp_path, progress=lambda f, m="": None,
+                       overrides={"protocol": dict(cfg["protocol"], points_per_cycle=20),
+                                  "kernel": dict(cfg["kernel"], n=30)})
+    met = res.summary["metrics"]
+    assert met["repeat_cycle_difference_Nm"] == 0.0      # 2nd and 3rd cycles repeat exactly
+    assert met["cycle_peak_moments_Nm"] == sorted(met["cycle_peak_moments_Nm"])
+    assert (tmp_path / "preisach_cable.png").exists()
