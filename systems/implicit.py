@@ -122,7 +122,9 @@ def run_projection(model, t0, t1, y0, t_eval, energy, opts):
     else:
         rec = np.clip(np.rint((t_eval - t0) / h).astype(np.int64), 0, nsteps)
     nquad = model.nquad
-    status, p_done, Y, Q = _projection_loop(
+    # elements with Python kernels (e.g. an imported FMU) run the same loop uncompiled
+    loop = _projection_loop if model.compiled else _projection_loop.py_func
+    status, p_done, Y, Q = loop(
         model.core, model.ops_compiled(), float(t0), h, nsteps, float(h_last), y0,
         model.args(), FE, UB, VB, model.box_lo, model.box_hi, rec, bool(energy), nquad,
         model.ne, rtol)
@@ -213,6 +215,34 @@ def run_event(model, t0, t1, y0, t_eval, energy, opts):
             elif z[i] <= lo[i] and r[i] < 0:
                 held[i] = -1
 
+    def settle(t, z):
+        # switches that happen together (e.g. several asperities released when the
+        # velocity reverses) are located as one event: decide every component's status
+        # from the rates a hair after t, by an explicit probe step
+        dt = 1e-9 * (t1 - t0)
+        for _ in range(len(inc) + 1):
+            zp = z + dt * rhs(t, z)
+            r = raw(t + dt, zp)
+            changed = False
+            for i in inc:
+                if i in held:
+                    if (held[i] > 0 and r[i] < 0) or (held[i] < 0 and r[i] > 0):
+                        held.pop(i)
+                        released.add(i)
+                        changed = True
+                else:
+                    tol = 1e-12 * (hi[i] - lo[i])
+                    if z[i] >= hi[i] - tol and r[i] > 0 and i not in released:
+                        held[i] = 1
+                        z[i] = hi[i]
+                        changed = True
+                    elif z[i] <= lo[i] + tol and r[i] < 0 and i not in released:
+                        held[i] = -1
+                        z[i] = lo[i]
+                        changed = True
+            if not changed:
+                break
+
     def rhs(t, z):
         out = raw(t, z).copy()
         for i in held:
@@ -295,7 +325,7 @@ def run_event(model, t0, t1, y0, t_eval, energy, opts):
             released.add(kind[1])
         for i in inc:                                   # numerical overshoot
             z[i] = min(max(z[i], lo[i]), hi[i])
-        hold_check(t, z)
+        settle(t, z)
         nevents += 1
         if nevents > max_events:
             return (np.concatenate(Ts), np.concatenate(Zs)[:, :N],
