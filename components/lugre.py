@@ -19,7 +19,10 @@ from .base import (ForceElement, Param, check_nonnegative, check_positive, check
 @njit(cache=True)
 def stribeck_g(v, p):
     """Stribeck curve g(ν) = Fc + (Fs − Fc) exp(−|ν/vs|^β)  [N]."""
-    return p[2] + (p[3] - p[2]) * math.exp(-abs(v / p[4]) ** p[5])
+    r = abs(v / p[4])
+    if p[5] != 1.0:  # pow is the costliest call of the kernel; skip it for beta = 1
+        r = r ** p[5]
+    return p[2] + (p[3] - p[2]) * math.exp(-r)
 
 
 @njit(cache=True)
@@ -29,7 +32,8 @@ def _segment(x0, v, dt, a):
     z = a * dt
     if z < 1e-300:
         return x0 + v * dt
-    return x0 * math.exp(-z) + v * dt * (-math.expm1(-z) / z)
+    em = math.expm1(-z)  # e^{-z} = 1 + em: one transcendental call for both terms
+    return x0 * (1.0 + em) + v * dt * (-em / z)
 
 
 def make_kernels(g, f, compile_=True):
