@@ -132,8 +132,12 @@ def _switching(ci, cj, init, idx):
     return init, rows[:nnz], cols[:nnz], vals[:nnz]
 
 
-def _initial_states(mesh: PreisachMesh) -> np.ndarray:
-    # demagnetised state ψ(0) = 0 of eq. (10): relays with s < 0 are +1
+def _initial_states(mesh: PreisachMesh, initial="demagnetized") -> np.ndarray:
+    # "demagnetized": ψ(0) = 0 of eq. (10), relays with s < 0 are +1; or all -1 / +1
+    if initial in (-1, 1):
+        return np.full(mesh.n, float(initial))
+    if initial != "demagnetized":
+        raise ValueError(f"initial must be 'demagnetized', -1 or +1 (got {initial!r})")
     s = mesh.centroid_ab().sum(axis=1) / 2
     return np.where(s < 0, 1.0, -1.0)
 
@@ -175,7 +179,7 @@ class DeltaOperator:
 
 
 def assemble(v, d: float, mesh: PreisachMesh | None = None, swept_only: bool = True,
-             offset: bool = True):
+             offset: bool = True, initial="demagnetized"):
     """Round the input v to the grid of tolerance d, triangulate and assemble Δ.
 
     Returns (mesh, DeltaOperator). With swept_only, the mesh keeps the triangles that
@@ -194,7 +198,7 @@ def assemble(v, d: float, mesh: PreisachMesh | None = None, swept_only: bool = T
         mesh = full_mesh(d, -m, m)
         if mesh.n > 2_000_000:
             raise ValueError(f"d = {d:g} gives {mesh.n} triangles; use a larger tolerance d")
-    init = _initial_states(mesh)
+    init = _initial_states(mesh, initial)
     st0, r, c, val = _switching(mesh.i, mesh.j, init, idx)
     if swept_only:
         keep = np.zeros(mesh.n, bool)
@@ -248,6 +252,7 @@ class PreisachFit:
     y: np.ndarray | None = field(default=None, repr=False)
     fitted: np.ndarray | None = field(default=None, repr=False)
     residual_norm: float = float("nan")
+    initial: object = "demagnetized"
 
     @property
     def kernel(self) -> np.ndarray:
@@ -260,7 +265,7 @@ class PreisachFit:
         the plane not identified contribute only through the offset."""
         v = np.asarray(v_history, dtype=float)
         idx = np.rint(v / self.mesh.d).astype(np.int64)
-        init = _initial_states(self.mesh)
+        init = _initial_states(self.mesh, self.initial)
         st0, r, c, val = _switching(self.mesh.i, self.mesh.j, init, idx)
         from scipy.sparse import coo_matrix
 
@@ -268,10 +273,21 @@ class PreisachFit:
         return DeltaOperator(st0, D, True).matvec(np.r_[self.x, self.offset])
 
     def relays(self):
-        """(alpha, beta, weight): one relay per triangle at its centroid, weight = x,
-        for a Preisach element built from relays."""
+        """(a1, a2, weight): one relay per triangle, thresholds at its centroid
+        (a1 = β < a2 = α), weight = x, for hystmech.components.Preisach.from_relays."""
         c = self.mesh.centroid_ab()
-        return c[:, 0], c[:, 1], self.x.copy()
+        return c[:, 1], c[:, 0], self.x.copy()
+
+    def element(self):
+        """A hystmech.components.Preisach with these relays and offset (initial −1/+1
+        fits only: the element has one initial state for all relays)."""
+        from ..components import get_element_class
+
+        if self.initial not in (-1, 1):
+            raise ValueError("a Preisach element needs a fit with initial = -1 or +1")
+        a1, a2, w = self.relays()
+        return get_element_class("Preisach")(a1=a1, a2=a2, weights=w, initial=int(self.initial),
+                                             offset=self.offset)
 
     def plot_kernel(self, title: str = ""):
         """Kernel over the (r, s) triangle from two angles, and the output against the
@@ -307,7 +323,8 @@ class PreisachFit:
 
 
 def fit_preisach(v, y, d: float, *, nonnegative: bool = False, smoothing: float = 0.0,
-                 atol: float = 1e-10, btol: float = 1e-10, maxiter: int | None = None) -> PreisachFit:
+                 atol: float = 1e-10, btol: float = 1e-10, maxiter: int | None = None,
+                 initial="demagnetized") -> PreisachFit:
     """Identify the Preisach kernel from an input history v and output y (equal-length
     arrays, e.g. curvature [1/m] and moment [N·m]) with rounding tolerance d
     (Manfredo et al. (2023), eqs. (13)-(19)).
@@ -315,6 +332,8 @@ def fit_preisach(v, y, d: float, *, nonnegative: bool = False, smoothing: float 
     Default: the minimum-norm least-squares solution (scipy lsmr on the sparse Δ).
     nonnegative=True: kernel ≥ 0 (scipy.optimize.lsq_linear). smoothing > 0: Tikhonov
     penalty smoothing²·Σ(x_a − x_b)² over triangles a, b sharing an edge.
+    initial: the relays' state before the record, "demagnetized" (ψ(0) = 0, eq. (10))
+    or −1 / +1 for all relays (as hystmech.components.Preisach(initial=...)).
     """
     from scipy.sparse import hstack, vstack, csr_matrix
     from scipy.sparse.linalg import LinearOperator, lsmr
@@ -325,7 +344,7 @@ def fit_preisach(v, y, d: float, *, nonnegative: bool = False, smoothing: float 
         raise ValueError(f"input and output must have equal lengths (got {v.size} and {y.size})")
     if v.size < 3 or not (np.all(np.isfinite(v)) and np.all(np.isfinite(y))):
         raise ValueError("input and output must hold at least 3 finite samples")
-    mesh, op = assemble(v, d)
+    mesh, op = assemble(v, d, initial=initial)
     A = op.linear_operator()
     n1 = op.shape[1]
     if smoothing < 0:
@@ -354,4 +373,5 @@ def fit_preisach(v, y, d: float, *, nonnegative: bool = False, smoothing: float 
     res = fitted - y
     return PreisachFit(mesh=mesh, x=x[:mesh.n], offset=float(x[mesh.n]),
                        merit=metrics.summary(np.arange(y.size, dtype=float), y, fitted),
-                       v=v, y=y, fitted=fitted, residual_norm=float(np.linalg.norm(res)))
+                       v=v, y=y, fitted=fitted, residual_norm=float(np.linalg.norm(res)),
+                       initial=initial)
