@@ -15,7 +15,7 @@ _E1, _E3, _E4, _E5, _E6, _E7 = (71 / 57600, -71 / 16695, 71 / 1920, -17253 / 339
                                 22 / 525, -1 / 40)
 
 
-@njit(cache=True)
+@njit(cache=False)  # takes a kernel as argument: see core/drive.py on caching
 def rk_advance(rate, x, u0, dt, v, p, rtol, xscale):
     """Integrate ẋ = rate(x, u0 + v·s, v, p) for s in [0, dt], in place.
 

@@ -33,7 +33,11 @@ class DriveResult:
         return out
 
 
-@njit(cache=True)
+# Not cached on disk: the loop takes the law's kernels as arguments, and numba's cache
+# index keys such specialisations on dispatcher types held by weak reference; an index
+# written by another process then fails to re-save ("underlying object has vanished").
+# Compiling costs about a second per law and process.
+@njit(cache=False)
 def _drive_loop(advance, force, t, u, vseg, vout, x0, p, rtol, n_out):
     n = t.size
     x = x0.copy()
@@ -48,18 +52,6 @@ def _drive_loop(advance, force, t, u, vseg, vout, x0, p, rtol, n_out):
         for j in range(n_out):
             X[k + 1, j] = x[j]
     return F, X
-
-
-_drive_loop_nocache = njit(cache=False)(_drive_loop.py_func)
-
-
-def _importable(fn) -> bool:
-    """True if the dispatcher ``fn`` is a module-level function (safe to cache on)."""
-    import sys
-
-    f = getattr(fn, "py_func", None)
-    mod = sys.modules.get(getattr(f, "__module__", None) or "")
-    return mod is not None and getattr(mod, getattr(f, "__name__", ""), None) is fn
 
 
 def _as_series(name: str, a, n: int | None = None) -> np.ndarray:
@@ -137,19 +129,8 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
     loop = _drive_loop
     if not (is_compiled(element.advance) and is_compiled(element.force)):
         loop = _drive_loop.py_func  # user callables numba cannot compile
-    elif not (_importable(element.advance) and _importable(element.force)):
-        # kernels built at run time (closures over user callables, SumElement): keys
-        # of their types must not enter the on-disk cache index, whose next save
-        # would fail in every later process ("underlying object has vanished")
-        loop = _drive_loop_nocache
-    try:
-        F, X = loop(element.advance, element.force, t, u, vseg, vout, xs, element.p,
-                    float(rtol), n_out)
-    except ReferenceError:
-        # numba could not re-save the on-disk cache index (it holds dispatcher types of
-        # other laws whose weak references died in this process): run uncached
-        F, X = _drive_loop_nocache(element.advance, element.force, t, u, vseg, vout, xs,
-                                   element.p, float(rtol), n_out)
+    F, X = loop(element.advance, element.force, t, u, vseg, vout, xs, element.p,
+                float(rtol), n_out)
     bad = ~np.isfinite(F)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
