@@ -302,7 +302,6 @@ class _Problem:
             if not np.all(np.isfinite(dq)):
                 raise _NewtonFail("singular tangent stiffness")
             nd = float(np.max(np.abs(dq * self.dq_scale)))
-            if _DEBUG: print(it, nd)
             if nd > 0.5:
                 dq *= 0.5 / nd
             elif it > 2 and nd > 0.9 * nd_prev and nd > tol:
@@ -319,9 +318,6 @@ class _Problem:
                 return q, M, it
         raise _NewtonFail(f"no convergence in {max_iter} iterations (last correction "
                           f"{nd:.3g})")
-
-
-_DEBUG = False
 
 
 class _NewtonFail(Exception):
