@@ -37,3 +37,37 @@ def test_maxwell_slip_free_decay_coulomb_decrement():
     expected = 2 * np.sum(el.k * el.delta) / K
     # pre-sliding (asperity springs) shortens the slip by ~Δ_max on each side
     np.testing.assert_allclose(-np.diff(amps), expected, rtol=0.02)
+
+
+def test_mr_damper_rig_data_recovers_paper_values():
+    # synthetic measurements of the rig, then the paper's own eq. (15) regression on the
+    # window of §5 and the steady w-loop of eqs. (16)-(18): independent closed forms
+    from hystmech.systems.mr_damper_rig import (PAPER, dahl_steady_branches,
+                                                dahl_w_from_force, mr_damper_rig_data,
+                                                regression_eq15)
+
+    t, x, v, F = mr_damper_rig_data(periods=2, fs=500.0)
+    assert t.shape == x.shape == v.shape == F.shape
+    t0 = 5.0
+    kx1, kw1 = regression_eq15(t, x, F, t0 + 0.2041, t0 + 0.6924, t0 + 2.1572)
+    assert kx1 == pytest.approx(PAPER["kx1"], rel=1e-3)
+    assert kw1 == pytest.approx(PAPER["kw1"], rel=1e-3)
+    last = t >= 5.0
+    assert np.min(np.abs(v[last][5:])) > 0.01          # the wave never stops (§7)
+    w = dahl_w_from_force(F, v, PAPER["kx1"], PAPER["kw1"], PAPER["kx2"], PAPER["kw2"])
+    xl = x[last]
+    wu, wd = dahl_steady_branches(xl, PAPER["rho"], xl.min(), xl.max())
+    inner = (xl > xl.min() + 0.01) & (xl < xl.max() - 0.01)
+    wth = np.where(v[last] >= 0, wu, wd)
+    assert np.max(np.abs(w[last] - wth)[inner]) < 1e-3
+
+
+def test_mr_damper_rig_bad_input():
+    from hystmech.systems.mr_damper_rig import mr_damper_rig, mr_damper_rig_data
+
+    with pytest.raises(ValueError, match="m must be"):
+        mr_damper_rig(m=0.0)
+    with pytest.raises(ValueError, match="Xmax"):
+        mr_damper_rig(Xmin=0.1, Xmax=0.0)
+    with pytest.raises(ValueError, match="periods"):
+        mr_damper_rig_data(periods=0)
