@@ -66,12 +66,16 @@ class FitResult:
     def to_toml(self, title: str | None = None, input_cfg: dict | None = None,
                 reference: str = "") -> str:
         """A scenario TOML (runner "drive") with the fitted element, accepted by
-        ``hystmech run``; input_cfg is its [input] table (default: a slow triangle
-        spanning the data's displacement range)."""
+        ``hystmech run``; input_cfg is its [input] table (default: a triangle spanning
+        the data's displacement range with the data's mean cycle period)."""
         if input_cfg is None:
-            lo, hi = (float(np.min(self.data.u)), float(np.max(self.data.u))) if self.data else (-1e-3, 1e-3)
+            d = self.data
+            lo, hi = (float(np.min(d.u)), float(np.max(d.u))) if d is not None else (-1e-3, 1e-3)
+            cyc = d.cycles() if d is not None else []
+            period = float(np.mean([c.t[-1] - c.t[0] for c in cyc])) if cyc else 1.0
             input_cfg = {"type": "piecewise_linear", "knots_u": [0.5 * (lo + hi), hi, lo, 0.5 * (lo + hi)],
-                         "periods": 3, "gamma": 1.0 / max(hi - lo, 1e-12)}
+                         "knots_t": [0.0, 1.0, 3.0, 4.0], "periods": 3, "gamma": period / 4.0,
+                         "samples_per_unit": 500}
         lines = [f"title = {_toml_value(title or f'{self.law} identified from measured data')}",
                  f"reference = {_toml_value(reference or 'hystmech identify')}",
                  'runner = "drive"', "", "# fit quality on the identification data"]

@@ -1,0 +1,46 @@
+"""Command-line options shared by ``hystmech compare`` and ``hystmech identify``:
+which columns of a MEASURED CSV hold what, and their unit factors to SI."""
+from __future__ import annotations
+
+from .dataset import Dataset, load
+
+
+def add_data_arguments(p) -> None:
+    p.add_argument("measured", help="measured data: CSV with a header row, or .npz")
+    g = p.add_argument_group("measured data columns and units")
+    g.add_argument("--time", default="t", help="time column [s] (default t)")
+    g.add_argument("--disp", default="u", help="displacement column (default u)")
+    g.add_argument("--force", default="F", help="force column (default F)")
+    g.add_argument("--velocity", default=None, help="velocity column (optional)")
+    g.add_argument("--channel", action="append", default=[], metavar="NAME=COLUMN",
+                   help="extra channel, e.g. voltage=Y (repeatable)")
+    g.add_argument("--time-scale", type=float, default=1.0, help="factor to seconds")
+    g.add_argument("--disp-scale", type=float, default=1.0, help="factor to metres (cm: 0.01)")
+    g.add_argument("--force-scale", type=float, default=1.0, help="factor to newtons")
+    g.add_argument("--velocity-scale", type=float, default=None,
+                   help="factor to m/s (default disp-scale/time-scale)")
+    g.add_argument("--t0", type=float, default=None, help="start of the window used [s]")
+    g.add_argument("--t1", type=float, default=None, help="end of the window used [s]")
+    g.add_argument("--drop-nan", action="store_true",
+                   help="drop rows with empty/non-numeric values (with a warning) instead of failing")
+
+
+def load_from_args(args) -> Dataset:
+    channels = {}
+    for spec in args.channel:
+        if "=" not in spec:
+            raise ValueError(f"--channel must be NAME=COLUMN (got {spec!r})")
+        k, c = spec.split("=", 1)
+        channels[k.strip()] = c.strip()
+    kw = dict(time=args.time, disp=args.disp, force=args.force, velocity=args.velocity,
+              channels=channels, time_scale=args.time_scale, disp_scale=args.disp_scale,
+              force_scale=args.force_scale)
+    if str(args.measured).lower().endswith(".npz"):
+        if args.disp == "u" and args.force == "F":
+            kw["force"] = "force"
+    else:
+        kw.update(velocity_scale=args.velocity_scale, drop_nan=args.drop_nan)
+    ds = load(args.measured, **kw)
+    if args.t0 is not None or args.t1 is not None:
+        ds = ds.window(args.t0, args.t1)
+    return ds

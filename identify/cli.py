@@ -1,0 +1,74 @@
+"""``hystmech identify LAW MEASURED [--out DIR]``: fit a law, write a scenario TOML."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ._cliopts import add_data_arguments, load_from_args
+
+LAWS = ("viscous-dahl", "asymmetric-viscous-dahl", "modified-dahl", "masing", "preisach")
+
+
+def add_arguments(p) -> None:
+    p.add_argument("law", choices=LAWS, help="law to identify")
+    add_data_arguments(p)
+    p.add_argument("--out", default=None, help="output directory (default runs/identify-LAW)")
+    p.add_argument("--d", type=float, default=None,
+                   help="preisach: rounding tolerance of the input (default range/40)")
+    p.add_argument("--vmin", type=float, default=None,
+                   help="viscous-dahl: speed [m/s] above which Proposition 1 windows are taken")
+
+
+def identify(law: str, ds, *, d=None, vmin=None):
+    """Run the identification named ``law`` (see LAWS) on ds; returns a FitResult."""
+    import numpy as np
+
+    from .result import FitResult
+
+    if law == "viscous-dahl":
+        from .viscous_dahl import fit_viscous_dahl
+        return fit_viscous_dahl(ds, asymmetric=False, vmin=vmin)
+    if law == "asymmetric-viscous-dahl":
+        from .viscous_dahl import fit_viscous_dahl
+        return fit_viscous_dahl(ds, asymmetric=True, vmin=vmin)
+    if law == "modified-dahl":
+        from .modified_dahl import fit_modified_dahl
+        return fit_modified_dahl(ds)
+    if law == "masing":
+        from .masing import fit_masing
+        return fit_masing(ds)
+    if law == "preisach":
+        from .preisach import fit_preisach
+        d = d if d else float(np.ptp(ds.u)) / 40.0
+        f = fit_preisach(ds.u, ds.force, d, initial=-1)
+        a1, a2, w = f.relays()
+        params = dict(a1=a1.tolist(), a2=a2.tolist(), weights=w.tolist(), initial=-1,
+                      offset=f.offset)
+        return FitResult(law="Preisach", params=params, data=ds, predicted=f.fitted,
+                         details={"n_cells": f.mesh.n, "d": d})
+    raise ValueError(f"law must be one of {', '.join(LAWS)} (got {law!r})")
+
+
+def main(args) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from ..scenario import _jsonable, atomic_write, save_figure
+
+    ds = load_from_args(args)
+    res = identify(args.law, ds, d=args.d, vmin=args.vmin)
+    out = Path(args.out) if args.out else Path("runs") / f"identify-{args.law}"
+    toml = res.to_toml(title=f"{res.law} identified from {Path(args.measured).name}",
+                       reference=f"hystmech identify {args.law} {Path(args.measured).name}")
+    fig = res.plot()
+    save_figure(fig, out / "fit.png")
+    summ = {"law": res.law, "measured": str(args.measured), "params": res.params,
+            "stderr": res.stderr, "metrics": res.merit}
+    atomic_write(out / "summary.json", json.dumps(_jsonable(summ), indent=2))
+    atomic_write(out / "scenario.toml", toml)
+    for k, v in res.params.items():
+        if isinstance(v, float):
+            print(f"{k} = {v:.6g}")
+    print(f"nrmse = {res.merit.get('nrmse', float('nan')):.6g}")
+    print(f"written: {out}/scenario.toml")
+    return 0

@@ -1,0 +1,29 @@
+"""``hystmech compare MEASURED --scenario NAME|TOML [--out DIR]``."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ._cliopts import add_data_arguments, load_from_args
+
+
+def add_arguments(p) -> None:
+    add_data_arguments(p)
+    p.add_argument("--scenario", required=True, help="scenario name or TOML path whose [element] is simulated")
+    p.add_argument("--out", default=None, help="output directory (default runs/compare-SCENARIO)")
+    p.add_argument("--use-velocity", action="store_true", help="drive with the measured velocity column")
+
+
+def main(args) -> int:
+    from ..scenario import load_scenario
+    from .compare import compare
+
+    ds = load_from_args(args)
+    cfg = load_scenario(args.scenario)
+    out = Path(args.out) if args.out else Path("runs") / f"compare-{cfg['name']}"
+    s = compare(ds, cfg, out, use_velocity=args.use_velocity)
+    m = s["metrics"]
+    for k in ("rmse", "nrmse", "max_error", "r2", "phase_lag_s", "loop_area_error"):
+        if m.get(k) is not None:
+            print(f"{k} = {m[k]:.6g}")
+    print(f"written: {out}/summary.json")
+    return 0
