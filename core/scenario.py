@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-DEFAULT_SCENARIO = "lugre-example-4"
+DEFAULT_SCENARIO = "belt-tensioner-mdm"
 
 
 class ScenarioError(ValueError):
