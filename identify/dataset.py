@@ -61,7 +61,7 @@ class Dataset:
             k = int(np.flatnonzero(dt <= 0)[0])
             nbad = int(np.count_nonzero(dt <= 0))
             raise ValueError(f"time must be strictly increasing: {nbad} non-increasing step(s), "
-                             f"first t[{k + 1}] = {self.t[k + 1]!r} <= t[{k}] = {self.t[k]!r}")
+                             f"first t[{k + 1}] = {self.t[k + 1]:.9g} <= t[{k}] = {self.t[k]:.9g}")
         self.u = _series("displacement", self.u, n)
         self.force = _series("force", self.force, n)
         if self.v is not None:
