@@ -6,6 +6,9 @@ eqs. (A.7)-(A.9)), ``SimResult`` carries named signals and the energy account.
 """
 from .assembly import GROUND, Assembly, Harmonic
 from .solvers import METHODS, SimResult, SimulationError, simulate
+from .belt_tensioner import belt_assembly, paper_tensioner, simulate_belt
+from .sweep import frf_grid, run_sweep
 
 __all__ = ["Assembly", "Harmonic", "GROUND", "simulate", "SimResult", "SimulationError",
-           "METHODS"]
+           "METHODS", "simulate_belt", "belt_assembly", "paper_tensioner", "run_sweep",
+           "frf_grid"]

@@ -119,7 +119,7 @@ def _observe(obs, t, T):
     return False
 
 
-@njit(cache=True)
+@njit(cache=False)  # kernel-typed arguments: see core/drive.py on caching
 def _rig_rhs(t, y, rate, force, p, rig, xd, dy):
     """Right-hand side of eqs. (38) with the tensioner state in y[4:]."""
     u1 = y[0]
@@ -151,7 +151,7 @@ def _record(rec, j, t, y, T, F, n_x):
         rec[j, 7 + i] = y[4 + i]
 
 
-@njit(cache=True)
+@njit(cache=False)  # kernel-typed arguments: see core/drive.py on caching
 def _rig_projection(rate, force, p, box_lo, box_hi, y0, rig, t0, h, n_steps, stride,
                     t_rec0, n_rec, n_x_rec, obs):
     """Bastien et al. (2007), eq. (A.9) for the rig, eq. (47):
@@ -259,7 +259,7 @@ _E1, _E3, _E4, _E5, _E6, _E7 = (71 / 57600, -71 / 16695, 71 / 1920, -17253 / 339
                                 22 / 525, -1 / 40)
 
 
-@njit(cache=True)
+@njit(cache=False)  # kernel-typed arguments: see core/drive.py on caching
 def _dopri_to(t, t_next, h, h_max, y, yt, yn, k1, k2, k3, k4, k5, k6, k7, xd, yscale, rtol,
               rate, force, p, rig):
     """Adaptive Dormand-Prince 5(4) steps from t to exactly t_next (k1 = rate at t on
@@ -320,7 +320,7 @@ def _dopri_to(t, t_next, h, h_max, y, yt, yn, k1, k2, k3, k4, k5, k6, k7, xd, ys
     return t, h, steps, T, F
 
 
-@njit(cache=True)
+@njit(cache=False)  # kernel-typed arguments: see core/drive.py on caching
 def _rig_dopri(rate, force, p, y0, yscale, rig, t0, t_end, t_grid0, dt_out, rtol, h_max,
                t_rec0, n_rec, n_x_rec, obs):
     """Adaptive Dormand-Prince 5(4) for the rig with a smooth tensioner: free steps up to

@@ -485,7 +485,7 @@ class Model:
                 self.dc, self.fdof, self.grav, self.ea, self.eb, self.eo, self.po, self.P)
 
 
-@njit(cache=True)
+@njit(cache=False)  # kernel-typed arguments: see core/drive.py on caching
 def _sample_jit(f, t):
     out = np.empty(t.size)
     for i in range(t.size):
