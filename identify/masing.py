@@ -56,10 +56,13 @@ def fit_masing(ds: Dataset, *, vmin_frac: float = 0.0) -> FitResult:
     cycles = ds.cycles()
     if not cycles:
         raise ValueError("Masing identification needs at least one complete displacement cycle")
+    if len(cycles) >= 3:
+        cycles = cycles[1:]      # the first cycle may still hold the start-up transient
     u, f, v = ds.u, ds.force, ds.velocity
     uA = float(np.median([c.u.min() for c in cycles]))
     uC = float(np.median([c.u.max() for c in cycles]))
-    sel = np.abs(v) > vmin_frac * np.max(np.abs(v))
+    in_cycles = (ds.t >= cycles[0].t[0]) & (ds.t <= cycles[-1].t[-1])
+    sel = in_cycles & (np.abs(v) > vmin_frac * np.max(np.abs(v)))
     up = v > 0
     us, vs, fs_, ups = u[sel], v[sel], f[sel], up[sel]
     half = 0.5 * (uC - uA)

@@ -43,7 +43,15 @@ def phase_lag(t, meas, pred, max_lag: float | None = None) -> float:
     nfft = 1 << int(np.ceil(np.log2(2 * n)))
     c = np.fft.irfft(np.conj(np.fft.rfft(a, nfft)) * np.fft.rfft(b, nfft), nfft)
     lags = np.r_[np.arange(0, L + 1), np.arange(-L, 0)]
-    vals = c[lags % nfft]
+    # normalised over the overlap (Cauchy-Schwarz: exactly 1 at the lag of a pure
+    # scaling or delay), so the record's ends do not pull the peak towards zero
+    ca = np.r_[0.0, np.cumsum(a * a)]
+    cb = np.r_[0.0, np.cumsum(b * b)]
+    pos = lags >= 0
+    ea = np.where(pos, ca[n - np.abs(lags)], ca[n] - ca[np.abs(lags)])
+    eb = np.where(pos, cb[n] - cb[np.abs(lags)], cb[n - np.abs(lags)])
+    den = np.sqrt(np.maximum(ea * eb, 1e-300))
+    vals = c[lags % nfft] / den
     k = int(np.argmax(vals))
     shift = float(lags[k])
     if 0 < k < lags.size - 1 and lags[k - 1] == lags[k] - 1 and lags[k + 1] == lags[k] + 1:
