@@ -17,6 +17,17 @@ so that one input sample costs O(1) Everett look-ups (amortised; binary searches
 the threshold lists), independent of the number of relays. The Prandtl-Ishlinskii
 operator (weighted plays) is the special case of relays on lines r = const.
 
+Two modes on the triangle of eq. (14) cut into n levels per side (from_kernel,
+from_everett):
+* discrete (default): one relay per cell (eqs. (16)-(18)); the output is a staircase.
+* continuous (``continuous=True``): the kernel is constant on each cell and E(α, β) is
+  its exact integral over the cells, bilinear in (α, β) on an off-diagonal cell pair and
+  quadratic on a diagonal one (_everett_c). The output is then continuous and piecewise
+  smooth in the input, and ``slope`` is its exact one-sided derivative, 2·∂E at the
+  current stack top (k0 right at a reversal) — what a Newton solver needs. Same memory
+  stack, same state layout, same cost per sample; p differs only by the flag p[8] = 0
+  and the node grid in place of the relay thresholds.
+
 State layout (fixed size, mirrored in C by the FMU exporter), D = max_depth:
     x[0]          c, the last input value (the current, open extremum)
     x[1]          n, number of stack entries (1 <= n <= D)
@@ -37,10 +48,14 @@ from numba import njit
 from .base import ForceElement, Param, check_array, check_finite
 
 # p = [n2, n1, D, W, k0, offset, LO, HI, dslope, A2[0..n2-1], A1[0..n1-1], T[(n2+1)*(n1+1)]]
-#   dslope: width of the secant that slope() takes across the relay staircase,
+#   dslope > 0: discrete mode, width of the secant that slope() takes across the relay
+#     staircase; dslope == 0: continuous mode (the flag; same layout, see below),
 #   A2: sorted distinct up-thresholds a2, A1: sorted distinct down-thresholds a1,
 #   T[i2*(n1+1) + i1] = Σ w over relays whose a2 is among the i2 smallest A2 and whose
 #   a1 is among the i1 largest A1 (the Everett function on the threshold grid).
+#   Continuous mode: A2 = A1 = the n+1 uniform grid nodes t_k = −m + k·h of eq. (14)
+#   (n2 = n1 = n + 1) and T holds E at the nodes, T[(j+1)*(n+2) + n+1−i] = E(t_j, t_i);
+#   between nodes E is the exact integral of the cellwise constant density (_everett_c).
 _HEAD = 9
 
 
@@ -131,6 +146,80 @@ def everett(p, alpha, beta):
 
 
 @njit(cache=True)
+def _node_E(p, j, i):
+    # E(t_j, t_i) at grid nodes (continuous mode), j, i in 0..n
+    n1 = int(p[1])
+    return p[_HEAD + 2 * n1 + (j + 1) * (n1 + 1) + n1 - i]
+
+
+@njit(cache=True)
+def _everett_c(p, alpha, beta, grad):
+    """Continuous mode: E(α, β) = ∫∫_{β <= a1 < a2 <= α} ρ(a1, a2) da1 da2 for a density ρ
+    constant on each cell of the triangulated plane (Manfredo et al. (2023), eqs. (14),
+    (16)): bilinear in (α, β) on a square cell pair, quadratic on a diagonal one.
+    Returns (E, ∂E/∂α, ∂E/∂β); the derivatives only when grad is True."""
+    n1 = int(p[1])
+    n = n1 - 1
+    t0 = p[_HEAD]
+    tn = p[_HEAD + n]
+    h = (tn - t0) / n
+    ca = False
+    cb = False
+    if alpha >= tn:
+        alpha = tn
+        ca = True                 # beyond the triangle: E no longer depends on α
+    if beta <= t0:
+        beta = t0
+        cb = True
+    if alpha <= beta:
+        return 0.0, 0.0, 0.0
+    j = int((alpha - t0) / h)
+    if j > n - 1:
+        j = n - 1
+    if j < 0:
+        j = 0
+    i = int((beta - t0) / h)
+    if i > n - 1:
+        i = n - 1
+    if i < 0:
+        i = 0
+    if i > j:                     # rounding at a node: α and β in the same cell
+        i = j
+    fa = (alpha - p[_HEAD + j]) / h
+    gb = (p[_HEAD + i + 1] - beta) / h
+    if i == j:
+        w = _node_E(p, i + 1, i)
+        d = (alpha - beta) / h
+        E = w * d * d
+        if not grad:
+            return E, 0.0, 0.0
+        dE = 2.0 * w * d / h
+        return E, 0.0 if ca else dE, 0.0 if cb else -dE
+    G0 = _node_E(p, j, i + 1)
+    wjj = _node_E(p, j + 1, j)
+    wii = _node_E(p, i + 1, i)
+    Gj1 = _node_E(p, j + 1, i + 1)
+    Gi = _node_E(p, j, i)
+    scol = Gj1 - G0 - wjj
+    srow = Gi - G0 - wii
+    wij = _node_E(p, j + 1, i) - Gj1 - Gi + G0
+    E = G0 + fa * (scol + fa * wjj) + gb * (srow + gb * wii) + fa * gb * wij
+    if not grad:
+        return E, 0.0, 0.0
+    da = 0.0 if ca else (scol + 2.0 * fa * wjj + gb * wij) / h
+    db = 0.0 if cb else -(srow + 2.0 * gb * wii + fa * wij) / h
+    return E, da, db
+
+
+@njit(cache=True)
+def _E(p, alpha, beta):
+    # the Everett function of either mode
+    if p[8] == 0.0:
+        return _everett_c(p, alpha, beta, False)[0]
+    return everett(p, alpha, beta)
+
+
+@njit(cache=True)
 def _is_max(x, j):
     # stack[j] is a maximum iff (stack[0] is a maximum) xor (j odd)
     if x[2] > 0.0:
@@ -147,9 +236,9 @@ def _push(x, p, val, is_max):
                          "max_depth; build the operator with a larger max_depth")
     top = x[3 + n - 1]
     if is_max:
-        x[3 + D + n] = x[3 + D + n - 1] + everett(p, val, top)
+        x[3 + D + n] = x[3 + D + n - 1] + _E(p, val, top)
     else:
-        x[3 + D + n] = x[3 + D + n - 1] - everett(p, top, val)
+        x[3 + D + n] = x[3 + D + n - 1] - _E(p, top, val)
     x[3 + n] = val
     x[1] = n + 1
 
@@ -211,12 +300,12 @@ def _anchor(x, p, u):
     virt = False              # a virtual entry c pushed at index n
     Pv = 0.0
     if rising and u < c:
-        Pv = x[3 + D + n - 1] + everett(p, c, x[3 + n - 1])
+        Pv = x[3 + D + n - 1] + _E(p, c, x[3 + n - 1])
         virt = True
         rising = False
         n += 1
     elif (not rising) and u > c:
-        Pv = x[3 + D + n - 1] - everett(p, x[3 + n - 1], c)
+        Pv = x[3 + D + n - 1] - _E(p, x[3 + n - 1], c)
         virt = True
         rising = True
         n += 1
@@ -247,17 +336,18 @@ def preisach_advance(x, u0, u1, dt, v, p, rtol):
 def preisach_force(x, u, v, p):
     P, a, rising = _anchor(x, p, u)
     if rising:
-        s = P + everett(p, u, a)
+        s = P + _E(p, u, a)
     else:
-        s = P - everett(p, a, u)
+        s = P - _E(p, a, u)
     return p[5] + p[4] * u + 2.0 * s - p[3]
 
 
 @njit(cache=True)
 def preisach_slope(x, u, v, p):
     # dM/du on the branch the input follows from u in the direction of v (the current
-    # branch if v == 0): k0 plus the secant of the relay staircase over one grid width
-    # dslope centred at u (the discrete operator itself is piecewise constant)
+    # branch if v == 0). Continuous mode: the exact derivative of the output. Discrete
+    # mode: k0 plus the secant of the relay staircase over one grid width dslope
+    # centred at u (the discrete operator itself is piecewise constant)
     n = int(x[1])
     if v > 0.0:
         up = True
@@ -268,14 +358,20 @@ def preisach_slope(x, u, v, p):
     P, a, rising = _anchor(x, p, u)
     if rising != up:
         a = u            # reversing at u: the new branch starts from u itself
+    if p[8] == 0.0:
+        # continuous mode: the exact tangent, 2·∂E at the anchor (zero right at a
+        # reversal, where the new branch starts with the reversible slope k0)
+        if up:
+            return p[4] + 2.0 * _everett_c(p, u, a, True)[1]
+        return p[4] - 2.0 * _everett_c(p, a, u, True)[2]
     h = 0.5 * p[8]
     if up:
         lo = u - h if u - h > a else a
-        dE = everett(p, u + h, a) - everett(p, lo, a)
+        dE = _E(p, u + h, a) - _E(p, lo, a)
         width = u + h - lo
     else:
         hi = u + h if u + h < a else a
-        dE = everett(p, a, u - h) - everett(p, a, hi)
+        dE = _E(p, a, u - h) - _E(p, a, hi)
         width = hi - (u - h)
     if width <= 0.0:
         return p[4]
@@ -308,7 +404,10 @@ class Preisach(ForceElement):
     max_depth: number of nested dominant extrema the memory stack can hold;
     slope_width [input units]: width of the secant :func:`preisach_slope` takes across the
     relay staircase (default: twice the mean spacing of the distinct thresholds; the
-    grid step h for from_kernel / from_everett).
+    grid step h for from_kernel / from_everett);
+    grid: None (relays) or (m, n) for the continuous mode, in which case a1, a2 must be
+    the cells of :meth:`grid` (m, n) and weights the cells' kernel integrals (normally
+    built by ``from_kernel(..., continuous=True)`` / ``from_everett``).
     Also built by :meth:`from_relays`, :meth:`from_kernel`, :meth:`from_everett`.
     Evaluation via the memory curve and the Everett function (module docstring); drive()
     stores only (last input, stack depth) per sample (n_report_states = 2).
@@ -332,7 +431,7 @@ class Preisach(ForceElement):
     MAX_TABLE = 50_000_000
 
     def __init__(self, *, a1, a2, weights, initial=-1, k0=0.0, offset=0.0, max_depth=256,
-                 slope_width=None):
+                 slope_width=None, grid=None):
         a1 = check_array("a1", a1)
         a2 = check_array("a2", a2)
         w = check_array("weights", weights)
@@ -353,6 +452,8 @@ class Preisach(ForceElement):
                 or max_depth < 2:
             raise ValueError(f"max_depth must be an integer in [2, inf) (got {max_depth!r})")
         D = int(max_depth)
+        if grid is not None:
+            return self._init_continuous(a1, a2, w, xi, k0, offset, D, slope_width, grid)
         A2, A1, T = _everett_table(a1, a2, w)
         if T.size > self.MAX_TABLE:
             raise ValueError(f"a1, a2 must have at most ~{int(math.sqrt(self.MAX_TABLE))} distinct "
@@ -379,6 +480,44 @@ class Preisach(ForceElement):
                          offset=offset, max_depth=D, slope_width=slope_width), p, x0)
         self.a1, self.a2, self.weights = a1.copy(), a2.copy(), w.copy()
         self.max_depth = D
+        self.continuous = False
+        self.state_names = ("u_last", "depth", "bottom")
+        self.x_scale = np.ones(self.n_states)
+
+    def _init_continuous(self, a1, a2, w, xi, k0, offset, D, slope_width, grid):
+        # continuous mode: cell weights w of Preisach.grid(m, n), density ρ = w/area
+        # constant on each cell; p holds the node grid and E at the nodes (module top)
+        try:
+            m, n = grid
+        except (TypeError, ValueError):
+            raise ValueError(f"grid must be None or a pair (m, n) (got {grid!r})") from None
+        a1g, a2g, i, j, _ = self.grid(m, n)
+        m, n = float(m), int(n)
+        if a1.size != a1g.size or not (np.allclose(a1, a1g, rtol=0, atol=1e-12 * m)
+                                       and np.allclose(a2, a2g, rtol=0, atol=1e-12 * m)):
+            raise ValueError(f"with grid = (m, n) = ({m:g}, {n}), a1 and a2 must be the "
+                             f"{a1g.size} cell thresholds of Preisach.grid(m, n)")
+        h = 2.0 * m / n
+        t = -m + h * np.arange(n + 1)
+        H = np.zeros((n + 1, n + 1))
+        H[j + 1, n - i] = w                # a cell counts in E(t_j', t_i') iff j < j', i >= i'
+        T = np.zeros((n + 2, n + 2))
+        T[1:, 1:] = np.cumsum(np.cumsum(H, axis=0), axis=1)
+        W = float(w.sum())
+        span = max(2.0 * m, 1.0)
+        LO, HI = -m - span, m + span
+        p = np.concatenate([[n + 1, n + 1, D, W, k0, offset, LO, HI, 0.0], t, t, T.ravel()])
+        x0 = np.zeros(3 + 2 * D)
+        if xi < 0:
+            x0[0], x0[1], x0[2], x0[3], x0[3 + D] = LO, 1, -1, LO, 0.0
+        else:
+            x0[0], x0[1], x0[2], x0[3], x0[3 + D] = HI, 1, 1, HI, W
+        self._setup(dict(a1=a1.copy(), a2=a2.copy(), weights=w.copy(), initial=xi, k0=k0,
+                         offset=offset, max_depth=D, slope_width=slope_width,
+                         grid=(m, n)), p, x0)
+        self.a1, self.a2, self.weights = a1.copy(), a2.copy(), w.copy()
+        self.max_depth = D
+        self.continuous = True
         self.state_names = ("u_last", "depth", "bottom")
         self.x_scale = np.ones(self.n_states)
 
@@ -411,14 +550,22 @@ class Preisach(ForceElement):
         return a1, a2, i, j, area
 
     @classmethod
-    def from_kernel(cls, omega, m, n, **kw):
+    def from_kernel(cls, omega, m, n, continuous=False, **kw):
         """Discretised Preisach operator of a kernel ω(r, s) on the triangle of eq. (14).
 
         omega: a callable ω(r, s) (numpy-vectorised or scalar) [output/input²], or an
         array of shape (n, n) whose entry [i, j] (i <= j) is ω on the cell with a1 in the
         i-th and a2 in the j-th of the n levels; m [input units] > 0 half-size of the
-        triangle (m = max|input| in eq. (14)); n levels per side. Each relay weight is
+        triangle (m = max|input| in eq. (14)); n levels per side. Each cell's weight is
         ω at the cell's centre (centroid for the diagonal half-cells) times its area.
+
+        continuous=False (default, the relay model of eqs. (16)-(18)): one relay per cell
+        carries its weight; the output is a staircase in the input.
+        continuous=True: ω is constant on each cell (eqs. (13)-(16) with a cellwise
+        constant kernel) and the output is the exact integral (12) over the cells cut by
+        the memory curve: continuous, piecewise smooth in the input, with the exact
+        tangent as ``slope`` — the form to use inside Newton solvers (systems.rod).
+        Both modes agree whenever the input's extrema lie on the grid nodes.
         """
         a1, a2, i, j, area = cls.grid(m, n)
         if callable(omega):
@@ -439,16 +586,19 @@ class Preisach(ForceElement):
         if not np.all(np.isfinite(vals)):
             raise ValueError("omega must be finite on the triangle of eq. (14)")
         kw.setdefault("slope_width", 2.0 * m / n)
+        if continuous:
+            kw["grid"] = (m, n)
         return cls(a1=a1, a2=a2, weights=vals * area, **kw)
 
     @classmethod
-    def from_everett(cls, E, m, n, **kw):
+    def from_everett(cls, E, m, n, continuous=False, **kw):
         """Discretised Preisach operator of an Everett function E(α, β) [output units]:
         E(α, β) = ∫∫ ω(r, s) dr ds over {β <= s − r, s + r <= α}, with E(α, β) = 0 for
-        α <= β. Relay weights are the exact integrals of ω over the cells of
-        :meth:`grid` (inclusion-exclusion of E at the cell corners), so the discrete
-        operator equals the continuous one whenever the input's extrema lie on the grid
-        t_k = −m + 2mk/n."""
+        α <= β. Cell weights are the exact integrals of ω over the cells of
+        :meth:`grid` (inclusion-exclusion of E at the cell corners), so the operator
+        equals the one of E whenever the input's extrema lie on the grid
+        t_k = −m + 2mk/n. continuous: as in :meth:`from_kernel` (default False, relays;
+        True: E is interpolated between the nodes by the cellwise-constant density)."""
         a1c, a2c, i, j, area = cls.grid(m, n)
         h = 2.0 * m / n
         t = -m + h * np.arange(n + 1)
@@ -474,6 +624,8 @@ class Preisach(ForceElement):
         if not np.all(np.isfinite(wgt)):
             raise ValueError("E must be finite on the triangle of eq. (14)")
         kw.setdefault("slope_width", h)
+        if continuous:
+            kw["grid"] = (m, n)
         return cls(a1=a1c, a2=a2c, weights=wgt, **kw)
 
     # -- memory ---------------------------------------------------------------------------

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from hystmech import drive
 from hystmech.components import Masing, MaxwellSlip, PrandtlIshlinskii, Preisach, Relay
@@ -71,17 +71,19 @@ def test_equals_brute_force_relay_sum_random_thresholds(rel, u, init):
 
 
 def smooth_preisach(n=40, m=2.0, **kw):
+    # continuous=True gives the cellwise-constant-density (continuous) mode
     omega = lambda r, s: np.exp(-r) * (1.0 + 0.5 * np.cos(s))   # noqa: E731
     return Preisach.from_kernel(omega, m, n, **kw)
 
 
+@pytest.mark.parametrize("cont", [False, True])
 @SETTINGS
 @given(prefix=st.lists(any_vals, min_size=1, max_size=10),
        ab=st.lists(st.floats(-1.8, 1.8), min_size=4, max_size=4, unique=True))
-def test_wiping_out(prefix, ab):
+def test_wiping_out(prefix, ab, cont):
     # ..., a, b, c, d with a < c < b < d: the excursion (b, c) is wiped out by d
     a, c, b, d = sorted(ab)
-    P = smooth_preisach()
+    P = smooth_preisach(continuous=cont)
     x1 = P.state_after(prefix + [a, b, c, d])
     x2 = P.state_after(prefix + [a, d])
     for uu in np.linspace(-2.2, 2.2, 23):
@@ -89,13 +91,14 @@ def test_wiping_out(prefix, ab):
     np.testing.assert_array_equal(P.stack(x1), P.stack(x2))
 
 
+@pytest.mark.parametrize("cont", [False, True])
 @SETTINGS
 @given(p1=st.lists(any_vals, max_size=8), p2=st.lists(any_vals, max_size=8),
        lims=st.lists(st.floats(-1.5, 1.5), min_size=2, max_size=2, unique=True),
        top=st.floats(1.6, 2.4))
-def test_congruent_minor_loops_between_same_extrema(p1, p2, lims, top):
+def test_congruent_minor_loops_between_same_extrema(p1, p2, lims, top, cont):
     u1, u2 = sorted(lims)
-    P = smooth_preisach()
+    P = smooth_preisach(continuous=cont)
     cyc = np.r_[np.linspace(u1, u2, 15), np.linspace(u2, u1, 15)[1:]]
     loops = []
     for pre in (p1, p2):
@@ -112,24 +115,26 @@ def run_from(P, x, u):
     return drive(P, np.arange(len(u), dtype=float), np.asarray(u, dtype=float), x0=x).force
 
 
+@pytest.mark.parametrize("cont", [False, True])
 @SETTINGS
 @given(prefix=st.lists(any_vals, min_size=1, max_size=10),
        v=st.lists(st.floats(-1.9, 1.9), min_size=3, max_size=3, unique=True))
-def test_return_point_memory(prefix, v):
+def test_return_point_memory(prefix, v, cont):
     # from a minimum m up to M, an inner excursion down to a (m < a < M) and back to M:
     # the operator returns to the state it had at M
     m, a, M = sorted(v)
-    P = smooth_preisach()
+    P = smooth_preisach(continuous=cont)
     xM = P.state_after(prefix + [m, M])
     xR = P.state_after(prefix + [m, M, a, M])
     np.testing.assert_array_equal(P.stack(xM), P.stack(xR))
     assert P.force_of(xR, M, 0.0) == pytest.approx(P.force_of(xM, M, 0.0), abs=1e-12)
 
 
+@pytest.mark.parametrize("cont", [False, True])
 @SETTINGS
 @given(u=st.lists(any_vals, min_size=2, max_size=30), seed=st.integers(0, 1000))
-def test_rate_independence_and_trial_copies(u, seed):
-    P = smooth_preisach(n=20)
+def test_rate_independence_and_trial_copies(u, seed, cont):
+    P = smooth_preisach(n=20, continuous=cont)
     rng = np.random.default_rng(seed)
     t1 = np.arange(len(u), dtype=float)
     t2 = np.cumsum(rng.uniform(0.01, 100.0, len(u)))
@@ -279,3 +284,123 @@ def test_cable_protocol_and_scenario_small(tmp_path):
     assert met["repeat_cycle_difference_Nm"] == 0.0      # 2nd and 3rd cycles repeat exactly
     assert met["cycle_peak_moments_Nm"] == sorted(met["cycle_peak_moments_Nm"])
     assert (tmp_path / "preisach_cable.png").exists()
+
+
+# -- continuous mode: cellwise constant kernel, exact Everett integral -------------------
+def refined_relays(P, m, n, q):
+    """Relays of the continuous operator's density on every cell split into q×q
+    sub-squares (q(q−1)/2 + q sub-cells on a diagonal half-cell), each carrying the
+    density times its area: the brute-force discretisation that converges to eq. (12)."""
+    h = 2 * m / n
+    hs = h / q
+    _, _, I, J, _ = Preisach.grid(m, n)
+    ka, kb = np.meshgrid(np.arange(q), np.arange(q), indexing="ij")
+    ka, kb = ka.ravel(), kb.ravel()
+    a1s, a2s, ws = [], [], []
+    for c in range(I.size):
+        i, j = I[c], J[c]
+        if i != j:
+            rho = P.weights[c] / (h * h)
+            a1s.append(-m + i * h + (ka + 0.5) * hs)
+            a2s.append(-m + j * h + (kb + 0.5) * hs)
+            ws.append(np.full(ka.size, rho * hs * hs))
+        else:
+            rho = P.weights[c] / (0.5 * h * h)
+            up = kb > ka
+            dg = kb == ka
+            a1s += [-m + i * h + (ka[up] + 0.5) * hs, -m + i * h + (ka[dg] + 1 / 3) * hs]
+            a2s += [-m + i * h + (kb[up] + 0.5) * hs, -m + i * h + (kb[dg] + 2 / 3) * hs]
+            ws += [np.full(up.sum(), rho * hs * hs), np.full(dg.sum(), 0.5 * rho * hs * hs)]
+    return np.concatenate(a1s), np.concatenate(a2s), np.concatenate(ws)
+
+
+def test_continuous_is_the_limit_of_refined_relay_sums_first_order():
+    m, n = 2.0, 8
+    P = smooth_preisach(n=n, m=m, continuous=True)
+    rng = np.random.default_rng(3)
+    knots = np.r_[-2.0, rng.uniform(-1.9, 1.9, 30)]
+    u = np.concatenate([np.linspace(knots[k], knots[k + 1], 7)[:-1]
+                        for k in range(knots.size - 1)] + [knots[-1:]])
+    F = run(P, u).force
+    qs = (4, 8, 16, 32)
+    errs = [np.max(np.abs(brute_force(*refined_relays(P, m, n, q), -1, u) - F)) for q in qs]
+    order = -np.polyfit(np.log(qs), np.log(errs), 1)[0]
+    # the relay staircase is O(relay spacing) away from the exact integral
+    assert 0.85 < order < 1.2, (errs, order)
+    assert errs[-1] < 0.02 * np.ptp(F)
+
+
+def test_continuous_equals_discrete_at_grid_nodes():
+    m, n = 2.0, 10
+    Pd = smooth_preisach(n=n, m=m)
+    Pc = smooth_preisach(n=n, m=m, continuous=True)
+    rng = np.random.default_rng(5)
+    u = -m + (2 * m / n) * rng.integers(0, n + 1, 60)
+    np.testing.assert_allclose(run(Pc, u).force, run(Pd, u).force, rtol=0, atol=1e-12)
+
+
+def test_continuous_constant_kernel_is_exact_off_grid():
+    # ω = 1 is constant on every cell: the continuous mode is then the continuous Preisach
+    # operator itself, E(α, β) = (α − β)²/4 at any α, β, not only on the grid
+    m, n = 2.0, 7
+    P = Preisach.from_everett(lambda a, b: (a - b) ** 2 / 4.0, m, n, continuous=True,
+                              k0=0.3)
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        u, v = np.sort(rng.uniform(-m, m, 2))[::-1]       # up to u, down to v
+        F = run(P, [-m, u, v]).force
+        assert F[1] == pytest.approx(0.3 * u + 2 * (u + m) ** 2 / 4 - m * m, abs=1e-12)
+        assert F[2] == pytest.approx(0.3 * v + 2 * ((u + m) ** 2 - (u - v) ** 2) / 4 - m * m,
+                                     abs=1e-12)
+        x = P.state_after([-m, u, v])
+        # exact tangents: descending from u, dM/dv = k0 + (u − v); reversing at v: k0
+        assert P.slope(x, v, -1.0, P.p) == pytest.approx(0.3 + (u - v), abs=1e-12)
+        assert P.slope(x, v, +1.0, P.p) == pytest.approx(0.3, abs=1e-12)
+
+
+@SETTINGS
+@given(u=st.lists(any_vals, min_size=2, max_size=25), d=st.sampled_from([1.0, -1.0]),
+       step=st.floats(0.0, 0.5))
+def test_continuous_slope_is_the_derivative_of_the_output(u, d, step):
+    P = smooth_preisach(n=12, continuous=True, k0=0.2)
+    x = P.state_after(u + [u[-1] + d * step])    # at a reversal (step 0) or along a branch
+    c = x[0]
+    h = 1e-6
+    # the output is smooth between kinks: grid nodes (cell edges of the density) and the
+    # stored extrema (where a branch is wiped out); stay clear of them
+    kinks = np.r_[P.stack(x)[:-1], -2.0 + (4.0 / 12) * np.arange(13)]
+    assume(np.all(np.abs(kinks - c) > 4 * h))
+    for sgn in (d, -d):
+        fd = (P.force_of(x, c + sgn * h, 0.0) - P.force_of(x, c, 0.0)) / (sgn * h)
+        # one-sided difference of a piecewise quadratic: error <= max|M''|·h/2
+        assert P.slope(x, c, sgn, P.p) == pytest.approx(fd, abs=1e-5)
+
+
+def test_continuous_output_has_no_jumps():
+    P = smooth_preisach(n=10, continuous=True)
+    Pd = smooth_preisach(n=10)
+    s = np.linspace(0, 1, 4001)
+    u = 2.1 * np.sin(7 * s) * np.exp(-1.5 * s)
+    F = run(P, u).force
+    # the largest tangent met along the path (both directions at every sample)
+    x = P.x0.copy()
+    smax = 0.0
+    for k in range(u.size):
+        P.advance(x, x[0], u[k], 1.0, 0.0, P.p, 1e-8)
+        smax = max(smax, abs(P.slope(x, u[k], 1.0, P.p)), abs(P.slope(x, u[k], -1.0, P.p)))
+    du = np.abs(np.diff(u))
+    # Lipschitz in the input (the slope varies by O(du) within a step: factor 1.05)
+    assert np.all(np.abs(np.diff(F)) <= 1.05 * smax * du + 1e-12)
+    # while the relay model jumps by whole cell weights
+    assert np.max(np.abs(np.diff(run(Pd, u).force))) > 5 * smax * du.max()
+
+
+def test_continuous_params_round_trip_and_bad_grid():
+    P = smooth_preisach(n=6, continuous=True)
+    Q = P.with_params(k0=0.5)
+    assert Q.continuous and Q.p[8] == 0.0
+    u = [0.0, 1.3, -0.4, 0.9]
+    np.testing.assert_allclose(run(Q, u).force - 0.5 * np.array(u), run(P, u).force,
+                               atol=1e-12)
+    with pytest.raises(ValueError, match="cell thresholds of Preisach.grid"):
+        Preisach(a1=[0.0], a2=[1.0], weights=[1.0], grid=(2.0, 6))
