@@ -37,6 +37,10 @@ static double hm_sign(double v) { return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : 0.0);
 /* message buffer for LAW_setup errors */
 static char hm_msg[256];
 
+/* set by a kernel that cannot continue (e.g. the Preisach memory stack is full); the
+ * FMI boilerplate reports it as an error after the step */
+static const char *hm_fail = NULL;
+
 #define HM_CHECK(cond, ...) do { if (!(cond)) { snprintf(hm_msg, sizeof hm_msg, __VA_ARGS__); return hm_msg; } } while (0)
 
 /* Dormand & Prince (1980) 5(4) over one input segment, in place: the same scheme,

@@ -75,15 +75,27 @@ class CKernels:
     def _ptr(a):
         return a.ctypes.data_as(_DP)
 
+    def _check(self, x, p):
+        # the C side trusts the sizes: refuse anything that would read past the arrays
+        if x.size != self.spec.n_x or np.asarray(p).size != self.spec.n_p:
+            raise ValueError(f"x must have {self.spec.n_x} and p {self.spec.n_p} entries "
+                             f"(got {x.size}, {np.asarray(p).size})")
+
     def advance(self, x, u0, u1, dt, v, p, rtol):
-        assert x.dtype == np.float64 and x.flags.c_contiguous
+        if x.dtype != np.float64 or not x.flags.c_contiguous:
+            raise ValueError("x must be a contiguous float64 array (advanced in place)")
+        self._check(x, p)
         self._adv(self._ptr(x), u0, u1, dt, v, self._ptr(np.ascontiguousarray(p)), rtol)
 
     def force(self, x, u, v, p):
+        self._check(np.asarray(x), p)
         return self._force(self._ptr(np.ascontiguousarray(x, dtype=float)), u, v,
                            self._ptr(np.ascontiguousarray(p)))
 
     def rate(self, x, u, v, p, out):
+        self._check(np.asarray(x), p)
+        if out.size != self.spec.n_x:
+            raise ValueError(f"out must have {self.spec.n_x} entries")
         self._rate(self._ptr(np.ascontiguousarray(x, dtype=float)), u, v,
                    self._ptr(np.ascontiguousarray(p)), self._ptr(out))
 

@@ -513,7 +513,9 @@ class FMUElement(ForceElement):
             except Exception:  # noqa: BLE001
                 pass
             try:
-                type(self._fmu).freeInstance(self._fmu)
+                # free the instance but keep the library loaded: unloading a binary that
+                # embeds an interpreter (pythonfmu) or registered callbacks can crash later
+                self._fmu.fmi2FreeInstance(self._fmu.component)
             except Exception:  # noqa: BLE001
                 pass
             self._fmu = None

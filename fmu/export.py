@@ -79,6 +79,13 @@ def law_spec(element: ForceElement) -> LawSpec:
                                  "envelopes)" if name == "Duhem" else ""))
     # the C names follow the Python force kernel: dahl_force -> dahl_advance, dahl_force,
     # dahl_rate, dahl_setup in dahl.c (the force kernel is the one unique to each law)
+    if getattr(element, "continuous", False):
+        raise FMUExportError(f"{name}: the continuous-density mode (grid=...) has no C kernel; "
+                             f"export the discrete operator (grid=None)")
+    if "force" not in type(element).__dict__:
+        raise FMUExportError(f"{name} has no C kernel of its own (it reuses its base class's "
+                             f"kernels with other constructor parameters); export the base "
+                             f"law instead")
     fk = element.force
     cls_fk = getattr(type(element), "force", None)
     if fk is None or cls_fk is None or fk is not cls_fk:
@@ -98,6 +105,9 @@ def law_spec(element: ForceElement) -> LawSpec:
     sig = inspect.signature(type(element).__init__)
     names = [pi.name for pi in element.param_info] or [
         p for p in sig.parameters if p != "self"]
+    # constructor keywords stored in params but not described in param_info (e.g.
+    # Preisach's slope_width) are parameters too
+    names += [k for k in element.params if k not in names]
     for k in names:
         if k not in element.params:
             continue

@@ -23,6 +23,12 @@ CASES = {
     "Masing": (_mk("Masing", k=1e5, k0=1e3, alpha=50.0, F0=1.0, c=10.0, w0=1e-4), 0.002, 2.0),
     "MaxwellSlip": (_mk("MaxwellSlip", k=[1e4, 2e4, 3e4], delta=[1e-4, 2e-4, 0.0],
                         z0=[0.0, 1e-4, 0.0]), 5e-4, 2.0),
+    "Preisach": (lambda: get_element_class("Preisach")(
+        a1=np.array([-0.004, -0.002, -0.003, 0.0, 0.001]),
+        a2=np.array([-0.001, 0.003, 0.001, 0.002, 0.004]),
+        weights=np.array([3.0, 5.0, 2.0, 4.0, 1.5]), initial=-1, k0=200.0, offset=0.5,
+        max_depth=16), 0.004, 2.0),
+    "Relay": (_mk("Relay", a1=-0.001, a2=0.002, initial=1), 0.003, 2.0),
     "SpringDamper": (_mk("SpringDamper", k=1e3, c=5.0, u0=1e-3), 0.01, 2.0),
 }
 

@@ -23,10 +23,18 @@ def test_c_kernels_match_python(name):
     # realistic states: along a driven trajectory
     t, u = make_input(amp, freq, n=401)
     r = hystmech.drive(el, t, u)
+    # full states along the trajectory (drive may store only the leading ones)
+    X = np.empty((t.size, el.n_states))
+    x = el.x0.copy()
+    for k in range(t.size):
+        if k:
+            el.advance(x, u[k - 1], u[k], t[k] - t[k - 1], (u[k] - u[k - 1]) / (t[k] - t[k - 1]),
+                       el.p, 1e-8)
+        X[k] = x
     rng = np.random.default_rng(1)
     vmax = amp * 2 * np.pi * freq * 2
     for k in rng.integers(0, t.size, 40):
-        x = np.ascontiguousarray(r.state[k], dtype=float) if el.n_states else np.zeros(0)
+        x = np.ascontiguousarray(X[k], dtype=float)
         uk = u[k]
         v = rng.uniform(-vmax, vmax) * rng.choice([1.0, 1.0, 0.0])
         scale = max(np.max(np.abs(r.force)), 1e-12)

@@ -83,8 +83,11 @@ static void hm_catch_up(hm_inst *c)
 #if HM_KIND != 0
     double dt = c->s.time - c->s.t_last;
     double vs = dt > 0.0 ? (c->s.u - c->s.u_last) / dt : c->s.v;
-    if (dt > 0.0 || c->s.u != c->s.u_last)
+    if (dt > 0.0 || c->s.u != c->s.u_last) {
+        hm_fail = NULL;
         HM_ADVANCE(c->s.x, c->s.u_last, c->s.u, dt, vs, c->s.p, c->s.rtol);
+        if (hm_fail) hm_log(c, fmi2Error, "logStatusError", "%s (t = %g)", hm_fail, c->s.time);
+    }
     c->s.t_last = c->s.time;
     c->s.u_last = c->s.u;
 #else
@@ -431,7 +434,12 @@ fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noSet
     /* u(t) = u_k + v_k (t − t_k) on [t_k, t_k + h] */
     u0 = m->s.u;
     u1 = u0 + m->s.v * h;
+    hm_fail = NULL;
     HM_ADVANCE(m->s.x, u0, u1, h, m->s.v, m->s.p, m->s.rtol);
+    if (hm_fail) {
+        hm_log(m, fmi2Error, "logStatusError", "%s (t = %g)", hm_fail, t);
+        return fmi2Error;
+    }
     m->s.u_eval = u1;
     m->s.time = t + h;
     m->s.t_last = m->s.time;
