@@ -249,7 +249,6 @@ class _Problem:
         self.dq_scale = np.full(n, 1.0 / rod.L)
         self.dq_scale[0::3] = 1.0
         self.K = np.empty(rod.N + 1)
-        self.tol_stall = 1e-3
         self.X_trial = np.empty_like(rod.initial_memory())
 
     def evaluate(self, q, state: RodState, fext, fixed_val, mass_term=None):
@@ -286,14 +285,18 @@ class _Problem:
         return x
 
     def solve(self, q, state, fext, fixed_val, tol, max_iter, mass_term=None):
-        """Newton from q with the banded tangent; the correction is scaled down so that
-        no angle turns by more than 0.5 rad per iteration (a residual-based line search
-        would reject good steps: the stiff eq. (1) terms make the residual of a sound
-        rotation step huge). Converged when the scaled correction (positions/L, angles
-        in rad) is below tol. Returns (q, M, iterations) or raises _NewtonFail."""
+        """Newton from q with the banded tangent. The correction is scaled down so that no
+        angle turns by more than 0.5 rad per iteration (a residual-based line search
+        would reject sound steps: the stiff eq. (1) terms make the residual of a good
+        rotation step huge). A piecewise-smooth law (Preisach branches, Masing stick/slip)
+        can make full steps cycle between two branches: once the corrections stop
+        shrinking, the steps are under-relaxed. Converged when the scaled correction
+        (positions/L, angles in rad) is below tol. Returns (q, M, iterations) or raises
+        _NewtonFail (the caller then cuts the load step)."""
         q = q.copy()
         r, M = self.evaluate(q, state, fext, fixed_val, mass_term)
-        nd = nd_prev = nd_prev2 = np.inf
+        nd_prev = nd_prev2 = np.inf
+        relax = 1.0
         for it in range(1, max_iter + 1):
             if not np.all(np.isfinite(r)):
                 raise _NewtonFail("non-finite residual")
@@ -302,20 +305,18 @@ class _Problem:
             if not np.all(np.isfinite(dq)):
                 raise _NewtonFail("singular tangent stiffness")
             nd = float(np.max(np.abs(dq * self.dq_scale)))
-            if nd > 0.5:
-                dq *= 0.5 / nd
-            elif it > 2 and nd > 0.9 * nd_prev and nd > tol:
-                # a non-smooth law (stick/slip, relay switching) can make full Newton
-                # steps cycle between two branches: under-relax to land between them
-                dq *= 0.5
+            if nd <= tol:
+                return q + dq, self.evaluate(q + dq, state, fext, fixed_val, mass_term)[1], it
+            if it > 6 and nd > 0.5 * nd_prev2:
+                relax = max(0.25, 0.5 * relax)      # cycling: land between the branches
+            else:
+                relax = min(1.0, 2.0 * relax)
+            scale = relax
+            if nd * scale > 0.5:
+                scale = 0.5 / nd
             nd_prev2, nd_prev = nd_prev, nd
-            q = q + dq
+            q = q + scale * dq
             r, M = self.evaluate(q, state, fext, fixed_val, mass_term)
-            if nd <= tol or (it >= 6 and nd <= self.tol_stall and nd > 0.5 * nd_prev2):
-                # the second test: a staircase law (discrete Preisach relays) has no exact
-                # equilibrium when the needed moment falls into a relay jump; Newton then
-                # hops across the jump with corrections that stop shrinking
-                return q, M, it
         raise _NewtonFail(f"no convergence in {max_iter} iterations (last correction "
                           f"{nd:.3g})")
 
@@ -402,9 +403,15 @@ def quasi_static(rod: Rod, *, tip_force=None, tip_moment=None, tip_rotation=None
     # loads of the start state: unloaded, with the prescribed dofs where they are now
     f_prev = np.zeros(rod.n_dof)
     v_prev = state.q[np.asarray(fixed)].copy()
+    dq_scale_fixed = prob.dq_scale[prob.fixed]
     for k in range(n):
         f_k, v_k = loads(k)
-        cur, dl, cuts, its = 0.0, 1.0, 0, 0
+        # sub-steps: no prescribed dof moves by more than 0.25 rad (0.25 L) in one of
+        # them, so Newton's first, linearised step (which moves all dofs consistently
+        # with the prescribed ones) stays below its 0.5 rad cap
+        jump = float(np.max(np.abs((v_k - v_prev) * dq_scale_fixed)))
+        dl_max = 1.0 / max(1, math.ceil(jump / 0.25))
+        cur, dl, cuts, its = 0.0, dl_max, 0, 0
         while cur < 1.0:
             nxt = min(cur + dl, 1.0)
             f = (1.0 - nxt) * f_prev + nxt * f_k
@@ -426,7 +433,7 @@ def quasi_static(rod: Rod, *, tip_force=None, tip_moment=None, tip_rotation=None
             rk.commit(K, state.K, prob.X_trial, state.X)
             state.q = q
             cur = nxt
-            dl = 2.0 * dl          # grow again after a successful cut step
+            dl = min(2.0 * dl, dl_max)     # grow again after a successful cut step
         f_prev, v_prev = f_k, v_k
         Q[k] = state.q; KK[k] = state.K; MM[k] = M; IT[k] = its
         g = prob.g   # internal forces at the converged q
