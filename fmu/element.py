@@ -38,26 +38,46 @@ class FMUError(ValueError):
     """A missing/malformed FMU, an unusable variable, or an FMU that reported an error."""
 
 
-def _logger_callbacks(store: list):
-    from fmpy import calloc, free
-    from fmpy.fmi2 import (fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE,
-                           fmi2CallbackFunctions, fmi2CallbackLoggerTYPE)
+# fmpy's native logger proxy (which formats the FMU's variadic messages) keeps ONE global
+# Python logger: it is installed once, here, for the life of the process, and dispatches
+# by instance name to the FMUElement that owns the instance (anything else is printed
+# as fmpy prints it). A per-element callback would leave the proxy pointing at a freed
+# callback once that element is gone.
+_STORES: dict = {}
+_CALLBACKS = None
 
-    def logger(env, name, status, category, message):
-        store.append((int(status), (message or b"").decode("utf-8", "replace")))
-        del store[:-20]
 
-    cb = fmi2CallbackFunctions()
-    cb.logger = fmi2CallbackLoggerTYPE(logger)
-    cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
-    cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
-    try:
-        from fmpy.logging import addLoggerProxy
+def _dispatch_logger(env, name, status, category, message):
+    store = _STORES.get(name)
+    text = (message or b"").decode("utf-8", "replace")
+    if store is None:
+        label = ["OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING"][status] \
+            if 0 <= status < 6 else str(status)
+        print(f"[{label}] {text}")
+        return
+    store.append((int(status), text))
+    del store[:-20]
 
-        addLoggerProxy(byref(cb))
-    except Exception:  # noqa: BLE001 - without the proxy messages are unformatted
-        pass
-    return cb, logger
+
+def _callbacks():
+    global _CALLBACKS
+    if _CALLBACKS is None:
+        from fmpy import calloc, free
+        from fmpy.fmi2 import (fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE,
+                               fmi2CallbackFunctions, fmi2CallbackLoggerTYPE)
+
+        cb = fmi2CallbackFunctions()
+        cb.logger = fmi2CallbackLoggerTYPE(_dispatch_logger)
+        cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+        cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+        try:
+            from fmpy.logging import addLoggerProxy
+
+            addLoggerProxy(byref(cb))
+        except Exception:  # noqa: BLE001 - without the proxy messages are unformatted
+            pass
+        _CALLBACKS = (cb, cb.logger)
+    return _CALLBACKS[0]
 
 
 class FMUElement(ForceElement):
@@ -159,7 +179,7 @@ class FMUElement(ForceElement):
         except Exception as e:  # noqa: BLE001
             raise FMUError(f"{self._tag} cannot be extracted: {e}") from None
         self._log: list = []
-        self._cb, self._cb_logger = _logger_callbacks(self._log)
+        self._cb = _callbacks()
         cap = md.coSimulation if mode == "cs" else md.modelExchange
         can_state = bool(getattr(cap, "canGetAndSetFMUstate", False))
         self.rollback = can_state if rollback is None else bool(rollback)
@@ -168,7 +188,8 @@ class FMUElement(ForceElement):
         self.error_control = bool(error_control)
         if self.error_control and not can_state:
             raise FMUError(f"{self._tag} cannot get/set its state: error_control needs rollback")
-        self._instance_name = instance_name or cap.modelIdentifier
+        self._instance_name = instance_name or f"{cap.modelIdentifier}_{id(self):x}"
+        _STORES[self._instance_name.encode()] = self._log
         self._fmu = None
         self._open(cap.modelIdentifier)
         self._start()
@@ -519,6 +540,7 @@ class FMUElement(ForceElement):
             except Exception:  # noqa: BLE001
                 pass
             self._fmu = None
+        _STORES.pop(self._instance_name.encode(), None)
         shutil.rmtree(self._unzip, ignore_errors=True)
 
     def __del__(self):
