@@ -53,6 +53,18 @@ def dahl_slope(x, u, v, p):
     return p[1] * p[0] * (1.0 - s * x[0])
 
 
+@njit(cache=True)
+def dahl_affine(v, dt, p, out):
+    # exact segment map w_new = out[0]·w + out[1] and output F = out[2]·w + out[3]
+    # (see lugre_affine)
+    s = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+    e = math.exp(-p[0] * abs(v) * dt)
+    out[0] = e
+    out[1] = s * (1.0 - e)
+    out[2] = p[1]
+    out[3] = 0.0
+
+
 class Dahl(ForceElement):
     """Dahl friction: ẇ = ρ(u̇ − |u̇|w), F = Fc·w.
 
@@ -71,6 +83,7 @@ class Dahl(ForceElement):
     force = staticmethod(dahl_force)
     rate = staticmethod(dahl_rate)
     jac = staticmethod(dahl_jac)
+    affine = staticmethod(dahl_affine)
     slope = staticmethod(dahl_slope)
 
     def __init__(self, *, rho, Fc, w0=0.0):

@@ -116,6 +116,24 @@ def lugre_jac(x, u, v, p, J):
     J[1, 2] = p[1] * dx_dv + p[6]
 
 
+@njit(cache=True)
+def lugre_affine(v, dt, p, out):
+    # On a segment of constant velocity the exact update and the output are affine in x:
+    # x_new = out[0]·x + out[1], F = out[2]·x_new + out[3]; drive() reuses these four
+    # numbers while consecutive segments share v and dt (uniformly sampled linear pieces)
+    a = p[0] * abs(v) / stribeck_g(v, p)
+    z = a * dt
+    if z < 1e-300:
+        out[0] = 1.0
+        out[1] = v * dt
+    else:
+        em = math.expm1(-z)
+        out[0] = 1.0 + em
+        out[1] = v * dt * (-em / z)
+    out[2] = p[0] - p[1] * a
+    out[3] = (p[1] + p[6]) * v
+
+
 class LuGre(ForceElement):
     """LuGre friction, Ikhouane, Mañosa & Pujol, eq. (1); Stribeck g of §4.2.
 
@@ -138,6 +156,7 @@ class LuGre(ForceElement):
     force = staticmethod(lugre_force)
     rate = staticmethod(lugre_rate)
     jac = staticmethod(lugre_jac)
+    affine = staticmethod(lugre_affine)
 
     def __init__(self, *, sigma0, sigma1, Fc, Fs, vs, beta=1.0, sigma2=0.0, x0=0.0,
                  g=None, f=None):
@@ -176,6 +195,7 @@ class LuGre(ForceElement):
                 kern = make_kernels(getattr(g, "py_func", g), getattr(f, "py_func", f),
                                     compile_=False)
             self.advance, self.rate, self.force, self.jac = kern
+            self.affine = None
             self.g = g
         else:
             self.g = lambda v: float(stribeck_g(float(v), self.p))

@@ -54,6 +54,37 @@ def _drive_loop(advance, force, t, u, vseg, vout, x0, p, rtol, n_out):
     return F, X
 
 
+@njit(cache=False)
+def _drive_affine_loop(affine, t, u, vseg, x0, p, tol, n_out):
+    # Same result as _drive_loop for laws with an affine segment map (see base.py): the
+    # map is recomputed only when v or dt change by more than tol = 0.01·rtol relative;
+    # sampled inputs jitter at about 1e-11 (dt = t[k+1] - t[k] carries the rounding of
+    # t), so an exact-equality test would recompute on nearly every sample.
+    n = t.size
+    x = x0[0]
+    F = np.empty(n)
+    X = np.empty((n, n_out))
+    c = np.empty(4)
+    v_c = vseg[0]
+    dt_c = t[1] - t[0]
+    affine(v_c, dt_c, p, c)
+    F[0] = c[2] * x + c[3]
+    if n_out > 0:
+        X[0, 0] = x
+    for k in range(n - 1):
+        dt = t[k + 1] - t[k]
+        v = vseg[k]
+        if abs(v - v_c) > tol * abs(v_c) or abs(dt - dt_c) > tol * dt_c:
+            v_c = v
+            dt_c = dt
+            affine(v_c, dt_c, p, c)
+        x = c[0] * x + c[1]
+        F[k + 1] = c[2] * x + c[3]
+        if n_out > 0:
+            X[k + 1, 0] = x
+    return F, X
+
+
 def _as_series(name: str, a, n: int | None = None) -> np.ndarray:
     try:
         arr = np.ascontiguousarray(np.asarray(a, dtype=np.float64))
@@ -97,7 +128,9 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
 
     rtol (default 1e-8) is the relative tolerance of the adaptive Runge-Kutta steps of
     laws without an exact segment update (Bouc-Wen, Duhem, modified Dahl); laws with an
-    exact update (Dahl, LuGre, viscous + Dahl, Masing, Maxwell-slip, Preisach) ignore it.
+    exact update (Dahl, LuGre, viscous + Dahl, Masing, Maxwell-slip, Preisach) are exact
+    to rounding, except that one-state laws with an affine segment map (Dahl, LuGre)
+    reuse that map while v and dt stay within 0.01·rtol of the values it was made for.
     x0 overrides the element's initial state. store_state=False keeps only the force
     (and the final state) to save memory on long runs.
     """
@@ -126,11 +159,19 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
             raise ValueError(f"x0 must have {element.n_states} component(s) (got {xs.size})")
     n_out = element.n_states if store_state else 0
     n_out = min(n_out, getattr(element, "n_report_states", n_out))
+    affine = getattr(element, "affine", None)
+    if v is None and affine is not None and is_compiled(affine) and element.n_states == 1:
+        F, X = _drive_affine_loop(affine, t, u, vseg, xs, element.p, 0.01 * float(rtol), n_out)
+        return _checked(element, t, u, vout, F, X)
     loop = _drive_loop
     if not (is_compiled(element.advance) and is_compiled(element.force)):
         loop = _drive_loop.py_func  # user callables numba cannot compile
     F, X = loop(element.advance, element.force, t, u, vseg, vout, xs, element.p,
                 float(rtol), n_out)
+    return _checked(element, t, u, vout, F, X)
+
+
+def _checked(element, t, u, vout, F, X) -> DriveResult:
     bad = ~np.isfinite(F)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])

@@ -37,3 +37,28 @@ def test_lugre_with_python_callable_g_matches_builtin_stribeck():
 def test_drive_rejects_bad_input(kw, name):
     with pytest.raises(ValueError, match=name):
         drive(Dahl(rho=1, Fc=1), **kw)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: Dahl(rho=40.0, Fc=2.0, w0=0.2),
+    lambda: LuGre(sigma0=1e3, sigma1=3.0, Fc=1.0, Fs=1.5, vs=0.01, beta=2.0, sigma2=0.4),
+    lambda: LuGre(sigma0=1.0, sigma1=1.0, Fc=1.0, Fs=2.0, vs=1.0),
+])
+def test_affine_fast_path_equals_the_general_segment_loop(make):
+    # drive() reuses the affine segment map of one-state laws while v and dt stay within
+    # 0.01·rtol; the general loop calls advance/force on every segment: both must agree
+    # well within rtol
+    from hystmech.drive import _drive_loop
+
+    el = make()
+    rng = np.random.default_rng(3)
+    t = np.cumsum(np.r_[0.0, rng.choice([1e-3, 2e-3], 3000)])   # repeated and changing dt
+    knots = np.r_[0.0, np.cumsum(rng.normal(0, 0.05, 30))]
+    u = np.interp(t, np.linspace(0, t[-1], knots.size), knots)
+    r = drive(el, t, u)
+    slope = np.diff(u) / np.diff(t)
+    F, X = _drive_loop(el.advance, el.force, t, u, slope, np.r_[slope[0], slope], el.x0,
+                       el.p, 1e-8, 1)
+    scale = np.max(np.abs(F))
+    assert np.max(np.abs(r.force - F)) <= 1e-9 * scale
+    assert np.max(np.abs(r.state[:, 0] - X[:, 0])) <= 1e-9 * max(np.max(np.abs(X)), 1e-300)
