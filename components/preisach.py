@@ -638,6 +638,35 @@ class Preisach(ForceElement):
             self.advance(xs, xs[0], h[k], 1.0, 0.0, self.p, 1e-8)
         return xs
 
+    def demagnetized_state(self, amplitude=None, step=None) -> np.ndarray:
+        """State after an alternating input of decreasing amplitude, ±amplitude,
+        ∓(amplitude − step), ... down to 0 (AC demagnetisation): the memory curve then
+        zig-zags about s = 0 with teeth of size step/2, so a kernel symmetric in s gives
+        M(0) = offset. amplitude [input units] default: the largest |threshold| (m of
+        eq. (14)); step [input units] default: half a grid cell (continuous mode) or
+        the mean threshold spacing. Needs max_depth >= 2·amplitude/step + 3."""
+        A = np.concatenate([self.p[_HEAD:_HEAD + int(self.p[0]) + int(self.p[1])]])
+        if amplitude is None:
+            amplitude = float(np.max(np.abs(A)))
+        if step is None:
+            thr = np.unique(A)
+            step = (0.5 if self.continuous else 1.0) * float(thr[-1] - thr[0]) / max(thr.size - 1, 1)
+        amplitude = check_finite("amplitude", amplitude)
+        step = check_finite("step", step)
+        if not amplitude > 0:
+            raise ValueError(f"amplitude must be in (0, inf) (got {amplitude!r})")
+        if not 0 < step <= amplitude:
+            raise ValueError(f"step must be in (0, amplitude] = (0, {amplitude:g}] (got {step!r})")
+        k = int(math.ceil(amplitude / step))
+        need = k + 3
+        if need > self.max_depth:
+            raise ValueError(f"step must be in [{amplitude / (self.max_depth - 3):g}, "
+                             f"{amplitude:g}] for max_depth = {self.max_depth} (got {step!r}); "
+                             f"or build the operator with max_depth >= {need}")
+        amps = amplitude - step * np.arange(k)
+        hist = np.append(amps * np.where(np.arange(k) % 2 == 0, 1.0, -1.0), 0.0)
+        return self.state_after(hist)
+
     def stack(self, x) -> np.ndarray:
         """The memory stack (dominant extrema, oldest first, sentinel included) followed
         by the current input, for a state x."""

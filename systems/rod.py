@@ -63,6 +63,17 @@ class RodState:
         return RodState(self.q.copy(), self.K.copy(), self.X.copy())
 
 
+def _elastic_part(law) -> float:
+    """Σ k of the LinearSpring parts (u0 = 0) of a moment law [N·m²]: its stored,
+    path-independent part ½·EI_el·K² (used to split the moment work in dynamic())."""
+    from ..components.combine import SumElement
+    from ..components.linear import LinearSpring
+
+    parts = law.parts if isinstance(law, SumElement) else (law,)
+    return float(sum(el.params["k"] for el in parts
+                     if isinstance(el, LinearSpring) and el.params["u0"] == 0.0))
+
+
 class Rod:
     """Planar discrete Cosserat rod clamped at s = 0.
 
@@ -111,6 +122,7 @@ class Rod:
         self.GA = penalty if GA is None else check_positive("GA", GA)
         self.rhoA = check_range("rhoA", rhoA, lo=0.0)
         self.rhoI = check_range("rhoI", rhoI, lo=0.0)
+        self.EI_elastic = _elastic_part(law)
         self.n_dof = 3 * self.N + 4
         self.ell = np.full(self.N + 1, self.h)
         self.ell[0] = self.ell[-1] = 0.5 * self.h
@@ -449,9 +461,17 @@ def quasi_static(rod: Rod, *, tip_force=None, tip_moment=None, tip_rotation=None
 class DynamicResult:
     """Time history: t (n,) [s], q (n, n_dof), K, M (n, N+1), energies (n,) [J]:
     kinetic T, segment strain energy V (eq. (1)), W_bend (net work absorbed by the moment
-    laws, Σ ℓ_j ∫ M_j dK_j), W_damp (work of the viscous damping), W_ext (work of the
-    tip load). T + V + W_bend + W_damp − W_ext stays constant up to the time
-    discretisation."""
+    laws since t = 0, Σ ℓ_j ∫ M_j dK_j, trapezoid rule over the committed steps),
+    W_damp (work of the viscous damping), W_ext (work of the tip load).
+    T + V + W_bend + W_damp − W_ext = const is the energy balance (``energy_balance``;
+    exact for the Newmark average-acceleration rule up to the Newton tolerance when the
+    internal forces are linear, O(dt²) otherwise).
+
+    Split of the moment work: V_bend = Σ ℓ_j ½·EI_el·K_j² is the stored energy of the
+    law's linear-elastic part (Rod.EI_elastic) and W_hyst = W_bend − (V_bend − V_bend[0])
+    the work absorbed by the rest (the hysteretic part, accumulated per vertex). The
+    mechanical energy E_mech = T + V + V_bend then drops between two instants by
+    ΔW_hyst + ΔW_damp − ΔW_ext (see :meth:`cycles`)."""
 
     rod: Rod
     t: np.ndarray
@@ -476,6 +496,50 @@ class DynamicResult:
     @property
     def energy_balance(self):
         return self.T + self.V + self.W_bend + self.W_damp - self.W_ext
+
+    @property
+    def V_bend(self):
+        return 0.5 * self.rod.EI_elastic * np.sum(self.rod.ell * self.K ** 2, axis=1)
+
+    @property
+    def W_hyst(self):
+        Vb = self.V_bend
+        return self.W_bend - (Vb - Vb[0])
+
+    @property
+    def E_mech(self):
+        return self.T + self.V + self.V_bend
+
+    def tip_maxima(self, period, component=1):
+        """Indices of the maxima of the tip displacement (component 1 = y) that are the
+        largest value within ± period/2 [s] (one per cycle of a mode of that period:
+        the wiggles of higher modes are skipped)."""
+        y = self.tip[:, component]
+        half = 0.5 * float(period)
+        out = []
+        for i in range(0, y.size - 1):
+            # i = 0 counts when the rod starts from rest at a turning point (a release)
+            if not ((i == 0 or y[i] >= y[i - 1]) and y[i] > y[i + 1]):
+                continue
+            w = (self.t >= self.t[i] - half) & (self.t <= self.t[i] + half)
+            if y[i] >= y[w].max() and self.t[i] + half <= self.t[-1]:
+                out.append(i)
+        return np.array(out, dtype=int)
+
+    def cycles(self, period):
+        """Energy account of each cycle between successive first-mode tip maxima
+        (:meth:`tip_maxima` with the first-mode period [s]). Returns a dict of arrays:
+        i0, i1 (sample indices), lost = E_mech(i0) − E_mech(i1) [J] (the drop of kinetic
+        + segment + elastic bending energy), W_hyst, W_damp, W_ext [J] over the cycle,
+        and balance_error = lost − (W_hyst + W_damp − W_ext) [J]."""
+        im = self.tip_maxima(period)
+        a, b = im[:-1], im[1:]
+        E = self.E_mech
+        Wh, Wd, We = self.W_hyst, self.W_damp, self.W_ext
+        lost = E[a] - E[b]
+        dh, dd, de = Wh[b] - Wh[a], Wd[b] - Wd[a], We[b] - We[a]
+        return dict(i0=a, i1=b, lost=lost, W_hyst=dh, W_damp=dd, W_ext=de,
+                    balance_error=lost - (dh + dd - de))
 
 
 def dynamic(rod: Rod, t_end, dt, *, start: RodState | None = None, tip_force=None,

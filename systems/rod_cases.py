@@ -1,19 +1,22 @@
 """Scenario runners of the Cosserat-rod cases (scenarios/cable-*.toml).
 
-Cable-like values (documented in the TOML files): L = 0.4 m, elastic part
-EI_el = 0.02 N·m², a hysteretic part whose moments are comparable (a few 0.1 N·m at
-curvatures of 10-30 1/m), EA = GA = 1e4 N for the dynamic case.
+Cable-like values (documented in the TOML files): L = 0.4 m, moment law
+M = EI_el·K + P[K] with EI_el = 0.02 N·m² and a continuous Preisach operator P
+(Manfredo, Dörlich, Linn & Arnold (2023), eqs. (7)-(16): kernel constant on the cells of
+the triangle of eq. (14), m = 35 1/m, 100 levels) in the dissipative stop form
+κ·K − P[K] (see :func:`cable_preisach`), total kernel weight M_h = 0.3 N·m, comparable
+to the elastic moments at the curvatures of their §5 protocol (up to 31.4 1/m). The
+kernel ω(r, s) = exp(−r/r0)·exp(−(s/s0)²) is symmetric in s and the vertices start
+from the AC-demagnetised memory (M(0) = 0).
 
 * ``cable-pure-bending``: clamp + prescribed tip rotation θ_L = K(t)·L, so the curvature
-  is uniform; the moment law is EI_el·K + a Preisach operator (Manfredo, Dörlich, Linn &
-  Arnold (2023), eqs. (7)-(12)) and K(t) follows the §5 protocol (9 levels, 3 cycles
-  each, 27 cycles up to 31.4 1/m).
-* ``cable-cantilever-cyclic`` / ``cable-dynamic``: a tip load makes the moment vary
-  along the rod; the law is EI_el·K + a continuous Prandtl-Ishlinskii operator (a sum of
-  stop operators = Masing elements, a Preisach operator with its kernel on lines
-  r = r_i). The discrete relay staircase of the Preisach element has no exact
-  equilibrium when the needed moment falls into a relay jump, so it is used only under
-  uniform (kinematically driven) curvature.
+  is uniform; K(t) follows the §5 protocol (9 levels, 3 cycles each, 27 cycles).
+* ``cable-cantilever-cyclic``: cyclic transverse tip load, quasi-static; loop of tip load
+  against deflection, residual curvature, work of the load per cycle against the sum of
+  the vertices' dissipated energies.
+* ``cable-dynamic``: the cantilever released from a bent state; energy lost per cycle.
+``law.type = "stops"`` selects the alternative EI_el·K + Σ Masing stops (a continuous
+Prandtl-Ishlinskii law) in the two cantilever cases.
 """
 from __future__ import annotations
 
@@ -41,21 +44,53 @@ def protocol_curvature(levels=PROTOCOL_LEVELS, cycles_per_level=3, points_per_cy
 
 
 def cable_preisach(cfg: dict):
-    """EI_el·K + Preisach operator from a kernel ω(r, s) = exp(−r/r0)·exp(−(s/s0)²)
-    scaled to a total relay weight W = M_h [N·m], on the triangle of eq. (14)."""
+    """Cable moment law M = EI_el·K + (κ·K − P[K]) [N·m] with P a Preisach operator
+    (Manfredo et al. (2023), eqs. (7)-(16)) of kernel ω(r, s) ∝ exp(−r/r0)·exp(−(s/s0)²) ≥ 0
+    with total weight M_h [N·m] on the triangle of eq. (14) (half-size m [1/m],
+    ``levels`` per side); ``continuous`` (default True) selects the cellwise constant
+    kernel with a continuous output and exact tangent.
+
+    Why the stop form κK − P[K]: the loops of a Preisach operator with a non-negative
+    kernel run counterclockwise in the (K, M) plane (∮ P dK = −loop area < 0; the relay
+    output lags the input), i.e. they would *return* energy as a moment law. Mechanical
+    loops run clockwise (the moment is higher on loading), so the hysteretic moment is
+    κK − P[K] (Prandtl-Ishlinskii stops are the special case of kernels on lines
+    r = r_j). κ [N·m²] is the largest branch slope of P, so the law stays monotone:
+    tangent EI_el + κ right after a reversal, softening towards EI_el as the branch
+    sweeps the kernel. Returns (law, P) with P = κK − P[K] as one Preisach element."""
     from ..components.linear import LinearSpring
     from ..components.preisach import Preisach
 
     m = float(cfg.get("m", 35.0)); n = int(cfg.get("levels", 100))
     r0 = float(cfg.get("r0", 4.0)); s0 = float(cfg.get("s0", 15.0))
     Mh = float(cfg.get("M_h", 0.3)); EI = float(cfg.get("EI_el", 0.02))
+    cont = bool(cfg.get("continuous", True))
 
     def om(r, s):
         return np.exp(-r / r0) * np.exp(-(s / s0) ** 2)
 
-    W = Preisach.from_kernel(om, m, n).p[3]
-    P = Preisach.from_kernel(lambda r, s: om(r, s) * Mh / W, m, n, offset=0.0)
+    c = Mh / Preisach.from_kernel(om, m, n).p[3]
+    Pp = Preisach.from_kernel(lambda r, s: c * om(r, s), m, n, continuous=True)
+    # largest slope along the two major branches (every other branch sweeps a subset
+    # of the same non-negative kernel, so its slope is smaller)
+    us = np.linspace(-m, m, 4 * n + 1)
+    x_lo = Pp.state_after([-2 * m])
+    x_hi = Pp.state_after([2 * m])
+    kappa = max(max(Pp.slope(x_lo, u, 1.0, Pp.p) for u in us),
+                max(Pp.slope(x_hi, u, -1.0, Pp.p) for u in us))
+    P = Preisach.from_kernel(lambda r, s: -c * om(r, s), m, n, continuous=cont, k0=kappa)
     return LinearSpring(k=EI) + P, P
+
+
+def demagnetized_memory(law):
+    """The law's state with every Preisach part AC-demagnetised
+    (Preisach.demagnetized_state), the other parts at their x0."""
+    from ..components.combine import SumElement
+    from ..components.preisach import Preisach
+
+    parts = law.parts if isinstance(law, SumElement) else (law,)
+    return np.concatenate([el.demagnetized_state() if isinstance(el, Preisach) else el.x0
+                           for el in parts] or [np.zeros(0)])
 
 
 def cable_stops(cfg: dict):
@@ -111,13 +146,48 @@ def run_pure_bending(cfg: dict, out: Path, progress) -> ScenarioOutput:
                           figures={"pure_bending": fig})
 
 
+def cantilever_law(lc: dict):
+    """(law, memory0) of the cantilever cases: ``type`` "preisach" (default,
+    :func:`cable_preisach`, demagnetised) or "stops" (:func:`cable_stops`)."""
+    kind = str(lc.get("type", "preisach"))
+    if kind == "preisach":
+        law, _ = cable_preisach(lc)
+        return law, demagnetized_memory(law)
+    if kind == "stops":
+        law = cable_stops(lc)
+        return law, law.x0.copy()
+    raise ScenarioError(f"law.type must be 'preisach' or 'stops' (got {kind!r})")
+
+
 def _cantilever(cfg):
     from .rod import Rod
     rc = cfg.get("rod", {})
-    law = cable_stops(cfg.get("law", {}))
+    law, mem = cantilever_law(cfg.get("law", {}))
     return Rod(N=int(rc.get("N", 40)), L=float(rc.get("L", 0.4)), law=law,
                EA=rc.get("EA"), GA=rc.get("GA"), rhoA=float(rc.get("rhoA", 0.0)),
-               rhoI=float(rc.get("rhoI", 0.0)))
+               rhoI=float(rc.get("rhoI", 0.0)), memory0=mem)
+
+
+def vertex_dissipation(rod, K, i0, i1, sub=10):
+    """Σ_j ℓ_j ∮ M_j dK_j [J] over the load steps i0..i1 (a closed cycle): each vertex's
+    curvature history K[:, j] (linear between steps, ``sub`` samples per step) driven
+    on its own through the moment law from the rod's initial memory (hystmech.drive),
+    loop energy by hystmech.analysis.loop_energy. Independent of the rod solver's
+    moments. Returns the per-vertex energies ℓ_j ∮ M_j dK_j (N+1,)."""
+    from .. import drive
+    from ..analysis import loop_energy
+
+    K = np.asarray(K, dtype=float)
+    out = np.empty(K.shape[1])
+    s = np.arange(sub) / sub
+    for j in range(K.shape[1]):
+        k = K[:, j]
+        Kf = np.append((k[:-1, None] + s[None, :] * np.diff(k)[:, None]).ravel(), k[-1])
+        M = drive(rod.law, np.arange(Kf.size, dtype=float), Kf, x0=rod.memory0,
+                  store_state=False).force
+        a, b = i0 * sub, i1 * sub + 1
+        out[j] = rod.ell[j] * loop_energy(Kf[a:b], M[a:b])
+    return out
 
 
 def cyclic_path(P_max, cycles, steps_per_quarter):
@@ -135,14 +205,22 @@ def run_cantilever_cyclic(cfg: dict, out: Path, progress) -> ScenarioOutput:
     rod = _cantilever(cfg)
     lc = cfg.get("load", {})
     P_max = float(lc.get("P_max", 3.0))
-    path = cyclic_path(P_max, int(lc.get("cycles", 2)), int(lc.get("steps_per_quarter", 25)))
+    q = int(lc.get("steps_per_quarter", 25))
+    cycles = int(lc.get("cycles", 2))
+    if cycles < 2:
+        raise ScenarioError(f"load.cycles must be in [2, inf) to compare two cycles (got {cycles})")
+    path = cyclic_path(P_max, cycles, q)
     res = quasi_static(rod, tip_force=path, progress=progress)
     tip = res.tip
-    n_c = 4 * int(lc.get("steps_per_quarter", 25))
-    last = slice(path.size - 1 - n_c - int(lc.get("steps_per_quarter", 25)), path.size - int(lc.get("steps_per_quarter", 25)))
-    F = path[last]; y = tip[last, 1]
+    n_c = 4 * q
+    # the last two full cycles (each from +P_max back to +P_max)
+    b = path.size - 1 - q
+    a = b - n_c
+    F = path[a:b + 1]; y = tip[a:b + 1, 1]
     W_cycle = float(np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(y)))
-    D = res.dissipated_energy()
+    D = vertex_dissipation(rod, res.K, a, b)
+    drift = float(np.max(np.abs(res.r[b] - res.r[a])))
+    repeat = float(np.max(np.abs(res.r[a - n_c:a + 1] - res.r[a:b + 1])))
     plt = _plt()
     fig, ax = plt.subplots(1, 2, figsize=(11, 4.5))
     for k in np.linspace(0, path.size - 1, 9).astype(int):
@@ -158,11 +236,16 @@ def run_cantilever_cyclic(cfg: dict, out: Path, progress) -> ScenarioOutput:
     ax2.set_ylabel("residual curvature after unloading [1/m]")
     metrics = {"P_max_N": P_max, "P_max_L2_over_EI0": P_max * rod.L ** 2 / rod.EI0,
                "tip_deflection_max_m": float(np.max(np.abs(tip[:, 1]))),
+               "curvature_max_1_per_m": float(np.max(np.abs(res.K))),
                "residual_tip_deflection_m": float(tip[-1, 1]),
                "residual_curvature_max_1_per_m": float(np.max(np.abs(res.K[-1]))),
                "tip_work_last_cycle_J": W_cycle,
-               "dissipated_total_J": float(D.sum()),
-               "newton_iterations_max": int(res.iterations.max())}
+               "vertex_dissipation_last_cycle_J": float(D.sum()),
+               "work_minus_dissipation_rel": float(W_cycle / D.sum() - 1.0),
+               "shape_drift_over_last_cycle_m": drift,
+               "last_two_cycles_max_difference_m": repeat,
+               "newton_iterations_max": int(res.iterations.max()),
+               "newton_iterations_mean": float(res.iterations.mean())}
     return ScenarioOutput(summary={"rod": repr(rod), "metrics": metrics},
                           timeseries={"P": path, "tip_x": tip[:, 0], "tip_y": tip[:, 1]},
                           figures={"cantilever_shapes_and_loop": fig, "residual_curvature": fig2})
@@ -178,22 +261,35 @@ def run_dynamic(cfg: dict, out: Path, progress) -> ScenarioOutput:
     omega1 = 1.875104 ** 2 * np.sqrt(rod.EI0 / (rod.rhoA * rod.L ** 4))
     T1 = 2 * np.pi / omega1
     d = dynamic(rod, float(sc.get("periods", 8)) * T1, T1 / float(sc.get("steps_per_period", 400)),
-                start=st, damping=float(sc.get("damping", 0.0)), progress=progress)
+                start=st, damping=float(sc.get("damping", 0.0)),
+                newmark_gamma=float(sc.get("newmark_gamma", 0.5)), progress=progress)
     y = d.tip[:, 1]
-    # cycles between successive maxima of the tip deflection
-    imax = [i for i in range(1, y.size - 1) if y[i] >= y[i - 1] and y[i] > y[i + 1]]
-    Wc = [float(d.W_bend[b] - d.W_bend[a]) for a, b in zip(imax[:-1], imax[1:])]
-    Ec = [float(d.T[i] + d.V[i]) for i in imax]
+    # first-mode period from the response itself (the hysteretic law softens it)
+    im0 = d.tip_maxima(0.5 * T1)
+    T_obs = float(np.median(np.diff(d.t[im0]))) if im0.size > 1 else T1
+    cyc = d.cycles(T_obs)
     plt = _plt()
     fig, ax = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
-    ax[0].plot(d.t, y); ax[0].set_ylabel("tip y [m]")
-    ax[1].plot(d.t, d.W_bend, label="work absorbed by the moment laws")
+    ax[0].plot(d.t, y); ax[0].plot(d.t[cyc["i0"]], y[cyc["i0"]], "o", ms=3)
+    ax[0].set_ylabel("tip y [m]")
+    ax[1].plot(d.t, d.E_mech, label="T + V + ½EI_el K² (mechanical)")
+    ax[1].plot(d.t, d.W_hyst, label="work absorbed by the hysteretic part")
     ax[1].plot(d.t, d.energy_balance - d.energy_balance[0], label="energy balance error")
-    ax[1].set_xlabel("t [s]"); ax[1].set_ylabel("[J]"); ax[1].legend()
-    metrics = {"T1_linear_s": T1, "n_cycles": len(Wc),
-               "moment_work_per_cycle_J": Wc, "tip_maxima_m": [float(y[i]) for i in imax],
-               "energy_balance_error_J": float(np.ptp(d.energy_balance))}
+    ax[1].set_xlabel("t [s]"); ax[1].set_ylabel("[J]"); ax[1].legend(fontsize=7)
+    E0 = float(d.E_mech[0])
+    metrics = {"T1_linear_s": T1, "T1_observed_s": T_obs, "n_cycles": int(cyc["lost"].size),
+               "energy_lost_per_cycle_J": cyc["lost"].tolist(),
+               "hysteretic_work_per_cycle_J": cyc["W_hyst"].tolist(),
+               "damping_work_per_cycle_J": cyc["W_damp"].tolist(),
+               "cycle_balance_error_rel": (float(np.max(np.abs(cyc["balance_error"]))
+                                           / max(np.max(np.abs(cyc["lost"])), 1e-300))
+                                          if cyc["lost"].size else None),
+               "tip_maxima_m": y[cyc["i0"]].tolist(),
+               "initial_mechanical_energy_J": E0,
+               "energy_balance_error_J": float(np.ptp(d.energy_balance)),
+               "energy_balance_error_rel": float(np.ptp(d.energy_balance) / E0)}
     return ScenarioOutput(summary={"rod": repr(rod), "metrics": metrics},
                           timeseries={"t": d.t, "tip_x": d.tip[:, 0], "tip_y": y,
-                                      "T": d.T, "V": d.V, "W_bend": d.W_bend},
+                                      "T": d.T, "V": d.V, "V_bend": d.V_bend,
+                                      "W_bend": d.W_bend, "W_hyst": d.W_hyst},
                           figures={"dynamic": fig})
