@@ -26,50 +26,8 @@ from .result import FitResult
 CITE = "A modified viscous + Dahl model for large-scale MR dampers (Ikhouane group)"
 
 
-# -- eq. (19): loop area and its inversion ----------------------------------------------------
-def h_of_nu(nu):
-    """h(ν) = 1 − (2/ν) tanh(ν/2), h(0) = 0 (viscous + Dahl paper, after eq. (19))."""
-    nu = np.asarray(nu, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(nu > 1e-8, 1.0 - 2.0 / np.where(nu > 1e-8, nu, 1.0) * np.tanh(nu / 2.0),
-                       nu * nu / 12.0)
-    return out if out.ndim else float(out)
-
-
-def nu_from_h(hval: float) -> float:
-    """Inverse of h (strictly increasing from 0 to 1): ν with h(ν) = hval, 0 < hval < 1."""
-    from scipy.optimize import brentq
-
-    hval = float(hval)
-    if not (0.0 < hval < 1.0):
-        raise ValueError(f"normalised loop area h must be in (0, 1) (got {hval!r}); "
-                         "the loop w versus x is degenerate or the κw values are wrong")
-    hi = 1.0
-    while h_of_nu(hi) < hval:
-        hi *= 2.0
-        if hi > 1e12:
-            raise ValueError(f"normalised loop area h = {hval!r} too close to 1 to invert")
-    return float(brentq(lambda z: h_of_nu(z) - hval, 0.0, hi, xtol=1e-14, rtol=1e-14))
-
-
-def rho_from_area(area: float, xmin: float, xmax: float) -> float:
-    """ρ [1/m] from the loop area ∫(w↑ − w↓)dx [m] over [xmin, xmax] (eq. (19))."""
-    span = float(xmax) - float(xmin)
-    if not span > 0:
-        raise ValueError(f"xmax must exceed xmin (got xmin={xmin!r}, xmax={xmax!r})")
-    return nu_from_h(float(area) / (2.0 * span)) / span
-
-
-def _rho_from_area(area, xmin, xmax):
-    # prefer the analysis module's version (same equation) when it is available
-    try:
-        from ..analysis.dahl_loop import rho_from_loop_area
-    except ImportError:
-        return rho_from_area(area, xmin, xmax)
-    try:
-        return float(rho_from_loop_area(area, xmin, xmax))
-    except (TypeError, ValueError):
-        return rho_from_area(area, xmin, xmax)   # raises its own error if area is invalid
+# -- eq. (19): the loop area is inverted by hystmech.analysis (one implementation) -------------
+from ..analysis.dahl_loop import rho_from_loop_area as rho_from_area  # noqa: E402
 
 
 # -- eq. (15): regression windows -------------------------------------------------------------
@@ -220,7 +178,7 @@ def rho_from_cycles(ds: Dataset, kx1, kw1, kx2, kw2, skip_first: bool = True):
         area = -float(np.sum(0.5 * (ww[1:] + ww[:-1]) * np.diff(x)))
         # the loop w(x) runs clockwise (w↑ above w↓): the closed integral of w dx is −area
         area = abs(area)
-        rhos.append(_rho_from_area(area, x.min(), x.max()))
+        rhos.append(rho_from_area(area, x.min(), x.max()))
     return float(np.median(rhos)), np.asarray(rhos)
 
 

@@ -29,18 +29,6 @@ def test_viscous_dahl_from_rig_within_2_percent():
     assert min(r.details["regression_r2"]) > 0.99
 
 
-def test_h_inversion_matches_loop_area():
-    from hystmech.analysis.dahl_loop import dahl_loop_area
-    from hystmech.identify.viscous_dahl import h_of_nu, nu_from_h, rho_from_area
-
-    for nu in (0.01, 1.0, 30.0, 185.0):
-        assert nu_from_h(h_of_nu(nu)) == pytest.approx(nu, rel=1e-9)
-    area = dahl_loop_area(768.73, -0.1197, 0.1209)
-    assert rho_from_area(area, -0.1197, 0.1209) == pytest.approx(768.73, rel=1e-8)
-    with pytest.raises(ValueError, match=r"h must be in \(0, 1\)"):
-        nu_from_h(1.2)
-
-
 def test_windows_where_velocity_changes_sign_are_rejected():
     from hystmech.identify.viscous_dahl import fit_viscous_dahl
 
