@@ -72,8 +72,9 @@ def masing_law():
     return Masing(k=EI, k0=0.3 * EI, alpha=2.0 * EI)
 
 
-def test_cycle_repeats_without_drift_and_work_equals_dissipation():
-    rod = Rod(N=16, L=L, law=masing_law())
+@pytest.mark.parametrize("N", [8, 16])
+def test_cycle_repeats_without_drift_and_work_equals_dissipation(N):
+    rod = Rod(N=N, L=L, law=masing_law())
     P = 3.0 * EI / L ** 2
     q = 20
     cyc = np.concatenate([np.linspace(P, -P, 2 * q + 1)[1:], np.linspace(-P, P, 2 * q + 1)[1:]])
@@ -104,19 +105,68 @@ def test_cycle_repeats_without_drift_and_work_equals_dissipation():
     assert np.ptp(x) > 0.05 * L      # genuinely finite deflection
 
 
-def test_pure_bending_every_vertex_carries_the_driven_preisach_moment():
-    from hystmech.systems.rod_cases import cable_preisach
+@pytest.mark.parametrize("ppc", [80, 4])
+def test_pure_bending_every_vertex_carries_the_driven_preisach_moment(ppc):
+    # uniform curvature: every vertex follows the same history, so its moment is the
+    # continuous Preisach law driven directly (also with coarse steps of up to 6 rad
+    # of tip rotation, which the solver sub-steps)
+    from hystmech.systems.rod_cases import cable_preisach, protocol_curvature
 
-    law, P = cable_preisach({})
+    law, P = cable_preisach({"levels": 60})
     rod = Rod(N=20, L=L, law=law)
-    from hystmech.systems.rod_cases import protocol_curvature
-    K = protocol_curvature(levels=(3.45, 6.9), cycles_per_level=2, points_per_cycle=80)
+    K = protocol_curvature(levels=(3.45, 6.9, 31.4), cycles_per_level=2, points_per_cycle=ppc)
     res = quasi_static(rod, tip_rotation=K * L)
     ref = drive(law, np.arange(K.size, dtype=float), K).force
-    jump = 2 * np.max(np.abs(P.weights))
-    assert np.ptp(ref) > 50 * jump
-    assert np.max(np.abs(res.M - ref[:, None])) <= 2 * jump
-    np.testing.assert_allclose(res.tip_moment, ref, atol=2 * jump)
+    assert np.ptp(ref) > 0.5
+    np.testing.assert_allclose(res.M, np.broadcast_to(ref[:, None], res.M.shape), rtol=0,
+                               atol=1e-9 * np.ptp(ref))
+    np.testing.assert_allclose(res.tip_moment, ref, rtol=0, atol=1e-9 * np.ptp(ref))
+
+
+def cable_rod(N, levels=40, **kw):
+    from hystmech.systems.rod_cases import cable_preisach, demagnetized_memory
+
+    law, _ = cable_preisach({"levels": levels})
+    return Rod(N=N, L=L, law=law, memory0=demagnetized_memory(law), **kw)
+
+
+def test_preisach_cantilever_repeats_and_tip_work_equals_vertex_dissipation():
+    from hystmech.systems.rod_cases import cyclic_path, vertex_dissipation
+
+    rod = cable_rod(12)
+    q = 10
+    path = cyclic_path(1.0, 3, q)          # 1 N: tip deflection ~0.7 L
+    res = quasi_static(rod, tip_force=path)
+    a, b = q + 8 * q, q + 12 * q            # third full cycle, +P_max to +P_max
+    assert np.max(np.abs(res.K)) > 5.0      # far into the kernel (r0 = 4 1/m)
+    assert np.ptp(res.tip[:, 1]) > 1.2 * L
+    # no drift: the third cycle retraces the second one (the first still wipes parts
+    # of the demagnetised start memory), and every cycle closes
+    np.testing.assert_allclose(res.q[a:b + 1], res.q[a - 4 * q:a + 1], rtol=0, atol=1e-6)
+    # work of the tip load over the cycle = Σ of the vertices' loop energies, each from
+    # its own curvature history driven through the law (hystmech.drive + loop_energy)
+    F, y = path[a:b + 1], res.tip[a:b + 1, 1]
+    W = np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(y))
+    D = vertex_dissipation(rod, res.K, a, b)
+    assert W > 0 and np.all(D >= -1e-12)    # clockwise, dissipative moment loops
+    assert abs(W / D.sum() - 1) < 1e-3
+    # the residual curvature after unloading (hysteresis) is real
+    k0 = np.flatnonzero(path[a:] == 0.0)[0] + a
+    assert np.max(np.abs(res.K[k0])) > 0.5
+
+
+def test_dynamic_preisach_energy_lost_per_cycle_is_the_hysteretic_work():
+    rod = cable_rod(8, rhoA=0.1, rhoI=1e-6, EA=1e4, GA=1e4)
+    st = quasi_static(rod, tip_force=np.linspace(0, 1.0, 8)).state
+    T1 = 2 * np.pi / (1.875104 ** 2 * np.sqrt(rod.EI0 / (0.1 * L ** 4)))
+    d = dynamic(rod, 3.3 * T1, T1 / 150, start=st)
+    cyc = d.cycles(1.08 * T1)           # the hysteretic law softens the first mode a bit
+    assert cyc["lost"].size >= 2
+    assert np.all(cyc["lost"] > 0) and np.all(np.diff(cyc["lost"]) < 0)
+    # E_mech(max_k) − E_mech(max_k+1) = hysteretic moment work over that cycle
+    np.testing.assert_allclose(cyc["lost"], cyc["W_hyst"], rtol=1e-3)
+    # the whole balance (O(dt²) from the nonlinear eq. (1) segment forces)
+    assert np.ptp(d.energy_balance) < 5e-3 * d.E_mech[0]
 
 
 def test_dynamic_linear_frequency_and_energy_conservation():
@@ -180,15 +230,22 @@ def test_scenarios_run_small(tmp_path):
     cfg = load_scenario("cable-pure-bending")
     cfg["rod"]["N"] = 20
     cfg["protocol"] = {"levels": [5.0, 12.0], "cycles_per_level": 1, "points_per_cycle": 20}
+    cfg["law"]["levels"] = 40
     out = rod_cases.run_pure_bending(cfg, tmp_path, lambda f, m: None)
-    assert out.summary["metrics"]["max_vertex_moment_minus_driven_operator_Nm"] < 1e-2
+    assert out.summary["metrics"]["max_vertex_moment_minus_driven_operator_Nm"] < 1e-9
     cfg = load_scenario("cable-cantilever-cyclic")
-    cfg["rod"]["N"] = 20
-    cfg["load"].update(cycles=1, steps_per_quarter=12)
-    out = rod_cases.run_cantilever_cyclic(cfg, tmp_path, lambda f, m: None)
-    assert out.summary["metrics"]["residual_curvature_max_1_per_m"] > 0.1
+    cfg["rod"]["N"] = 10
+    cfg["law"]["levels"] = 40
+    cfg["load"].update(steps_per_quarter=8)
+    met = rod_cases.run_cantilever_cyclic(cfg, tmp_path, lambda f, m: None).summary["metrics"]
+    assert met["residual_curvature_max_1_per_m"] > 0.5
+    assert met["tip_work_last_cycle_J"] > 0 and abs(met["work_minus_dissipation_rel"]) < 2e-3
+    assert met["shape_drift_over_last_cycle_m"] < 1e-8
     cfg = load_scenario("cable-dynamic")
     cfg["rod"]["N"] = 6
-    cfg["solver"].update(periods=1.5, steps_per_period=100)
-    out = rod_cases.run_dynamic(cfg, tmp_path, lambda f, m: None)
-    assert out.summary["metrics"]["energy_balance_error_J"] < 1e-3
+    cfg["law"]["levels"] = 40
+    cfg["solver"].update(periods=3.3, steps_per_period=100)
+    met = rod_cases.run_dynamic(cfg, tmp_path, lambda f, m: None).summary["metrics"]
+    assert met["n_cycles"] >= 2 and min(met["energy_lost_per_cycle_J"]) > 0
+    assert met["cycle_balance_error_rel"] < 1e-2
+    assert met["energy_balance_error_rel"] < 2e-2
