@@ -122,12 +122,13 @@ def run_pure_bending(cfg: dict, out: Path, progress) -> ScenarioOutput:
 
     rc = cfg.get("rod", {}); lc = cfg.get("law", {}); pc = cfg.get("protocol", {})
     law, P = cable_preisach(lc)
-    rod = Rod(N=int(rc.get("N", 20)), L=float(rc.get("L", 0.4)), law=law)
+    rod = Rod(N=int(rc.get("N", 20)), L=float(rc.get("L", 0.4)), law=law,
+              memory0=demagnetized_memory(law))
     K = protocol_curvature(tuple(pc.get("levels", PROTOCOL_LEVELS)),
                            int(pc.get("cycles_per_level", 3)),
                            int(pc.get("points_per_cycle", 80)))
     res = quasi_static(rod, tip_rotation=K * rod.L, progress=progress)
-    ref = drive(law, np.arange(K.size, dtype=float), K).force
+    ref = drive(law, np.arange(K.size, dtype=float), K, x0=rod.memory0).force
     err = float(np.max(np.abs(res.M - ref[:, None])))
     plt = _plt()
     fig, ax = plt.subplots(1, 2, figsize=(11, 4))
