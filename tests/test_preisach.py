@@ -404,3 +404,15 @@ def test_continuous_params_round_trip_and_bad_grid():
                                atol=1e-12)
     with pytest.raises(ValueError, match="cell thresholds of Preisach.grid"):
         Preisach(a1=[0.0], a2=[1.0], weights=[1.0], grid=(2.0, 6))
+
+
+def test_demagnetized_state_of_a_symmetric_kernel_has_zero_output():
+    # ω(r, s) = ω(r, −s): after an alternating input of decaying amplitude the memory
+    # curve zig-zags about s = 0 and the +1 and −1 regions carry equal weight at u = 0
+    om = lambda r, s: np.exp(-r) * np.exp(-s ** 2)   # noqa: E731
+    P = Preisach.from_kernel(om, 2.0, 40, continuous=True, offset=0.25)
+    x = P.demagnetized_state()
+    assert P.force_of(x, 0.0, 0.0) == pytest.approx(0.25, abs=1e-12)
+    assert P.force_of(P.x0, 0.0, 0.0) < 0.25 - 0.1 * P.weights.sum()   # virgin: not so
+    with pytest.raises(ValueError, match="step must be in"):
+        P.demagnetized_state(step=1e-4)                                 # stack too deep
