@@ -16,16 +16,23 @@ by ``hystmech.drive`` and sit in assemblies like any law:
   continuous-state vector, rate = fmi2GetDerivatives, so that an assembly joins it
   to its own state and integrates everything monolithically.
 
-The FMU's kernels are Python (ctypes) calls, not numba: ``drive`` takes its Python
-loop for this element.
+Kernels: by default (``compiled=None``) the element's kernels are the numba functions
+of :mod:`hystmech.fmu.native`, which call the FMU's C entry points through their
+addresses, so ``drive`` and the assembly solvers keep their compiled loops (co-simulation:
+state ``x = [t_fmu, F_end]``, F_end the output at the end of the last step, used for
+past communication points). With ``error_control=True`` or ``compiled=False`` the
+kernels are Python methods making ctypes calls (state ``x = [t_fmu]``), and the solvers
+run their Python loops: correct, about 10 µs more per step.
 """
 from __future__ import annotations
 
 import ctypes
+import itertools
 import math
 import os
 import shutil
 import tempfile
+import weakref
 from ctypes import POINTER, byref, c_double, c_uint, c_void_p
 from pathlib import Path
 
@@ -34,8 +41,7 @@ import numpy as np
 from ..components.base import ForceElement, Param
 
 
-class FMUError(ValueError):
-    """A missing/malformed FMU, an unusable variable, or an FMU that reported an error."""
+from .native import FMUError, FMUKernelError  # noqa: E402 - FMUError is defined beside the kernels
 
 
 # fmpy's native logger proxy (which formats the FMU's variadic messages) keeps ONE global
@@ -80,6 +86,24 @@ def _callbacks():
     return _CALLBACKS[0]
 
 
+_KEY_COUNTER = itertools.count(1)
+_ELEMENTS: dict = {}
+
+
+def _kernel_error_lookup(key):
+    """(tag naming the FMU file, the FMU's latest error messages) for FMUKernelError."""
+    ref = _ELEMENTS.get(key)
+    el = ref() if ref is not None else None
+    if el is None:
+        return "an imported FMU", ""
+    msg = "; ".join(m for s, m in el._log if s >= 2)
+    el._log.clear()
+    return el._tag, msg
+
+
+FMUKernelError.lookup = staticmethod(_kernel_error_lookup)
+
+
 class FMUElement(ForceElement):
     """An FMU used as a force element.
 
@@ -92,7 +116,8 @@ class FMUElement(ForceElement):
     rollback: keep an FMU state so that a solver may repeat a step (default: when the
     FMU can get/set its state). error_control, tol: step-doubling error control of the
     communication step (needs rollback). backend: "fmpy" (pyfmi is not installable
-    here; see the README).
+    here; see the README). compiled: numba kernels calling the FMU's C functions
+    directly (default: yes, except with error_control, which stays in Python).
     """
 
     kind = "operator"
@@ -100,7 +125,7 @@ class FMUElement(ForceElement):
 
     def __init__(self, path, *, inputs=("u", "v"), output="F", mode=None, step=None,
                  parameters=None, rollback=None, error_control=False, tol=1e-6,
-                 backend="fmpy", instance_name=None):
+                 backend="fmpy", instance_name=None, compiled=None):
         if backend != "fmpy":
             if backend == "pyfmi":
                 try:
@@ -193,7 +218,22 @@ class FMUElement(ForceElement):
         self._fmu = None
         self._open(cap.modelIdentifier)
         self._start()
-        if mode == "cs":
+        if compiled is None:
+            compiled = not self.error_control
+        if compiled and self.error_control:
+            raise FMUError("error_control runs in Python: use compiled=False or None")
+        self.compiled = bool(compiled) and (mode == "cs" or md.numberOfContinuousStates > 0)
+        self._ci = self._cf = None
+        if self.compiled:
+            self._native_setup()
+        if mode == "cs" and self.compiled:
+            from . import native
+
+            self.kind = "operator"
+            x0 = [0.0, float(self._cf[native.CF_F0])]
+            self.state_names = ("t_fmu", "F_end")
+            self.advance, self.force, self.rate = native.cs_advance, native.cs_force, None
+        elif mode == "cs":
             self.kind = "operator"
             x0 = [0.0]
             self.state_names = ("t_fmu",)
@@ -218,10 +258,83 @@ class FMUElement(ForceElement):
                     nom = np.ones(self.nx)
             self.x_scale = np.abs(nom)
             self.advance, self.force, self.rate = self._me_advance, self._force, self._rate
+            if self.compiled:
+                from . import native
+
+                self.force, self.rate = native.me_force, native.me_rate
         self.jac = None
-        self._setup(dict(path=str(self.path), mode=mode, step=step), np.zeros(0), x0)
+        p = np.zeros(0)
+        if self.compiled:
+            p = np.array([float(self._ci.ctypes.data), float(self._cf.ctypes.data)])
+        self._setup(dict(path=str(self.path), mode=mode, step=step), p, x0)
 
     # -- set-up ------------------------------------------------------------------------
+    def _native_setup(self):
+        """The blocks read by the compiled kernels (fmu/native.py): C entry points of
+        the loaded binary, component, value references, parameters, FMU time."""
+        from . import native as nv
+
+        dll = self._fmu.dll
+
+        def addr(name):
+            try:
+                return nv.address(getattr(dll, name))
+            except AttributeError:
+                return 0
+
+        npar = len(self.parameters)
+        nx = self.md.numberOfContinuousStates if self.mode == "me" else 0
+        ci = np.zeros(nv.NCI, dtype=np.int64)
+        cf = np.zeros(nv.CF_PAR + npar + 2 * nx)
+        vr = np.zeros(3 + npar, dtype=np.uint32)
+        vr[0] = self._vr_in[0]
+        vr[1] = self._vr_in[1] if self._has_v else 0
+        vr[2] = self._vr_out[0]
+        for i, (name, val) in enumerate(self.parameters.items()):
+            vr[3 + i] = self.variables[name].valueReference
+            cf[nv.CF_PAR + i] = float(val)
+        comp = self._fmu.component
+        comp = getattr(comp, "value", comp)
+        names = {nv.CI_SET: "fmi2SetReal", nv.CI_GET: "fmi2GetReal", nv.CI_STEP: "fmi2DoStep",
+                 nv.CI_GETST: "fmi2GetFMUstate", nv.CI_SETST: "fmi2SetFMUstate",
+                 nv.CI_RESET: "fmi2Reset", nv.CI_SETUP: "fmi2SetupExperiment",
+                 nv.CI_ENTER: "fmi2EnterInitializationMode",
+                 nv.CI_EXIT: "fmi2ExitInitializationMode",
+                 nv.CI_SETX: "fmi2SetContinuousStates", nv.CI_GETDX: "fmi2GetDerivatives"}
+        for slot, name in names.items():
+            ci[slot] = addr(name)
+        need = [nv.CI_SET, nv.CI_GET] + ([nv.CI_STEP, nv.CI_RESET, nv.CI_SETUP, nv.CI_ENTER,
+                                          nv.CI_EXIT] if self.mode == "cs" else
+                                         [nv.CI_SETX, nv.CI_GETDX])
+        if self.rollback:
+            need += [nv.CI_GETST, nv.CI_SETST]
+        missing = [names[k] for k in need if not ci[k]]
+        if missing:
+            raise FMUError(f"{self._tag}: its binary does not export {', '.join(missing)}")
+        ci[nv.CI_COMP] = int(comp or 0)
+        ci[nv.CI_NIN] = len(self._vr_in)
+        ci[nv.CI_ROLLBACK] = int(self.rollback)
+        ci[nv.CI_NPAR] = npar
+        ci[nv.CI_NX] = nx
+        ci[nv.CI_FRESH] = 1
+        ci[nv.CI_VR] = vr.ctypes.data
+        ci[nv.CI_CF] = cf.ctypes.data
+        key = next(_KEY_COUNTER)
+        ci[nv.CI_KEY] = key
+        _ELEMENTS[key] = weakref.ref(self)
+        cf[nv.CF_STEP] = self.step or 0.0
+        # p carries the two block addresses as floats: exact below 2**53
+        if max(ci.ctypes.data, cf.ctypes.data) >= 2 ** 53:
+            raise FMUError(f"{self._tag}: addresses beyond 2**53; use compiled=False")
+        self._ci, self._cf, self._vr = ci, cf, vr
+        if self.mode == "cs":
+            cf[nv.CF_F0] = self._get_output()
+
+    def _native_reset(self):
+        from . import native as nv
+
+        nv.restart(self._ci, self._cf, 0.0, 0.0)
+
     def _check_var(self, name, causalities, role):
         v = self.variables.get(name)
         if v is None:
@@ -501,7 +614,11 @@ class FMUElement(ForceElement):
             self._initial_inputs(u0, v)
             self._fresh = None
         t0 = self._t
-        if self.nx:
+        if self.nx and self.compiled:
+            from .native import me_rate
+
+            rk_advance(me_rate, x, u0, dt, v, self.p, rtol, self.x_scale)
+        elif self.nx:
             rk_advance.py_func(self._rate, x, u0, dt, v, p, rtol, self.x_scale)
         self._t = t0 + dt
         self._c_time(self._fmu.component, self._t)
@@ -522,12 +639,26 @@ class FMUElement(ForceElement):
     def reset(self):
         """Back to the FMU's initial state at t = 0 (needed between runs of a
         model-exchange FMU with discrete states, which are not part of x)."""
-        self._restart()
+        if self.compiled and self.mode == "cs":
+            self._native_reset()
+        else:
+            self._restart()
 
     # -- clean-up ------------------------------------------------------------------------
     def close(self):
         """Free the FMU instance and its extracted files."""
         if self._fmu is not None:
+            if self._ci is not None:
+                from . import native as nv
+
+                comp = self._ci[nv.CI_COMP]
+                self._ci[nv.CI_COMP] = 0      # compiled kernels refuse from now on
+                if self._ci[nv.CI_SNAP]:
+                    try:
+                        self._fmu.fmi2FreeFMUstate(comp, byref(c_void_p(int(self._ci[nv.CI_SNAP]))))
+                    except Exception:  # noqa: BLE001
+                        pass
+                    self._ci[nv.CI_SNAP] = 0
             try:
                 self._free_snaps()
                 self._fmu.terminate()
@@ -541,6 +672,8 @@ class FMUElement(ForceElement):
                 pass
             self._fmu = None
         _STORES.pop(self._instance_name.encode(), None)
+        if self._ci is not None:
+            _ELEMENTS.pop(int(self._ci[21]), None)  # native.CI_KEY
         shutil.rmtree(self._unzip, ignore_errors=True)
 
     def __del__(self):

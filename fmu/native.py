@@ -1,0 +1,350 @@
+"""Compiled (numba) kernels of an imported FMU: the FMI 2.0 C functions called directly.
+
+An :class:`~hystmech.fmu.element.FMUElement` whose FMU binary is loaded with ctypes
+exposes the addresses of its C entry points (fmi2SetReal, fmi2DoStep, ...). The kernels
+here call them through function pointers (numba intrinsics emitting an indirect call),
+so that ``drive`` and the assembly solvers keep their compiled loops with an FMU inside:
+no Python between two communication steps.
+
+Everything an FMU instance needs is in two small blocks owned by the element, an int64
+block ``ci`` (component pointer, function addresses, value references, flags) and a
+float64 block ``cf`` (FMU time, saved-state time, input/output slots, parameters). The
+element's parameter vector holds only their addresses, ``p = [addr(ci), addr(cf)]``,
+so the same compiled kernels serve every FMU (one compilation per process, cached on
+disk: no address is baked into the code) and an assembly's copy of p still points at
+the element's blocks.
+"""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import carray, njit, types
+from numba.core.extending import intrinsic
+
+# -- layout of the int64 block ci ------------------------------------------------------------
+CI_COMP = 0          # fmi2Component (0 once freed)
+CI_SET = 1           # fmi2SetReal
+CI_GET = 2           # fmi2GetReal
+CI_STEP = 3          # fmi2DoStep (cs)
+CI_GETST = 4         # fmi2GetFMUstate
+CI_SETST = 5         # fmi2SetFMUstate
+CI_RESET = 6         # fmi2Reset
+CI_SETUP = 7         # fmi2SetupExperiment
+CI_ENTER = 8         # fmi2EnterInitializationMode
+CI_EXIT = 9          # fmi2ExitInitializationMode
+CI_SETX = 10         # fmi2SetContinuousStates (me)
+CI_GETDX = 11        # fmi2GetDerivatives (me)
+CI_SNAP = 12         # fmi2FMUstate slot written by fmi2GetFMUstate
+CI_NIN = 13          # number of inputs set (1: u, 2: u and v)
+CI_ROLLBACK = 14     # keep a saved state before each step
+CI_NPAR = 15         # parameters set at (re-)initialisation
+CI_NX = 16           # continuous states (me)
+CI_HAVE_SNAP = 17    # CI_SNAP holds the state at cf[CF_TSNAP]
+CI_FRESH = 18        # initialised, no step taken yet
+CI_VR = 19           # address of the uint32 value references [u, v, F, params...]
+CI_CF = 20           # address of cf
+CI_KEY = 21          # element key (for error messages)
+CI_ME_READY = 22     # me: the FMU is initialised and in continuous-time mode
+NCI = 24
+
+# -- layout of the float64 block cf -----------------------------------------------------------
+CF_T = 0             # FMU time [s]
+CF_TSNAP = 1         # time of the saved state
+CF_U0 = 2            # inputs of the last initialisation
+CF_V0 = 3
+CF_U = 4             # input slots handed to fmi2SetReal (u, v contiguous)
+CF_V = 5
+CF_OUT = 6           # output slot of fmi2GetReal
+CF_STEP = 7          # communication step (0: one step per input segment)
+CF_F0 = 8            # output right after the last initialisation
+CF_PAR = 16          # parameter values, then scratch for x and dx (me)
+
+# error codes raised from the kernels (FMUKernelError(code, key))
+ERR_CLOSED, ERR_SET, ERR_GET, ERR_STEP, ERR_STATE, ERR_BACK, ERR_INIT, ERR_DERIV = range(8)
+ERR_TEXT = {
+    ERR_CLOSED: "the FMU instance is closed",
+    ERR_SET: "fmi2SetReal of the inputs failed",
+    ERR_GET: "fmi2GetReal of the output failed",
+    ERR_STEP: "fmi2DoStep failed",
+    ERR_STATE: "fmi2GetFMUstate/fmi2SetFMUstate failed",
+    ERR_BACK: "cannot go back to an earlier time (rollback is off, or the state is older "
+              "than the last step)",
+    ERR_INIT: "re-initialisation (fmi2Reset ... fmi2ExitInitializationMode) failed",
+    ERR_DERIV: "fmi2SetContinuousStates/fmi2GetDerivatives failed",
+}
+
+
+class FMUError(ValueError):
+    """A missing/malformed FMU, an unusable variable, or an FMU that reported an error."""
+
+
+class FMUKernelError(FMUError):
+    """Raised from a compiled FMU kernel; the message names the FMU file (looked up by
+    key) and relays the FMU's last error message."""
+
+    lookup = None  # set by element.py: key -> (tag, latest FMU error text)
+
+    def __init__(self, code, key=-1):
+        what = ERR_TEXT.get(int(code), f"FMU call {code}")
+        tag, detail = ("an imported FMU", "")
+        if FMUKernelError.lookup is not None:
+            tag, detail = FMUKernelError.lookup(int(key))
+        super().__init__(f"{tag}: {what}" + (f": {detail}" if detail else ""))
+
+
+# -- indirect C calls -------------------------------------------------------------------------
+# argument kinds: p = pointer (given as int64 address), z = size_t, i = int (fmi2Boolean),
+# d = double; every FMI 2.0 function returns an int status (widened to int64)
+_NB = {"p": types.int64, "z": types.int64, "i": types.int64, "d": types.float64}
+
+
+def _codegen(kinds):
+    def codegen(context, builder, sig, args):
+        i8p = ir.IntType(8).as_pointer()
+        lt = {"p": i8p, "z": ir.IntType(64), "i": ir.IntType(32), "d": ir.DoubleType()}
+        fnty = ir.FunctionType(ir.IntType(32), [lt[k] for k in kinds])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        vals = []
+        for k, a in zip(kinds, args[1:]):
+            if k == "p":
+                vals.append(builder.inttoptr(a, i8p))
+            elif k == "i":
+                vals.append(builder.trunc(a, ir.IntType(32)))
+            else:
+                vals.append(a)
+        return builder.sext(builder.call(fn, vals), ir.IntType(64))
+    return codegen
+
+
+def _sig(kinds):
+    return types.int64(types.int64, *[_NB[k] for k in kinds])
+
+
+@intrinsic
+def c_p(typingctx, fn, a):
+    """int fn(void*)"""
+    return _sig("p"), _codegen("p")
+
+
+@intrinsic
+def c_pp(typingctx, fn, a, b):
+    """int fn(void*, void*)"""
+    return _sig("pp"), _codegen("pp")
+
+
+@intrinsic
+def c_ppz(typingctx, fn, a, b, c):
+    """int fn(void*, void*, size_t)"""
+    return _sig("ppz"), _codegen("ppz")
+
+
+@intrinsic
+def c_ppzp(typingctx, fn, a, b, c, d):
+    """int fn(void*, const unsigned*, size_t, double*): fmi2SetReal / fmi2GetReal"""
+    return _sig("ppzp"), _codegen("ppzp")
+
+
+@intrinsic
+def c_pddi(typingctx, fn, a, b, c, d):
+    """int fn(void*, double, double, int): fmi2DoStep"""
+    return _sig("pddi"), _codegen("pddi")
+
+
+@intrinsic
+def c_piddid(typingctx, fn, a, b, c, d, e, f):
+    """int fn(void*, int, double, double, int, double): fmi2SetupExperiment"""
+    return _sig("piddid"), _codegen("piddid")
+
+
+@intrinsic
+def _i64_ptr(typingctx, addr):
+    sig = types.CPointer(types.int64)(types.int64)
+
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
+    return sig, codegen
+
+
+@intrinsic
+def _f64_ptr(typingctx, addr):
+    sig = types.CPointer(types.float64)(types.int64)
+
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
+    return sig, codegen
+
+
+@njit(cache=True)
+def blocks(p):
+    """(ci, cf) views of the element's blocks from p = [addr(ci), addr(cf)]."""
+    if p.size != 2:
+        raise FMUKernelError(ERR_CLOSED, -1)   # not an FMUElement's p: never dereference
+    ci = carray(_i64_ptr(np.int64(p[0])), NCI)
+    cf = carray(_f64_ptr(ci[CI_CF]), CF_PAR + ci[CI_NPAR] + 2 * ci[CI_NX])
+    return ci, cf
+
+
+@njit(cache=True)
+def _set_inputs(ci, u, v):
+    cf_addr = ci[CI_CF]
+    cf = carray(_f64_ptr(cf_addr), CF_PAR)
+    cf[CF_U] = u
+    cf[CF_V] = v
+    st = c_ppzp(ci[CI_SET], ci[CI_COMP], ci[CI_VR], ci[CI_NIN], cf_addr + 8 * CF_U)
+    if st > 1:
+        raise FMUKernelError(ERR_SET, ci[CI_KEY])
+
+
+@njit(cache=True)
+def _get_output(ci):
+    cf_addr = ci[CI_CF]
+    st = c_ppzp(ci[CI_GET], ci[CI_COMP], ci[CI_VR] + 8, 1, cf_addr + 8 * CF_OUT)
+    if st > 1:
+        raise FMUKernelError(ERR_GET, ci[CI_KEY])
+    return carray(_f64_ptr(cf_addr), CF_PAR)[CF_OUT]
+
+
+@njit(cache=True)
+def restart(ci, cf, u, v):
+    """Back to t = 0: fmi2Reset, parameters and the inputs (u, v) set during a new
+    initialisation (as an FMI master starts a run)."""
+    comp = ci[CI_COMP]
+    if comp == 0:
+        raise FMUKernelError(ERR_CLOSED, ci[CI_KEY])
+    if c_p(ci[CI_RESET], comp) > 1 or c_piddid(ci[CI_SETUP], comp, 0, 0.0, 0.0, 0, 0.0) > 1 \
+            or c_p(ci[CI_ENTER], comp) > 1:
+        raise FMUKernelError(ERR_INIT, ci[CI_KEY])
+    n = ci[CI_NPAR]
+    if n > 0:
+        if c_ppzp(ci[CI_SET], comp, ci[CI_VR] + 12, n, ci[CI_CF] + 8 * CF_PAR) > 1:
+            raise FMUKernelError(ERR_INIT, ci[CI_KEY])
+    _set_inputs(ci, u, v)
+    if c_p(ci[CI_EXIT], comp) > 1:
+        raise FMUKernelError(ERR_INIT, ci[CI_KEY])
+    cf[CF_T] = 0.0
+    cf[CF_U0] = u
+    cf[CF_V0] = v
+    ci[CI_FRESH] = 1
+    ci[CI_HAVE_SNAP] = 0
+    cf[CF_F0] = _get_output(ci)
+
+
+# -- co-simulation: x = [t_fmu, F at the end of the last step] ------------------------------------
+@njit(cache=True)
+def cs_advance(x, u0, u1, dt, v, p, rtol):
+    """Co-simulation master over one input segment: the FMU stepped from t = x[0] over
+    dt in communication steps ≤ cf[CF_STEP], input u(t) = u0 + v (t − t0) (first-order
+    extrapolation, v held), rolled back first if x is the state saved before the last
+    step. x[1] = output at the end with inputs (u1, v)."""
+    ci, cf = blocks(p)
+    comp = ci[CI_COMP]
+    if comp == 0:
+        raise FMUKernelError(ERR_CLOSED, ci[CI_KEY])
+    t0 = x[0]
+    if t0 != cf[CF_T]:
+        if ci[CI_HAVE_SNAP] != 0 and t0 == cf[CF_TSNAP]:
+            if c_pp(ci[CI_SETST], comp, ci[CI_SNAP]) > 1:
+                raise FMUKernelError(ERR_STATE, ci[CI_KEY])
+            cf[CF_T] = t0
+        elif t0 == 0.0:
+            restart(ci, cf, u0, v)
+        else:
+            raise FMUKernelError(ERR_BACK, ci[CI_KEY])
+    if t0 == 0.0 and ci[CI_FRESH] != 0 and (u0 != cf[CF_U0] or v != cf[CF_V0]):
+        restart(ci, cf, u0, v)    # the start state must see u(0), not a jump from it
+    ci[CI_FRESH] = 0
+    if ci[CI_ROLLBACK] != 0:
+        # fmi2GetFMUstate writes the state handle into ci[CI_SNAP] (reused when set)
+        if c_pp(ci[CI_GETST], comp, np.int64(ci.ctypes.data) + 8 * CI_SNAP) > 1:
+            raise FMUKernelError(ERR_STATE, ci[CI_KEY])
+        cf[CF_TSNAP] = t0
+        ci[CI_HAVE_SNAP] = 1
+    n = 1
+    if cf[CF_STEP] > 0.0:
+        n = max(1, int(np.ceil(dt / cf[CF_STEP] - 1e-9)))
+    h = dt / n
+    t = t0
+    for i in range(n):
+        _set_inputs(ci, u0 + v * (t - t0), v)
+        if c_pddi(ci[CI_STEP], comp, t, h, 1) > 1:
+            raise FMUKernelError(ERR_STEP, ci[CI_KEY])
+        t = t0 + (i + 1) * h
+    cf[CF_T] = t
+    x[0] = t
+    _set_inputs(ci, u1, v)
+    x[1] = _get_output(ci)
+
+
+@njit(cache=True)
+def cs_force(x, u, v, p):
+    """Output for state x: computed by the FMU with inputs (u, v) when x is its current
+    state, the stored end-of-step output x[1] for a past communication point."""
+    ci, cf = blocks(p)
+    if ci[CI_COMP] == 0:
+        raise FMUKernelError(ERR_CLOSED, ci[CI_KEY])
+    t = x[0]
+    if t == 0.0 and (cf[CF_T] != 0.0 or ci[CI_FRESH] != 0):
+        if u == cf[CF_U0] and v == cf[CF_V0]:
+            if cf[CF_T] != 0.0:
+                return cf[CF_F0]
+        else:
+            restart(ci, cf, u, v)
+    elif t != cf[CF_T]:
+        return x[1]
+    _set_inputs(ci, u, v)
+    return _get_output(ci)
+
+
+# -- model exchange: x = the FMU's continuous states ------------------------------------------
+@njit(cache=True)
+def _put_states(ci, cf, x):
+    nx = ci[CI_NX]
+    if x.strides[0] == 8:
+        addr = np.int64(x.ctypes.data)
+    else:
+        o = CF_PAR + ci[CI_NPAR]
+        for i in range(nx):
+            cf[o + i] = x[i]
+        addr = ci[CI_CF] + 8 * o
+    if c_ppz(ci[CI_SETX], ci[CI_COMP], addr, nx) > 1:
+        raise FMUKernelError(ERR_DERIV, ci[CI_KEY])
+
+
+@njit(cache=True)
+def me_rate(x, u, v, p, out):
+    """ẋ = fmi2GetDerivatives at states x and inputs (u, v)."""
+    ci, cf = blocks(p)
+    if ci[CI_COMP] == 0:
+        raise FMUKernelError(ERR_CLOSED, ci[CI_KEY])
+    nx = ci[CI_NX]
+    _put_states(ci, cf, x)
+    _set_inputs(ci, u, v)
+    if out.strides[0] == 8:
+        st = c_ppz(ci[CI_GETDX], ci[CI_COMP], np.int64(out.ctypes.data), nx)
+    else:
+        o = CF_PAR + ci[CI_NPAR] + nx
+        st = c_ppz(ci[CI_GETDX], ci[CI_COMP], ci[CI_CF] + 8 * o, nx)
+        for i in range(nx):
+            out[i] = cf[o + i]
+    if st > 1:
+        raise FMUKernelError(ERR_DERIV, ci[CI_KEY])
+
+
+@njit(cache=True)
+def me_force(x, u, v, p):
+    """Output at states x and inputs (u, v)."""
+    ci, cf = blocks(p)
+    if ci[CI_COMP] == 0:
+        raise FMUKernelError(ERR_CLOSED, ci[CI_KEY])
+    _put_states(ci, cf, x)
+    _set_inputs(ci, u, v)
+    return _get_output(ci)
+
+
+def address(fn) -> int:
+    """Address of a ctypes function (0 if absent)."""
+    import ctypes
+
+    if fn is None:
+        return 0
+    return ctypes.cast(fn, ctypes.c_void_p).value or 0
