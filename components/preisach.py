@@ -411,6 +411,12 @@ class Preisach(ForceElement):
     Also built by :meth:`from_relays`, :meth:`from_kernel`, :meth:`from_everett`.
     Evaluation via the memory curve and the Everett function (module docstring); drive()
     stores only (last input, stack depth) per sample (n_report_states = 2).
+
+    Orientation: a relay's ascending branch lies below its descending one, so with
+    positive weights the (u, M) loops run counterclockwise and ∮M du < 0 — a play-type
+    operator that would feed energy into a mechanism. A dissipative force or moment
+    law is stop-type, e.g. M = κ·u − P[u] with κ at least the largest branch slope of P
+    (the cable law of hystmech.systems.rod_cases), or negative weights with k0 > 0.
     """
 
     kind = "operator"
