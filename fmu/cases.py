@@ -1,11 +1,14 @@
 """The belt–tensioner rig of Bastien et al. (2007), §4, with its tensioner as an FMU:
 
-(a) co-simulation: the exported modified Dahl FMU stepped at communication step H by a
-    small Jacobi master; the masses (eqs. (38b)-(38c)) are integrated over each step
-    with RK4 while the tensioner force is held, the FMU receives u2(t) = u2_k + v2_k·(t − t_k);
+(a) co-simulation: the exported modified Dahl FMU as a co-simulation element stepped at
+    communication step H by the rig's projection loop (eq. (A.9), masses explicit over
+    the step with the tensioner force held; the FMU receives u2(t) = u2_k + v2_k·(t − t_k)
+    and advances its own state inside fmi2DoStep);
 (b) model exchange: the FMU's state joined to the rig state, integrated monolithically
-    (scipy DOP853 on eqs. (38a)-(38c) with the FMU's derivatives);
-against the monolithic native simulation (hystmech.systems.belt_tensioner.simulate_belt).
+    by the rig's compiled Dormand–Prince (rk45) with the FMU's derivatives;
+against the monolithic native simulation. All three runs are
+``hystmech.systems.belt_tensioner.simulate_belt``: the FMU elements' kernels are
+compiled calls into the FMU binary (fmu/native.py).
 Scenario ``belt-tensioner-cosim``: ``run(cfg, out, progress)``.
 """
 from __future__ import annotations
@@ -47,9 +50,18 @@ def _window_stats(t, T, t_from):
     return float(T[m].max() - T[m].min())
 
 
+def _belt(el, *, method, t_end, t0, record_from, dt_out, rig, **kw) -> dict:
+    from ..systems.belt_tensioner import simulate_belt
+
+    res = simulate_belt(el, method=method, t_end=t_end, t0=t0, record_from=record_from,
+                        window=record_from, dt_out=dt_out, **_rig(rig), **kw)
+    return dict(t=res.t, u2=res.u2, T=res.T, F=res.F,
+                T_amplitude=_window_stats(res.t, res.T, record_from),
+                steps=int(res.info["n_steps"]))
+
+
 def rig_cosim(fmu_path, *, t_end: float = 3.3, H: float = 1e-5, t0: float = T_START,
-              record_from: float = 3.0, dt_out: float = 1e-4, rig: dict | None = None,
-              progress=None) -> dict:
+              record_from: float = 3.0, dt_out: float = 1e-4, rig: dict | None = None) -> dict:
     """Co-simulate the rig with a co-simulation tensioner FMU at communication step H [s].
 
     Returns t, u2, T (belt tension [N]) and F (tensioner force [N]) sampled every dt_out
@@ -58,113 +70,42 @@ def rig_cosim(fmu_path, *, t_end: float = 3.3, H: float = 1e-5, t0: float = T_ST
 
     if not (H > 0 and math.isfinite(H)):
         raise ValueError(f"H must be in (0, inf) s (got {H!r})")
-    r = _rig(rig)
     fe = FMUElement(fmu_path, mode="cs", rollback=False)
-    m1, m2, K, C, g = r["m1"], r["m2"], r["K"], r["C"], r["g"]
-    f0, f1, Om, phi = r["f0"], r["f1"], r["Omega0"], r["phi"]
-    F_t0 = f0 + f1 * math.cos(Om * t0 + phi) + (m1 + m2) * g
-    T0 = F_t0 - m2 * g
-    n = int(round((t_end - t0) / H))
-    stride = max(1, int(round(dt_out / H)))
-    u1 = v1 = u2 = v2 = 0.0
-    fe._set_inputs(0.0, 0.0)
-    F = fe._get_output()
-    if abs(F - F_t0) > 1e-9 * abs(F_t0):
-        raise ValueError(f"{fmu_path}: the FMU's initial force {F!r} N differs from the "
-                         f"static initialisation F(t0) = {F_t0!r} N (eq. (51))")
-    rec = []
-    cos = math.cos
-
-    def acc(t, a1, b1, a2, b2):
-        T = K * (a1 - a2) + C * (b1 - b2) + T0
-        return (f0 + f1 * cos(Om * t + phi) - T) / m1 + g, (T - F) / m2 + g
-
-    t = t0
-    for k in range(n):
-        if t >= record_from - 0.5 * H and k % stride == 0:
-            rec.append((t, u2, K * (u1 - u2) + C * (v1 - v2) + T0, F))
-        # masses over [t, t + H] with the tensioner force held (RK4)
-        p1, q1 = acc(t, u1, v1, u2, v2)
-        h2 = 0.5 * H
-        p2, q2 = acc(t + h2, u1 + h2 * v1, v1 + h2 * p1, u2 + h2 * v2, v2 + h2 * q1)
-        p3, q3 = acc(t + h2, u1 + h2 * (v1 + h2 * p1), v1 + h2 * p2,
-                     u2 + h2 * (v2 + h2 * q1), v2 + h2 * q2)
-        p4, q4 = acc(t + H, u1 + H * (v1 + h2 * p2), v1 + H * p3,
-                     u2 + H * (v2 + h2 * q2), v2 + H * q3)
-        nu1 = u1 + H * (v1 + H / 6 * (p1 + p2 + p3))
-        nv1 = v1 + H / 6 * (p1 + 2 * p2 + 2 * p3 + p4)
-        nu2 = u2 + H * (v2 + H / 6 * (q1 + q2 + q3))
-        nv2 = v2 + H / 6 * (q1 + 2 * q2 + 2 * q3 + q4)
-        # the tensioner over the same step, input u2(t) = u2_k + v2_k (t − t_k)
-        fe._set_inputs(u2, v2)
-        fe._do_step(t, H)
-        u1, v1, u2, v2 = nu1, nv1, nu2, nv2
-        t = t0 + (k + 1) * H
-        fe._set_inputs(u2, v2)
-        F = fe._get_output()
-        if progress is not None and k % 20000 == 0:
-            progress(k / n, f"co-simulation t = {t:.3f} s")
-    rec.append((t, u2, K * (u1 - u2) + C * (v1 - v2) + T0, F))
-    fe.close()
-    a = np.array(rec)
-    if not np.all(np.isfinite(a)):
-        raise FloatingPointError(f"co-simulation: non-finite values (H = {H!r} s too large?)")
-    return dict(t=a[:, 0], u2=a[:, 1], T=a[:, 2], F=a[:, 3],
-                T_amplitude=_window_stats(a[:, 0], a[:, 2], record_from), steps=n)
+    try:
+        r = _rig(rig)
+        _, _, F_t0, _ = _init(fe, r, t0)
+        F = fe.force_of(fe.x0, 0.0, 0.0)
+        if abs(F - F_t0) > 1e-9 * abs(F_t0):
+            raise ValueError(f"{fmu_path}: the FMU's initial force {F!r} N differs from the "
+                             f"static initialisation F(t0) = {F_t0!r} N (eq. (51))")
+        return _belt(fe, method="projection", h=H, t_end=t_end, t0=t0,
+                     record_from=record_from, dt_out=max(dt_out, H), rig=rig)
+    finally:
+        fe.close()
 
 
 def rig_model_exchange(fmu_path, *, t_end: float = 3.3, t0: float = T_START,
                        record_from: float = 3.0, dt_out: float = 1e-4, rtol: float = 1e-8,
                        rig: dict | None = None) -> dict:
     """The rig with a model-exchange tensioner FMU: its continuous state joined to
-    (u1, v1, u2, v2) and everything integrated by scipy's DOP853 at rtol."""
-    from scipy.integrate import solve_ivp
-
+    (u1, v1, u2, v2), everything integrated by the rig's adaptive Dormand–Prince at rtol."""
     from .element import FMUElement
 
-    r = _rig(rig)
     fe = FMUElement(fmu_path, mode="me")
-    m1, m2, K, C, g = r["m1"], r["m2"], r["K"], r["C"], r["g"]
-    f0, f1, Om, phi = r["f0"], r["f1"], r["Omega0"], r["phi"]
-    x0, pre, F_t0, T0 = _init(fe, r, t0)
-    nx = fe.n_states
-    xd = np.empty(nx)
-    empty = np.zeros(0)
-
-    def rhs(t, y):
-        u1, v1, u2, v2 = y[:4]
-        x = np.ascontiguousarray(y[4:])
-        T = K * (u1 - u2) + C * (v1 - v2) + T0
-        F = fe.force(x, u2, v2, empty) + pre
-        fe.rate(x, u2, v2, empty, xd)
-        f = f0 + f1 * math.cos(Om * t + phi)
-        return np.concatenate([[v1, (f - T) / m1 + g, v2, (T - F) / m2 + g], xd])
-
-    y0 = np.concatenate([np.zeros(4), x0])
-    t_eval = np.arange(record_from, t_end + 0.5 * dt_out, dt_out)
-    t_eval = t_eval[t_eval <= t_end]
-    scale = np.concatenate([[1e-3, 1e-2, 1e-3, 1e-2], np.abs(fe.x_scale)])
-    sol = solve_ivp(rhs, (t0, t_end), y0, method="DOP853", t_eval=t_eval, rtol=rtol,
-                    atol=rtol * scale, max_step=1e-3)
-    if not sol.success:
-        raise FloatingPointError(f"model exchange: {sol.message}")
-    Y = sol.y.T
-    T = K * (Y[:, 0] - Y[:, 2]) + C * (Y[:, 1] - Y[:, 3]) + T0
-    F = np.array([fe.force(np.ascontiguousarray(y[4:]), y[2], y[3], empty) + pre for y in Y])
-    fe.close()
-    return dict(t=sol.t, u2=Y[:, 2], T=T, F=F, T_amplitude=_window_stats(sol.t, T, record_from),
-                steps=int(sol.nfev))
+    try:
+        return _belt(fe, method="rk45", rtol=rtol, t_end=t_end, t0=t0,
+                     record_from=record_from, dt_out=dt_out, rig=rig)
+    finally:
+        fe.close()
 
 
 def rig_monolithic(*, t_end: float = 3.3, record_from: float = 3.0, dt_out: float = 1e-4,
                    rtol: float = 1e-8) -> dict:
     """The native modified Dahl tensioner in the compiled rig (reference)."""
-    from ..systems.belt_tensioner import paper_tensioner, simulate_belt
+    from ..systems.belt_tensioner import paper_tensioner
 
-    res = simulate_belt(paper_tensioner("mdm"), method="rk45", t_end=t_end, rtol=rtol,
-                        record_from=record_from, window=record_from, dt_out=dt_out)
-    return dict(t=res.t, u2=res.u2, T=res.T, F=res.F,
-                T_amplitude=_window_stats(res.t, res.T, record_from))
+    return _belt(paper_tensioner("mdm"), method="rk45", rtol=rtol, t_end=t_end, t0=T_START,
+                 record_from=record_from, dt_out=dt_out, rig=None)
 
 
 def compare(out_dir, *, t_end=3.3, window=3.0, H=1e-5, rtol=1e-8, progress=None) -> dict:
@@ -177,9 +118,8 @@ def compare(out_dir, *, t_end=3.3, window=3.0, H=1e-5, rtol=1e-8, progress=None)
     mono = rig_monolithic(t_end=t_end, record_from=window, rtol=rtol)
     path = tensioner_fmu(out_dir / "ModifiedDahl_tensioner.fmu")
     prog(0.1, "co-simulation")
-    cs = rig_cosim(path, t_end=t_end, H=H, record_from=window,
-                   progress=lambda f, m="": prog(0.1 + 0.6 * f, m))
-    prog(0.7, "model exchange")
+    cs = rig_cosim(path, t_end=t_end, H=H, record_from=window)
+    prog(0.5, "model exchange")
     me = rig_model_exchange(path, t_end=t_end, record_from=window, rtol=rtol)
     prog(1.0, "done")
     A = mono["T_amplitude"]

@@ -7,7 +7,8 @@ by ``hystmech.drive`` and sit in assemblies like any law:
   co-simulation master that steps the FMU over the input segment at the
   communication step ``step`` [s], giving it u at each communication point and the
   segment velocity v (first-order input extrapolation u(t) = u_k + v (t − t_k)).
-  The element state is ``x = [t_fmu]``: when a solver re-advances from an earlier
+  The element state is ``x = [t_fmu, F_end]`` (F_end: output at the end of the last
+  step, with the segment's end input): when a solver re-advances from an earlier
   state (a rejected step) the FMU is rolled back with fmi2SetFMUstate. With
   ``error_control=True`` every communication step is checked by step doubling
   (one step h against two of h/2, the FMU rolled back between them) and halved
@@ -21,7 +22,7 @@ of :mod:`hystmech.fmu.native`, which call the FMU's C entry points through their
 addresses, so ``drive`` and the assembly solvers keep their compiled loops (co-simulation:
 state ``x = [t_fmu, F_end]``, F_end the output at the end of the last step, used for
 past communication points). With ``error_control=True`` or ``compiled=False`` the
-kernels are Python methods making ctypes calls (state ``x = [t_fmu]``), and the solvers
+kernels are Python methods making ctypes calls (same state), and the solvers
 run their Python loops: correct, about 10 µs more per step.
 """
 from __future__ import annotations
@@ -235,8 +236,8 @@ class FMUElement(ForceElement):
             self.advance, self.force, self.rate = native.cs_advance, native.cs_force, None
         elif mode == "cs":
             self.kind = "operator"
-            x0 = [0.0]
-            self.state_names = ("t_fmu",)
+            x0 = [0.0, self._get_output()]
+            self.state_names = ("t_fmu", "F_end")
             self.advance, self.force, self.rate = self._cs_advance, self._force, None
         else:
             self.kind = "smooth"
@@ -525,6 +526,9 @@ class FMUElement(ForceElement):
                 t = t0 + (i + 1) * h
         self._t = t
         x[0] = t
+        if x.size > 1:
+            self._set_inputs(u1, v)
+            x[1] = self._get_output()
 
     def _controlled(self, t0, dt, u0, v, h):
         """Step doubling with rollback: accept a step when one step of h and two of

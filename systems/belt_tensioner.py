@@ -151,11 +151,23 @@ def _record(rec, j, t, y, T, F, n_x):
         rec[j, 7 + i] = y[4 + i]
 
 
+@njit(cache=True)
+def _no_rate(x, u, v, p, out):
+    pass
+
+
+@njit(cache=True)
+def _no_advance(x, u0, u1, dt, v, p, rtol):
+    pass
+
+
 @njit(cache=False)  # kernel-typed arguments: see core/drive.py on caching
 def _rig_projection(rate, force, p, box_lo, box_hi, y0, rig, t0, h, n_steps, stride,
-                    t_rec0, n_rec, n_x_rec, obs):
+                    t_rec0, n_rec, n_x_rec, obs, advance, is_op, rtol):
     """Bastien et al. (2007), eq. (A.9) for the rig, eq. (47):
     Y^{p+1} = P_Q(Y^p + h·H(t_p, Y^p)), P_Q = projection of the tensioner state on its box.
+    An operator tensioner (is_op; e.g. a co-simulation FMU) is advanced by its own
+    ``advance`` over the step's input segment u2 -> u2 + h·v2 instead.
     Records every ``stride``-th step from t_rec0 on (at most n_rec rows). Returns
     (records, number of rows, final state, last time)."""
     n = y0.size
@@ -221,14 +233,17 @@ def _rig_projection(rate, force, p, box_lo, box_hi, y0, rig, t0, h, n_steps, str
             t = t0 + k * h
             break
         f = f0 + f1 * cs
-        rate(x, u2, v2, p, xd)
+        if is_op:
+            advance(x, u2, u2 + h * v2, h, v2, p, rtol)
+        else:
+            rate(x, u2, v2, p, xd)
         u1n = u1 + h * v1
         v1 = v1 + h * ((f - T) / m1 + g)
         u1 = u1n
         u2n = u2 + h * v2
         v2 = v2 + h * ((T - F) / m2 + g)
         u2 = u2n
-        for i in range(nx):
+        for i in range(nx if not is_op else 0):
             z = x[i] + h * xd[i]
             if z < box_lo[i]:
                 z = box_lo[i]
@@ -451,9 +466,9 @@ def _check_element(element) -> None:
     if not isinstance(element, ForceElement):
         raise ValueError(f"tensioner must be a hystmech force element "
                          f"(got {type(element).__name__})")
-    if element.kind == "operator" or element.rate is None:
-        raise ValueError(f"tensioner {element.name} is a rate-independent operator; the rig "
-                         f"needs kind 'smooth' or 'inclusion'")
+    if element.rate is None and (element.kind != "operator" or element.advance is None):
+        raise ValueError(f"tensioner {element.name} has neither a state rate nor, as an "
+                         f"operator, its own advance")
 
 
 def _obs_array(t_win0, detect, Omega, n_periods, tol, n_confirm, t_detect0):
@@ -498,9 +513,9 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
     _check_element(tensioner)
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)} (got {method!r})")
-    if tensioner.kind == "inclusion" and method != "projection":
-        raise ValueError(f"method must be 'projection' for the inclusion {tensioner.name} "
-                         f"(got {method!r})")
+    if tensioner.kind in ("inclusion", "operator") and method != "projection":
+        raise ValueError(f"method must be 'projection' for the {tensioner.kind} "
+                         f"{tensioner.name} (got {method!r})")
     m1 = check_positive("m1", m1)
     m2 = check_positive("m2", m2)
     K = check_nonnegative("K", K)
@@ -535,7 +550,9 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
     obs = _obs_array(win0, steady_state, Omega0, int(ss_periods), float(ss_tol),
                      int(ss_confirm), ss0)
     p = tensioner.p
-    compiled = is_compiled(tensioner.rate) and is_compiled(tensioner.force)
+    is_op = tensioner.kind == "operator"
+    compiled = is_compiled(tensioner.advance if is_op else tensioner.rate) and \
+        is_compiled(tensioner.force)
     info = dict(method=method, T0=T0, F_t0=F_t0, preload=pre, f_t0=f_t0, t0=t0,
                 element=repr(tensioner), state_names=tuple(getattr(tensioner, "state_names", ())))
 
@@ -554,8 +571,10 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
             lo = np.full(nx, -np.inf)
             hi = np.full(nx, np.inf)
         fn = _rig_projection if compiled else _rig_projection.py_func
-        rec, j, y, t_last = fn(tensioner.rate, tensioner.force, p, lo, hi, y0, rig, t0, h,
-                               n_steps, stride, rec0 if record else math.inf, n_rec, n_x_rec, obs)
+        rec, j, y, t_last = fn(_no_rate if is_op else tensioner.rate, tensioner.force, p, lo,
+                               hi, y0, rig, t0, h, n_steps, stride,
+                               rec0 if record else math.inf, n_rec, n_x_rec, obs,
+                               tensioner.advance if is_op else _no_advance, is_op, rtol)
         info.update(h=h, n_steps=int(round((t_last - t0) / h)))
     elif method == "rk45":
         dto = 1e-4 if dt_out is None else check_positive("dt_out", dt_out)
@@ -563,7 +582,7 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
         n_out = int(math.floor((t_end - tg0) / dto + 0.5))
         n_rec = max(1, n_out + 2) if record else 1
         yscale = _y_scale(tensioner)
-        fn = _rig_dopri if compiled else _rig_dopri.py_func
+        fn = _rig_dopri if compiled else _uncompiled(_rig_dopri)
         rec, j, y, t_last, steps = fn(tensioner.rate, tensioner.force, p, y0, yscale, rig, t0,
                                       t_end, tg0, dto, rtol, h_max,
                                       rec0 if record else math.inf, n_rec, n_x_rec, obs)
@@ -592,6 +611,17 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
                       F=rec[:, 6].copy(), state=rec[:, 7:].copy(), info=info)
 
 
+def _uncompiled(fn):
+    """The Python version of a rig loop with its kernel-calling helpers (_rig_rhs,
+    _dopri_to) also in Python, for tensioners whose kernels numba cannot call."""
+    import types
+
+    g = dict(fn.py_func.__globals__)
+    g["_rig_rhs"] = _rig_rhs.py_func
+    g["_dopri_to"] = types.FunctionType(_dopri_to.py_func.__code__, g, "_dopri_to")
+    return types.FunctionType(fn.py_func.__code__, g, fn.py_func.__name__)
+
+
 def _run_bdf(el, rig, y0, t0, t_end, rtol, dt_out, rec0, n_x_rec, obs):
     """scipy BDF on the compiled right-hand side (reference, the paper's Gear method)."""
     from scipy.integrate import solve_ivp
@@ -599,10 +629,11 @@ def _run_bdf(el, rig, y0, t0, t_end, rtol, dt_out, rec0, n_x_rec, obs):
     nx = el.n_states
     xd = np.empty(nx)
     rate, force, p = el.rate, el.force, el.p
+    rhs = _rig_rhs if is_compiled(rate) and is_compiled(force) else _rig_rhs.py_func
 
     def fun(t, y):
         dy = np.empty_like(y)
-        _rig_rhs(t, np.ascontiguousarray(y), rate, force, p, rig, xd, dy)
+        rhs(t, np.ascontiguousarray(y), rate, force, p, rig, xd, dy)
         return dy
 
     n_out = int(math.floor((t_end - t0) / dt_out + 0.5))
@@ -620,7 +651,7 @@ def _run_bdf(el, rig, y0, t0, t_end, rtol, dt_out, rec0, n_x_rec, obs):
     dy = np.empty(y0.size)
     for i in range(sol.t.size):
         yi = np.ascontiguousarray(sol.y[:, i])
-        T, F = _rig_rhs(sol.t[i], yi, rate, force, p, rig, xd, dy)
+        T, F = rhs(sol.t[i], yi, rate, force, p, rig, xd, dy)
         if keep[i]:
             _record(rec, j, sol.t[i], yi, T, F, n_x_rec)
             j += 1
