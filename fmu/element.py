@@ -27,8 +27,10 @@ run their Python loops: correct, about 10 µs more per step.
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import itertools
+import sys
 import math
 import os
 import shutil
@@ -89,6 +91,19 @@ def _callbacks():
 
 _KEY_COUNTER = itertools.count(1)
 _ELEMENTS: dict = {}
+_LIVE: "weakref.WeakSet" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all():
+    # Free every FMU instance while the interpreter is still whole: an FMU that embeds
+    # Python (pythonfmu) and is freed from __del__ during interpreter finalisation can
+    # corrupt the heap ("corrupted double-linked list" seen once at exit).
+    for el in list(_LIVE):
+        try:
+            el.close()
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def _kernel_error_lookup(key):
@@ -358,6 +373,7 @@ class FMUElement(ForceElement):
                             modelIdentifier=ident, instanceName=self._instance_name)
         except Exception as e:  # noqa: BLE001
             raise FMUError(f"{self._tag}: cannot load its binary: {e}") from None
+        _LIVE.add(self)
         dll = self._fmu.dll
         # raw C entry points (no Python status wrapper) for the per-step calls
         self._c_set = dll.fmi2SetReal
@@ -681,6 +697,8 @@ class FMUElement(ForceElement):
         shutil.rmtree(self._unzip, ignore_errors=True)
 
     def __del__(self):
+        if sys.is_finalizing():  # atexit already closed it; calling FMUs now is unsafe
+            return
         try:
             self.close()
         except Exception:  # noqa: BLE001
