@@ -262,16 +262,9 @@ def _rig_projection(rate, force, p, box_lo, box_hi, y0, rig, t0, h, n_steps, str
     return rec, j, y, t
 
 
-# Dormand & Prince (1980) coefficients
-_C2, _C3, _C4, _C5 = 1 / 5, 3 / 10, 4 / 5, 8 / 9
-_A21 = 1 / 5
-_A31, _A32 = 3 / 40, 9 / 40
-_A41, _A42, _A43 = 44 / 45, -56 / 15, 32 / 9
-_A51, _A52, _A53, _A54 = 19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729
-_A61, _A62, _A63, _A64, _A65 = 9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656
-_B1, _B3, _B4, _B5, _B6 = 35 / 384, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84
-_E1, _E3, _E4, _E5, _E6, _E7 = (71 / 57600, -71 / 16695, 71 / 1920, -17253 / 339200,
-                                22 / 525, -1 / 40)
+from ..components._ode import (_A21, _A31, _A32, _A41, _A42, _A43, _A51, _A52,  # noqa: E402,F401
+                               _A53, _A54, _A61, _A62, _A63, _A64, _A65, _B1, _B3, _B4, _B5,
+                               _B6, _C2, _C3, _C4, _C5, _E1, _E3, _E4, _E5, _E6, _E7)
 
 
 @njit(cache=False)  # kernel-typed arguments: see core/drive.py on caching
