@@ -385,6 +385,16 @@ def load_dyke(path) -> Dataset:
 
 
 def dyke_data_dir() -> Path:
-    """Directory of the Dyke (1996) files ($HYSTMECH_DATA or /work/shared/data)."""
-    base = Path(os.environ.get("HYSTMECH_DATA", "/work/shared/data"))
-    return base / "mr_damper_dyke1996"
+    """Directory of the Dyke (1996) files: $HYSTMECH_DATA/mr_damper_dyke1996 if set, else
+    the first ``shared/data/mr_damper_dyke1996`` found beside the working directory or
+    one of its parents (the repository's checkout sits next to ``shared/``)."""
+    sub = "mr_damper_dyke1996"
+    env = os.environ.get("HYSTMECH_DATA")
+    if env:
+        return Path(env) / sub
+    cwd = Path.cwd().resolve()
+    for base in (cwd, *cwd.parents):
+        cand = base / "shared" / "data" / sub
+        if cand.is_dir():
+            return cand
+    return Path("/work/shared/data") / sub
