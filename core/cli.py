@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # subcommands implemented elsewhere: name -> module with add_arguments(p) and main(args)
@@ -78,12 +79,21 @@ def main(argv=None) -> int:
     try:
         return int(args.func(args) or 0)
     except (ValueError, FileNotFoundError) as e:
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        sys.stderr.write(f"hystmech: error: {msg}\n")
+        sys.stderr.write(f"hystmech: error: {_first_line(e)}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("hystmech: interrupted (finished results were kept)\n")
         return 130
+    except Exception as e:  # noqa: BLE001 - a run that fails says why in one line
+        if os.environ.get("HYSTMECH_DEBUG"):
+            raise
+        sys.stderr.write(f"hystmech: failed: {type(e).__name__}: {_first_line(e)} "
+                         f"(HYSTMECH_DEBUG=1 shows the traceback)\n")
+        return 1
+
+
+def _first_line(e: BaseException) -> str:
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
 if __name__ == "__main__":

@@ -75,3 +75,13 @@ def test_unknown_subcommand_and_option_exit_2():
         r = _cli(*args)
         assert r.returncode == 2
         assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_run_that_fails_exits_1_with_one_line(tmp_path):
+    # a runner that raises at run time (here: the wrong call signature) fails cleanly
+    (tmp_path / "bad.toml").write_text('runner = "math:sqrt"\n')
+    r = _cli("run", str(tmp_path / "bad.toml"), "--out", str(tmp_path / "out"))
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "failed: TypeError" in lines[0], r.stderr
+    assert not (tmp_path / "out" / "summary.json").exists()
