@@ -5,7 +5,11 @@
  * Relay:    p = [a1, a2]; q = [a1, a2, initial]; x = [R]
  * Preisach: p = [n2, n1, D, W, k0, offset, LO, HI, dslope, A2[n2], A1[n1],
  *                T[(n2+1)*(n1+1)]] (the Everett function on the threshold grid);
- *           q = [a1[N], a2[N], weights[N], initial, k0, offset, max_depth, slope_width];
+ *           q = [a1[N], a2[N], weights[N], initial, k0, offset, max_depth, slope_width]
+ *           (discrete mode), or the same followed by grid[0] = m, grid[1] = n (continuous
+ *           mode: dslope = p[8] = 0 is the flag, A2 = A1 = the n + 1 grid nodes and T
+ *           holds E at the nodes; between them E is the exact integral of the cellwise
+ *           constant density, preisach_everett_c = _everett_c in preisach.py);
  *           x = [c, n, type of stack[0], stack[D], prefix sums[D]] with D = max_depth
  *           fixed when the FMU is built (the stack lives in the state vector).
  */
@@ -67,6 +71,55 @@ static double preisach_everett(const double *p, double alpha, double beta)
     return p[oT + i2 * (n1 + 1) + i1];
 }
 
+/* E(t_j, t_i) at the grid nodes (continuous mode), j, i in 0..n (_node_E) */
+static double preisach_node_E(const double *p, int j, int i)
+{
+    int n1 = (int)p[1];
+    return p[PR_HEAD + 2 * n1 + (j + 1) * (n1 + 1) + n1 - i];
+}
+
+/* continuous mode: E(α, β) for a density constant on each cell of the triangulated
+ * plane (Manfredo et al. (2023), eqs. (14), (16)), bilinear on a square cell pair,
+ * quadratic on a diagonal one; the arithmetic of _everett_c in preisach.py */
+static double preisach_everett_c(const double *p, double alpha, double beta)
+{
+    int n1 = (int)p[1], n = n1 - 1, j, i;
+    double t0 = p[PR_HEAD], tn = p[PR_HEAD + n], h = (tn - t0) / n;
+    double fa, gb, G0, wjj, wii, Gj1, Gi, scol, srow, wij;
+    if (alpha >= tn) alpha = tn;          /* beyond the triangle: E no longer depends on α */
+    if (beta <= t0) beta = t0;
+    if (alpha <= beta) return 0.0;
+    j = (int)((alpha - t0) / h);
+    if (j > n - 1) j = n - 1;
+    if (j < 0) j = 0;
+    i = (int)((beta - t0) / h);
+    if (i > n - 1) i = n - 1;
+    if (i < 0) i = 0;
+    if (i > j) i = j;                     /* rounding at a node: α and β in the same cell */
+    fa = (alpha - p[PR_HEAD + j]) / h;
+    gb = (p[PR_HEAD + i + 1] - beta) / h;
+    if (i == j) {
+        double w = preisach_node_E(p, i + 1, i), d = (alpha - beta) / h;
+        return w * d * d;
+    }
+    G0 = preisach_node_E(p, j, i + 1);
+    wjj = preisach_node_E(p, j + 1, j);
+    wii = preisach_node_E(p, i + 1, i);
+    Gj1 = preisach_node_E(p, j + 1, i + 1);
+    Gi = preisach_node_E(p, j, i);
+    scol = Gj1 - G0 - wjj;
+    srow = Gi - G0 - wii;
+    wij = preisach_node_E(p, j + 1, i) - Gj1 - Gi + G0;
+    return G0 + fa * (scol + fa * wjj) + gb * (srow + gb * wii) + fa * gb * wij;
+}
+
+/* the Everett function of either mode (_E) */
+static double preisach_E(const double *p, double alpha, double beta)
+{
+    if (p[8] == 0.0) return preisach_everett_c(p, alpha, beta);
+    return preisach_everett(p, alpha, beta);
+}
+
 static int preisach_is_max(const double *x, int j)
 {
     return x[2] > 0.0 ? (j % 2 == 0) : (j % 2 == 1);
@@ -82,8 +135,8 @@ static void preisach_push(double *x, const double *p, double val, int is_max)
         return;
     }
     top = x[3 + n - 1];
-    if (is_max) x[3 + D + n] = x[3 + D + n - 1] + preisach_everett(p, val, top);
-    else x[3 + D + n] = x[3 + D + n - 1] - preisach_everett(p, top, val);
+    if (is_max) x[3 + D + n] = x[3 + D + n - 1] + preisach_E(p, val, top);
+    else x[3 + D + n] = x[3 + D + n - 1] - preisach_E(p, top, val);
     x[3 + n] = val;
     x[1] = n + 1;
 }
@@ -132,10 +185,10 @@ double preisach_force(const double *x, double u, double v, const double *p)
     (void)v;
     rising = !preisach_is_max(x, n - 1);
     if (rising && u < c) {
-        Pv = x[3 + D + n - 1] + preisach_everett(p, c, x[3 + n - 1]);
+        Pv = x[3 + D + n - 1] + preisach_E(p, c, x[3 + n - 1]);
         virt = 1; rising = 0; n++;
     } else if (!rising && u > c) {
-        Pv = x[3 + D + n - 1] - preisach_everett(p, x[3 + n - 1], c);
+        Pv = x[3 + D + n - 1] - preisach_E(p, x[3 + n - 1], c);
         virt = 1; rising = 1; n++;
     }
     if (rising) { while (n >= 2 && u >= x[3 + n - 2]) n -= 2; }
@@ -148,7 +201,7 @@ double preisach_force(const double *x, double u, double v, const double *p)
         if (virt && j == (int)x[1]) { P = Pv; a = c; }
         else { P = x[3 + D + j]; a = x[3 + j]; }
     }
-    s = rising ? P + preisach_everett(p, u, a) : P - preisach_everett(p, a, u);
+    s = rising ? P + preisach_E(p, u, a) : P - preisach_E(p, a, u);
     return p[5] + p[4] * u + 2.0 * s - p[3];
 }
 
@@ -176,15 +229,102 @@ static int preisach_search(const double *A, int n, double v)  /* first index wit
     return lo;
 }
 
+/* Σ a[0..n-1] in numpy's pairwise order (np.sum), so that W is bit-equal to Python's */
+static double preisach_sum(const double *a, int n)
+{
+    double r[8], res;
+    int i, j;
+    if (n < 8) {
+        res = 0.0;
+        for (i = 0; i < n; i++) res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        for (j = 0; j < 8; j++) r[j] = a[j];
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (j = 0; j < 8; j++) r[j] += a[i + j];
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += a[i];
+        return res;
+    }
+    i = n / 2;
+    i -= i % 8;
+    return preisach_sum(a, i) + preisach_sum(a + i, n - i);
+}
+
+static void preisach_x0(double *x0, int nx, int D, double initial, double LO, double HI, double W)
+{
+    int i;
+    for (i = 0; i < nx; i++) x0[i] = 0.0;
+    if (initial < 0) { x0[0] = LO; x0[1] = 1; x0[2] = -1; x0[3] = LO; x0[3 + D] = 0.0; }
+    else { x0[0] = HI; x0[1] = 1; x0[2] = 1; x0[3] = HI; x0[3 + D] = W; }
+}
+
+/* continuous mode (_init_continuous in preisach.py): the cells of Preisach.grid(m, n)
+ * in np.triu_indices order, density = weight / area; p gets the node grid and E at the
+ * nodes, T[1:, 1:] = cumsum(cumsum(H, 0), 1) with H[j + 1, n - i] = w of cell (i, j) */
+static const char *preisach_setup_c(const double *q, int N, double *p, int np, double *x0,
+                                    int nx, int D)
+{
+    const double *a1 = q, *a2 = q + N, *w = q + 2 * N;
+    double initial = q[3 * N], k0 = q[3 * N + 1], offset = q[3 * N + 2];
+    double m = q[3 * N + 5], nn = q[3 * N + 6], h, span, LO, HI, W;
+    int n, i, j, k, s, oT;
+    HM_CHECK(isfinite(m) && m > 0.0, "m must be in (0, inf) (got %g)", m);
+    HM_CHECK(nn >= 1.0 && nn == floor(nn) && nn < 1e6,
+             "n must be an integer in [1, inf) (got %g)", nn);
+    n = (int)nn;
+    HM_CHECK(N == n * (n + 1) / 2 && np == PR_HEAD + 2 * (n + 1) + (n + 2) * (n + 2),
+             "with grid = (m, n) = (%g, %d), a1 and a2 must be the %d cell thresholds of "
+             "Preisach.grid(m, n) (the number of cells is fixed when the FMU is built)",
+             m, n, n * (n + 1) / 2);
+    h = 2.0 * m / n;
+    k = 0;
+    for (i = 0; i < n; i++) {           /* np.triu_indices(n): rows i, columns j >= i */
+        double ti = -m + h * i;
+        for (j = i; j < n; j++, k++) {
+            double tj = -m + h * j, g1, g2;
+            if (i == j) { g1 = ti + h / 3.0; g2 = tj + 2.0 * h / 3.0; }
+            else { g1 = ti + 0.5 * h; g2 = tj + 0.5 * h; }
+            HM_CHECK(fabs(a1[k] - g1) <= 1e-12 * m && fabs(a2[k] - g2) <= 1e-12 * m,
+                     "with grid = (m, n) = (%g, %d), a1 and a2 must be the %d cell thresholds "
+                     "of Preisach.grid(m, n) (a1[%d] = %g, a2[%d] = %g)", m, n, N, k, a1[k],
+                     k, a2[k]);
+        }
+    }
+    for (k = 0; k <= n; k++) p[PR_HEAD + k] = p[PR_HEAD + n + 1 + k] = -m + h * k;
+    oT = PR_HEAD + 2 * (n + 1);
+    s = n + 2;
+    for (k = 0; k < s * s; k++) p[oT + k] = 0.0;
+    k = 0;
+    for (i = 0; i < n; i++)
+        for (j = i; j < n; j++, k++) p[oT + (j + 2) * s + (n - i) + 1] = w[k];
+    for (i = 2; i < s; i++)
+        for (j = 1; j < s; j++) p[oT + i * s + j] += p[oT + (i - 1) * s + j];
+    for (i = 1; i < s; i++)
+        for (j = 2; j < s; j++) p[oT + i * s + j] += p[oT + i * s + j - 1];
+    W = preisach_sum(w, N);
+    span = fmax(2.0 * m, 1.0);
+    LO = -m - span;
+    HI = m + span;
+    p[0] = n + 1; p[1] = n + 1; p[2] = D; p[3] = W; p[4] = k0; p[5] = offset; p[6] = LO;
+    p[7] = HI; p[8] = 0.0;
+    preisach_x0(x0, nx, D, initial, LO, HI, W);
+    return NULL;
+}
+
 const char *preisach_setup(const double *q, int nq, double *p, int np, double *x0, int nx)
 {
-    /* the Everett table of the relays, built as _everett_table in preisach.py */
-    int N = (nq - 5) / 3, D = (nx - 3) / 2, n1, n2, i, j, o2, o1, oT;
+    /* the Everett table of the relays, built as _everett_table in preisach.py; with two
+     * more parameters grid = (m, n), the continuous mode */
+    int cont = nq >= 7 && (nq - 7) % 3 == 0;
+    int N = cont ? (nq - 7) / 3 : (nq - 5) / 3, D = (nx - 3) / 2, n1, n2, i, j, o2, o1, oT;
     const double *a1 = q, *a2 = q + N, *w = q + 2 * N;
     double initial = q[3 * N], k0 = q[3 * N + 1], offset = q[3 * N + 2];
     double max_depth = q[3 * N + 3], slope_width = q[3 * N + 4], W = 0.0, span, LO, HI;
     double *A2, *A1, *H;
-    HM_CHECK(N >= 1 && nq == 3 * N + 5 && nx == 3 + 2 * D, "Preisach: wrong vector sizes");
+    HM_CHECK(N >= 1 && nq == 3 * N + (cont ? 7 : 5) && nx == 3 + 2 * D,
+             "Preisach: wrong vector sizes");
     for (i = 0; i < 3 * N; i++) HM_CHECK(isfinite(q[i]), "a1, a2, weights must be finite");
     for (i = 0; i < N; i++)
         HM_CHECK(a1[i] < a2[i], "a2 must be in (a1, inf) elementwise, i.e. a1 < a2 "
@@ -194,6 +334,7 @@ const char *preisach_setup(const double *q, int nq, double *p, int np, double *x
     HM_CHECK(isfinite(offset), "offset must be finite (got %g)", offset);
     HM_CHECK(max_depth == (double)D, "max_depth is fixed when the FMU is built: %d (got %g)",
              D, max_depth);
+    if (cont) return preisach_setup_c(q, N, p, np, x0, nx, D);
     HM_CHECK(slope_width > 0.0 && isfinite(slope_width),
              "slope_width must be in (0, inf) (got %g)", slope_width);
     A2 = (double *)malloc(sizeof(double) * N);
@@ -212,8 +353,8 @@ const char *preisach_setup(const double *q, int nq, double *p, int np, double *x
         int j2 = preisach_search(A2, n2, a2[i]);
         int j1d = n1 - 1 - preisach_search(A1, n1, a1[i]);
         H[j2 * n1 + j1d] += w[i];
-        W += w[i];
     }
+    W = preisach_sum(w, N);
     o2 = PR_HEAD; o1 = PR_HEAD + n2; oT = PR_HEAD + n2 + n1;
     /* T[1:, 1:] = cumsum(cumsum(H, axis=0), axis=1), same summation order as numpy */
     for (i = 1; i < n2; i++)
@@ -230,9 +371,7 @@ const char *preisach_setup(const double *q, int nq, double *p, int np, double *x
     HI = A2[n2 - 1] + span;
     p[0] = n2; p[1] = n1; p[2] = D; p[3] = W; p[4] = k0; p[5] = offset; p[6] = LO; p[7] = HI;
     p[8] = slope_width;
-    for (i = 0; i < nx; i++) x0[i] = 0.0;
-    if (initial < 0) { x0[0] = LO; x0[1] = 1; x0[2] = -1; x0[3] = LO; x0[3 + D] = 0.0; }
-    else { x0[0] = HI; x0[1] = 1; x0[2] = 1; x0[3] = HI; x0[3 + D] = W; }
+    preisach_x0(x0, nx, D, initial, LO, HI, W);
     free(A2); free(A1); free(H);
     return NULL;
 }

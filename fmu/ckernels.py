@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
 import subprocess
 from ctypes import POINTER, c_char_p, c_double, c_int
 from pathlib import Path
@@ -50,12 +51,41 @@ def load_library(cc: str | None = None):
     return lib
 
 
+def load_generated(spec, cc: str | None = None):
+    """Compile a generated law (spec.generated, e.g. a SumElement's hm_sum.c, which
+    includes its parts' components/*.c) into its own shared library (cached by content)."""
+    comp = spec.c_sources()[0].parent
+    key = hashlib.sha256(spec.generated.encode())
+    for f in spec.c_sources() + [comp / "hm_law.h"]:
+        key.update(f.name.encode() + f.read_bytes())
+    h = key.hexdigest()[:20]
+    if h in _LIBS:
+        return _LIBS[h]
+    so = _cache_dir() / f"generated-{h}.so"
+    if not so.exists():
+        exe = find_compiler(cc)
+        so.parent.mkdir(parents=True, exist_ok=True)
+        src = so.with_suffix(f".{os.getpid()}.c")
+        src.write_text(spec.generated)
+        tmp = so.with_suffix(f".{os.getpid()}.tmp.so")
+        cmd = [exe, "-O2", "-fPIC", "-shared", "-std=c99", "-D_POSIX_C_SOURCE=200809L",
+               f"-I{comp}", str(src), "-o", str(tmp), "-lm"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        src.unlink(missing_ok=True)
+        if r.returncode != 0:
+            raise FMUExportError(f"compiling the generated law failed:\n{r.stderr.strip()}")
+        os.replace(tmp, so)
+    lib = ctypes.CDLL(str(so))
+    _LIBS[h] = lib
+    return lib
+
+
 class CKernels:
     """The C kernels of ``element``'s law, called like the Python ones."""
 
     def __init__(self, element, cc: str | None = None):
         self.spec = law_spec(element)
-        lib = load_library(cc)
+        lib = load_generated(self.spec, cc) if self.spec.generated else load_library(cc)
         pre = self.spec.prefix
         self._adv = getattr(lib, f"{pre}_advance")
         self._adv.argtypes = [_DP, c_double, c_double, c_double, c_double, _DP, c_double]

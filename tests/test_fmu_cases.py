@@ -28,9 +28,26 @@ CASES = {
         a2=np.array([-0.001, 0.003, 0.001, 0.002, 0.004]),
         weights=np.array([3.0, 5.0, 2.0, 4.0, 1.5]), initial=-1, k0=200.0, offset=0.5,
         max_depth=16), 0.004, 2.0),
+    # continuous mode: cellwise constant kernel, exact Everett integral (p[8] == 0); the
+    # input (|u| up to 1.3 amp) also leaves the triangle |u| <= m = 0.005
+    "PreisachContinuous": (lambda: get_element_class("Preisach").from_kernel(
+        lambda r, s: 4e5 * np.exp(-r / 0.002) * np.exp(-(s / 0.003) ** 2), 0.005, 12,
+        continuous=True, k0=200.0, offset=0.5, max_depth=32), 0.004, 2.0),
     "Relay": (_mk("Relay", a1=-0.001, a2=0.002, initial=1), 0.003, 2.0),
+    # parallel sums (components/combine.py) export as one generated C law
+    "SumDahlSpring": (lambda: get_element_class("Dahl")(rho=200.0, Fc=2.0, w0=0.1)
+                      + get_element_class("LinearSpring")(k=30.0, u0=1e-3), 0.02, 2.0),
+    "CableLaw": (lambda: _cable(), 20.0, 2.0),
     "SpringDamper": (_mk("SpringDamper", k=1e3, c=5.0, u0=1e-3), 0.01, 2.0),
 }
+
+
+def _cable():
+    """The rod's cable moment law EI_el·K + (κ·K − P[K]) (continuous Preisach, small
+    kernel), input a curvature [1/m], output a moment [N·m]."""
+    from hystmech.systems.rod_cases import cable_preisach
+
+    return cable_preisach({"levels": 10})[0]
 
 
 def available():
