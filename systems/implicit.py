@@ -123,9 +123,16 @@ def run_projection(model, t0, t1, y0, t_eval, energy, opts):
         rec = np.clip(np.rint((t_eval - t0) / h).astype(np.int64), 0, nsteps)
     nquad = model.nquad
     # elements with Python kernels (e.g. an imported FMU) run the same loop uncompiled
-    loop = _projection_loop if model.compiled else _projection_loop.py_func
+    if model.gen is not None:             # disk-cached per-structure wrapper
+        loop = model.gen.projection
+    else:
+        kernels = (model.core, model.ops_compiled())
+        raw = _projection_loop if model.compiled else _projection_loop.py_func
+
+        def loop(*a):
+            return raw(*kernels, *a)
     status, p_done, Y, Q = loop(
-        model.core, model.ops_compiled(), float(t0), h, nsteps, float(h_last), y0,
+        float(t0), h, nsteps, float(h_last), y0,
         model.args(), FE, UB, VB, model.box_lo, model.box_hi, rec, bool(energy), nquad,
         model.ne, rtol)
     T = grid[rec[:Y.shape[0]]]

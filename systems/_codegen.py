@@ -1,0 +1,269 @@
+"""Disk cache for the compiled code generated per assembly structure.
+
+numba caches a function on disk only when it lives in a source file, and its cache only
+checks the time stamp of that one file. The generated code of an assembly (the
+right-hand side ``core``, its Jacobian, the operator update and thin wrappers around
+the solver loops) is therefore written to a module file named after a hash of
+everything that can change the compiled code, imported from there and compiled with
+``cache=True``:
+
+* the generated source itself (structure, element kinds and sizes, kernel names);
+* the versions of hystmech, numba and Python;
+* the bytes of every module the code draws on: the modules defining the element
+  kernels, ``solvers.py``/``implicit.py`` and, transitively, the modules they import
+  from the same top-level package (so an edited kernel module, or a helper it imports,
+  gives a new file instead of reusing stale machine code).
+
+Element kernels enter the file as globals imported by module and qualified name,
+which is only possible for module-level numba functions; run-time closures
+(``SumElement``, envelopes given by the user, compiled FMU kernels) make
+:func:`kernel_ref` return None and the caller keeps the uncached in-memory path.
+Kernels are never passed as arguments to a cached function (see the comment above
+``_drive_loop`` in core/drive.py).
+
+Location: ``$HYSTMECH_CACHE`` if set (``0``, ``off`` or an empty value disable the
+disk cache), else ``$XDG_CACHE_HOME/hystmech/numba`` or ``~/.cache/hystmech/numba``.
+Deleting the directory clears the cache. Files are written atomically and never
+rewritten (a concurrent process writing the same file is harmless), and an
+unwritable location falls back to compiling in memory.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ENV = "HYSTMECH_CACHE"
+_OFF = ("", "0", "off", "no", "false", "none")
+PREFIX = "asm_"
+
+
+def cache_dir() -> Path | None:
+    """Directory of the generated-code cache, or None when disabled by $HYSTMECH_CACHE."""
+    v = os.environ.get(ENV)
+    if v is not None:
+        if v.strip().lower() in _OFF:
+            return None
+        return Path(v).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "hystmech" / "numba"
+
+
+def kernel_ref(fn):
+    """(module, qualname) under which the numba function ``fn`` can be imported, or None
+    when it is not a module-level function of a source file (closures, exec'd code)."""
+    py = getattr(fn, "py_func", None)
+    if py is None or getattr(py, "__closure__", None):
+        return None
+    mod = sys.modules.get(getattr(py, "__module__", None) or "")
+    file = getattr(mod, "__file__", None)
+    if not file or "<locals>" in py.__qualname__:
+        return None
+    try:
+        if os.path.realpath(py.__code__.co_filename) != os.path.realpath(file):
+            return None
+    except (TypeError, ValueError):
+        return None
+    obj = mod
+    for part in py.__qualname__.split("."):
+        obj = getattr(obj, part, None)
+    if obj is not fn:
+        return None
+    return py.__module__, py.__qualname__
+
+
+def resolve(module: str, qualname: str):
+    """The object named ``qualname`` in ``module`` (used by the generated files)."""
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+_HASHES: dict = {}
+
+
+class StaleModule(Exception):
+    """A module's source file changed after the module was imported: the code in memory
+    is not the code on disk, so nothing compiled from it may be cached under its hash."""
+
+
+def _pyc_stamp(mod):
+    # (mtime, size) of the source recorded in the module's timestamp-based .pyc, i.e. of
+    # the source as it was imported (None when unknown)
+    cached = getattr(mod, "__cached__", None)
+    try:
+        with open(cached, "rb") as f:
+            head = f.read(16)
+    except (OSError, TypeError):
+        return None
+    if len(head) < 16 or int.from_bytes(head[4:8], "little") != 0:
+        return None
+    return int.from_bytes(head[8:12], "little"), int.from_bytes(head[12:16], "little")
+
+
+def _spec_origin(name: str):
+    # source file of a module that need not be imported yet (None if not a module)
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return None
+    origin = getattr(spec, "origin", None)
+    return origin if origin and origin.endswith(".py") else None
+
+
+def _file_digest(name: str):
+    """(sha256 of the module's source, names of the modules it imports) or None.
+    Raises StaleModule when the file of an imported module changed since its import."""
+    mod = sys.modules.get(name)
+    file = getattr(mod, "__file__", None) if mod is not None else _spec_origin(name)
+    if not file or not file.endswith(".py"):
+        return None
+    try:
+        st = os.stat(file)
+        memo = _HASHES.get(file)
+        if memo is not None:
+            if mod is not None and memo[0] != (st.st_mtime_ns, st.st_size):
+                raise StaleModule(f"{file} changed after it was imported")
+            return memo[1], memo[2]
+        pyc = _pyc_stamp(mod) if mod is not None else None
+        if pyc is not None and pyc != (int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF):
+            raise StaleModule(f"{file} changed after it was imported")
+        data = Path(file).read_bytes()
+    except OSError:
+        return None
+    pkg = name if file.endswith("__init__.py") else name.rpartition(".")[0]
+    imports = set()
+    try:
+        tree = ast.parse(data)
+    except SyntaxError:
+        tree = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Import):
+            imports.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            try:
+                base = importlib.util.resolve_name("." * node.level + (node.module or ""), pkg) \
+                    if node.level else node.module
+            except (ImportError, ValueError):
+                continue
+            if not base:
+                continue
+            if base.split(".")[0] not in (name.split(".")[0], "hystmech"):
+                imports.add(base)               # not followed by module_hashes anyway
+                continue
+            for a in node.names:                # `from pkg import submodule` or a name
+                sub = f"{base}.{a.name}"
+                if sub in sys.modules or _spec_origin(sub) is not None:
+                    imports.add(sub)
+                else:
+                    imports.add(base)
+    digest = hashlib.sha256(data).hexdigest()
+    _HASHES[file] = ((st.st_mtime_ns, st.st_size), digest, frozenset(imports))
+    return digest, frozenset(imports)
+
+
+def module_hashes(modules) -> dict:
+    """{module: sha256 of its source} for ``modules`` and, transitively, the modules
+    they import from their own top-level packages (and from hystmech)."""
+    tops = {m.split(".")[0] for m in modules} | {"hystmech"}
+    out = {}
+    todo = list(modules)
+    while todo:
+        name = todo.pop()
+        if name in out:
+            continue
+        d = _file_digest(name)
+        if d is None:
+            out[name] = "?"
+            continue
+        out[name] = d[0]
+        todo += [m for m in d[1] if m.split(".")[0] in tops and m not in out]
+    return out
+
+
+def cache_key(source: str, modules) -> tuple[str, str]:
+    """(hash, header): the file name's hash over the source and every input that can
+    change the compiled code, and a comment header listing those inputs."""
+    import numba
+
+    from .. import __version__ as hystmech_version
+
+    deps = module_hashes(modules)
+    lines = [f"# hystmech {hystmech_version}, numba {numba.__version__}, "
+             f"python {sys.version.split()[0]} ({sys.implementation.cache_tag})"]
+    lines += [f"# {m} {h}" for m, h in sorted(deps.items())]
+    header = "\n".join(lines) + "\n"
+    h = hashlib.sha256((header + source).encode()).hexdigest()[:32]
+    return h, header
+
+
+def _write_once(path: Path, text: str) -> None:
+    # write to a temporary file, then link it into place: an existing file (another
+    # process got there first) is kept, so its mtime and numba's cache index stay valid
+    data = text.encode()
+    try:
+        if path.read_bytes() == data:
+            return
+        replace = True                          # truncated or foreign: replace it
+    except FileNotFoundError:
+        replace = False
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".py", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if replace:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass
+            except OSError:                     # no hard links on this file system
+                if not path.exists():
+                    os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+_LOADED: dict = {}
+last_error: str | None = None
+
+
+def load(source: str, modules):
+    """Import the generated ``source`` from the cache directory.
+
+    Returns (module, path), or (None, reason) when the disk cache is disabled or not
+    writable; the caller then compiles in memory."""
+    global last_error
+    try:
+        h, header = cache_key(source, modules)
+    except StaleModule as e:
+        return None, f"not cached: {e} (restart Python to cache it)"
+    if h in _LOADED:
+        return _LOADED[h]
+    d = cache_dir()
+    if d is None:
+        return None, f"disabled by ${ENV}"
+    path = d / f"{PREFIX}{h}.py"
+    name = f"_hystmech_{PREFIX}{h}"
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        _write_once(path, header + source)
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    except Exception as e:  # noqa: BLE001 - any failure: compile in memory instead
+        sys.modules.pop(name, None)
+        last_error = f"{type(e).__name__}: {e}"
+        return None, f"cache not usable ({last_error})"
+    _LOADED[h] = (mod, path)
+    return mod, path
