@@ -45,6 +45,7 @@ CI_VR = 19           # address of the uint32 value references [u, v, F, params..
 CI_CF = 20           # address of cf
 CI_KEY = 21          # element key (for error messages)
 CI_ME_READY = 22     # me: the FMU is initialised and in continuous-time mode
+CI_TIME = 23         # fmi2SetTime (me with a time state x[nx] = t; 0: no time state)
 NCI = 24
 
 # -- layout of the float64 block cf -----------------------------------------------------------
@@ -57,10 +58,12 @@ CF_V = 5
 CF_OUT = 6           # output slot of fmi2GetReal
 CF_STEP = 7          # communication step (0: one step per input segment)
 CF_F0 = 8            # output right after the last initialisation
+CF_TSET = 9          # me: time last given to fmi2SetTime (NaN: unknown)
 CF_PAR = 16          # parameter values, then scratch for x and dx (me)
 
 # error codes raised from the kernels (FMUKernelError(code, key))
-ERR_CLOSED, ERR_SET, ERR_GET, ERR_STEP, ERR_STATE, ERR_BACK, ERR_INIT, ERR_DERIV = range(8)
+(ERR_CLOSED, ERR_SET, ERR_GET, ERR_STEP, ERR_STATE, ERR_BACK, ERR_INIT, ERR_DERIV,
+ ERR_TIME) = range(9)
 ERR_TEXT = {
     ERR_CLOSED: "the FMU instance is closed",
     ERR_SET: "fmi2SetReal of the inputs failed",
@@ -71,6 +74,7 @@ ERR_TEXT = {
               "than the last step)",
     ERR_INIT: "re-initialisation (fmi2Reset ... fmi2ExitInitializationMode) failed",
     ERR_DERIV: "fmi2SetContinuousStates/fmi2GetDerivatives failed",
+    ERR_TIME: "fmi2SetTime failed",
 }
 
 
@@ -142,6 +146,12 @@ def c_ppz(typingctx, fn, a, b, c):
 def c_ppzp(typingctx, fn, a, b, c, d):
     """int fn(void*, const unsigned*, size_t, double*): fmi2SetReal / fmi2GetReal"""
     return _sig("ppzp"), _codegen("ppzp")
+
+
+@intrinsic
+def c_pd(typingctx, fn, a, b):
+    """int fn(void*, double): fmi2SetTime"""
+    return _sig("pd"), _codegen("pd")
 
 
 @intrinsic
@@ -295,10 +305,18 @@ def cs_force(x, u, v, p):
     return _get_output(ci)
 
 
-# -- model exchange: x = the FMU's continuous states ------------------------------------------
+# -- model exchange: x = the FMU's continuous states (then its time, with CI_TIME) ------------
 @njit(cache=True)
 def _put_states(ci, cf, x):
     nx = ci[CI_NX]
+    if ci[CI_TIME] != 0:
+        # the protocol has no time argument: the time is the state after the FMU's own;
+        # set only when it changed (a rate evaluation per stage, a force per sample)
+        t = x[nx]
+        if t != cf[CF_TSET]:
+            if c_pd(ci[CI_TIME], ci[CI_COMP], t) > 1:
+                raise FMUKernelError(ERR_TIME, ci[CI_KEY])
+            cf[CF_TSET] = t
     if x.strides[0] == 8:
         addr = np.int64(x.ctypes.data)
     else:
@@ -328,6 +346,8 @@ def me_rate(x, u, v, p, out):
             out[i] = cf[o + i]
     if st > 1:
         raise FMUKernelError(ERR_DERIV, ci[CI_KEY])
+    if ci[CI_TIME] != 0:
+        out[nx] = 1.0
 
 
 @njit(cache=True)
