@@ -102,7 +102,7 @@ def test_model_exchange_matches_drive(fmus, name):
 
 
 def test_fmutool_check_passes(fmus):
-    for name in ("Dahl", "MaxwellSlip"):
+    for name in ("Dahl", "MaxwellSlip", "SumDahlSpring"):
         if name not in fmus:
             continue
         r = subprocess.run([str(BIN / "fmutool"), "-input", str(fmus[name]), "-check"],
@@ -124,6 +124,27 @@ def test_parameters_are_tunable_at_initialisation(fmus):
                        start_values={"rho": 50.0, "Fc": 3.0, "w0": -0.5})
     ref = hystmech.drive(Dahl(rho=50.0, Fc=3.0, w0=-0.5), t, u)
     assert np.max(np.abs(res["F"] - ref.force)) <= 1e-12 * 3.0
+
+
+def test_sum_parameters_are_named_by_part_and_tunable(fmus):
+    """A SumElement FMU: parameters part<i>.<name>; setting part0.rho, part1.k gives the
+    sum of the laws with those values (Dahl + spring: exact updates, so to rounding)."""
+    from fmpy import read_model_description, simulate_fmu
+    from hystmech.components import Dahl, LinearSpring
+
+    md = read_model_description(str(fmus["SumDahlSpring"]))
+    names = {v.name for v in md.modelVariables}
+    assert {"part0.rho", "part0.Fc", "part0.w0", "part1.k", "part1.u0", "part0.w"} <= names
+    t, u = make_input(0.02, 2.0, T=0.3, n=301)
+    res = simulate_fmu(str(fmus["SumDahlSpring"]), fmi_type="CoSimulation",
+                       input=_input_array(t, u), output=["F"], step_size=1e-3,
+                       output_interval=1e-3, stop_time=t[-1],
+                       start_values={"part0.rho": 50.0, "part1.k": -7.0})
+    ref = hystmech.drive(Dahl(rho=50.0, Fc=2.0, w0=0.1) + LinearSpring(k=-7.0, u0=1e-3), t, u)
+    assert np.max(np.abs(res["F"] - ref.force)) <= 1e-12 * np.max(np.abs(ref.force))
+    with pytest.raises(Exception):
+        simulate_fmu(str(fmus["SumDahlSpring"]), fmi_type="CoSimulation", stop_time=0.01,
+                     start_values={"part0.rho": -1.0})
 
 
 def test_fmu_rejects_bad_parameter_with_the_law_message(fmus):
