@@ -2,24 +2,46 @@
 (2023), §4, eqs. (13)-(19).
 
 Discretisation. The input is rounded to a grid of tolerance ``d`` (g_k = k·d). In the
-switching thresholds (α, β) = (s + r, s − r) of the relays R_{s−r, s+r}, every grid
-square [g_i, g_i+1] × [g_j, g_j+1] (j < i) is split along its anti-diagonal into two
-triangles, and the squares on the diagonal β = α are half-squares (one triangle): in
-(r, s) this is a triangulation of the triangle of eq. (14) whose edges carry every
-memory curve of a rounded input (eq. (10)) and the initial curve s = 0. Only the
-triangles that change state during the record ("the part of the Preisach plane swept
-by the memory curve") are unknowns; those that never switch add a constant, fitted as
-one offset.
+switching thresholds (α, β) = (s + r, s − r) of the relays R_{s−r, s+r}, the cells are
+the grid squares [g_i, g_i+1] × [g_j, g_j+1] (j < i; diamonds in (r, s)) and the
+half-squares on the diagonal β = α (triangles at r = 0): the cells of the triangle of
+eq. (14) cut into n = 2m/d levels per side, exactly those of
+``hystmech.components.Preisach.grid(m, n)``. Every memory curve of a rounded input
+(eq. (10)) runs along their edges, so each cell is wholly below or above it and its
+entry of Δ (eq. (17)) is ±1. (The paper's triangulation splits each square into two
+triangles along its anti-diagonal; both halves always switch together, so they are
+merged here.)
 
-Assembly. Row i of Δ (eq. (17)) is δ_i^m = ±1 (below/above the memory curve). Δ is
-dense in ±1, but its row differences are sparse (only the triangles that switch between
-two samples change), so Δ = Δ_0 + L·D with D sparse (scipy CSR) and L the cumulative
-sum; it is used as a scipy LinearOperator and never formed.
+Initial memory. "demagnetized" is the state left by an alternating input of decreasing
+amplitude ±m, ∓(m − d/2), ..., ending at 0 (AC demagnetisation; the limit ψ(0) = 0 of
+eq. (10) as the step goes to 0): its memory curve zig-zags about s = 0 through the
+middle of the squares on the anti-diagonal α + β = 0, so those squares are half up,
+half down (entry 0 for a kernel constant on the cell) until the input sweeps them,
+cells with s < 0 are +1 and with s > 0 are −1. Also −1 / +1 for every cell.
+
+Exact export. With a kernel constant on each cell, the identified model IS the
+continuous Preisach element (``Preisach(..., grid=(m, n))``, Everett function the
+exact integral of the cellwise constant kernel) started from that memory:
+:meth:`PreisachFit.element` returns it; driven with the rounded input its output equals
+:meth:`PreisachFit.predict` to rounding. Driven with the raw input it evaluates the
+same kernel without rounding (``predict(v, rounded=False)``).
+
+Assembly. Only the cells that change state during the record ("the part of the
+Preisach plane swept by the memory curve") are unknowns; those that never switch add a
+constant, fitted as one offset. Δ is dense in ±1, but its row differences are sparse
+(only the cells that switch between two samples change), so Δ = Δ_0 + L·D with D
+sparse (scipy CSR) and L the cumulative sum. Consecutive samples with the same rounded
+state give equal rows: the least-squares problem is solved on the distinct rows
+weighted by √(count) with the group means of y — the same normal equations, so the
+same solutions and a residual that differs only by the constant within-group scatter.
 
 Solution of eq. (19): the minimum-norm least-squares solution of Δx ≈ y (what the
-paper's SVD reduction computes) by scipy.sparse.linalg.lsmr from x = 0; options:
-non-negative kernel (scipy.optimize.lsq_linear, bounds x ≥ 0) and Tikhonov smoothing
-of the kernel values between neighbouring triangles (an augmented sparse system).
+paper's SVD reduction computes) by scipy.sparse.linalg.lsmr from x = 0 on the
+compressed system. Options, on the compressed system as a dense array (R × n, R the
+number of distinct rows): non-negative kernel (the free offset projected out, then
+scipy.optimize.nnls, the Lawson-Hanson active-set method); Tikhonov smoothing of the
+kernel between cells sharing an edge (the normal equations of the augmented system,
+scipy Cholesky); both together (nnls on the Cholesky-factored normal equations).
 """
 from __future__ import annotations
 
@@ -30,13 +52,16 @@ from numba import njit
 
 from . import metrics
 
+# the compressed Δ is kept dense (R × n float64) up to this many entries
+DENSE_LIMIT = 25_000_000
 
-# -- triangulation -----------------------------------------------------------------------------
+
+# -- cells ---------------------------------------------------------------------------------
 @dataclass
 class PreisachMesh:
-    """Triangles of the threshold grid: integer square indices (i, j), kind 0 = lower,
-    1 = upper half of a square (split along its anti-diagonal), 2 = diagonal half-square;
-    grid g_k = k·d [input units]."""
+    """Cells of the threshold grid g_k = k·d [input units]: integer indices (i, j) of
+    α ∈ [g_i, g_i+1], β ∈ [g_j, g_j+1]; kind 0 = square (j < i), 2 = diagonal half-square
+    (j = i, β <= α)."""
 
     d: float
     i: np.ndarray
@@ -48,104 +73,144 @@ class PreisachMesh:
         return int(self.i.size)
 
     def vertices_ab(self) -> np.ndarray:
-        """(n, 3, 2) triangle vertices in (α, β)."""
+        """(n, 4, 2) cell corners in (α, β); a diagonal cell repeats its last corner."""
         d = self.d
         a0, b0 = self.i * d, self.j * d
         a1, b1 = a0 + d, b0 + d
-        V = np.empty((self.n, 3, 2))
-        lo, up, dg = self.kind == 0, self.kind == 1, self.kind == 2
-        # lower: corners (a0,b0), (a1,b0), (a0,b1); upper: (a1,b1), (a1,b0), (a0,b1)
-        V[lo] = np.stack([np.c_[a0, b0], np.c_[a1, b0], np.c_[a0, b1]], axis=1)[lo]
-        V[up] = np.stack([np.c_[a1, b1], np.c_[a1, b0], np.c_[a0, b1]], axis=1)[up]
-        # diagonal cell β ≤ α in [a0, a1]²: corners (a0,a0), (a1,a0), (a1,a1)
-        V[dg] = np.stack([np.c_[a0, b0], np.c_[a1, b0], np.c_[a1, b1]], axis=1)[dg]
+        V = np.stack([np.c_[a0, b0], np.c_[a1, b0], np.c_[a1, b1], np.c_[a0, b1]], axis=1)
+        dg = self.kind == 2
+        V[dg, 3] = V[dg, 2]
         return V
 
     def vertices_rs(self) -> np.ndarray:
-        """(n, 3, 2) triangle vertices in the Preisach plane (r, s)."""
+        """(n, 4, 2) cell corners in the Preisach plane (r, s)."""
         V = self.vertices_ab()
         return np.stack([(V[..., 0] - V[..., 1]) / 2, (V[..., 0] + V[..., 1]) / 2], axis=-1)
 
     def area_rs(self) -> np.ndarray:
-        """Triangle areas in (r, s) (the (α, β) area times 1/2)."""
-        return np.where(self.kind == 2, 0.25, 0.25) * self.d ** 2
+        """Cell areas in (r, s) [input units²] (the (α, β) area times 1/2)."""
+        return np.where(self.kind == 2, 0.25, 0.5) * self.d ** 2
 
     def centroid_ab(self) -> np.ndarray:
-        return self.vertices_ab().mean(axis=1)
+        c = np.c_[self.i + 0.5, self.j + 0.5] * self.d
+        dg = self.kind == 2
+        c[dg, 0] += self.d / 6
+        c[dg, 1] -= self.d / 6
+        return c
 
 
 def full_mesh(d: float, kmin: int, kmax: int) -> PreisachMesh:
-    """All triangles with thresholds in [kmin·d, kmax·d] (the triangle of eq. (14))."""
-    I, J, K = [], [], []
-    for i in range(kmin, kmax):
-        for j in range(kmin, i):
-            I += [i, i]
-            J += [j, j]
-            K += [0, 1]
-        I.append(i)
-        J.append(i)
-        K.append(2)
-    return PreisachMesh(float(d), np.asarray(I, np.int64), np.asarray(J, np.int64),
-                        np.asarray(K, np.int64))
+    """All cells with thresholds in [kmin·d, kmax·d] (the triangle of eq. (14))."""
+    i, j = np.tril_indices(kmax - kmin)
+    return PreisachMesh(float(d), (i + kmin).astype(np.int64), (j + kmin).astype(np.int64),
+                        np.where(i == j, 2, 0).astype(np.int64))
 
 
 @njit(cache=True)
-def _switching(ci, cj, init, idx):
-    """Cell states along the rounded input (grid indices idx). Returns the initial
-    states after the first sample, and COO (time, cell, change) of later switches."""
+def _switching(ci, cj, init, idx, kmin, kmax):
+    """Cell states along the rounded input (grid indices idx). A cell (i, j) is +1 once the
+    input has reached g_{i+1}, −1 once it has reached g_j (eqs. (5)-(6) for every relay in
+    it). Returns the states after the first sample, and COO (time, cell, change) of the
+    later switches; only the cells whose α (rising) or β (falling) lies in the band the
+    input crossed are visited."""
     n = ci.size
+    nb = kmax - kmin + 1
+    # cells bucketed by i and by j (indices relative to kmin)
+    cnt_i = np.zeros(nb + 1, np.int64)
+    cnt_j = np.zeros(nb + 1, np.int64)
+    for m in range(n):
+        cnt_i[ci[m] - kmin + 1] += 1
+        cnt_j[cj[m] - kmin + 1] += 1
+    pi = np.cumsum(cnt_i)
+    pj = np.cumsum(cnt_j)
+    by_i = np.empty(n, np.int64)
+    by_j = np.empty(n, np.int64)
+    fi = pi[:-1].copy()
+    fj = pj[:-1].copy()
+    for m in range(n):
+        a = ci[m] - kmin
+        b = cj[m] - kmin
+        by_i[fi[a]] = m
+        fi[a] += 1
+        by_j[fj[b]] = m
+        fj[b] += 1
     st = init.copy()
-    T = idx.size
+    v0 = idx[0]
+    for m in range(n):
+        if v0 >= ci[m] + 1:
+            st[m] = 1.0
+        elif v0 <= cj[m]:
+            st[m] = -1.0
+    first = st.copy()
     cap = 1024
     rows = np.empty(cap, np.int64)
     cols = np.empty(cap, np.int64)
     vals = np.empty(cap, np.float64)
     nnz = 0
-    for k in range(T):
-        v = idx[k]
-        for m in range(n):
-            new = st[m]
-            if v >= ci[m] + 1:        # reached the up-threshold g_{i+1}
-                new = 1.0
-            elif v <= cj[m]:          # reached the down-threshold g_j
-                new = -1.0
-            if new != st[m]:
-                if k == 0:
+    for k in range(1, idx.size):
+        a = idx[k - 1]
+        b = idx[k]
+        if b == a:
+            continue
+        if b > a:          # cells with a < i + 1 <= b go up
+            lo, hi, new, ptr, lst = a, b - 1, 1.0, pi, by_i
+        else:              # cells with b <= j < a go down
+            lo, hi, new, ptr, lst = b, a - 1, -1.0, pj, by_j
+        lo = max(lo, kmin) - kmin
+        hi = min(hi, kmax) - kmin
+        for q in range(lo, hi + 1):
+            for t in range(ptr[q], ptr[q + 1]):
+                m = lst[t]
+                if st[m] != new:
+                    if nnz == cap:
+                        cap *= 2
+                        r2 = np.empty(cap, np.int64)
+                        c2 = np.empty(cap, np.int64)
+                        v2 = np.empty(cap, np.float64)
+                        r2[:nnz] = rows[:nnz]
+                        c2[:nnz] = cols[:nnz]
+                        v2[:nnz] = vals[:nnz]
+                        rows, cols, vals = r2, c2, v2
+                    rows[nnz] = k
+                    cols[nnz] = m
+                    vals[nnz] = new - st[m]
+                    nnz += 1
                     st[m] = new
-                    continue
-                if nnz == cap:
-                    cap *= 2
-                    r2 = np.empty(cap, np.int64)
-                    c2 = np.empty(cap, np.int64)
-                    v2 = np.empty(cap, np.float64)
-                    r2[:nnz] = rows[:nnz]
-                    c2[:nnz] = cols[:nnz]
-                    v2[:nnz] = vals[:nnz]
-                    rows, cols, vals = r2, c2, v2
-                rows[nnz] = k
-                cols[nnz] = m
-                vals[nnz] = new - st[m]
-                nnz += 1
-                st[m] = new
-        if k == 0:
-            init = st.copy()
-    return init, rows[:nnz], cols[:nnz], vals[:nnz]
+    return first, rows[:nnz], cols[:nnz], vals[:nnz]
+
+
+def _check_initial(initial):
+    if isinstance(initial, str) and initial == "demagnetized":
+        return initial
+    if isinstance(initial, (int, float, np.integer, np.floating)) and not isinstance(initial, bool) \
+            and initial in (-1, 1):
+        return int(initial)
+    raise ValueError(f"initial must be 'demagnetized', -1 or +1 (got {initial!r})")
 
 
 def _initial_states(mesh: PreisachMesh, initial="demagnetized") -> np.ndarray:
-    # "demagnetized": ψ(0) = 0 of eq. (10), relays with s < 0 are +1; or all -1 / +1
-    if initial in (-1, 1):
-        return np.full(mesh.n, float(initial))
+    # "demagnetized": the zig-zag memory about s = 0 (module docstring): squares on the
+    # anti-diagonal i + j = −1 half up, half down (0); s < 0 up, s > 0 down
+    initial = _check_initial(initial)
     if initial != "demagnetized":
-        raise ValueError(f"initial must be 'demagnetized', -1 or +1 (got {initial!r})")
-    s = mesh.centroid_ab().sum(axis=1) / 2
-    return np.where(s < 0, 1.0, -1.0)
+        return np.full(mesh.n, float(initial))
+    k = mesh.i + mesh.j                       # s at a square's centre: (k + 1)·d/2
+    sq = np.where(k <= -2, 1.0, np.where(k >= 0, -1.0, 0.0))
+    return np.where(mesh.kind == 2, np.where(mesh.i <= -1, 1.0, -1.0), sq)
+
+
+def _states(mesh: PreisachMesh, idx: np.ndarray, initial):
+    if mesh.n == 0:
+        z = np.zeros(0)
+        return z, np.zeros(0, np.int64), np.zeros(0, np.int64), z
+    kmin, kmax = int(mesh.j.min()), int(mesh.i.max())
+    return _switching(mesh.i, mesh.j, _initial_states(mesh, initial), idx, kmin, kmax)
 
 
 @dataclass
 class DeltaOperator:
-    """Δ of eqs. (17)-(18) as Δ_i = Δ_0 + Σ_{k ≤ i} D_k (D sparse CSR, T × n), with an
-    optional last column of ones (the offset of the triangles that never switch)."""
+    """Δ of eqs. (17)-(18) as Δ_i = Δ_0 + Σ_{k <= i} D_k (D sparse CSR, T × n), with an
+    optional last column of ones (the offset of the cells that never switch)."""
 
     delta0: np.ndarray
     D: object
@@ -177,14 +242,24 @@ class DeltaOperator:
         M = self.delta0[None, :] + np.cumsum(self.D.toarray(), axis=0)
         return np.c_[M, np.ones(M.shape[0])] if self.offset else M
 
+    def compressed(self):
+        """(Δ_c, counts, starts): the distinct consecutive rows of Δ (a DeltaOperator
+        with one row per run of samples without a switch), the run lengths and the
+        first sample of each run."""
+        T = self.D.shape[0]
+        starts = np.r_[0, np.flatnonzero(np.diff(self.D.indptr)[1:] > 0) + 1]
+        counts = np.diff(np.r_[starts, T])
+        return DeltaOperator(self.delta0, self.D[starts], self.offset), counts, starts
+
 
 def assemble(v, d: float, mesh: PreisachMesh | None = None, swept_only: bool = True,
              offset: bool = True, initial="demagnetized"):
-    """Round the input v to the grid of tolerance d, triangulate and assemble Δ.
+    """Round the input v to the grid of tolerance d, cut the plane into cells and
+    assemble Δ (Manfredo et al. (2023), eqs. (14)-(18)).
 
-    Returns (mesh, DeltaOperator). With swept_only, the mesh keeps the triangles that
-    switch at least once after the first sample (eq. (15) sets restricted to the part
-    swept by the memory curve); mesh may be given to reuse a triangulation.
+    Returns (mesh, DeltaOperator). With swept_only, the mesh keeps the cells that switch
+    at least once after the first sample (eq. (15) sets restricted to the part swept by
+    the memory curve); mesh may be given to reuse a cell set.
     """
     from scipy.sparse import coo_matrix
 
@@ -194,12 +269,12 @@ def assemble(v, d: float, mesh: PreisachMesh | None = None, swept_only: bool = T
         raise ValueError(f"rounding tolerance d must be in (0, inf) (got {d!r})")
     idx = np.rint(v / d).astype(np.int64)
     if mesh is None:
-        m = int(max(abs(idx.min()), abs(idx.max())))     # eq. (14): m = max |v|
+        m = max(int(max(abs(idx.min()), abs(idx.max()))), 1)    # eq. (14): m = max |v|
+        if 2 * m * m > 2_000_000:
+            raise ValueError(f"d = {d:g} gives {m * (2 * m + 1)} cells; use a larger "
+                             f"tolerance d (d in [{np.max(np.abs(v)) / 1000:g}, inf))")
         mesh = full_mesh(d, -m, m)
-        if mesh.n > 2_000_000:
-            raise ValueError(f"d = {d:g} gives {mesh.n} triangles; use a larger tolerance d")
-    init = _initial_states(mesh, initial)
-    st0, r, c, val = _switching(mesh.i, mesh.j, init, idx)
+    st0, r, c, val = _states(mesh, idx, initial)
     if swept_only:
         keep = np.zeros(mesh.n, bool)
         keep[c] = True
@@ -215,30 +290,64 @@ def assemble(v, d: float, mesh: PreisachMesh | None = None, swept_only: bool = T
 
 
 def _smoothing_matrix(mesh: PreisachMesh):
-    """Sparse differences between triangles sharing an edge (see module docstring)."""
+    """Sparse differences of the kernel ω = x/area between cells sharing an edge, scaled
+    by a square's area (rows x_a − x_b between squares, x_a − 2·x_diag next to the
+    diagonal), so that a constant kernel is not penalised."""
     from scipy.sparse import coo_matrix
 
-    key = {(int(i), int(j), int(k)): m for m, (i, j, k) in enumerate(zip(mesh.i, mesh.j, mesh.kind))}
-    pairs = []
-    for (i, j, k), m in key.items():
-        if k == 0:
-            cand = [(i, j, 1), (i - 1, j, 1) if j < i - 1 else (i - 1, i - 1, 2), (i, j - 1, 1)]
-        elif k == 2:
-            cand = [(i, i - 1, 1)]
-        else:
-            continue
-        for c in cand:
-            if c in key:
-                pairs.append((m, key[c]))
-    if not pairs:
-        return coo_matrix((0, mesh.n)).tocsr()
-    p = np.asarray(pairs)
-    rows = np.repeat(np.arange(len(pairs)), 2)
-    cols = p.ravel()
-    vals = np.tile([1.0, -1.0], len(pairs))
-    return coo_matrix((vals, (rows, cols)), shape=(len(pairs), mesh.n)).tocsr()
+    if mesh.n == 0:
+        return coo_matrix((0, 0)).tocsr()
+    lo = int(mesh.j.min())
+    N = int(mesh.i.max()) - lo + 2
+    key = (mesh.i - lo) * N + (mesh.j - lo)
+    order = np.argsort(key)
+    skey = key[order]
+    sq = np.flatnonzero(mesh.kind == 0)
+    # left edge α = g_i: neighbour (i−1, j); top edge β = g_j+1: neighbour (i, j+1)
+    # (a diagonal cell when i−1 = j or j+1 = i)
+    cand = np.r_[(mesh.i[sq] - 1 - lo) * N + (mesh.j[sq] - lo),
+                 (mesh.i[sq] - lo) * N + (mesh.j[sq] + 1 - lo)]
+    a = np.r_[sq, sq]
+    pos = np.clip(np.searchsorted(skey, cand), 0, skey.size - 1)
+    hit = skey[pos] == cand
+    a, b = a[hit], order[pos[hit]]
+    scale = 0.5 * mesh.d ** 2 / mesh.area_rs()
+    rows = np.repeat(np.arange(a.size), 2)
+    cols = np.c_[a, b].ravel()
+    vals = np.c_[scale[a], -scale[b]].ravel()
+    return coo_matrix((vals, (rows, cols)), shape=(a.size, mesh.n)).tocsr()
 
 
+# -- solvers on the compressed system --------------------------------------------------------
+class _Weighted:
+    """√c·Δ_c: the compressed Δ with its rows weighted by √(run length), behind a
+    LinearOperator (``op``) and as a dense array (``dense``, when small enough)."""
+
+    def __init__(self, op: DeltaOperator, counts):
+        from scipy.sparse.linalg import LinearOperator
+
+        w = self.w = np.sqrt(counts.astype(float))
+        self.shape = op.shape
+        self._opc = op
+        # the cumulative-sum form is cheaper per product than a dense matrix (lsmr)
+        self.op = LinearOperator(op.shape, matvec=lambda x: w * op.matvec(x),
+                                 rmatvec=lambda z: op.rmatvec(w * z), dtype=float)
+
+    @property
+    def dense(self) -> np.ndarray:
+        if self.shape[0] * self.shape[1] > DENSE_LIMIT:
+            raise ValueError(f"the compressed Δ has {self.shape[0]} x {self.shape[1]} entries, "
+                             f"too many for the constrained solvers; use a larger tolerance d")
+        return self._opc.dense() * self.w[:, None]
+
+
+def _solve_minnorm(A: _Weighted, b, atol, btol, maxiter):
+    from scipy.sparse.linalg import lsmr
+
+    return lsmr(A.op, b, atol=atol, btol=btol, maxiter=maxiter)[0]
+
+
+# -- result ----------------------------------------------------------------------------------
 @dataclass
 class PreisachFit:
     """Identified Preisach kernel: cell integrals x [output units] on ``mesh`` (input
@@ -256,38 +365,80 @@ class PreisachFit:
 
     @property
     def kernel(self) -> np.ndarray:
-        """Kernel value ω on each triangle: x / area in (r, s)."""
+        """Kernel value ω on each cell: x / area in (r, s)."""
         return self.x / self.mesh.area_rs()
 
-    def predict(self, v_history) -> np.ndarray:
-        """Output for an input history v (starting from the demagnetised state, like the
-        data fitted; pass the whole history so that the memory is right). Triangles of
-        the plane not identified contribute only through the offset."""
-        v = np.asarray(v_history, dtype=float)
-        idx = np.rint(v / self.mesh.d).astype(np.int64)
-        init = _initial_states(self.mesh, self.initial)
-        st0, r, c, val = _switching(self.mesh.i, self.mesh.j, init, idx)
+    @property
+    def grid(self) -> tuple:
+        """(m, n): the triangle of eq. (14) with half-size m = K·d [input units] and
+        n = 2K levels per side whose cells (Preisach.grid(m, n)) are this fit's cells."""
+        K = max(int(self.mesh.i.max()) + 1, -int(self.mesh.j.min()), 1)
+        return K * self.mesh.d, 2 * K
+
+    def rounded(self, v) -> np.ndarray:
+        """The input rounded to the grid g_k = k·d, as the identification sees it."""
+        return np.rint(np.asarray(v, dtype=float) / self.mesh.d) * self.mesh.d
+
+    def predict(self, v_history, rounded: bool = True) -> np.ndarray:
+        """Output for an input history v from the initial memory of the fit (pass the whole
+        history so that the memory is right). rounded=True: the identification model,
+        input rounded to the grid (eqs. (16)-(17)); rounded=False: the same cellwise
+        constant kernel integrated exactly under the memory curve of the raw input
+        (:meth:`element` driven by v). Cells not identified contribute only through the
+        offset."""
+        v = np.asarray(v_history, dtype=float).ravel()
+        if not rounded:
+            return self.drive(v).force
         from scipy.sparse import coo_matrix
 
+        idx = np.rint(v / self.mesh.d).astype(np.int64)
+        st0, r, c, val = _states(self.mesh, idx, self.initial)
         D = coo_matrix((val, (r, c)), shape=(v.size, self.mesh.n)).tocsr()
         return DeltaOperator(st0, D, True).matvec(np.r_[self.x, self.offset])
 
+    def drive(self, v_history):
+        """hystmech.drive of :meth:`element` (memory stack deep enough for any history
+        of this length) under the raw input v, from the fit's initial memory; returns
+        the DriveResult (``.force``, ``.state[:, 1]`` the stack depth)."""
+        from ..drive import drive
+
+        v = np.asarray(v_history, dtype=float).ravel()
+        el = self.element(max_depth=max(256, self.grid[1] + v.size + 16))
+        return drive(el, np.arange(v.size, dtype=float), v, x0=el.x0)
+
+    def element_weights(self) -> np.ndarray:
+        """Weights of the cells of Preisach.grid(*self.grid) (0 where not identified)."""
+        m, n = self.grid
+        K = n // 2
+        W = np.zeros((n, n))
+        W[self.mesh.j + K, self.mesh.i + K] = self.x      # [a1 level, a2 level]
+        return W[np.triu_indices(n)]
+
+    def element(self, max_depth: int | None = None):
+        """The identified model as a continuous hystmech.components.Preisach
+        (``grid = self.grid``, kernel constant on each cell, offset), its initial state
+        ``x0`` the fit's initial memory (the AC-demagnetised state of the module docstring,
+        or all −1 / +1). Driven with :meth:`rounded` input it reproduces :meth:`predict`
+        to rounding; with the raw input it gives ``predict(v, rounded=False)``."""
+        from ..components.preisach import Preisach
+
+        m, n = self.grid
+        a1, a2, *_ = Preisach.grid(m, n)
+        D = max(256, n + 16) if max_depth is None else max_depth
+        xi = -1 if self.initial == "demagnetized" else int(self.initial)
+        el = Preisach(a1=a1, a2=a2, weights=self.element_weights(), initial=xi,
+                      offset=self.offset, max_depth=D, grid=(m, n))
+        if self.initial == "demagnetized":
+            el.x0 = el.demagnetized_state(amplitude=m, step=0.5 * self.mesh.d)
+        return el
+
     def relays(self):
-        """(a1, a2, weight): one relay per triangle, thresholds at its centroid
-        (a1 = β < a2 = α), weight = x, for hystmech.components.Preisach.from_relays."""
+        """(a1, a2, weight): one relay per cell at its centroid (a1 = β < a2 = α),
+        weight = x, for the discrete hystmech.components.Preisach.from_relays — an
+        approximation of the identified model (a staircase with the steps moved by up
+        to d/2); :meth:`element` is exact."""
         c = self.mesh.centroid_ab()
         return c[:, 1], c[:, 0], self.x.copy()
-
-    def element(self):
-        """A hystmech.components.Preisach with these relays and offset (initial −1/+1
-        fits only: the element has one initial state for all relays)."""
-        from ..components import get_element_class
-
-        if self.initial not in (-1, 1):
-            raise ValueError("a Preisach element needs a fit with initial = -1 or +1")
-        a1, a2, w = self.relays()
-        return get_element_class("Preisach")(a1=a1, a2=a2, weights=w, initial=int(self.initial),
-                                             offset=self.offset)
 
     def plot_kernel(self, title: str = ""):
         """Kernel over the (r, s) triangle from two angles, and the output against the
@@ -302,7 +453,7 @@ class PreisachFit:
         cmap = plt.get_cmap("viridis")
         for p, (elev, azim) in enumerate(((30, -60), (20, 30))):
             ax = fig.add_subplot(1, 3, p + 1, projection="3d")
-            polys = [np.c_[tri, np.full(3, wv)] for tri, wv in zip(V, w)]
+            polys = [np.c_[cell, np.full(4, wv)] for cell, wv in zip(V, w)]
             ax.add_collection3d(Poly3DCollection(polys, facecolors=cmap(norm(w)), edgecolor="none"))
             ax.set_xlim(V[..., 0].min(), V[..., 0].max())
             ax.set_ylim(V[..., 1].min(), V[..., 1].max())
@@ -318,7 +469,7 @@ class PreisachFit:
             ax.set_xlabel("input")
             ax.set_ylabel("output")
             ax.legend()
-        fig.suptitle(title or f"Preisach kernel, {self.mesh.n} triangles, d = {self.mesh.d:g}")
+        fig.suptitle(title or f"Preisach kernel, {self.mesh.n} cells, d = {self.mesh.d:g}")
         return fig
 
 
@@ -326,52 +477,89 @@ def fit_preisach(v, y, d: float, *, nonnegative: bool = False, smoothing: float 
                  atol: float = 1e-10, btol: float = 1e-10, maxiter: int | None = None,
                  initial="demagnetized") -> PreisachFit:
     """Identify the Preisach kernel from an input history v and output y (equal-length
-    arrays, e.g. curvature [1/m] and moment [N·m]) with rounding tolerance d
-    (Manfredo et al. (2023), eqs. (13)-(19)).
+    arrays, e.g. curvature [1/m] and moment [N·m]) with rounding tolerance d [input
+    units] (Manfredo et al. (2023), eqs. (13)-(19)).
 
-    Default: the minimum-norm least-squares solution (scipy lsmr on the sparse Δ).
-    nonnegative=True: kernel ≥ 0 (scipy.optimize.lsq_linear). smoothing > 0: Tikhonov
-    penalty smoothing²·Σ(x_a − x_b)² over triangles a, b sharing an edge.
-    initial: the relays' state before the record, "demagnetized" (ψ(0) = 0, eq. (10))
-    or −1 / +1 for all relays (as hystmech.components.Preisach(initial=...)).
+    Default: the minimum-norm least-squares solution (scipy lsmr, tolerances atol, btol,
+    at most maxiter iterations). nonnegative=True: kernel >= 0 (scipy.optimize.nnls).
+    smoothing > 0 (dimensionless): Tikhonov penalty smoothing²·Σ(ω_a − ω_b)²·A² over
+    cells a, b sharing an edge (ω the kernel, A a square's area in (r, s)). Both may be
+    combined.
+    initial: the relays' state before the record, "demagnetized" (AC-demagnetised, the
+    zig-zag about ψ = 0 of eq. (10), module docstring) or −1 / +1 for all relays.
     """
-    from scipy.sparse import hstack, vstack, csr_matrix
-    from scipy.sparse.linalg import LinearOperator, lsmr
-
     v = np.asarray(v, dtype=float).ravel()
     y = np.asarray(y, dtype=float).ravel()
     if v.size != y.size:
         raise ValueError(f"input and output must have equal lengths (got {v.size} and {y.size})")
     if v.size < 3 or not (np.all(np.isfinite(v)) and np.all(np.isfinite(y))):
         raise ValueError("input and output must hold at least 3 finite samples")
-    mesh, op = assemble(v, d, initial=initial)
-    A = op.linear_operator()
-    n1 = op.shape[1]
-    if smoothing < 0:
+    if not (np.isfinite(smoothing) and smoothing >= 0):
         raise ValueError(f"smoothing must be in [0, inf) (got {smoothing!r})")
-    rhs = y
-    if smoothing > 0:
-        G = _smoothing_matrix(mesh)
-        G = hstack([G, csr_matrix((G.shape[0], 1))]).tocsr() * float(smoothing)
-        base = A
-        A = LinearOperator((op.shape[0] + G.shape[0], n1),
-                           matvec=lambda x: np.r_[base.matvec(x), G @ x],
-                           rmatvec=lambda z: base.rmatvec(z[:op.shape[0]]) + G.T @ z[op.shape[0]:],
-                           dtype=float)
-        rhs = np.r_[y, np.zeros(G.shape[0])]
+    initial = _check_initial(initial)
+    mesh, op = assemble(v, d, initial=initial)
+    opc, counts, starts = op.compressed()
+    A = _Weighted(opc, counts)
+    b = A.w * (np.add.reduceat(y, starts) / counts)
+    n1 = op.shape[1]
     maxiter = maxiter or 20 * n1
-    if nonnegative:
-        from scipy.optimize import lsq_linear
-
-        lb = np.r_[np.zeros(mesh.n), -np.inf]
-        sol = lsq_linear(A, rhs, bounds=(lb, np.full(n1, np.inf)), lsq_solver="lsmr",
-                         tol=1e-10, max_iter=200)
-        x = sol.x
+    if nonnegative or smoothing > 0:
+        G = _smoothing_matrix(mesh) * float(smoothing) if smoothing > 0 else None
+        x = _solve_constrained(A, b, G, nonnegative)
     else:
-        x = lsmr(A, rhs, atol=atol, btol=btol, maxiter=maxiter)[0]
+        x = _solve_minnorm(A, b, atol, btol, maxiter)
     fitted = op.matvec(x)
-    res = fitted - y
     return PreisachFit(mesh=mesh, x=x[:mesh.n], offset=float(x[mesh.n]),
                        merit=metrics.summary(np.arange(y.size, dtype=float), y, fitted),
-                       v=v, y=y, fitted=fitted, residual_norm=float(np.linalg.norm(res)),
+                       v=v, y=y, fitted=fitted, residual_norm=float(np.linalg.norm(fitted - y)),
                        initial=initial)
+
+
+
+def _nnls(M, rhs):
+    from scipy.optimize import nnls
+
+    try:
+        return nnls(M, rhs, maxiter=10 * M.shape[1])[0]
+    except RuntimeError as e:            # iteration limit of the active-set method
+        raise ValueError(f"the non-negative Preisach fit did not converge ({e}); try a "
+                         f"larger tolerance d or smoothing > 0") from None
+
+
+def _solve_constrained(A: _Weighted, b, G, nonnegative: bool):
+    """min ||A x − b||² + ||G x||² (G None: no smoothing) over the cell integrals x and
+    the free offset (last entry), with x >= 0 when nonnegative.
+
+    x >= 0 without smoothing: the offset is eliminated by projecting out its column and
+    scipy.optimize.nnls (Lawson-Hanson active set) solves the compressed dense problem.
+    Smoothing: the normal equations N = AᵀA + GᵀG (n × n, dense) by Cholesky; with
+    x >= 0 as well, nnls on the equivalent square problem ||Lᵀx − L⁻¹Aᵀb||² (N = LLᵀ).
+    """
+    from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve_triangular
+
+    M = A.dense
+    u = M[:, -1]
+    K = M[:, :-1]
+    if nonnegative:
+        # offset o = uᵀ(b − Kx)/uᵀu at the optimum: project it out
+        P = K - np.outer(u, u @ K) / (u @ u)
+        pb = b - u * (u @ b) / (u @ u)
+        if G is None:
+            x = _nnls(P, pb)
+        else:
+            N = P.T @ P + (G.T @ G).toarray()
+            try:
+                L = np.linalg.cholesky(N)
+            except LinAlgError:
+                raise ValueError("smoothing too small for a unique non-negative fit; use "
+                                 "smoothing in [1e-6, inf) relative to the data") from None
+            x = _nnls(L.T.copy(), solve_triangular(L, P.T @ pb, lower=True))
+        return np.r_[x, u @ (b - K @ x) / (u @ u)]
+    from scipy.sparse import csr_matrix, hstack
+
+    Gx = hstack([G, csr_matrix((G.shape[0], 1))]).tocsr()
+    N = M.T @ M + (Gx.T @ Gx).toarray()
+    try:
+        return cho_solve(cho_factor(N), M.T @ b)
+    except LinAlgError:
+        raise ValueError("smoothing too small for a unique fit; use a larger smoothing") from None

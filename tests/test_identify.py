@@ -160,22 +160,135 @@ def test_preisach_fit_cycles_1_18_predicts_19_27():
 
 
 def test_preisach_min_norm_equals_dense_lstsq_and_options():
-    from hystmech.identify.preisach import assemble, fit_preisach
+    """Compressed-row solvers against scipy/numpy on the dense, uncompressed Δ: the
+    minimum-norm solution, x >= 0 (lsq_linear BVLS, same optimal residual), Tikhonov
+    (dense lstsq of the stacked system, same solution) and both together."""
+    from scipy.optimize import lsq_linear
+
+    from hystmech.identify.preisach import _smoothing_matrix, assemble, fit_preisach
 
     v, cyc = protocol(n=800)
-    v, y = v[cyc < 12], preisach_truth(v)[cyc < 12]
-    fit = fit_preisach(v, y, d=1.0)
-    mesh, op = assemble(v, 1.0)
+    v, y = v[cyc < 12], _noisy(preisach_truth(v)[cyc < 12])
+    fit = fit_preisach(v, y, d=0.5)
+    mesh, op = assemble(v, 0.5)
     Dd = op.dense()
+    n = mesh.n
     x_ref, *_ = np.linalg.lstsq(Dd, y, rcond=None)          # minimum-norm solution
     np.testing.assert_allclose(np.r_[fit.x, fit.offset], x_ref, atol=1e-6 * np.abs(x_ref).max())
     assert fit.residual_norm == pytest.approx(np.linalg.norm(Dd @ x_ref - y), rel=1e-6, abs=1e-9)
-    nn = fit_preisach(v, y, d=1.0, nonnegative=True)
-    assert nn.x.min() >= -1e-12
-    sm = fit_preisach(v, y, d=1.0, smoothing=5.0)
-    assert sm.residual_norm >= fit.residual_norm - 1e-9        # smoothing trades residual
+    lb, ub = np.r_[np.zeros(n), -np.inf], np.full(n + 1, np.inf)
+    nn = fit_preisach(v, y, d=0.5, nonnegative=True)
+    ref = lsq_linear(Dd, y, bounds=(lb, ub), method="bvls", tol=1e-12)
+    assert nn.x.min() >= 0.0
+    assert nn.residual_norm == pytest.approx(np.linalg.norm(ref.fun), rel=1e-8)
+    assert nn.residual_norm > fit.residual_norm          # the constraint is active here
+    lam = 0.3
+    G = _smoothing_matrix(mesh).toarray()
+    G = np.c_[G, np.zeros(G.shape[0])]
+    S = np.r_[Dd, lam * G]
+    z = np.r_[y, np.zeros(G.shape[0])]
+    xs, *_ = np.linalg.lstsq(S, z, rcond=None)
+    sm = fit_preisach(v, y, d=0.5, smoothing=lam)
+    np.testing.assert_allclose(np.r_[sm.x, sm.offset], xs, rtol=0, atol=1e-8 * np.abs(xs).max())
+    both = fit_preisach(v, y, d=0.5, smoothing=lam, nonnegative=True)
+    ref = lsq_linear(S, z, bounds=(lb, ub), method="bvls", tol=1e-12)
+    xb = np.r_[both.x, both.offset]
+    assert both.x.min() >= 0.0
+    assert np.linalg.norm(S @ xb - z) == pytest.approx(np.linalg.norm(ref.fun), rel=1e-8)
     with pytest.raises(ValueError, match="tolerance d must be in"):
         fit_preisach(v, y, d=0.0)
+    with pytest.raises(ValueError, match="smoothing must be in"):
+        fit_preisach(v, y, d=0.5, smoothing=-1.0)
+    with pytest.raises(ValueError, match="initial must be"):
+        fit_preisach(v, y, d=0.5, initial=0)
+
+
+def test_preisach_smoothing_matrix_spares_a_constant_kernel():
+    from hystmech.identify.preisach import _smoothing_matrix, full_mesh
+
+    N = 6
+    mesh = full_mesh(0.5, -3, 3)
+    assert mesh.n == N * (N + 1) // 2
+    G = _smoothing_matrix(mesh)
+    assert G.shape[0] == N * (N - 1)                 # two inner edges per square
+    np.testing.assert_allclose(G @ (2.7 * mesh.area_rs()), 0.0, atol=1e-15)
+    # its pairs are exactly the cells sharing an edge (two corners in (α, β))
+    V = [set(map(tuple, np.round(c / 0.5).astype(int).tolist())) for c in mesh.vertices_ab()]
+    edges = {(a, b) for a in range(mesh.n) for b in range(a + 1, mesh.n) if len(V[a] & V[b]) == 2}
+    Gc = G.tocoo()
+    pairs = {}
+    for r, c in zip(Gc.row, Gc.col):
+        pairs.setdefault(r, []).append(c)
+    assert {tuple(sorted(p)) for p in pairs.values()} == edges
+
+
+@pytest.mark.parametrize("initial", ["demagnetized", -1, 1])
+def test_preisach_element_reproduces_predict_exactly(initial):
+    """The exported continuous Preisach element (memory stack + Everett function of
+    hystmech.components) driven with the rounded input equals the identification
+    model's own evaluation (cell switching, eqs. (15)-(17)), from the same initial
+    memory — on the training record, on the whole §5 protocol and on a history that
+    also goes negative (sweeping the cells the demagnetised memory cuts in half)."""
+    from hystmech.identify.preisach import fit_preisach
+
+    v, cyc = protocol(n=3000)
+    y = _noisy(preisach_truth(v))
+    tr = cyc < 12
+    fit = fit_preisach(v[tr], y[tr], d=0.25, initial=initial)
+    el = fit.element()
+    m, n = fit.grid
+    assert m == pytest.approx(0.25 * n / 2) and el.continuous
+    k = np.arange(v.size)
+    wild = np.r_[v[tr], -0.8 * v[::3] + 0.6 * np.sin(0.37 * k[::3])]
+    for h in (v[tr], v, wild):
+        p = fit.predict(h)
+        q = hystmech.drive(el, np.arange(h.size, dtype=float), fit.rounded(h), x0=el.x0).force
+        assert np.max(np.abs(q - p)) <= 1e-10 * np.max(np.abs(p))
+    np.testing.assert_array_equal(fit.predict(v[tr]), fit.fitted)
+    # without rounding: the same kernel, the output within one cell's switching of it
+    raw = fit.predict(v, rounded=False)
+    assert np.max(np.abs(raw - fit.predict(v))) < 0.1 * np.ptp(y)
+    assert np.max(np.abs(raw - fit.predict(v))) > 0
+
+
+def test_identify_preisach_cli_scenario_reproduces_the_fit(tmp_path):
+    """``hystmech identify preisach`` writes a scenario whose element, driven by the
+    measured input (what ``hystmech compare`` does), gives the fit's predicted output."""
+    import json
+
+    from hystmech.cli import main
+    from hystmech.identify.cli import identify
+    from hystmech.scenario import build_element, load_scenario
+
+    v, cyc = protocol(n=1500)
+    keep = cyc < 12
+    t = np.linspace(0.0, 50.0, int(keep.sum()))
+    u, F = v[keep] * 1e-3, _noisy(preisach_truth(v)[keep])      # input stored in mm
+    csv = tmp_path / "bend.csv"
+    np.savetxt(csv, np.c_[t, 1e3 * u, F], delimiter=",", header="t,u_mm,M", comments="",
+               fmt="%.17g")
+    opts = ["--disp", "u_mm", "--disp-scale", "1e-3", "--force", "M"]
+    out = tmp_path / "id"
+    assert main(["identify", "preisach", str(csv), *opts, "--d", "3e-4", "--out", str(out)]) == 0
+    el = build_element(load_scenario(str(out / "scenario.toml"))["element"])
+    assert el.continuous
+    res = identify("preisach", load_csv_like(csv), d=3e-4)
+    pred = hystmech.drive(el, t, u).force
+    assert np.max(np.abs(pred - res.predicted)) <= 1e-10 * np.max(np.abs(res.predicted))
+    assert res.merit["nrmse"] < 0.01
+    cmp = tmp_path / "cmp"
+    assert main(["compare", str(csv), *opts, "--scenario", str(out / "scenario.toml"),
+                 "--out", str(cmp)]) == 0
+    m = json.loads((cmp / "summary.json").read_text())["metrics"]
+    s = json.loads((out / "summary.json").read_text())["metrics"]
+    assert m["rmse"] == pytest.approx(s["rmse"], rel=1e-9)
+    assert main(["run", str(out / "scenario.toml"), "--out", str(tmp_path / "run")]) == 0
+
+
+def load_csv_like(csv):
+    from hystmech.identify.dataset import load
+
+    return load(csv, time="t", disp="u_mm", force="M", disp_scale=1e-3)
 
 
 def test_preisach_kernel_plot():
