@@ -247,11 +247,11 @@ def load(source: str, modules):
         h, header = cache_key(source, modules)
     except StaleModule as e:
         return None, f"not cached: {e} (restart Python to cache it)"
-    if h in _LOADED:
-        return _LOADED[h]
     d = cache_dir()
     if d is None:
         return None, f"disabled by ${ENV}"
+    if (d, h) in _LOADED:
+        return _LOADED[d, h]
     path = d / f"{PREFIX}{h}.py"
     name = f"_hystmech_{PREFIX}{h}"
     try:
@@ -265,5 +265,5 @@ def load(source: str, modules):
         sys.modules.pop(name, None)
         last_error = f"{type(e).__name__}: {e}"
         return None, f"cache not usable ({last_error})"
-    _LOADED[h] = (mod, path)
+    _LOADED[d, h] = (mod, path)
     return mod, path

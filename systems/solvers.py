@@ -480,14 +480,20 @@ class Model:
                 refs[name] = ref
         kinds = (tuple(self.fkinds), tuple(self.ukinds), tuple(self.vkinds))
         harmonic = kinds if all(k == "h" for ks in kinds for k in ks) else None
-        src = _gen_module(self.kinds, self.sizes, refs, self.has_jac, ops_idx, harmonic)
+        try:
+            src = _gen_module(self.kinds, self.sizes, refs, self.has_jac, ops_idx, harmonic)
+        except (OSError, SyntaxError, TypeError) as e:   # e.g. no source of the loops
+            self.compile_cache = {"path": None, "reason": f"no generated source ({e})"}
+            return None
         mods = {__name__, __name__.rpartition(".")[0] + ".implicit"}
         mods |= {m for m, _ in refs.values()}
         mod, where = _codegen.load(src, sorted(mods))
         if mod is None:
             self.compile_cache = {"path": None, "reason": where}
             return None
-        self.compile_cache = {"path": str(where), "reason": "cached on disk"}
+        self.compile_cache = {"path": str(where), "reason": "cached on disk" + (
+            "" if harmonic is not None else
+            " (the RK45 loop is compiled in memory: an input is not a Harmonic)")}
         return mod
 
     def cache_hits(self) -> int:
