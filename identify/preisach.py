@@ -42,6 +42,8 @@ number of distinct rows): non-negative kernel (the free offset projected out, th
 scipy.optimize.nnls, the Lawson-Hanson active-set method); Tikhonov smoothing of the
 kernel between cells sharing an edge (the normal equations of the augmented system,
 scipy Cholesky); both together (nnls on the Cholesky-factored normal equations).
+Beyond DENSE_LIMIT entries: scipy lsq_linear (trf, lsmr) / lsmr on the compressed
+operator (slower).
 """
 from __future__ import annotations
 
@@ -52,7 +54,8 @@ from numba import njit
 
 from . import metrics
 
-# the compressed Δ is kept dense (R × n float64) up to this many entries
+# the constrained solvers use the compressed Δ (R × n) and the normal matrix (n × n) as
+# dense float64 arrays up to this many entries each, scipy's iterative solvers beyond
 DENSE_LIMIT = 25_000_000
 
 
@@ -335,9 +338,6 @@ class _Weighted:
 
     @property
     def dense(self) -> np.ndarray:
-        if self.shape[0] * self.shape[1] > DENSE_LIMIT:
-            raise ValueError(f"the compressed Δ has {self.shape[0]} x {self.shape[1]} entries, "
-                             f"too many for the constrained solvers; use a larger tolerance d")
         return self._opc.dense() * self.w[:, None]
 
 
@@ -537,6 +537,9 @@ def _solve_constrained(A: _Weighted, b, G, nonnegative: bool):
     """
     from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve_triangular
 
+    R, n1 = A.shape
+    if R * n1 > DENSE_LIMIT or (G is not None and n1 * n1 > DENSE_LIMIT):
+        return _solve_constrained_iterative(A, b, G, nonnegative)
     M = A.dense
     u = M[:, -1]
     K = M[:, :-1]
@@ -563,3 +566,26 @@ def _solve_constrained(A: _Weighted, b, G, nonnegative: bool):
         return cho_solve(cho_factor(N), M.T @ b)
     except LinAlgError:
         raise ValueError("smoothing too small for a unique fit; use a larger smoothing") from None
+
+
+def _solve_constrained_iterative(A: _Weighted, b, G, nonnegative: bool):
+    # too big for dense matrices: scipy's iterative solvers on the compressed operator
+    # (lsq_linear trf with lsmr for x >= 0, lsmr on the augmented system for smoothing)
+    from scipy.optimize import lsq_linear
+    from scipy.sparse import csr_matrix, hstack
+    from scipy.sparse.linalg import LinearOperator, lsmr
+
+    R, n1 = A.shape
+    op, rhs = A.op, b
+    if G is not None:
+        Gx = hstack([G, csr_matrix((G.shape[0], 1))]).tocsr()
+        op = LinearOperator((R + Gx.shape[0], n1),
+                            matvec=lambda x: np.r_[A.op.matvec(x), Gx @ x],
+                            rmatvec=lambda z: A.op.rmatvec(z[:R]) + Gx.T @ z[R:], dtype=float)
+        rhs = np.r_[b, np.zeros(Gx.shape[0])]
+    if not nonnegative:
+        return lsmr(op, rhs, atol=1e-10, btol=1e-10, maxiter=20 * n1)[0]
+    lb = np.r_[np.zeros(n1 - 1), -np.inf]
+    sol = lsq_linear(op, rhs, bounds=(lb, np.full(n1, np.inf)), lsq_solver="lsmr", tol=1e-10,
+                     max_iter=200)
+    return sol.x

@@ -195,6 +195,18 @@ def test_preisach_min_norm_equals_dense_lstsq_and_options():
     xb = np.r_[both.x, both.offset]
     assert both.x.min() >= 0.0
     assert np.linalg.norm(S @ xb - z) == pytest.approx(np.linalg.norm(ref.fun), rel=1e-8)
+    # the iterative fall-backs for problems too big for dense matrices agree too
+    import hystmech.identify.preisach as P
+
+    lim = P.DENSE_LIMIT
+    try:
+        P.DENSE_LIMIT = 10
+        nn2 = fit_preisach(v, y, d=0.5, nonnegative=True)
+        sm2 = fit_preisach(v, y, d=0.5, smoothing=lam)
+    finally:
+        P.DENSE_LIMIT = lim
+    assert nn2.x.min() >= 0 and nn2.residual_norm == pytest.approx(nn.residual_norm, rel=1e-6)
+    np.testing.assert_allclose(np.r_[sm2.x, sm2.offset], xs, rtol=0, atol=1e-5 * np.abs(xs).max())
     with pytest.raises(ValueError, match="tolerance d must be in"):
         fit_preisach(v, y, d=0.0)
     with pytest.raises(ValueError, match="smoothing must be in"):
