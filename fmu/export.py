@@ -313,6 +313,35 @@ static const double HM_X_NOMINAL[] = {{{xn}}};
 """
 
 
+def variables(spec: LawSpec, rtol: float) -> list[tuple]:
+    """The FMU's variables in modelDescription order, shared by the FMI 2.0 and 3.0
+    descriptions: (name, value reference, causality, variability, initial, start, unit,
+    description, nominal, index of the state it is the derivative of)."""
+    smooth = spec.kind == "smooth"
+    out = [("u", VR_U, "input", "continuous", None, 0.0, "m", "relative displacement",
+            None, None),
+           ("v", VR_V, "input", "continuous", None, 0.0, "m/s",
+            "relative velocity (co-simulation: u(t) = u_k + v_k (t - t_k) within a step)",
+            None, None),
+           ("F", VR_F, "output", "continuous", "calculated", None, "N", "force", None, None)]
+    for j, (n, val, u, d) in enumerate(zip(spec.q_names, spec.q_values, spec.q_units,
+                                           spec.q_docs)):
+        out.append((n, VR_Q + j, "parameter", "fixed", "exact", val, u, d, None, None))
+    out.append(("rtol", VR_RTOL, "parameter", "fixed", "exact", rtol, "1",
+                "relative tolerance of the adaptive segment update (laws without an exact one)",
+                None, None))
+    for i, n in enumerate(spec.state_names):
+        out.append((n, VR_X + i, "local", "continuous" if smooth else "discrete", "calculated",
+                    None, "", f"internal state {i}"
+                    + ("" if smooth else " (updated at step boundaries)"),
+                    spec.x_nominal[i] if smooth else None, None))
+    if smooth:
+        for i, n in enumerate(spec.state_names):
+            out.append((f"der({n})", VR_DX + i, "local", "continuous", "calculated", None, "",
+                        f"rate of {n}", None, i))
+    return out
+
+
 def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> str:
     smooth = spec.kind == "smooth"
     units_xml, unit_of = _unit_defs(["m", "m/s", "N"] + spec.q_units)
@@ -335,27 +364,14 @@ def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> s
                      f'    </ScalarVariable>')
         idx[name] = len(vars_)
 
-    add("u", VR_U, "input", "continuous", None, 0.0, "m", "relative displacement")
-    add("v", VR_V, "input", "continuous", None, 0.0, "m/s",
-        "relative velocity (co-simulation: u(t) = u_k + v_k (t - t_k) within a step)")
-    add("F", VR_F, "output", "continuous", "calculated", None, "N", "force")
-    for j, (n, val, u, d) in enumerate(zip(spec.q_names, spec.q_values, spec.q_units,
-                                           spec.q_docs)):
-        add(n, VR_Q + j, "parameter", "fixed", "exact", val, u, d)
-    add("rtol", VR_RTOL, "parameter", "fixed", "exact", rtol, "1",
-        "relative tolerance of the adaptive segment update (laws without an exact one)")
-    state_idx = []
-    for i, n in enumerate(spec.state_names):
-        add(n, VR_X + i, "local", "continuous" if smooth else "discrete", "calculated", None,
-            "", f"internal state {i}" + ("" if smooth else " (updated at step boundaries)"),
-            extra=f' nominal="{_fmt(spec.x_nominal[i])}"' if smooth else "")
-        state_idx.append(len(vars_))
-    der_idx = []
-    if smooth:
-        for i, n in enumerate(spec.state_names):
-            add(f"der({n})", VR_DX + i, "local", "continuous", "calculated", None, "",
-                f"rate of {n}", extra=f' derivative="{state_idx[i]}"')
-            der_idx.append(len(vars_))
+    state_idx, der_idx = [], []
+    for (name, vr, caus, var, init_, start, unit, desc, nominal, der_of) in variables(spec, rtol):
+        extra = f' nominal="{_fmt(nominal)}"' if nominal is not None else ""
+        if der_of is not None:  # FMI 2.0 points at the state's 1-based index in the list
+            extra = f' derivative="{state_idx[der_of]}"'
+        add(name, vr, caus, var, init_, start, unit, desc, extra)
+        if caus == "local":
+            (der_idx if der_of is not None else state_idx).append(len(vars_))
     init = sorted([idx["F"]] + (state_idx + der_idx if smooth else []))
     md_der = "".join(f'\n      <Unknown index="{i}"/>' for i in der_idx)
     md_init = "".join(f'\n      <Unknown index="{i}"/>' for i in init)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime
 from xml.sax.saxutils import escape
 
-from .export import VR_DX, VR_F, VR_Q, VR_RTOL, VR_U, VR_V, VR_X, _fmt, _unit_defs
+from .export import VR_DX, VR_F, VR_X, _fmt, _unit_defs, variables
 
 
 def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
@@ -30,23 +30,11 @@ def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
             a += f' start="{_fmt(start)}"'
         rows.append(f"    <Float64 {a}/>")
 
-    add("u", VR_U, "input", "continuous", None, 0.0, "m", "relative displacement")
-    add("v", VR_V, "input", "continuous", None, 0.0, "m/s",
-        "relative velocity (co-simulation: u(t) = u_k + v_k (t - t_k) within a step)")
-    add("F", VR_F, "output", "continuous", "calculated", None, "N", "force")
-    for j, (n, val, u, d) in enumerate(zip(spec.q_names, spec.q_values, spec.q_units,
-                                           spec.q_docs)):
-        add(n, VR_Q + j, "parameter", "fixed", "exact", val, u, d)
-    add("rtol", VR_RTOL, "parameter", "fixed", "exact", rtol, "1",
-        "relative tolerance of the adaptive segment update (laws without an exact one)")
-    for i, n in enumerate(spec.state_names):
-        add(n, VR_X + i, "local", "continuous" if smooth else "discrete", "calculated", None,
-            "", f"internal state {i}" + ("" if smooth else " (updated at step boundaries)"),
-            extra=f' nominal="{_fmt(spec.x_nominal[i])}"' if smooth else "")
-    if smooth:
-        for i, n in enumerate(spec.state_names):
-            add(f"der({n})", VR_DX + i, "local", "continuous", "calculated", None, "",
-                f"rate of {n}", extra=f' derivative="{VR_X + i}"')
+    for (name, vr, caus, var, init_, start, unit, desc, nominal, der_of) in variables(spec, rtol):
+        extra = f' nominal="{_fmt(nominal)}"' if nominal is not None else ""
+        if der_of is not None:  # FMI 3.0 points at the state's value reference
+            extra = f' derivative="{VR_X + der_of}"'
+        add(name, vr, caus, var, init_, start, unit, desc, extra)
     ms = [f'    <Output valueReference="{VR_F}"/>']
     if smooth:
         ms += [f'    <ContinuousStateDerivative valueReference="{VR_DX + i}"/>'
