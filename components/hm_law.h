@@ -43,24 +43,26 @@ static const char *hm_fail = NULL;
 
 #define HM_CHECK(cond, ...) do { if (!(cond)) { snprintf(hm_msg, sizeof hm_msg, __VA_ARGS__); return hm_msg; } } while (0)
 
+/* Dormand & Prince (1980) 5(4) coefficients, shared by the two integrators below */
+static const double C2 = 1.0 / 5, C3 = 3.0 / 10, C4 = 4.0 / 5, C5 = 8.0 / 9;
+static const double A21 = 1.0 / 5;
+static const double A31 = 3.0 / 40, A32 = 9.0 / 40;
+static const double A41 = 44.0 / 45, A42 = -56.0 / 15, A43 = 32.0 / 9;
+static const double A51 = 19372.0 / 6561, A52 = -25360.0 / 2187, A53 = 64448.0 / 6561,
+                    A54 = -212.0 / 729;
+static const double A61 = 9017.0 / 3168, A62 = -355.0 / 33, A63 = 46732.0 / 5247,
+                    A64 = 49.0 / 176, A65 = -5103.0 / 18656;
+static const double B1 = 35.0 / 384, B3 = 500.0 / 1113, B4 = 125.0 / 192,
+                    B5 = -2187.0 / 6784, B6 = 11.0 / 84;
+static const double E1 = 71.0 / 57600, E3 = -71.0 / 16695, E4 = 71.0 / 1920,
+                    E5 = -17253.0 / 339200, E6 = 22.0 / 525, E7 = -1.0 / 40;
+
 /* Dormand & Prince (1980) 5(4) over one input segment, in place: the same scheme,
  * coefficients and error control as rk_advance in _ode.py, so the C and Python
  * kernels agree to rounding. Returns the number of accepted steps. */
 static int hm_rk_advance(hm_rate_fn rate, double *x, int n, double u0, double dt, double v,
                          const double *p, double rtol, const double *xscale)
 {
-    static const double C2 = 1.0 / 5, C3 = 3.0 / 10, C4 = 4.0 / 5, C5 = 8.0 / 9;
-    static const double A21 = 1.0 / 5;
-    static const double A31 = 3.0 / 40, A32 = 9.0 / 40;
-    static const double A41 = 44.0 / 45, A42 = -56.0 / 15, A43 = 32.0 / 9;
-    static const double A51 = 19372.0 / 6561, A52 = -25360.0 / 2187, A53 = 64448.0 / 6561,
-                        A54 = -212.0 / 729;
-    static const double A61 = 9017.0 / 3168, A62 = -355.0 / 33, A63 = 46732.0 / 5247,
-                        A64 = 49.0 / 176, A65 = -5103.0 / 18656;
-    static const double B1 = 35.0 / 384, B3 = 500.0 / 1113, B4 = 125.0 / 192,
-                        B5 = -2187.0 / 6784, B6 = 11.0 / 84;
-    static const double E1 = 71.0 / 57600, E3 = -71.0 / 16695, E4 = 71.0 / 1920,
-                        E5 = -17253.0 / 339200, E6 = 22.0 / 525, E7 = -1.0 / 40;
     double k1[HM_MAX_STATES], k2[HM_MAX_STATES], k3[HM_MAX_STATES], k4[HM_MAX_STATES],
            k5[HM_MAX_STATES], k6[HM_MAX_STATES], k7[HM_MAX_STATES], y[HM_MAX_STATES],
            xn[HM_MAX_STATES];
@@ -164,17 +166,6 @@ static double hm_series_inv(double target, double side, double q0, double k, dou
 static double hm_power_law_advance(double y, double L, double q0, double q1, double q2,
                                    double m, double rtol, double scale)
 {
-    static const double A21 = 1.0 / 5;
-    static const double A31 = 3.0 / 40, A32 = 9.0 / 40;
-    static const double A41 = 44.0 / 45, A42 = -56.0 / 15, A43 = 32.0 / 9;
-    static const double A51 = 19372.0 / 6561, A52 = -25360.0 / 2187, A53 = 64448.0 / 6561,
-                        A54 = -212.0 / 729;
-    static const double A61 = 9017.0 / 3168, A62 = -355.0 / 33, A63 = 46732.0 / 5247,
-                        A64 = 49.0 / 176, A65 = -5103.0 / 18656;
-    static const double B1 = 35.0 / 384, B3 = 500.0 / 1113, B4 = 125.0 / 192,
-                        B5 = -2187.0 / 6784, B6 = 11.0 / 84;
-    static const double E1 = 71.0 / 57600, E3 = -71.0 / 16695, E4 = 71.0 / 1920,
-                        E5 = -17253.0 / 339200, E6 = 22.0 / 525, E7 = -1.0 / 40;
     double sa, ka, kb, wa, wb, ystar, snap, s, h, hmin, k1, k2, k3, k4, k5, k6, k7, yn, e, err;
     int clamp;
     if (L <= 0.0) return y;
