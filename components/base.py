@@ -39,6 +39,21 @@ Kernels (plain numeric functions, numba-compiled, kept apart from the class):
     fills out[0:4] so that x_new = out[0]·x + out[1] and F = out[2]·x_new + out[3] for a
     segment of velocity v and duration dt; drive() then reuses the map across segments
     that share v and dt.
+``slope(x, u, v, p) -> dF/du`` (optional)
+    the tangent on the active branch (direction sgn(v), increasing for v = 0), for
+    Newton solvers (the rod) and stability bounds.
+
+Declared attributes and methods that hosts read (every host reads these and nothing
+else; no host switches on a class name):
+
+``x_scale``        natural size of each state (error norms of adaptive integrators);
+                   ones unless the law knows better.
+``n_report_states`` how many leading states hosts record per sample (default all).
+``parts``          the parallel parts of a sum (``()`` for a single law).
+``stored_energy(X, U)`` energy stored in the element [J] at states X (m, n_states) and
+                   deflections U (m,), or None when the law does not separate stored
+                   from dissipated energy (the energy account then lumps it in).
+``initial_tangent()`` dF/du [N/m] at x0, u = 0 on a loading branch.
 """
 from __future__ import annotations
 
@@ -140,17 +155,51 @@ class ForceElement:
     jac: Callable | None = None
     affine: Callable | None = None
 
+    slope: Callable | None = None
+
     # inclusions: the box that confines the state (arrays of length n_states)
     box_lo: np.ndarray | None = None
     box_hi: np.ndarray | None = None
+
+    # the parallel parts of a sum; () for a single law (see combine.SumElement)
+    parts: tuple = ()
+    # leading states recorded per sample; None: all (set in _setup)
+    n_report_states: int | None = None
 
     def _setup(self, params: dict, p, x0) -> None:
         self.params = dict(params)
         self.p = np.ascontiguousarray(np.asarray(p, dtype=np.float64).ravel())
         self.x0 = np.ascontiguousarray(np.asarray(x0, dtype=np.float64).ravel())
         self.n_states = int(self.x0.size)
+        # declared defaults; a law's constructor may refine them after _setup
+        self.x_scale = np.ones(self.n_states)
+        if type(self).n_report_states is None:
+            self.n_report_states = self.n_states
         if self.kind not in KINDS:
             raise TypeError(f"{type(self).__name__}.kind must be one of {KINDS}")
+
+    # -- declared protocol methods ------------------------------------------------------
+    def stored_energy(self, X, U):
+        """Energy stored in the element [J] at states X (m, n_states) and deflections
+        U (m,) [m], as an array (m,); None when the law does not separate stored from
+        dissipated energy (default)."""
+        return None
+
+    def demagnetized_state(self) -> np.ndarray:
+        """The virgin (AC-demagnetised) memory of an operator; x0 for other laws."""
+        return self.x0.copy()
+
+    def initial_tangent(self) -> float:
+        """dF/du [N/m] at the initial state x0, u = 0, on a loading branch (v > 0);
+        from ``slope`` when the law has one, else a one-sided finite difference of
+        ``advance``/``force``."""
+        x = self.x0.copy()
+        if self.slope is not None:
+            return float(self.slope(x, 0.0, 1e-300, self.p))
+        du = 1e-7 * (float(np.max(np.abs(self.x_scale))) if self.n_states else 1.0) or 1e-7
+        self.advance(x, 0.0, du, 1.0, du, self.p, 1e-10)
+        return (float(self.force(x, du, du, self.p))
+                - float(self.force(self.x0.copy(), 0.0, du, self.p))) / du
 
     # -- conveniences ------------------------------------------------------------------
     @property

@@ -122,17 +122,17 @@ class SumElement(ForceElement):
         self.param_offsets = tuple(poffs)
         have_rate = all(el.rate is not None for el in parts)
         have_jac = all(el.jac is not None for el in parts)
-        have_slope = all(getattr(el, "slope", None) is not None for el in parts)
+        have_slope = all(el.slope is not None for el in parts)
         compiled = all(is_compiled(fn) for el in parts
                        for fn in (el.advance, el.force,
                                   el.rate if have_rate else el.force,
                                   el.jac if have_jac else el.force,
-                                  getattr(el, "slope", None) if have_slope else el.force))
+                                  el.slope if have_slope else el.force))
         ns = {"np": np}
         for i, el in enumerate(parts):
             ns[f"adv{i}"], ns[f"frc{i}"] = el.advance, el.force
             ns[f"rat{i}"], ns[f"jac{i}"] = el.rate, el.jac
-            ns[f"slp{i}"] = getattr(el, "slope", None)
+            ns[f"slp{i}"] = el.slope
         src = _build_source(parts, offs, poffs, n, have_rate, have_jac, have_slope)
         self.source = src
         exec(compile(src, f"<SumElement of {len(parts)} parts>", "exec"), ns)
@@ -145,15 +145,14 @@ class SumElement(ForceElement):
 
         names = []
         for i, el in enumerate(parts):
-            own = tuple(getattr(el, "state_names", ()))
+            own = tuple(el.state_names)
             for j in range(el.n_states):
                 names.append(f"{i}.{own[j] if j < len(own) else f'x{j}'}")
         self.state_names = tuple(names)
         p = np.concatenate([el.p for el in parts]) if q else np.zeros(0)
         x0 = np.concatenate([el.x0 for el in parts]) if n else np.zeros(0)
         self._setup({"elements": self.parts}, p, x0)
-        self.x_scale = (np.concatenate([np.asarray(getattr(el, "x_scale", np.ones(el.n_states)),
-                                                   dtype=float).ravel() for el in parts])
+        self.x_scale = (np.concatenate([np.asarray(el.x_scale, dtype=float).ravel() for el in parts])
                         if n else np.zeros(0))
         if any(el.box_lo is not None or el.box_hi is not None for el in parts):
             lo, hi = [], []
@@ -166,9 +165,25 @@ class SumElement(ForceElement):
             self.box_hi = np.concatenate(hi)
         # drive() stores the leading states: all of them, unless only the last part
         # limits its report (e.g. an operator with a long memory)
-        rep = [getattr(el, "n_report_states", el.n_states) for el in parts]
+        rep = [el.n_report_states for el in parts]
         if all(r == el.n_states for r, el in zip(rep[:-1], parts[:-1])):
             self.n_report_states = n - parts[-1].n_states + rep[-1]
+
+    def stored_energy(self, X, U):
+        """Σ of the parts' stored energies [J] (parts that store none add nothing);
+        None when no part reports one."""
+        X = np.asarray(X, dtype=float).reshape(-1, self.n_states)
+        tot = None
+        for i, el in enumerate(self.parts):
+            e = el.stored_energy(self.part_states(X, i), U)
+            if e is not None:
+                tot = e if tot is None else tot + e
+        return tot
+
+    def demagnetized_state(self) -> np.ndarray:
+        """The parts' virgin memories, concatenated."""
+        return (np.concatenate([el.demagnetized_state() for el in self.parts])
+                if self.n_states else np.zeros(0))
 
     def part_states(self, x, i: int) -> np.ndarray:
         """The slice of state vector(s) ``x`` (last axis) owned by part ``i``."""

@@ -82,6 +82,11 @@ class _Linear(ForceElement):
         self._setup(params, p, np.zeros(0))
         self.x_scale = np.ones(0)
 
+    def stored_energy(self, X, U):
+        """½k·(u − u0)² [J] (zero for a pure damper)."""
+        k = self.params.get("k", 0.0)
+        return 0.5 * k * (np.asarray(U, dtype=float) - self.params.get("u0", 0.0)) ** 2
+
 
 class LinearSpring(_Linear):
     """Linear spring F = k·(u − u0): k [N/m] (any finite value, also negative for

@@ -107,3 +107,11 @@ class Masing(ForceElement):
         self.box_lo = np.array([-eta])
         self.box_hi = np.array([eta])
         self.x_scale = np.array([eta])
+
+    def stored_energy(self, X, U):
+        """½k·w² + ½k0·u² − F0·u [J] (springs k, k0 and the offset force of
+        Bastien et al. (2007), eq. (11)); the damper and the slider store nothing."""
+        pr = self.params
+        X = np.asarray(X, dtype=float).reshape(-1, 1)
+        U = np.asarray(U, dtype=float)
+        return 0.5 * pr["k"] * X[:, 0] ** 2 + 0.5 * pr["k0"] * U ** 2 - pr["F0"] * U

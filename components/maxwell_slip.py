@@ -133,6 +133,12 @@ class MaxwellSlip(ForceElement):
         scale = np.where(delta > 0, delta, max(float(delta.max()), 1e-12))
         self.x_scale = scale
 
+    def stored_energy(self, X, U):
+        """Σ ½k_i·Z_i² [J] in the asperity springs (Jankowski, Marszał & Stefański
+        (2017), eq. (7))."""
+        X = np.asarray(X, dtype=float).reshape(-1, self.k.size)
+        return 0.5 * (self.k * X ** 2).sum(axis=1)
+
     @classmethod
     def from_heights(cls, *, kt, kn, mu, d, heights, z0=None):
         """Asperities of heights h_i [m] pressed with separation distance d [m].

@@ -26,7 +26,7 @@ class DriveResult:
     def signals(self) -> dict:
         """Named signals (for CSV output): t, u, v, F and one column per state."""
         out = {"t": self.t, "u": self.u, "v": self.v, "F": self.force}
-        names = getattr(self.element, "state_names", ())
+        names = self.element.state_names
         for i in range(self.state.shape[1]):
             key = names[i] if i < len(names) else f"x{i}"
             out[key] = self.state[:, i]
@@ -158,7 +158,7 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
         if xs.size != element.n_states:
             raise ValueError(f"x0 must have {element.n_states} component(s) (got {xs.size})")
     n_out = element.n_states if store_state else 0
-    n_out = min(n_out, getattr(element, "n_report_states", n_out))
+    n_out = min(n_out, element.n_report_states)
     affine = getattr(element, "affine", None)
     if v is None and affine is not None and is_compiled(affine) and element.n_states == 1:
         F, X = _drive_affine_loop(affine, t, u, vseg, xs, element.p, 0.01 * float(rtol), n_out)

@@ -285,7 +285,7 @@ class Assembly:
         each element's states as ``element.state``."""
         names = [f"{d}.x" for d in self.dofs] + [f"{d}.v" for d in self.dofs]
         for e in self.elements:
-            sn = list(getattr(e.element, "state_names", ()) or ())
+            sn = list(e.element.state_names)
             for i in range(e.element.n_states):
                 names.append(f"{e.name}.{sn[i] if i < len(sn) else f'x{i}'}")
         return names

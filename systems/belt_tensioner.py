@@ -450,7 +450,7 @@ def _rig_vector(m1, m2, K, C, g, T0, f0, f1, Omega0, phi, pre):
 
 def _y_scale(el) -> np.ndarray:
     # natural sizes for error control: 1 mm, 1 cm/s for the masses, the element's x_scale
-    xs = np.broadcast_to(np.asarray(getattr(el, "x_scale", np.ones(el.n_states)), dtype=float),
+    xs = np.broadcast_to(np.asarray(el.x_scale, dtype=float),
                          (el.n_states,))
     return np.ascontiguousarray(np.concatenate([[1e-3, 1e-2, 1e-3, 1e-2], xs]))
 
@@ -537,7 +537,7 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
     x0, pre, F_t0, T0 = static_init(tensioner, t0=t0, m1=m1, m2=m2, g=g, f_t0=f_t0)
     rig = _rig_vector(m1, m2, K, C, g, T0, f0, f1, Omega0, phi, pre)
     nx = tensioner.n_states
-    n_x_rec = min(nx, getattr(tensioner, "n_report_states", nx))
+    n_x_rec = min(nx, tensioner.n_report_states)
     y0 = np.concatenate([np.zeros(4), x0])
     ss0 = win0 if ss_from is None else check_finite("ss_from", ss_from)
     obs = _obs_array(win0, steady_state, Omega0, int(ss_periods), float(ss_tol),
@@ -547,7 +547,7 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
     compiled = is_compiled(tensioner.advance if is_op else tensioner.rate) and \
         is_compiled(tensioner.force)
     info = dict(method=method, T0=T0, F_t0=F_t0, preload=pre, f_t0=f_t0, t0=t0,
-                element=repr(tensioner), state_names=tuple(getattr(tensioner, "state_names", ())))
+                element=repr(tensioner), state_names=tuple(tensioner.state_names))
 
     if method == "projection":
         n_steps = int(round((t_end - t0) / h))

@@ -106,7 +106,7 @@ class Rod:
                 raise ValueError(f"memory0 must be a finite state vector of the law "
                                  f"({law.n_states} values), got {self.memory0.size}")
         self.h = self.L / self.N
-        slope = getattr(law, "slope", None)
+        slope = law.slope
         self._has_slope = slope is not None
         self._slope = slope if slope is not None else law.force
         # the law's initial tangent sets the scales (and must be positive: a rod

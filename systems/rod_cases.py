@@ -85,12 +85,7 @@ def cable_preisach(cfg: dict):
 def demagnetized_memory(law):
     """The law's state with every Preisach part AC-demagnetised
     (Preisach.demagnetized_state), the other parts at their x0."""
-    from ..components.combine import SumElement
-    from ..components.preisach import Preisach
-
-    parts = law.parts if isinstance(law, SumElement) else (law,)
-    return np.concatenate([el.demagnetized_state() if isinstance(el, Preisach) else el.x0
-                           for el in parts] or [np.zeros(0)])
+    return law.demagnetized_state()
 
 
 def cable_stops(cfg: dict):

@@ -383,7 +383,7 @@ class Model:
         self.box_lo, self.box_hi = lo, hi
         xs = []
         for e, n in zip(els, sizes):
-            s = getattr(e.element, "x_scale", None)
+            s = e.element.x_scale
             xs.append(np.ones(n) if s is None else np.broadcast_to(np.asarray(s, float), (n,)))
         self.x_scale = np.concatenate(xs) if xs else np.zeros(0)
 
@@ -679,25 +679,9 @@ class SimulationError(RuntimeError):
 
 
 def _stored_energy(el, X, U):
-    """Energy stored in an element [J] at states X (n, n_states) and deflections U (n,),
-    when the law says how (method ``stored_energy(x, u)`` or a known law); else None."""
-    fn = getattr(el, "stored_energy", None)
-    if callable(fn):
-        return np.array([float(fn(x, u)) for x, u in zip(X, U)])
-    name = type(el).__name__
-    pr = getattr(el, "params", {})
-    if name == "Masing":
-        # F = k·w + k0·u + c·u̇ − F0 (Bastien et al. (2007), eq. (11)): k·w², k0·u² store
-        k, k0, F0 = pr["k"], pr["k0"], pr.get("F0", 0.0)
-        return 0.5 * k * X[:, 0] ** 2 + 0.5 * k0 * U ** 2 - F0 * U
-    if name == "MaxwellSlip":
-        # asperity springs k_i·Z_i (Jankowski, Marszał & Stefański (2017), eq. (7))
-        return 0.5 * (np.asarray(el.k) * X ** 2).sum(axis=1)
-    if name in ("LinearSpring", "SpringDamper"):
-        k = pr.get("k", 0.0)
-        u0 = pr.get("u0", 0.0)
-        return 0.5 * k * (U - u0) ** 2
-    return None
+    """Energy stored in an element [J] at states X (n, n_states) and deflections U (n,)
+    (the element's declared ``stored_energy``), or None."""
+    return el.stored_energy(X, U)
 
 
 class SimResult:
@@ -816,7 +800,7 @@ class SimResult:
         ns = 2 * self.model.nq
         for i, e in enumerate(self.assembly.elements):
             out[f"{e.name}.F"] = self._eval()["F"][:, i]
-            nrep = min(e.element.n_states, getattr(e.element, "n_report_states", e.element.n_states))
+            nrep = min(e.element.n_states, e.element.n_report_states)
             for j in range(nrep):
                 out[self.names[ns + j]] = self.y[:, ns + j]
             ns += e.element.n_states
