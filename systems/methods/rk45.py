@@ -1,0 +1,286 @@
+"""method="RK45": compiled adaptive Dormand–Prince 5(4) with dense output.
+
+For smooth assemblies where scipy's per-step Python overhead dominates. Error norm:
+RMS over the dynamic state of e_i / (atol_i + rtol·max(|y_i|, |ŷ_i|)) (Hairer, Nørsett
+& Wanner, II.4); the energy quadratures ride along without error control. Outputs at
+t_eval by the free 4th-order continuous extension, else at every accepted step.
+
+Options: rtol (1e-6), atol (default: 1e-12 m, 1e-10 m/s, rtol·x_scale for element
+states), max_step, first_step, max_steps, record_from [s] (keep outputs from there on;
+earlier ones are still observed). The step is checked against the explicit stability
+limit of the linear part when max_step is given.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from . import MethodResult, check_options
+
+NAME = "RK45"
+OPTIONS = ("rtol", "atol", "max_step", "first_step", "max_steps", "record_from")
+SMOOTH_ONLY = True
+COMPILED = True
+
+# Dormand & Prince (1980) tableau; _P: the free 4th-order dense output (Shampine 1986)
+_A = np.array([[0, 0, 0, 0, 0],
+               [1 / 5, 0, 0, 0, 0],
+               [3 / 40, 9 / 40, 0, 0, 0],
+               [44 / 45, -56 / 15, 32 / 9, 0, 0],
+               [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729, 0],
+               [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656]])
+_C = np.array([0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0])
+_B = np.array([35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84])
+_E = np.array([-71 / 57600, 0, 71 / 16695, -71 / 1920, 17253 / 339200, -22 / 525, 1 / 40])
+_P = np.array([
+    [1, -8048581381 / 2820520608, 8663915743 / 2820520608, -12715105075 / 11282082432],
+    [0, 0, 0, 0],
+    [0, 131558114200 / 32700410799, -68118460800 / 10900136933, 87487479700 / 32700410799],
+    [0, -1754552775 / 470086768, 14199869525 / 1410260304, -10690763975 / 1880347072],
+    [0, 127303824393 / 49829197408, -318862633887 / 49829197408, 701980252875 / 199316789632],
+    [0, -282668133 / 205662961, 2019193451 / 616988883, -1453857185 / 822651844],
+    [0, 40617522 / 29380423, -110615467 / 29380423, 69997945 / 29380423]])
+
+
+def dopri_step(t, z, h, K, zs, zn, prm, work, energy, N, rtol, atol):
+    """TEMPLATE (see :func:`rk45`): one Dormand–Prince 5(4) trial step from (t, z) with K[0] = f(t, z): stages into
+    K[1..6] (K[6] = f(t + h, zn), FSAL), the 5th-order solution into zn. Returns the
+    RMS error norm over the first N components (inf when zn is not finite). This is
+    the only DP step of the assembly methods: swapping it swaps the stepper."""
+    M = z.size
+    for s in range(1, 6):
+        for i in range(M):
+            acc = 0.0
+            for j in range(s):
+                acc += _A[s, j] * K[j, i]
+            zs[i] = z[i] + h * acc
+        fun_full(t + _C[s] * h, zs, prm, K[s], work, energy)
+    for i in range(M):
+        acc = 0.0
+        for j in range(6):
+            acc += _B[j] * K[j, i]
+        zn[i] = z[i] + h * acc
+    fun_full(t + h, zn, prm, K[6], work, energy)
+    err = 0.0
+    for i in range(N):
+        e = 0.0
+        for j in range(7):
+            e += _E[j] * K[j, i]
+        sc = atol[i] + rtol * max(abs(z[i]), abs(zn[i]))
+        err += (h * e / sc) ** 2
+        if not math.isfinite(zn[i]):
+            return math.inf
+    return math.sqrt(err / N)
+
+
+def initial_step(t, z, K, zs, prm, work, energy, N, rtol, atol, t1):
+    """TEMPLATE (see :func:`rk45`). Hairer, Nørsett & Wanner (1993), II.4: starting step from f(t, z) = K[0]."""
+    d0 = 0.0
+    d1 = 0.0
+    for i in range(N):
+        sc = atol[i] + rtol * abs(z[i])
+        d0 += (z[i] / sc) ** 2
+        d1 += (K[0, i] / sc) ** 2
+    d0 = math.sqrt(d0 / N)
+    d1 = math.sqrt(d1 / N)
+    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    h0 = min(h0, t1 - t)
+    for i in range(z.size):
+        zs[i] = z[i] + h0 * K[0, i]
+    fun_full(t + h0, zs, prm, K[1], work, energy)
+    d2 = 0.0
+    for i in range(N):
+        sc = atol[i] + rtol * abs(z[i])
+        d2 += ((K[1, i] - K[0, i]) / sc) ** 2
+    d2 = math.sqrt(d2 / N) / h0
+    if max(d1, d2) <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / max(d1, d2)) ** 0.2
+    return min(100 * h0, h1)
+
+
+def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_steps, energy,
+         N, nw, obs, observing):
+    """TEMPLATE compiled into each structure's generated module (systems/codegen.py),
+    where fun_full (right-hand side plus energy integrands), signal_at and stop are
+    that structure's functions. Adaptive DP5(4) from t0 to t1. Outputs: at t_eval (dense output) or, if empty,
+    at every accepted step; kept from t_out0 on; the observed signal is fed to ``obs``
+    at every output time and the user's stop(t, z) called at every kept one.
+    Returns (status, t reached, T, Z, nfev, nsteps, nrejected): status 0 done, 1 step
+    below resolution, 2 non-finite, 3 max_steps, 4 observer stop, 5 callback stop."""
+    M = z0.size
+    work = np.zeros(nw)
+    K = np.empty((7, M))
+    z = z0.copy()
+    zn = np.empty(M)
+    zs = np.empty(M)
+    zi = np.empty(M)
+    scratch = np.empty(M)
+    dense = t_eval.size > 0
+    cap = 1024
+    if dense:
+        cap = 0
+        for i in range(t_eval.size):
+            if t_eval[i] >= t_out0:
+                cap += 1
+        cap = max(cap, 1)
+    Tout = np.empty(cap)
+    Zout = np.empty((cap, M))
+    nout = 0
+    ie = 0
+    status = 0
+    t = t0
+    fun_full(t, z, prm, K[0], work, energy)
+    nfev = 1
+    h = h_init
+    if h <= 0:
+        h = initial_step(t, z, K, zs, prm, work, energy, N, rtol, atol, t1)
+        nfev += 1
+    h = min(h, max_step)
+    nsteps = 0
+    nrej = 0
+    # outputs at t0
+    if dense:
+        while ie < t_eval.size and t_eval[ie] <= t0:
+            for i in range(M):
+                zi[i] = z[i]
+            te = t_eval[ie]
+            ie += 1
+            if observing:
+                fun_full(te, zi, prm, scratch, work, False)
+                if observe(obs, te, signal_at(zi, prm, work)):
+                    status = 4
+            if te >= t_out0:
+                Tout[nout] = te
+                Zout[nout] = zi
+                nout += 1
+                if stop(te, zi):
+                    status = 5
+    else:
+        if observing and observe(obs, t, signal_at(z, prm, work)):
+            status = 4
+        if t >= t_out0:
+            Tout[0] = t
+            Zout[0] = z
+            nout = 1
+            if stop(t, z):
+                status = 5
+    while t < t1 and status == 0:
+        if nsteps >= max_steps:
+            status = 3
+            break
+        if t + h > t1:
+            h = t1 - t
+        if h < 10.0 * 2.2e-16 * max(abs(t), 1e-300):
+            status = 1
+            break
+        err = dopri_step(t, z, h, K, zs, zn, prm, work, energy, N, rtol, atol)
+        nfev += 6
+        if not math.isfinite(err):
+            if h < 1e-12 * max(1.0, abs(t)):
+                status = 2
+                break
+            h *= 0.1
+            nrej += 1
+            continue
+        if err > 1.0:
+            nrej += 1
+            h *= max(0.2, 0.9 * err ** -0.2)
+            continue
+        tn = t + h
+        if dense:
+            while ie < t_eval.size and t_eval[ie] <= tn and status == 0:
+                th = (t_eval[ie] - t) / h
+                for i in range(M):
+                    q = 0.0
+                    for kk in range(4):
+                        pk = 0.0
+                        for j in range(7):
+                            pk += K[j, i] * _P[j, kk]
+                        q += pk * th ** (kk + 1)
+                    zi[i] = z[i] + h * q
+                te = t_eval[ie]
+                ie += 1
+                if observing:
+                    fun_full(te, zi, prm, scratch, work, False)
+                    if observe(obs, te, signal_at(zi, prm, work)):
+                        status = 4
+                if te >= t_out0:
+                    Tout[nout] = te
+                    Zout[nout] = zi
+                    nout += 1
+                    if stop(te, zi):
+                        status = 5
+        else:
+            # work holds the inputs and forces of the last stage, at (tn, zn)
+            if observing and observe(obs, tn, signal_at(zn, prm, work)):
+                status = 4
+            if tn >= t_out0:
+                if nout == cap:
+                    cap *= 2
+                    T2 = np.empty(cap)
+                    Z2 = np.empty((cap, M))
+                    T2[:nout] = Tout[:nout]
+                    Z2[:nout] = Zout[:nout]
+                    Tout = T2
+                    Zout = Z2
+                Tout[nout] = tn
+                Zout[nout] = zn
+                nout += 1
+                if stop(tn, zn):
+                    status = 5
+        t = tn
+        for i in range(M):
+            z[i] = zn[i]
+            K[0, i] = K[6, i]
+        nsteps += 1
+        fac = 10.0 if err == 0.0 else min(10.0, 0.9 * err ** -0.2)
+        h = min(h * fac, max_step)
+    return status, t, Tout[:nout], Zout[:nout], nfev, nsteps, nrej
+
+
+def default_atol(model, rtol):
+    """1e-12 m on DOF positions, 1e-10 m/s on velocities, rtol·x_scale on element states."""
+    nq = model.nq
+    return np.concatenate([np.full(nq, 1e-12), np.full(nq, 1e-10), rtol * model.x_scale])
+
+
+def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodResult:
+    """Run the compiled RK45 (see the module docstring)."""
+    opts = check_options(NAME, options, OPTIONS)
+    if not model.compiled or model.has_tables:
+        raise ValueError("method='RK45' (compiled) needs numba-compilable forces, imposed "
+                         "motions and element kernels; use Harmonic inputs or "
+                         "method='BDF'")
+    rtol = float(opts.get("rtol", 1e-6))
+    if not (0 < rtol < 1):
+        raise ValueError(f"rtol must be in (0, 1) (got {rtol!r})")
+    atol = opts.get("atol")
+    if atol is None:
+        atol = default_atol(model, rtol)
+    atol = np.broadcast_to(np.asarray(atol, float), (model.N,)).copy()
+    max_step = float(opts.get("max_step", np.inf))
+    if not max_step > 0:
+        raise ValueError(f"max_step must be > 0 (got {max_step!r})")
+    if math.isfinite(max_step):
+        model.check_step(max_step, NAME, "max_step")
+    first_step = float(opts.get("first_step", 0.0) or 0.0)
+    max_steps = int(opts.get("max_steps", 50_000_000))
+    t_out0 = float(opts.get("record_from", -np.inf))
+    nquad = model.nquad if energy else 0
+    z0 = np.concatenate([y0, np.zeros(nquad)])
+    te = np.zeros(0) if t_eval is None else np.ascontiguousarray(t_eval, dtype=float)
+    status, t_r, T, Z, nfev, nsteps, nrej = model.code.rk45(
+        float(t0), float(t1), z0, model.prm, rtol, atol, first_step, max_step, te, t_out0,
+        max_steps, bool(energy), model.N, model.layout.n_work, model.obs_or_dummy(obs),
+        obs is not None)
+    msgs = {0: "the end of the time span was reached",
+            1: "step size fell below machine resolution",
+            2: "non-finite state",
+            3: "too many steps (max_steps)",
+            4: "steady state reached",
+            5: "stopped by the callback"}
+    stats = {"nfev": int(nfev), "nsteps": int(nsteps), "nrejected": int(nrej)}
+    return MethodResult(T, Z[:, :model.N], Z[:, model.N:] if energy else None, stats,
+                        status in (0, 4, 5), msgs[status], float(t_r), status in (4, 5))
