@@ -104,7 +104,7 @@ def _input_lines(m, rot: bool):
 def _core(m):
     L = m.layout
     nq, nb, ne = L.nq, L.nb, L.ne
-    lines = ["def core(t, y, fext, ub, vb, prm, dy, aux):", "    P = prm.P"]
+    lines = ["def core_v(t, y, fext, ub, vb, prm, dy, aux, V):"]
     for i in range(nq):
         lines.append(f"    f{i} = prm.mass[{i}] * prm.grav")
     for j in range(nb):
@@ -126,11 +126,11 @@ def _core(m):
     for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
         lines += [f"    u = {_x(a, nq)} - {_x(b, nq)}",
                   f"    v = {_v(a, nq)} - {_v(b, nq)}",
-                  f"    F = force_{e}(y[{o}:{o + n}], u, v, P[{p0}:{p1}])"]
+                  f"    F = force_{e}(V[{3 * e}], u, v, V[{3 * e + 1}])"]
         if kind == "operator":
             lines += [f"    dy[{o + i}] = 0.0" for i in range(n)]
         else:
-            lines.append(f"    rate_{e}(y[{o}:{o + n}], u, v, P[{p0}:{p1}], dy[{o}:{o + n}])")
+            lines.append(f"    rate_{e}(V[{3 * e}], u, v, V[{3 * e + 1}], V[{3 * e + 2}])")
         lines += [f"    aux[{e}] = F", f"    aux[{ne + e}] = u", f"    aux[{2 * ne + e}] = v"]
         lines += act(a, b)
     for j, d in enumerate(m.fdof):
@@ -139,6 +139,16 @@ def _core(m):
         lines.append(f"    aux[{3 * ne + i}] = f{i}")
     for i in range(nq):
         lines += [f"    dy[{i}] = y[{nq + i}]", f"    dy[{nq + i}] = f{i} / prm.mass[{i}]"]
+    lines.append("    return 0")
+    # the element views of y, P and dy, made once per loop (a view made per step costs
+    # reference counting that numba cannot prune across the kernels' branches)
+    views = []
+    for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
+        views += [f"y[{o}:{o + n}]", f"P[{p0}:{p1}]", f"dy[{o}:{o + n}]"]
+    lines += ["", "", _DECOR, "def views(y, dy, P):",
+              f"    return ({', '.join(views)}{',' if len(views) == 1 else ''})", "", "",
+              _DECOR, "def core(t, y, fext, ub, vb, prm, dy, aux):",
+              "    return core_v(t, y, fext, ub, vb, prm, dy, aux, views(y, dy, prm.P))"]
     return "\n".join(lines) + "\n"
 
 

@@ -33,7 +33,7 @@ COMPILED = True
 def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, nquad, naux,
                nf, nb, rtol, obs, k_obs, has_ops):
     """TEMPLATE compiled into each structure's generated module (systems/codegen.py),
-    where core, inputs_rot, step, ops, powers, signal and stop are that structure's
+    where core_v, views, inputs_rot, step, ops, powers, signal and stop are that structure's
     straight-line functions (globals, so numba inlines them and caches the loop).
 
     Steps p = 0..nsteps-1 of eq. (A.9); records the state after step rec[k] (0: the
@@ -79,12 +79,13 @@ def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, 
         cr[r] = math.cos(om[r] * h)
         sr[r] = math.sin(om[r] * h)
     inputs_rot(t0, 0, cs, prm, TF, TU, TV, fext, ub, vb)
+    V = views(y, dy, prm.P)
     k = 0
     status = 0
     p_done = 0
     for p in range(nsteps + 1):
         t = t0 + p * h
-        core(t, y, fext, ub, vb, prm, dy, aux)
+        core_v(t, y, fext, ub, vb, prm, dy, aux, V)
         while k < nrec and rec[k] == p:
             for i in range(N):
                 Yout[k, i] = y[i]
@@ -182,16 +183,21 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
     k_obs = nsteps + 1 if obs is None else _first_step_at(model.observer_start(obs), t0, h,
                                                           nsteps)
     code = model.code
-    grid = t0 + h * np.arange(nsteps + 1)
-    grid[-1] = t1
-    TF, TU, TV = model.tables_on(grid)
+    if model.has_tables:
+        grid = t0 + h * np.arange(nsteps + 1)
+        grid[-1] = t1
+        TF, TU, TV = model.tables_on(grid)
+    else:
+        TF = TU = TV = np.zeros((1, 1))
     L = model.layout
     status, p_done, Y, Q = code.projection(
         float(t0), h, nsteps, float(h_last), y0, model.prm, TF, TU, TV, model.box_lo,
         model.box_hi, rec, bool(energy), L.nquad, L.n_aux, L.nf, L.nb, rtol,
         model.obs_or_dummy(obs), k_obs, model.ops_present())
-    T = grid[rec[:Y.shape[0]]]
+    def time_of(k):
+        return np.where(k == nsteps, t1, t0 + h * k)
+    T = time_of(rec[:Y.shape[0]])
     msg = {0: "the end of the time span was reached", 2: "non-finite state",
            4: "steady state reached", 5: "stopped by the callback"}[status]
     return MethodResult(T, Y, Q if energy else None, {"nsteps": int(p_done), "h": h},
-                        status != 2, msg, float(grid[p_done]), status in (4, 5))
+                        status != 2, msg, float(time_of(p_done)), status in (4, 5))
