@@ -430,7 +430,12 @@ def build(m, kernels: dict, callback=None) -> Compiled:
         # Python kernels (e.g. an FMU element without compiled kernels): the same code
         # run by the interpreter
         code, how = src.replace(_DECOR + "\n", ""), "python"
-        ns["observe"] = observe.py_func
+        obs_py = observe.py_func
+
+        def observe_py(obs, t, s):
+            # attribute access to the record's fields, as numba offers it
+            return obs_py(obs.view(np.recarray), t, s)
+        ns["observe"] = observe_py
     lines = [ln for ln in code.splitlines()
              if not ln.startswith(("from numba", f"from {__package__}"))
              and " = resolve(" not in ln]

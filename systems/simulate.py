@@ -149,6 +149,7 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
         res = SimResult(model, T[:i], Y[:i], None if Q is None else Q[:i], method, out.stats,
                         msg, False)
     res.t_reached = t_r
+    res.y_last = out.y_last if out.y_last is not None else (Y[-1] if len(Y) else None)
     res.observed = summary(obs) if obs is not None else None
     if not ok:
         raise SimulationError(f"{method} failed at t = {t_r!r} s of [{t0!r}, {t1!r}]: {msg}; "

@@ -30,7 +30,8 @@ import numpy as np
 class MethodResult(NamedTuple):
     """What a method returns: output times t (n,) [s], states y (n, N), energy
     quadratures quad (n, nquad) or None, stats, success, message, the time reached
-    [s] and whether an observer or the user's callback stopped the run early."""
+    [s], whether an observer or the user's callback stopped the run early, and the
+    state reached (None when the method does not report it)."""
     t: np.ndarray
     y: np.ndarray
     quad: np.ndarray | None
@@ -39,6 +40,7 @@ class MethodResult(NamedTuple):
     message: str
     t_reached: float
     stopped: bool = False
+    y_last: np.ndarray | None = None
 
 
 # name -> module (relative to this package); "auto" is resolved by simulate()

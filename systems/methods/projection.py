@@ -38,7 +38,7 @@ def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, 
 
     Steps p = 0..nsteps-1 of eq. (A.9); records the state after step rec[k] (0: the
     initial state), feeds the observed signal to ``obs`` from step k_obs on and calls
-    the user's stop(t, y) at every recorded sample. Returns (status, steps done, Y, Q):
+    the user's stop(t, y) at every recorded sample. Returns (status, steps done, Y, Q, state reached):
     status 0 done, 2 non-finite state, 4 stopped by the observer, 5 by the callback."""
     N = y0.size
     y = y0.copy()
@@ -134,7 +134,7 @@ def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, 
             ub[i] = ub1[i]
             vb[i] = vb1[i]
         p_done = p + 1
-    return status, p_done, Yout[:k], Qout[:k]
+    return status, p_done, Yout[:k], Qout[:k], y
 
 
 def step_grid(t0: float, t1: float, h: float):
@@ -190,7 +190,7 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
     else:
         TF = TU = TV = np.zeros((1, 1))
     L = model.layout
-    status, p_done, Y, Q = code.projection(
+    status, p_done, Y, Q, y_last = code.projection(
         float(t0), h, nsteps, float(h_last), y0, model.prm, TF, TU, TV, model.box_lo,
         model.box_hi, rec, bool(energy), L.nquad, L.n_aux, L.nf, L.nb, rtol,
         model.obs_or_dummy(obs), k_obs, model.ops_present())
@@ -200,4 +200,4 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
     msg = {0: "the end of the time span was reached", 2: "non-finite state",
            4: "steady state reached", 5: "stopped by the callback"}[status]
     return MethodResult(T, Y, Q if energy else None, {"nsteps": int(p_done), "h": h},
-                        status != 2, msg, float(time_of(p_done)), status in (4, 5))
+                        status != 2, msg, float(time_of(p_done)), status in (4, 5), y_last)
