@@ -9,20 +9,23 @@ element parameters, harmonic amplitudes and pulsations) stays an argument, in th
 :class:`~hystmech.systems.model.Params` record, so one compiled structure serves a
 whole parameter sweep.
 
-Generated functions (``prm`` is the Params record, ``aux`` a scratch vector holding
-element forces F, deflections u, rates v and node forces, see :class:`Layout`):
+Generated functions. ``prm`` is the Params record; ``w`` one work vector holding the
+inputs and what the last evaluation found (see :class:`Layout`: external forces,
+imposed positions and velocities, then element forces F, deflections u, rates v and
+node forces); ``V = scratch(prm)`` the elements' scratch arrays, made once per loop:
 
-``core(t, y, fext, ub, vb, prm, dy, aux)``   right-hand side ẏ of the smooth part
-``fun(t, y, prm, dy, work)``                 the same with the inputs computed at t
-                                             (for implicit methods: no allocation)
-``jac(t, y, prm, J, work)``                  analytic ∂ẏ/∂y from the elements' jac
-``jac_core(t, y, ub, vb, prm, J)``           the same with the imposed motions given
-``inputs(t, p, prm, TF, TU, TV, fext, ub, vb)``  external forces / imposed motions
-``inputs_rot(t, p, cs, prm, TF, TU, TV, fext, ub, vb)`` the same, cos(Ωt+φ) given
-``powers(y, fext, vb, prm, aux, pw)``        integrands of the energy account
-``signal(y, prm, aux)``                      the observed connection-force sum
+``core(t, y, prm, dy, w, V)``                right-hand side ẏ of the smooth part, with
+                                             the inputs already in w
+``fun(t, y, prm, dy, w, V)``                 the same with the inputs computed at t (the
+                                             compiled rhs implicit methods call)
+``jac(t, y, prm, J, w, V)``                  analytic ∂ẏ/∂y from the elements' jac
+``jac_core(t, y, prm, J, w, V)``             the same with the inputs already in w
+``inputs(t, p, prm, TF, TU, TV, w)``         external forces / imposed motions at t
+``inputs_rot(t, p, cs, prm, TF, TU, TV, w)`` the same, cos(Ωt+φ) of each row given
+``powers(y, w, prm, pw, off)``               integrands of the energy account
+``signal(y, w, prm)``                        the observed connection-force sum
 ``step(y, dy, h, lo, hi, yn)``               Euler step + projection on the boxes
-``ops(y0, y1, ub0, ub1, dt, prm, rtol)``     operator elements' own update
+``ops(y0, y1, w0, w1, dt, prm, rtol)``       operator elements' own update
 ``stop(t, y)``                               the user's callback (False if none)
 
 and the generic loops ``projection``, ``rk45`` (with ``dopri_step``) and
@@ -67,44 +70,47 @@ class Layout:
         return self.nf + 2 * self.nb + self.n_aux
 
 
-def _x(k, nq):
+def _x(k, L):
+    # position of node k: free DOF in y, imposed in w, ground 0
     if k < 0:
         return "0.0"
-    return f"y[{k}]" if k < nq else f"ub[{k - nq}]"
+    return f"y[{k}]" if k < L.nq else f"w[{L.nf + k - L.nq}]"
 
 
-def _v(k, nq):
+def _v(k, L):
     if k < 0:
         return "0.0"
-    return f"y[{nq + k}]" if k < nq else f"vb[{k - nq}]"
+    return f"y[{L.nq + k}]" if k < L.nq else f"w[{L.nf + L.nb + k - L.nq}]"
 
 
 def _input_lines(m, rot: bool):
-    """Lines filling fext, ub, vb; rows of the harmonic table H = [HF; HU; HV]."""
+    """Lines filling the inputs part of w; rows of the harmonic table H = [HF; HU; HV]."""
+    L = m.layout
     out = []
-    groups = (("fext", "HF", "TF", m.fkinds, "fc", 0),
-              ("ub", "HU", "TU", m.ukinds, "uc", len(m.fkinds)),
-              ("vb", "HV", "TV", m.vkinds, "vc", len(m.fkinds) + len(m.ukinds)))
-    for arr, H, T, kinds, pre, r0 in groups:
+    groups = (("HF", "TF", m.fkinds, "fc", 0, 0),
+              ("HU", "TU", m.ukinds, "uc", L.nf, L.nf),
+              ("HV", "TV", m.vkinds, "vc", L.nf + L.nb, L.nf + L.nb))
+    for H, T, kinds, pre, r0, w0 in groups:
         for j, k in enumerate(kinds):
             if k == "h":
                 c = f"cs[{r0 + j}]" if rot else \
                     f"math.cos(prm.{H}[{j}, 2] * t + prm.{H}[{j}, 3])"
-                out.append(f"    {arr}[{j}] = prm.{H}[{j}, 0] + prm.{H}[{j}, 1] * {c}")
+                out.append(f"    w[{w0 + j}] = prm.{H}[{j}, 0] + prm.{H}[{j}, 1] * {c}")
             elif k == "c":
-                out.append(f"    {arr}[{j}] = {pre}_{j}(t)")
+                out.append(f"    w[{w0 + j}] = {pre}_{j}(t)")
             elif k == "d":          # central difference of a compiled imposed motion
                 out += ["    dlt = 1e-6 * (1.0 + abs(t))",
-                        f"    {arr}[{j}] = (uc_{j}(t + dlt) - uc_{j}(t - dlt)) / (2.0 * dlt)"]
+                        f"    w[{w0 + j}] = (uc_{j}(t + dlt) - uc_{j}(t - dlt)) / (2.0 * dlt)"]
             else:                   # "t": sampled by Python on the step grid
-                out.append(f"    {arr}[{j}] = {T}[p, {j}]")
+                out.append(f"    w[{w0 + j}] = {T}[p, {j}]")
     return out
 
 
 def _core(m):
     L = m.layout
     nq, nb, ne = L.nq, L.nb, L.ne
-    lines = ["def core_v(t, y, fext, ub, vb, prm, dy, aux, V):"]
+    A = L.nf + 2 * nb           # start of aux in w
+    lines = ["def core(t, y, prm, dy, w, V):"]
     for i in range(nq):
         lines.append(f"    f{i} = prm.mass[{i}] * prm.grav")
     for j in range(nb):
@@ -118,64 +124,59 @@ def _core(m):
             r.append(f"    f{b} += F")
         return r
     for s, (a, b) in enumerate(zip(m.sa, m.sb)):
-        lines.append(f"    F = prm.k[{s}] * ({_x(a, nq)} - {_x(b, nq)} - prm.u0[{s}]) + prm.pre[{s}]")
+        lines.append(f"    F = prm.k[{s}] * ({_x(a, L)} - {_x(b, L)} - prm.u0[{s}]) + prm.pre[{s}]")
         lines += act(a, b)
     for s, (a, b) in enumerate(zip(m.da, m.db)):
-        lines.append(f"    F = prm.c[{s}] * ({_v(a, nq)} - {_v(b, nq)})")
+        lines.append(f"    F = prm.c[{s}] * ({_v(a, L)} - {_v(b, L)})")
         lines += act(a, b)
     for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
-        lines += [f"    u = {_x(a, nq)} - {_x(b, nq)}",
-                  f"    v = {_v(a, nq)} - {_v(b, nq)}",
-                  f"    F = force_{e}(V[{3 * e}], u, v, V[{3 * e + 1}])"]
+        x, pp, d = f"V[{3 * e}]", f"V[{3 * e + 1}]", f"V[{3 * e + 2}]"
+        lines += [f"    {x}[{i}] = y[{o + i}]" for i in range(n)]
+        lines += [f"    u = {_x(a, L)} - {_x(b, L)}",
+                  f"    v = {_v(a, L)} - {_v(b, L)}",
+                  f"    F = force_{e}({x}, u, v, {pp})"]
         if kind == "operator":
             lines += [f"    dy[{o + i}] = 0.0" for i in range(n)]
         else:
-            lines.append(f"    rate_{e}(V[{3 * e}], u, v, V[{3 * e + 1}], V[{3 * e + 2}])")
-        lines += [f"    aux[{e}] = F", f"    aux[{ne + e}] = u", f"    aux[{2 * ne + e}] = v"]
+            lines.append(f"    rate_{e}({x}, u, v, {pp}, {d})")
+            lines += [f"    dy[{o + i}] = {d}[{i}]" for i in range(n)]
+        lines += [f"    w[{A + e}] = F", f"    w[{A + ne + e}] = u", f"    w[{A + 2 * ne + e}] = v"]
         lines += act(a, b)
     for j, d in enumerate(m.fdof):
-        lines.append(f"    f{d} += fext[{j}]")
+        lines.append(f"    f{d} += w[{j}]")
     for i in range(nq + nb):
-        lines.append(f"    aux[{3 * ne + i}] = f{i}")
+        lines.append(f"    w[{A + 3 * ne + i}] = f{i}")
     for i in range(nq):
         lines += [f"    dy[{i}] = y[{nq + i}]", f"    dy[{nq + i}] = f{i} / prm.mass[{i}]"]
     lines.append("    return 0")
-    # the element views of y, P and dy, made once per loop (a view made per step costs
-    # reference counting that numba cannot prune across the kernels' branches)
-    views = []
+    # per-element scratch: the element's state and rate copied in and out (a view of y
+    # made per call costs reference counting that numba cannot prune across the
+    # kernels' branches) and its parameter slice, made once per loop
+    items = []
     for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
-        views += [f"y[{o}:{o + n}]", f"P[{p0}:{p1}]", f"dy[{o}:{o + n}]"]
-    lines += ["", "", _DECOR, "def views(y, dy, P):",
-              f"    return ({', '.join(views)}{',' if len(views) == 1 else ''})", "", "",
-              _DECOR, "def core(t, y, fext, ub, vb, prm, dy, aux):",
-              "    return core_v(t, y, fext, ub, vb, prm, dy, aux, views(y, dy, prm.P))"]
+        items += [f"np.empty({n})", f"prm.P[{p0}:{p1}]", f"np.empty({n})"]
+    lines += ["", "", _DECOR, "def scratch(prm):",
+              f"    return ({', '.join(items)}{',' if len(items) == 1 else ''})"]
     return "\n".join(lines) + "\n"
 
 
 def _fun(m):
-    L = m.layout
-    nf, nb = L.nf, L.nb
     return "\n".join([
-        "def fun(t, y, prm, dy, work):",
-        f"    fext = work[0:{nf}]",
-        f"    ub = work[{nf}:{nf + nb}]",
-        f"    vb = work[{nf + nb}:{nf + 2 * nb}]",
-        "    inputs(t, 0, prm, _E2, _E2, _E2, fext, ub, vb)",
-        f"    core(t, y, fext, ub, vb, prm, dy, work[{nf + 2 * nb}:])",
-        "    return 0"]) + "\n"
+        "def fun(t, y, prm, dy, w, V):",
+        "    inputs(t, 0, prm, _E2, _E2, _E2, w)",
+        "    return core(t, y, prm, dy, w, V)"]) + "\n"
 
 
 def _inputs(m, rot):
-    head = ("def inputs_rot(t, p, cs, prm, TF, TU, TV, fext, ub, vb):" if rot else
-            "def inputs(t, p, prm, TF, TU, TV, fext, ub, vb):")
+    head = ("def inputs_rot(t, p, cs, prm, TF, TU, TV, w):" if rot else
+            "def inputs(t, p, prm, TF, TU, TV, w):")
     return "\n".join([head, *_input_lines(m, rot), "    return 0"]) + "\n"
 
 
 def _jac(m):
     L = m.layout
-    nq, nb, nf = L.nq, L.nb, L.nf
-    lines = ["def jac_core(t, y, ub, vb, prm, J):",
-             "    P = prm.P",
+    nq = L.nq
+    lines = ["def jac_core(t, y, prm, J, w, V):",
              "    J[:, :] = 0.0"]
     for i in range(nq):
         lines.append(f"    J[{i}, {nq + i}] = 1.0")
@@ -195,9 +196,10 @@ def _jac(m):
     for s, (a, b) in enumerate(zip(m.da, m.db)):
         lines += pair(a, b, f"prm.c[{s}]", nq)
     for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
+        x, pp = f"V[{3 * e}]", f"V[{3 * e + 1}]"
+        lines += [f"    {x}[{i}] = y[{o + i}]" for i in range(n)]
         lines += [f"    Je = np.zeros(({n + 1}, {n + 2}))",
-                  f"    jac_{e}(y[{o}:{o + n}], {_x(a, nq)} - {_x(b, nq)}, "
-                  f"{_v(a, nq)} - {_v(b, nq)}, P[{p0}:{p1}], Je)"]
+                  f"    jac_{e}({x}, {_x(a, L)} - {_x(b, L)}, {_v(a, L)} - {_v(b, L)}, {pp}, Je)"]
         # Je rows 0..n-1 = ∂ẋe/∂(xe, u, v), row n = ∂F/∂(xe, u, v); ∂u/∂x_a = +1, ∂u/∂x_b = −1
         if kind != "operator":
             for r in range(n):
@@ -209,64 +211,63 @@ def _jac(m):
                         lines.append(f"    J[{o + r}, {nq + node}] {sg}= Je[{r}, {n + 1}]")
         for node, sg in ((a, "-"), (b, "")):
             if 0 <= node < nq:
-                w = f"{sg}1.0 / prm.mass[{node}]"
+                wt = f"{sg}1.0 / prm.mass[{node}]"
                 for c in range(n):
-                    lines.append(f"    J[{nq + node}, {o + c}] += {w} * Je[{n}, {c}]")
+                    lines.append(f"    J[{nq + node}, {o + c}] += {wt} * Je[{n}, {c}]")
                 for nd, s2 in ((a, "+"), (b, "-")):
                     if 0 <= nd < nq:
-                        lines.append(f"    J[{nq + node}, {nd}] {s2}= {w} * Je[{n}, {n}]")
-                        lines.append(f"    J[{nq + node}, {nq + nd}] {s2}= {w} * Je[{n}, {n + 1}]")
+                        lines.append(f"    J[{nq + node}, {nd}] {s2}= {wt} * Je[{n}, {n}]")
+                        lines.append(f"    J[{nq + node}, {nq + nd}] {s2}= {wt} * Je[{n}, {n + 1}]")
     lines.append("    return 0")
     lines += ["", "", _DECOR,
-              "def jac(t, y, prm, J, work):",
-              f"    ub = work[{nf}:{nf + nb}]",
-              f"    vb = work[{nf + nb}:{nf + 2 * nb}]",
-              f"    inputs(t, 0, prm, _E2, _E2, _E2, work[0:{nf}], ub, vb)",
-              "    return jac_core(t, y, ub, vb, prm, J)"]
+              "def jac(t, y, prm, J, w, V):",
+              "    inputs(t, 0, prm, _E2, _E2, _E2, w)",
+              "    return jac_core(t, y, prm, J, w, V)"]
     return "\n".join(lines) + "\n"
 
 
 def _powers(m):
     L = m.layout
     nq, ne = L.nq, L.ne
-    lines = ["def powers(y, fext, vb, prm, aux, pw):"]
+    A = L.nf + 2 * L.nb
+    lines = ["def powers(y, w, prm, pw, off):"]
     k = 0
     for e in range(ne):          # F·v absorbed by each element
-        lines.append(f"    pw[{k}] = aux[{e}] * aux[{2 * ne + e}]")
+        lines.append(f"    pw[off + {k}] = w[{A + e}] * w[{A + 2 * ne + e}]")
         k += 1
     for s, (a, b) in enumerate(zip(m.da, m.db)):       # c·v² dissipated by dampers
-        lines += [f"    dv = {_v(a, nq)} - {_v(b, nq)}", f"    pw[{k}] = prm.c[{s}] * dv * dv"]
+        lines += [f"    dv = {_v(a, L)} - {_v(b, L)}", f"    pw[off + {k}] = prm.c[{s}] * dv * dv"]
         k += 1
     for j, d in enumerate(m.fdof):                     # f·ẋ input by external forces
-        lines.append(f"    pw[{k}] = fext[{j}] * y[{nq + d}]")
+        lines.append(f"    pw[off + {k}] = w[{j}] * y[{nq + d}]")
         k += 1
     for j in range(L.nb):                              # −R·ẋ input by imposed motions
-        lines.append(f"    pw[{k}] = -aux[{3 * ne + nq + j}] * vb[{j}]")
+        lines.append(f"    pw[off + {k}] = -w[{A + 3 * ne + nq + j}] * w[{L.nf + L.nb + j}]")
         k += 1
     lines.append("    return 0")
     return "\n".join(lines) + "\n"
 
 
 def _signal(m):
-    nq, ne = m.layout.nq, m.layout.ne
+    L = m.layout
+    A = L.nf + 2 * L.nb
     terms = []
     for kind, i in m.observed:
         if kind == "element":
-            terms.append(f"aux[{i}]")
+            terms.append(f"w[{A + i}]")
         elif kind == "spring":
             a, b = m.sa[i], m.sb[i]
-            terms.append(f"(prm.k[{i}] * ({_x(a, nq)} - {_x(b, nq)} - prm.u0[{i}]) + prm.pre[{i}])")
+            terms.append(f"(prm.k[{i}] * ({_x(a, L)} - {_x(b, L)} - prm.u0[{i}]) + prm.pre[{i}])")
         else:
             a, b = m.da[i], m.db[i]
-            terms.append(f"prm.c[{i}] * ({_v(a, nq)} - {_v(b, nq)})")
-    del ne
-    return ("def signal(y, ub, vb, prm, aux):\n"
+            terms.append(f"prm.c[{i}] * ({_v(a, L)} - {_v(b, L)})")
+    return ("def signal(y, w, prm):\n"
             f"    return {' + '.join(terms) if terms else '0.0'}\n")
 
 
 def _step(m):
     # explicit Euler step of the smooth part, then the resolvent of the box indicator =
-    # projection on the box (Bastien et al. (2007), eq. (A.9)); finite-check sum returned
+    # projection on the box (Bastien et al. (2007), eq. (A.9)); returns a finite-check sum
     # (branch-free: numba cannot prune the reference counting of array arguments
     # across branches, which would cost more than the step itself)
     N = m.layout.N
@@ -281,14 +282,15 @@ def _step(m):
 
 
 def _ops(m):
-    nq = m.layout.nq
-    lines = ["def ops(y0, y1, ub0, ub1, dt, prm, rtol):", "    P = prm.P"]
+    L = m.layout
+    lines = ["def ops(y0, y1, w0, w1, dt, prm, rtol):", "    P = prm.P"]
     for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
         if kind != "operator":
             continue
-        x0 = lambda k: _x(k, nq).replace("y[", "y0[").replace("ub[", "ub0[")  # noqa: E731
-        x1 = lambda k: _x(k, nq).replace("y[", "y1[").replace("ub[", "ub1[")  # noqa: E731
-        lines += [f"    u0 = {x0(a)} - {x0(b)}", f"    u1 = {x1(a)} - {x1(b)}"]
+        def at(k, yy, ww):  # noqa: E306
+            return _x(k, L).replace("y[", f"{yy}[").replace("w[", f"{ww}[")
+        lines += [f"    u0 = {at(a, 'y0', 'w0')} - {at(b, 'y0', 'w0')}",
+                  f"    u1 = {at(a, 'y1', 'w1')} - {at(b, 'y1', 'w1')}"]
         lines += [f"    y1[{o + i}] = y0[{o + i}]" for i in range(n)]
         lines.append(f"    advance_{e}(y1[{o}:{o + n}], u0, u1, dt, (u1 - u0) / dt, "
                      f"P[{p0}:{p1}], rtol)")
@@ -298,18 +300,11 @@ def _ops(m):
 
 _WRAPPERS = '''
 {d}
-def fun_full(t, z, prm, out, work, energy):
-    fun(t, z[:{N}], prm, out[:{N}], work)
+def fun_full(t, z, prm, out, w, V, energy):
+    fun(t, z, prm, out, w, V)
     if energy:
-        powers(z[:{N}], work[0:{nf}], work[{nf} + {nb}:{nf} + 2 * {nb}], prm,
-               work[{nf} + 2 * {nb}:], out[{N}:])
+        powers(z, w, prm, out, {N})
     return 0
-
-
-{d}
-def signal_at(z, prm, work):
-    return signal(z, work[{nf}:{nf} + {nb}], work[{nf} + {nb}:{nf} + 2 * {nb}], prm,
-                  work[{nf} + 2 * {nb}:])
 '''
 
 
@@ -360,8 +355,12 @@ def generate(m, refs: dict) -> str:
         parts.append("def stop(t, y):\n    return False\n")
     for p in parts:
         src += f"\n\n{_DECOR}\n" + p
-    src += _WRAPPERS.format(d=_DECOR, N=L.N, nf=L.nf, nb=L.nb)
+    src += _WRAPPERS.format(d=_DECOR, N=L.N)
     return src + templates()
+
+
+NAMES = ("core", "scratch", "fun", "jac", "jac_core", "inputs", "inputs_rot", "powers",
+         "signal", "step", "ops", "stop", "fun_full", "projection", "rk45", "eval_samples")
 
 
 class Compiled:
@@ -372,9 +371,7 @@ class Compiled:
         self.mod = mod
         self.how = how              # "disk", "memory" or "python"
         self.path = path
-        for name in ("core", "fun", "jac", "jac_core", "inputs", "inputs_rot", "powers", "signal", "step",
-                     "ops", "stop", "projection", "rk45", "fun_full", "signal_at",
-                     "eval_samples"):
+        for name in NAMES:
             setattr(self, name, getattr(mod, name, None))
 
     def cache_hits(self) -> int:
@@ -382,10 +379,7 @@ class Compiled:
         if self.how != "disk":
             return 0
         return sum(sum(getattr(self.mod, n).stats.cache_hits.values())
-                   for n in ("core", "fun", "jac", "ops", "projection", "eval_samples", "rk45",
-                             "inputs", "inputs_rot", "powers", "signal", "step", "stop",
-                             "fun_full", "signal_at")
-                   if getattr(self.mod, n, None) is not None)
+                   for n in NAMES if getattr(self.mod, n, None) is not None)
 
 
 _MEMORY: dict = {}

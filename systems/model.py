@@ -56,36 +56,45 @@ def _jit_scalar(fn):
     return jf
 
 
-def eval_samples(t, Y, FE, UB, VB, prm, nq, ne, nquad, naux):
+def eval_samples(t, Y, FE, UB, VB, prm, nq, ne, nquad, nw):
     """TEMPLATE compiled into each structure's generated module (systems/codegen.py),
-    where core and powers are that structure's functions. Accelerations, element forces, u, v, node forces and energy integrands at every
-    sample (rows of Y)."""
+    where core, scratch and powers are that structure's functions. Accelerations,
+    element forces, u, v, node forces and energy integrands at every sample (rows of
+    Y) with the inputs FE, UB, VB sampled there."""
     n = t.size
     N = Y.shape[1]
+    nf = FE.shape[1]
+    nb = UB.shape[1]
     A = np.empty((n, nq))
     F = np.empty((n, ne))
     U = np.empty((n, ne))
     V = np.empty((n, ne))
-    nb = UB.shape[1]
     FN = np.empty((n, nq + nb))
     PW = np.empty((n, nquad))
     dy = np.empty(N)
-    aux = np.zeros(naux)
+    w = np.zeros(nw)
+    S = scratch(prm)
     pw = np.empty(nquad)
     y = np.empty(N)
+    a0 = nf + 2 * nb
     for i in range(n):
         for j in range(N):
             y[j] = Y[i, j]
-        core(t[i], y, FE[i], UB[i], VB[i], prm, dy, aux)
-        powers(y, FE[i], VB[i], prm, aux, pw)
+        for j in range(nf):
+            w[j] = FE[i, j]
+        for j in range(nb):
+            w[nf + j] = UB[i, j]
+            w[nf + nb + j] = VB[i, j]
+        core(t[i], y, prm, dy, w, S)
+        powers(y, w, prm, pw, 0)
         for j in range(nq):
             A[i, j] = dy[nq + j]
         for j in range(ne):
-            F[i, j] = aux[j]
-            U[i, j] = aux[ne + j]
-            V[i, j] = aux[2 * ne + j]
+            F[i, j] = w[a0 + j]
+            U[i, j] = w[a0 + ne + j]
+            V[i, j] = w[a0 + 2 * ne + j]
         for j in range(nq + nb):
-            FN[i, j] = aux[3 * ne + j]
+            FN[i, j] = w[a0 + 3 * ne + j]
         for j in range(nquad):
             PW[i, j] = pw[j]
     return A, F, U, V, FN, PW
@@ -373,7 +382,7 @@ class Model:
         return self.code.eval_samples(np.ascontiguousarray(t, dtype=float), Y,
                                       np.ascontiguousarray(FE), np.ascontiguousarray(UB),
                                       np.ascontiguousarray(VB), self.prm, L.nq, L.ne,
-                                      L.nquad, L.n_aux)
+                                      L.nquad, L.n_work)
 
 
 def _harmonic_type():

@@ -100,15 +100,16 @@ def test_analytic_jacobian_matches_finite_differences():
     rng = np.random.default_rng(1)
     for k in rng.integers(0, len(r.t), 5):
         t, y = r.t[k], np.ascontiguousarray(r.y[k])
-        # the compiled protocol implicit methods call: fun(t, y, prm, dy, work) and
-        # jac(t, y, prm, J, work)
-        work = np.zeros(m.layout.n_work)
+        # the compiled protocol implicit methods call: fun(t, y, prm, dy, w, V) and
+        # jac(t, y, prm, J, w, V), w a work vector and V = scratch(prm)
+        w = np.zeros(m.layout.n_work)
+        V = m.code.scratch(m.prm)
         J = np.zeros((m.N, m.N))
-        m.code.jac(t, y, m.prm, J, work)
+        m.code.jac(t, y, m.prm, J, w, V)
 
         def f(yy):
             dy = np.empty(m.N)
-            m.code.fun(t, yy, m.prm, dy, work)
+            m.code.fun(t, yy, m.prm, dy, w, V)
             return dy
         Jfd = np.empty_like(J)
         for j in range(m.N):

@@ -28,7 +28,8 @@ def test_static_equilibrium_eq51_gives_zero_accelerations(model):
     asm, _ = belt_assembly(el)
     m = Model(asm)
     dy = np.empty(m.N)
-    m.code.fun(T_START, asm.initial_state(), m.prm, dy, np.zeros(m.layout.n_work))
+    m.code.fun(T_START, asm.initial_state(), m.prm, dy, np.zeros(m.layout.n_work),
+               m.code.scratch(m.prm))
     assert abs(dy[2]) < 1e-12 and abs(dy[3]) < 1e-9          # ü1 = ü2 = 0 at t0
     if model == "mdm":
         assert x0[0] == pytest.approx(F_t0) and pre == 0.0    # F(t0) is the MDM state

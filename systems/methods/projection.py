@@ -30,27 +30,25 @@ SMOOTH_ONLY = False
 COMPILED = True
 
 
-def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, nquad, naux,
-               nf, nb, rtol, obs, k_obs, has_ops):
+def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, nquad, nw,
+               nin, rtol, obs, k_obs, has_ops):
     """TEMPLATE compiled into each structure's generated module (systems/codegen.py),
-    where core_v, views, inputs_rot, step, ops, powers, signal and stop are that structure's
-    straight-line functions (globals, so numba inlines them and caches the loop).
+    where core, scratch, inputs_rot, step, ops, powers, signal and stop are that
+    structure's straight-line functions (globals, so numba inlines them and caches the
+    loop); nw: size of the work vector, nin: its inputs part.
 
     Steps p = 0..nsteps-1 of eq. (A.9); records the state after step rec[k] (0: the
     initial state), feeds the observed signal to ``obs`` from step k_obs on and calls
-    the user's stop(t, y) at every recorded sample. Returns (status, steps done, Y, Q, state reached):
-    status 0 done, 2 non-finite state, 4 stopped by the observer, 5 by the callback."""
+    the user's stop(t, y) at every recorded sample. Returns (status, steps done, Y, Q,
+    state reached): status 0 done, 2 non-finite state, 4 stopped by the observer, 5 by
+    the callback."""
     N = y0.size
     y = y0.copy()
     yn = np.empty(N)
     dy = np.empty(N)
-    aux = np.zeros(naux)
-    fext = np.zeros(nf)
-    ub = np.zeros(nb)
-    vb = np.zeros(nb)
-    fext1 = np.zeros(nf)
-    ub1 = np.zeros(nb)
-    vb1 = np.zeros(nb)
+    w = np.zeros(nw)
+    w1 = np.zeros(nw)
+    V = scratch(prm)
     pw = np.zeros(nquad)
     Q = np.zeros(nquad)
     nrec = rec.size
@@ -58,6 +56,8 @@ def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, 
     Qout = np.empty((nrec, nquad))
     # cos(Ωt + φ) of every harmonic input row by a rotation recurrence, re-anchored every
     # 1024 steps (saves a cos per input and step; drift stays at round-off level)
+    nf = prm.HF.shape[0]
+    nb = prm.HU.shape[0]
     nr = nf + 2 * nb
     om = np.empty(nr)
     ph = np.empty(nr)
@@ -78,14 +78,13 @@ def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, 
         sn[r] = math.sin(om[r] * t0 + ph[r])
         cr[r] = math.cos(om[r] * h)
         sr[r] = math.sin(om[r] * h)
-    inputs_rot(t0, 0, cs, prm, TF, TU, TV, fext, ub, vb)
-    V = views(y, dy, prm.P)
+    inputs_rot(t0, 0, cs, prm, TF, TU, TV, w)
     k = 0
     status = 0
     p_done = 0
     for p in range(nsteps + 1):
         t = t0 + p * h
-        core_v(t, y, fext, ub, vb, prm, dy, aux, V)
+        core(t, y, prm, dy, w, V)
         while k < nrec and rec[k] == p:
             for i in range(N):
                 Yout[k, i] = y[i]
@@ -95,14 +94,14 @@ def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, 
             if stop(t, y):
                 status = 5
         if p >= k_obs:
-            if observe(obs, t, signal(y, ub, vb, prm, aux)):
+            if observe(obs, t, signal(y, w, prm)):
                 status = 4
         if status != 0 or p == nsteps:
             break
         hp = h if p < nsteps - 1 else h_last
         if energy:
             # left-point quadrature, consistent with the explicit f(t_p, U^p) of (A.9)
-            powers(y, fext, vb, prm, aux, pw)
+            powers(y, w, prm, pw, 0)
             for i in range(nquad):
                 Q[i] += hp * pw[i]
         s = step(y, dy, hp, lo, hi, yn)
@@ -116,9 +115,9 @@ def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, 
                 c_new = cs[r] * cr[r] - sn[r] * sr[r]
                 sn[r] = sn[r] * cr[r] + cs[r] * sr[r]
                 cs[r] = c_new
-        inputs_rot(t + hp, p + 1, cs, prm, TF, TU, TV, fext1, ub1, vb1)
+        inputs_rot(t + hp, p + 1, cs, prm, TF, TU, TV, w1)
         if has_ops:
-            ops(y, yn, ub, ub1, hp, prm, rtol)
+            ops(y, yn, w, w1, hp, prm, rtol)
             s = 0.0
             for i in range(N):
                 s += yn[i]
@@ -128,11 +127,8 @@ def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, 
         # copies, not swaps: a swapped array variable costs reference counting per step
         for i in range(N):
             y[i] = yn[i]
-        for i in range(nf):
-            fext[i] = fext1[i]
-        for i in range(nb):
-            ub[i] = ub1[i]
-            vb[i] = vb1[i]
+        for i in range(nin):
+            w[i] = w1[i]
         p_done = p + 1
     return status, p_done, Yout[:k], Qout[:k], y
 
@@ -192,7 +188,7 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
     L = model.layout
     status, p_done, Y, Q, y_last = code.projection(
         float(t0), h, nsteps, float(h_last), y0, model.prm, TF, TU, TV, model.box_lo,
-        model.box_hi, rec, bool(energy), L.nquad, L.n_aux, L.nf, L.nb, rtol,
+        model.box_hi, rec, bool(energy), L.nquad, L.n_work, L.nf + 2 * L.nb, rtol,
         model.obs_or_dummy(obs), k_obs, model.ops_present())
     def time_of(k):
         return np.where(k == nsteps, t1, t0 + h * k)

@@ -43,7 +43,7 @@ _P = np.array([
     [0, 40617522 / 29380423, -110615467 / 29380423, 69997945 / 29380423]])
 
 
-def dopri_step(t, z, h, K, zs, zn, prm, work, energy, N, rtol, atol):
+def dopri_step(t, z, h, K, zs, zn, kout, prm, w, V, energy, N, rtol, atol):
     """TEMPLATE (see :func:`rk45`): one Dormand–Prince 5(4) trial step from (t, z) with K[0] = f(t, z): stages into
     K[1..6] (K[6] = f(t + h, zn), FSAL), the 5th-order solution into zn. Returns the
     RMS error norm over the first N components (inf when zn is not finite). This is
@@ -55,13 +55,17 @@ def dopri_step(t, z, h, K, zs, zn, prm, work, energy, N, rtol, atol):
             for j in range(s):
                 acc += _A[s, j] * K[j, i]
             zs[i] = z[i] + h * acc
-        fun_full(t + _C[s] * h, zs, prm, K[s], work, energy)
+        fun_full(t + _C[s] * h, zs, prm, kout, w, V, energy)
+        for i in range(M):
+            K[s, i] = kout[i]
     for i in range(M):
         acc = 0.0
         for j in range(6):
             acc += _B[j] * K[j, i]
         zn[i] = z[i] + h * acc
-    fun_full(t + h, zn, prm, K[6], work, energy)
+    fun_full(t + h, zn, prm, kout, w, V, energy)
+    for i in range(M):
+        K[6, i] = kout[i]
     err = 0.0
     for i in range(N):
         e = 0.0
@@ -74,7 +78,7 @@ def dopri_step(t, z, h, K, zs, zn, prm, work, energy, N, rtol, atol):
     return math.sqrt(err / N)
 
 
-def initial_step(t, z, K, zs, prm, work, energy, N, rtol, atol, t1):
+def initial_step(t, z, K, zs, kout, prm, w, V, energy, N, rtol, atol, t1):
     """TEMPLATE (see :func:`rk45`). Hairer, Nørsett & Wanner (1993), II.4: starting step from f(t, z) = K[0]."""
     d0 = 0.0
     d1 = 0.0
@@ -88,7 +92,9 @@ def initial_step(t, z, K, zs, prm, work, energy, N, rtol, atol, t1):
     h0 = min(h0, t1 - t)
     for i in range(z.size):
         zs[i] = z[i] + h0 * K[0, i]
-    fun_full(t + h0, zs, prm, K[1], work, energy)
+    fun_full(t + h0, zs, prm, kout, w, V, energy)
+    for i in range(z.size):
+        K[1, i] = kout[i]
     d2 = 0.0
     for i in range(N):
         sc = atol[i] + rtol * abs(z[i])
@@ -104,20 +110,21 @@ def initial_step(t, z, K, zs, prm, work, energy, N, rtol, atol, t1):
 def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_steps, energy,
          N, nw, obs, observing):
     """TEMPLATE compiled into each structure's generated module (systems/codegen.py),
-    where fun_full (right-hand side plus energy integrands), signal_at and stop are
-    that structure's functions. Adaptive DP5(4) from t0 to t1. Outputs: at t_eval (dense output) or, if empty,
+    where fun_full (right-hand side plus energy integrands), scratch, signal and stop
+    are that structure's functions. Adaptive DP5(4) from t0 to t1. Outputs: at t_eval (dense output) or, if empty,
     at every accepted step; kept from t_out0 on; the observed signal is fed to ``obs``
     at every output time and the user's stop(t, z) called at every kept one.
     Returns (status, t reached, T, Z, nfev, nsteps, nrejected, z reached): status 0 done, 1 step
     below resolution, 2 non-finite, 3 max_steps, 4 observer stop, 5 callback stop."""
     M = z0.size
-    work = np.zeros(nw)
+    w = np.zeros(nw)
+    V = scratch(prm)
+    kout = np.empty(M)
     K = np.empty((7, M))
     z = z0.copy()
     zn = np.empty(M)
     zs = np.empty(M)
     zi = np.empty(M)
-    scratch = np.empty(M)
     dense = t_eval.size > 0
     cap = 1024
     if dense:
@@ -132,11 +139,13 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
     ie = 0
     status = 0
     t = t0
-    fun_full(t, z, prm, K[0], work, energy)
+    fun_full(t, z, prm, kout, w, V, energy)
+    for i in range(M):
+        K[0, i] = kout[i]
     nfev = 1
     h = h_init
     if h <= 0:
-        h = initial_step(t, z, K, zs, prm, work, energy, N, rtol, atol, t1)
+        h = initial_step(t, z, K, zs, kout, prm, w, V, energy, N, rtol, atol, t1)
         nfev += 1
     h = min(h, max_step)
     nsteps = 0
@@ -149,8 +158,8 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
             te = t_eval[ie]
             ie += 1
             if observing:
-                fun_full(te, zi, prm, scratch, work, False)
-                if observe(obs, te, signal_at(zi, prm, work)):
+                fun_full(te, zi, prm, kout, w, V, False)
+                if observe(obs, te, signal(zi, w, prm)):
                     status = 4
             if te >= t_out0:
                 Tout[nout] = te
@@ -159,7 +168,7 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
                 if stop(te, zi):
                     status = 5
     else:
-        if observing and observe(obs, t, signal_at(z, prm, work)):
+        if observing and observe(obs, t, signal(z, w, prm)):
             status = 4
         if t >= t_out0:
             Tout[0] = t
@@ -176,7 +185,7 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
         if h < 10.0 * 2.2e-16 * max(abs(t), 1e-300):
             status = 1
             break
-        err = dopri_step(t, z, h, K, zs, zn, prm, work, energy, N, rtol, atol)
+        err = dopri_step(t, z, h, K, zs, zn, kout, prm, w, V, energy, N, rtol, atol)
         nfev += 6
         if not math.isfinite(err):
             if h < 1e-12 * max(1.0, abs(t)):
@@ -204,8 +213,8 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
                 te = t_eval[ie]
                 ie += 1
                 if observing:
-                    fun_full(te, zi, prm, scratch, work, False)
-                    if observe(obs, te, signal_at(zi, prm, work)):
+                    fun_full(te, zi, prm, kout, w, V, False)
+                    if observe(obs, te, signal(zi, w, prm)):
                         status = 4
                 if te >= t_out0:
                     Tout[nout] = te
@@ -214,8 +223,8 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
                     if stop(te, zi):
                         status = 5
         else:
-            # work holds the inputs and forces of the last stage, at (tn, zn)
-            if observing and observe(obs, tn, signal_at(zn, prm, work)):
+            # w holds the inputs and forces of the last stage, at (tn, zn)
+            if observing and observe(obs, tn, signal(zn, w, prm)):
                 status = 4
             if tn >= t_out0:
                 if nout == cap:

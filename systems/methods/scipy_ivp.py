@@ -43,20 +43,26 @@ def rhs_python(model, energy):
     raises _NonFinite on a non-finite derivative. last[0] is the last time evaluated."""
     N, nquad = model.N, model.nquad
     code, prm = model.code, model.prm
+    L = model.layout
+    nf, nb = L.nf, L.nb
     dy = np.empty(N)
-    aux = np.zeros(model.layout.n_aux)
+    w = np.zeros(L.n_work)
+    V = code.scratch(prm)
     pw = np.empty(nquad)
     nq_ = nquad if energy else 0
     last = [None]
 
     def fun(t, z):
         fext, ub, vb = model.forcing_at(t)
+        w[:nf] = fext
+        w[nf:nf + nb] = ub
+        w[nf + nb:nf + 2 * nb] = vb
         y = np.ascontiguousarray(z[:N])
-        code.core(t, y, fext, ub, vb, prm, dy, aux)
+        code.core(t, y, prm, dy, w, V)
         out = np.empty(N + nq_)
         out[:N] = dy
         if energy:
-            code.powers(y, fext, vb, prm, aux, pw)
+            code.powers(y, w, prm, pw, 0)
             out[N:] = pw
         if not np.all(np.isfinite(out)):
             raise _NonFinite(t)
@@ -81,9 +87,16 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
         if model.code.jac is not None:
             Jd = np.zeros((N, N))
 
+            L = model.layout
+            wj = np.zeros(L.n_work)
+            Vj = model.code.scratch(model.prm)
+
             def jac(t, z):
                 fext, ub, vb = model.forcing_at(t)
-                model.code.jac_core(t, np.ascontiguousarray(z[:N]), ub, vb, model.prm, Jd)
+                wj[:L.nf] = fext
+                wj[L.nf:L.nf + L.nb] = ub
+                wj[L.nf + L.nb:L.nf + 2 * L.nb] = vb
+                model.code.jac_core(t, np.ascontiguousarray(z[:N]), model.prm, Jd, wj, Vj)
                 J = np.zeros((N + nq_, N + nq_))
                 J[:N, :N] = Jd
                 return J
