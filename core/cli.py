@@ -130,9 +130,9 @@ def main(argv=None) -> int:
                              f"{e.strerror or type(e).__name__}\n")
             return 2
         return _failed(e)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         sys.stderr.write("hystmech: interrupted (finished results were kept)\n")
-        return 130
+        return 128 + int(getattr(e, "signum", 2))
     except Exception as e:  # noqa: BLE001 - a run that fails says why in one line
         return _failed(e)
 
