@@ -113,17 +113,42 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    import warnings
+
     from .scenario import NonFiniteResult
+
+    # warnings are held back: shown as one line each after a successful command, dropped
+    # when the command fails (its one error line says what went wrong)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = _dispatch(args, NonFiniteResult)
+    if code == 0:
+        seen = set()
+        for w in caught:
+            if not (issubclass(w.category, RuntimeWarning) or w.category is UserWarning):
+                continue        # library deprecation notes are not the user's business
+            msg = " ".join(str(w.message).split())
+            if msg not in seen:
+                seen.add(msg)
+                sys.stderr.write(f"hystmech: warning: {msg}\n")
+    return code
+
+
+def _dispatch(args, NonFiniteResult) -> int:
+    from .scenario import end_progress_line
 
     try:
         return int(args.func(args) or 0)
     except (ValueError, FileNotFoundError) as e:
+        end_progress_line()
         sys.stderr.write(f"hystmech: error: {_first_line(e)}\n")
         return 2
     except NonFiniteResult as e:
+        end_progress_line()
         sys.stderr.write(f"hystmech: failed: {_first_line(e)}\n")
         return 1
     except OSError as e:
+        end_progress_line()
         if e.filename is not None and not os.environ.get("HYSTMECH_DEBUG"):
             # a path that cannot be read or written is the user's to fix: a usage error
             sys.stderr.write(f"hystmech: error: cannot use {e.filename}: "
@@ -131,9 +156,11 @@ def main(argv=None) -> int:
             return 2
         return _failed(e)
     except KeyboardInterrupt as e:
+        end_progress_line()
         sys.stderr.write("hystmech: interrupted (finished results were kept)\n")
         return 128 + int(getattr(e, "signum", 2))
     except Exception as e:  # noqa: BLE001 - a run that fails says why in one line
+        end_progress_line()
         return _failed(e)
 
 

@@ -180,20 +180,43 @@ def save_figure(fig, path: Path) -> None:
     plt.close(fig)
 
 
-def progress_printer(stream=sys.stderr) -> Callable[[float, str], None]:
+_PROGRESS_OPEN = [None]   # the stream of an unterminated progress line, if any
+
+
+def progress_printer(stream=None) -> Callable[[float, str], None]:
+    """Progress on one rewritten line of ``stream`` (default stderr), shown only when the
+    stream is a terminal (logs and pipes get the result and error lines only)."""
+    stream = stream or sys.stderr
     last = [0.0]
+    live = bool(getattr(stream, "isatty", lambda: False)())
 
     def progress(fraction: float, message: str = "") -> None:
+        if not live:
+            return
         now = time.monotonic()
         if fraction < 1.0 and now - last[0] < 0.5:
             return
         last[0] = now
         stream.write(f"\r[{100 * fraction:5.1f}%] {message[:70]:<70}")
+        _PROGRESS_OPEN[0] = stream
         if fraction >= 1.0:
             stream.write("\n")
+            _PROGRESS_OPEN[0] = None
         stream.flush()
 
     return progress
+
+
+def end_progress_line() -> None:
+    """Terminate a progress line left open by a run that stopped (before an error line)."""
+    s = _PROGRESS_OPEN[0]
+    if s is not None:
+        try:
+            s.write("\n")
+            s.flush()
+        except (OSError, ValueError):
+            pass
+        _PROGRESS_OPEN[0] = None
 
 
 # -- running ----------------------------------------------------------------------------------

@@ -21,6 +21,9 @@ from pathlib import Path
 import numpy as np
 
 MIN_SAMPLES = 8  # fewest samples a window may hold (a derivative and a loop need a few)
+# largest magnitude a value may have: its square (energies, RMSE, correlations) must stay
+# below the float64 limit 1.8e308
+OVERFLOW_LIMIT = 1e150
 
 
 def _series(name: str, a, n: int | None = None) -> np.ndarray:
@@ -67,6 +70,24 @@ class Dataset:
         if self.v is not None:
             self.v = _series("velocity", self.v, n)
         self.channels = {str(k): _series(str(k), a, n) for k, a in dict(self.channels).items()}
+
+    def check_usable(self, purpose: str = "this") -> "Dataset":
+        """Raise ValueError (one sentence) if the data cannot carry a fit or a comparison:
+        constant displacement (e.g. a unit factor of 0), constant force (e.g. all zero),
+        or values so large that their squares overflow. Returns self."""
+        for name, a, unit in (("displacement", self.u, "m"), ("force", self.force, "N"),
+                              ("time", self.t, "s")):
+            big = float(np.max(np.abs(a)))
+            if big > OVERFLOW_LIMIT:
+                raise ValueError(f"{name} values up to {big:.3g} {unit} overflow in {purpose} "
+                                 f"(|value| must stay below {OVERFLOW_LIMIT:g}; check the unit "
+                                 "factors)")
+        for name, a, unit in (("displacement", self.u, "m"), ("force", self.force, "N")):
+            span = float(np.ptp(a))
+            if not span > 1e-12 * float(np.max(np.abs(a))) or span == 0.0:
+                raise ValueError(f"the measured {name} is constant ({name} = {a[0]:.6g} {unit} "
+                                 f"at all {a.size} samples): nothing to use for {purpose}")
+        return self
 
     # -- basic views ---------------------------------------------------------------------
     def __len__(self) -> int:
