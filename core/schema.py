@@ -127,7 +127,7 @@ class List(Spec):
 def nearest(key: str, allowed) -> str:
     """' (did you mean 'x'?)' for the closest allowed key, else the list of keys."""
     allowed = list(allowed)
-    near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.4)
+    near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
     if near:
         return f"; did you mean {near[0]!r}?"
     return f"; allowed: {', '.join(allowed) if allowed else '(none)'}"
