@@ -85,6 +85,10 @@ def load_scenario(name_or_path: str | os.PathLike | None) -> dict:
         raise ScenarioError(f"scenario file {path} is not UTF-8 text") from None
     except OSError as e:
         raise ScenarioError(f"cannot read scenario file {path}: {e.strerror or e}") from None
+    if "name" in cfg:           # it names the default output directory runs/NAME
+        from .schema import TOP_LEVEL
+
+        TOP_LEVEL["name"].check("name", cfg["name"])
     cfg.setdefault("name", path.stem)
     cfg["_path"] = str(path)
     return cfg

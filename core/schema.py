@@ -256,8 +256,23 @@ def element_parameters(typ: str, constructor, where: str) -> list[str]:
     return [p for p in inspect.signature(factory).parameters if p != "self"]
 
 
+class _Name(Spec):
+    """A scenario name: it becomes the default output directory runs/NAME, so it may not
+    be a path (no separators, no leading dot)."""
+
+    what = "a plain name"
+
+    def check(self, where, value):
+        STR.check(where, value)
+        ok = value and not value.startswith(".") and all(c.isalnum() or c in "._-+" for c in value)
+        if not ok:
+            raise _error(f"{where} must be a plain name of letters, digits and ._-+ (it names "
+                         f"the output directory runs/NAME; got {value!r})")
+
+
 # keys every scenario may carry besides the runner's tables
-TOP_LEVEL = {"title": STR, "reference": STR, "runner": STR, "name": STR, "description": STR}
+TOP_LEVEL = {"title": STR, "reference": STR, "runner": STR, "name": _Name(),
+             "description": STR}
 
 
 def check(cfg: dict, tables: dict, runner: str) -> None:

@@ -60,6 +60,8 @@ def test_every_registry_entry_imports_and_declares_schema_and_work():
     (DAHL.replace('type = "sine"', 'type = "sinus"'), "did you mean 'sine'?"),
     (DAHL.replace('type = "Dahl"\n', ""), "element.type is missing"),
     (DAHL.replace('runner = "drive"', 'runner = 3'), "runner must be a string"),
+    ('name = "/tmp/elsewhere"\n' + DAHL, "name must be a plain name"),
+    ('name = "../up"\n' + DAHL, "name must be a plain name"),
     (DAHL.replace('runner = "drive"', 'runner = "drivee"'), "unknown runner 'drivee'"),
 ])
 def test_schema_errors_exit_2_with_one_line(tmp_path, capsys, body, needle):
