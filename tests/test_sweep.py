@@ -242,3 +242,52 @@ def test_killed_sweep_leaves_no_worker_and_resume_completes_the_grid(tmp_path, s
         assert r["values"][k] == v
     p = pts[-1]
     assert r["values"][p] == tension_amplitude(*p, t_window=(17.0, 20.0))["T_amplitude"]
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="/proc, prctl")
+def test_sigterm_of_hystmech_run_frf_exits_143_with_one_line_and_no_worker(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from hystmech.scenario import scenario_dir
+
+    src = (scenario_dir() / "belt-tensioner-frf.toml").read_text()
+    toml = (src.replace('models = ["mdm", "masing"]', 'models = ["masing"]')
+               .replace("reduced = false", "reduced = true")
+               .replace("reduced_f1 = [13, 67, 120, 200, 300]", "reduced_f1 = [13, 120, 300]")
+               .replace("reduced_n_omega = 24", "reduced_n_omega = 8")
+               .replace("workers = 0", "workers = 2"))
+    (tmp_path / "frf.toml").write_text(toml)
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "hystmech", "run", str(tmp_path / "frf.toml"),
+                             "--out", str(out)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    workers = []
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            workers = _children(proc.pid) or workers
+            if (out / "frf.csv").exists() and len(_rows(out / "frf.csv")) >= 2 and workers:
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None and workers
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 128 + signal.SIGTERM
+        assert err.strip().splitlines() == ["hystmech: interrupted (finished results were kept)"]
+        t_end = time.monotonic() + 5.0
+        while time.monotonic() < t_end and any(_alive(w) for w in workers):
+            time.sleep(0.05)
+        assert not [w for w in workers if _alive(w)]
+        assert not (out / "summary.json").exists()
+        assert 1 <= len(read_frf(out / "frf.csv")) < 24
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for w in workers:
+            if _alive(w):
+                os.kill(w, signal.SIGKILL)
