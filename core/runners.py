@@ -8,7 +8,8 @@ a module of its own choosing. Three places define runners:
   :data:`SCHEMAS`). A scenario may give the name or the registered import path.
 * installed packages, through the entry-point group ``hystmech.runners``
   (``[project.entry-points."hystmech.runners"] my-case = "mypkg.cases:run"``); the
-  function may carry its schema as a ``SCHEMA`` attribute ({table: Spec}).
+  function may carry its schema as a ``SCHEMA`` attribute ({table: Spec}) and its work
+  estimate as ``WORK`` (config -> {quantity: (value, sentence)}), else neither is checked.
 * ``module:function`` with a module file beside the scenario file, run only when the
   user says they trust the file (``hystmech run --trust-runner``).
 

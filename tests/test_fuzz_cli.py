@@ -27,11 +27,30 @@ SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
+HANG_S = 60     # no generated case may take longer (the limits keep every run small)
+
+
+class Hang(BaseException):
+    """Raised by the alarm; a BaseException so that the CLI's handlers let it through."""
+
+
+def _alarm(signum, frame):
+    raise Hang(f"a CLI case ran longer than {HANG_S} s")
+
+
 def _cli(argv):
+    import signal
+
     err = io.StringIO()
     out = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
-        code = main([str(a) for a in argv])
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(HANG_S)
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            code = main([str(a) for a in argv])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
     return code, err.getvalue()
 
 
