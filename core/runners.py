@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from .schema import (BOOL, COUNT, ELEMENT, INT, REAL, STR, ArrayOf, Element, List, MapOf,
-                     Str, Table)
+                     Required, Str, Table)
 
 ENTRY_POINT_GROUP = "hystmech.runners"
 
@@ -70,7 +70,8 @@ _CONV_RUN = Table({"knots_u": List(REAL), "periods": COUNT, "gammas": List(REAL)
                    "figures": List(STR)})
 
 SCHEMAS: dict[str, dict] = {
-    "drive": {"element": ELEMENT, "input": _INPUT, "solver": Table({"rtol": REAL})},
+    "drive": {"element": Required(ELEMENT), "input": Required(_INPUT),
+              "solver": Table({"rtol": REAL})},
     "belt-tensioner": {
         "tensioner": Element({"model": Str("mdm", "masing")}),
         "rig": _RIG, "forcing": _FORCING,
@@ -109,9 +110,9 @@ SCHEMAS: dict[str, dict] = {
         "run": Table({"gammas": List(REAL), "periods": COUNT, "samples_per_period": COUNT,
                       "rtol": REAL}),
     },
-    "lugre-convergence": {"element": ELEMENT, "run": _CONV_RUN},
+    "lugre-convergence": {"element": Required(ELEMENT), "run": _CONV_RUN},
     "lugre-minor-loops": {
-        "element": ELEMENT,
+        "element": Required(ELEMENT),
         # a case overrides element parameters (checked by the element's constructor)
         "cases": ArrayOf(Table({"label": STR, "figure": STR, "knots_u": List(REAL)},
                                extra=REAL)),
@@ -119,21 +120,23 @@ SCHEMAS: dict[str, dict] = {
                              "rtol": REAL}),
     },
     "mr-damper-fig11": {
-        "element": ELEMENT,
+        "element": Required(ELEMENT),
         "input": Table({"x_min": REAL, "x_max": REAL, "period": REAL, "rise_time": REAL,
                         "ripple": REAL, "periods": COUNT, "dt": REAL}),
     },
     "masing-loop": {
-        "masing": Table({"k": REAL, "k0": REAL, "alpha": REAL, "F0": REAL, "c": REAL},
-                        required=("k", "k0", "alpha", "F0")),
-        "input": Table({"x0": REAL, "x1": REAL, "Omega": REAL, "phi": REAL, "periods": COUNT,
-                        "samples_per_period": COUNT}, required=("x0", "x1", "Omega")),
+        "masing": Required(Table({"k": REAL, "k0": REAL, "alpha": REAL, "F0": REAL, "c": REAL},
+                        required=("k", "k0", "alpha", "F0"))),
+        "input": Required(Table({"x0": REAL, "x1": REAL, "Omega": REAL, "phi": REAL,
+                                 "periods": COUNT, "samples_per_period": COUNT},
+                                required=("x0", "x1", "Omega"))),
         "rig": Table({"Omega0": REAL}),
     },
     "maxwell-slip-loops": {
-        "element": Element(type_required=False, params=("kt", "kn", "mu", "d", "heights")),
-        "input": Table({"A1": REAL, "A2": REAL, "omega": REAL, "n_per_segment": COUNT},
-                       required=("A1", "A2", "omega")),
+        "element": Required(Element(type_required=False,
+                                    params=("kt", "kn", "mu", "d", "heights"))),
+        "input": Required(Table({"A1": REAL, "A2": REAL, "omega": REAL, "n_per_segment": COUNT},
+                                required=("A1", "A2", "omega"))),
     },
     "preisach-cable-protocol": {
         "protocol": Table({"levels": List(REAL), "cycles_per_level": COUNT,

@@ -19,6 +19,7 @@ Spec vocabulary (small on purpose, read by :func:`check`):
            is the spec of keys not listed (e.g. element parameters), None = refused
 ``MapOf(t)``   table of named sub-tables, each matching t (``[cases.free]``)
 ``ArrayOf(t)`` array of tables (``[[cases]]``), each matching t
+``Required(s)`` a table the scenario must have
 ``ELEMENT`` an element table: ``type`` names a class of hystmech.components, the other
            keys must be parameters of its constructor (numbers or arrays of numbers)
 """
@@ -270,6 +271,17 @@ class _Name(Spec):
                          f"the output directory runs/NAME; got {value!r})")
 
 
+class Required(Spec):
+    """A table the runner cannot do without (``Required(Table({...}))``)."""
+
+    def __init__(self, spec: Spec):
+        self.spec = spec
+        self.what = spec.what
+
+    def check(self, where, value):
+        self.spec.check(where, value)
+
+
 # keys every scenario may carry besides the runner's tables
 TOP_LEVEL = {"title": STR, "reference": STR, "runner": STR, "name": _Name(),
              "description": STR}
@@ -287,3 +299,6 @@ def check(cfg: dict, tables: dict, runner: str) -> None:
             raise _error(f"unknown {what} {k!r} for runner {runner!r}"
                          f"{nearest(k, list(tables) + list(TOP_LEVEL))}")
         spec.check(k, v)
+    for k, spec in tables.items():
+        if isinstance(spec, Required) and k not in cfg:
+            raise _error(f"runner {runner!r} needs the [{k}] table")

@@ -268,20 +268,26 @@ def turning_points(u, tol: float | None = None) -> np.ndarray:
 def _parse_columns(path: Path, wanted: dict[str, str], delimiter: str):
     """Read the named columns of a CSV with a header row. Returns name -> float array
     and, per name, the 1-based file line numbers of empty/non-numeric cells."""
-    with open(path, newline="") as fh:
-        reader = csv.reader(fh, delimiter=delimiter)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise ValueError(f"{path}: empty file (no header row)") from None
-        header = [h.strip().strip('"').strip() for h in header]
-        pos = {}
-        for key, col in wanted.items():
-            if col not in header:
-                known = ", ".join(h for h in header if h)
-                raise ValueError(f"{path}: no column named {col!r} (for {key}); columns: {known}")
-            pos[key] = header.index(col)
-        rows = list(reader)
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.reader(fh, delimiter=delimiter)
+            try:
+                header = next(reader)
+            except StopIteration:
+                raise ValueError(f"{path}: empty file (no header row)") from None
+            header = [h.strip().strip('"').strip() for h in header]
+            pos = {}
+            for key, col in wanted.items():
+                if col not in header:
+                    known = ", ".join(h for h in header if h)
+                    raise ValueError(f"{path}: no column named {col!r} (for {key}); "
+                                     f"columns: {known}")
+                pos[key] = header.index(col)
+            rows = list(reader)
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not a UTF-8 text CSV file (byte {e.start})") from None
+    except csv.Error as e:
+        raise ValueError(f"{path}: not a readable CSV file ({e})") from None
     values = {k: np.empty(len(rows)) for k in wanted}
     bad: dict[str, list[int]] = {k: [] for k in wanted}
     for r, row in enumerate(rows):

@@ -192,3 +192,21 @@ def test_loop_area_error_is_none_when_the_measured_record_has_no_loop():
     ds = Dataset(t=t, u=u, force=1e4 * u)
     m = compare_arrays(ds, 1e4 * u + 0.5 * np.gradient(u, t))
     assert m["n_cycles"] >= 2 and m["loop_area_error"] is None
+
+
+@pytest.mark.parametrize("content, needle", [
+    (bytes(range(128, 256)), "not a UTF-8 text CSV file"),
+    (b"t,u,F\n0,1,2\n\x00", "m.csv"),
+    (None, "Is a directory"),
+])
+def test_measured_file_that_is_not_text_or_not_a_file_is_exit_2(tmp_path, capsys, content, needle):
+    p = tmp_path / "m.csv"
+    if content is None:
+        p.mkdir()
+    else:
+        p.write_bytes(content)
+    (tmp_path / "s.toml").write_text(DAHL_TOML)
+    rc = main(["compare", str(p), "--scenario", str(tmp_path / "s.toml"), "--out",
+               str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and needle in err[0], err

@@ -59,6 +59,8 @@ def test_every_registry_entry_imports_and_declares_schema_and_work():
     (DAHL + "[solvr]\nrtol = 1e-8\n", "unknown table 'solvr' for runner 'drive'; did you mean 'solver'?"),
     (DAHL.replace('type = "sine"', 'type = "sinus"'), "did you mean 'sine'?"),
     (DAHL.replace('type = "Dahl"\n', ""), "element.type is missing"),
+    ('runner = "drive"\n[element]\ntype = "Dahl"\nrho = 1.0\nFc = 1.0\n',
+     "runner 'drive' needs the [input] table"),
     (DAHL.replace('runner = "drive"', 'runner = 3'), "runner must be a string"),
     ('name = "/tmp/elsewhere"\n' + DAHL, "name must be a plain name"),
     ('name = "../up"\n' + DAHL, "name must be a plain name"),
