@@ -20,7 +20,7 @@ node forces); ``V = scratch(prm)`` the elements' scratch arrays, made once per l
                                              compiled rhs implicit methods call)
 ``jac(t, y, prm, J, w, V)``                  analytic ∂ẏ/∂y from the elements' jac
 ``jac_core(t, y, prm, J, w, V)``             the same with the inputs already in w
-``inputs(t, p, prm, TF, TU, TV, w)``         external forces / imposed motions at t
+``inputs(t, prm, w)``                        external forces / imposed motions at t
 ``inputs_rot(t, p, cs, prm, TF, TU, TV, w)`` the same, cos(Ωt+φ) of each row given
 ``powers(y, w, prm, pw, off)``               integrands of the energy account
 ``signal(y, w, prm)``                        the observed connection-force sum
@@ -101,8 +101,10 @@ def _input_lines(m, rot: bool):
             elif k == "d":          # central difference of a compiled imposed motion
                 out += ["    dlt = 1e-6 * (1.0 + abs(t))",
                         f"    w[{w0 + j}] = (uc_{j}(t + dlt) - uc_{j}(t - dlt)) / (2.0 * dlt)"]
-            else:                   # "t": sampled by Python on the step grid
+            elif rot:               # "t": sampled by Python on the step grid
                 out.append(f"    w[{w0 + j}] = {T}[p, {j}]")
+            else:                   # (methods that need inputs at any t refuse "t")
+                out.append(f"    w[{w0 + j}] = math.nan")
     return out
 
 
@@ -160,16 +162,27 @@ def _core(m):
     return "\n".join(lines) + "\n"
 
 
+def _core_body(m):
+    # the statements of core (without its def line and return)
+    return _core(m).split("\n\n\n")[0].splitlines()[1:-1]
+
+
 def _fun(m):
+    # inputs and core written out in one body: a numba call of a function that calls
+    # others costs far more (measured ~0.7 µs) than the straight-line code itself
+    ins = _input_lines(m, False)
+    body = _core_body(m)
     return "\n".join([
-        "def fun(t, y, prm, dy, w, V):",
-        "    inputs(t, 0, prm, _E2, _E2, _E2, w)",
-        "    return core(t, y, prm, dy, w, V)"]) + "\n"
+        "def fun(t, y, prm, dy, w, V):", *ins, *body, "    return 0", "", "", _DECOR,
+        "def fun_full(t, y, prm, dy, w, V, energy):", *ins, *body,
+        "    if energy:",
+        f"        powers(y, w, prm, dy, {m.layout.N})",
+        "    return 0"]) + "\n"
 
 
 def _inputs(m, rot):
     head = ("def inputs_rot(t, p, cs, prm, TF, TU, TV, w):" if rot else
-            "def inputs(t, p, prm, TF, TU, TV, w):")
+            "def inputs(t, prm, w):")
     return "\n".join([head, *_input_lines(m, rot), "    return 0"]) + "\n"
 
 
@@ -221,7 +234,7 @@ def _jac(m):
     lines.append("    return 0")
     lines += ["", "", _DECOR,
               "def jac(t, y, prm, J, w, V):",
-              "    inputs(t, 0, prm, _E2, _E2, _E2, w)",
+              "    inputs(t, prm, w)",
               "    return jac_core(t, y, prm, J, w, V)"]
     return "\n".join(lines) + "\n"
 
@@ -298,14 +311,6 @@ def _ops(m):
     return "\n".join(lines) + "\n"
 
 
-_WRAPPERS = '''
-{d}
-def fun_full(t, z, prm, out, w, V, energy):
-    fun(t, z, prm, out, w, V)
-    if energy:
-        powers(z, w, prm, out, {N})
-    return 0
-'''
 
 
 def templates() -> str:
@@ -341,8 +346,7 @@ def generate(m, refs: dict) -> str:
             "import math", "", "import numpy as np", "from numba import njit", "",
             f"from {pkg}._codegen import resolve",
             f"from {pkg}.observers import observe",
-            f"from {pkg}.methods.rk45 import _A, _B, _C, _E, _P", "",
-            "_E2 = np.zeros((1, 1))"]
+            f"from {pkg}.methods.rk45 import _A, _B, _C, _E, _P", ""]
     for name, ref in sorted(refs.items()):
         if ref is not None:
             head.append(f"{name} = resolve({ref[0]!r}, {ref[1]!r})")
@@ -355,7 +359,6 @@ def generate(m, refs: dict) -> str:
         parts.append("def stop(t, y):\n    return False\n")
     for p in parts:
         src += f"\n\n{_DECOR}\n" + p
-    src += _WRAPPERS.format(d=_DECOR, N=L.N)
     return src + templates()
 
 
