@@ -1,8 +1,10 @@
 """method="RK45": compiled adaptive Dormand–Prince 5(4) with dense output.
 
-For smooth assemblies where scipy's per-step Python overhead dominates. Error norm:
-RMS over the dynamic state of e_i / (atol_i + rtol·max(|y_i|, |ŷ_i|)) (Hairer, Nørsett
-& Wanner, II.4); the energy quadratures ride along without error control. Outputs at
+For smooth assemblies where scipy's per-step Python overhead dominates. The tableau,
+the error norm (max over the dynamic state of |e_i| / max(atol_i, rtol·max(|y_i|,
+|ŷ_i|))), the dense output and the step-size factor are those of the one
+Dormand–Prince stepper, components/_ode.py (Hairer, Nørsett & Wanner (1993),
+§II.4-II.5); the energy quadratures ride along without error control. Outputs at
 t_eval by the free 4th-order continuous extension, else at every accepted step.
 
 Options: rtol (1e-6), atol (default: 1e-12 m, 1e-10 m/s, rtol·x_scale for element
@@ -16,6 +18,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from ...components._ode import (_A21, _A31, _A32, _A41, _A42, _A43, _A51,  # noqa: F401
+                                _A52, _A53, _A54, _A61, _A62, _A63, _A64, _A65, _B1, _B3,
+                                _B4, _B5, _B6, _C2, _C3, _C4, _C5, dp45_dense, dp45_factor,
+                                dp45_norm)
 from . import MethodResult, check_options
 
 NAME = "RK45"
@@ -23,59 +29,48 @@ OPTIONS = ("rtol", "atol", "max_step", "first_step", "max_steps", "record_from")
 SMOOTH_ONLY = True
 COMPILED = True
 
-# Dormand & Prince (1980) tableau; _P: the free 4th-order dense output (Shampine 1986)
-_A = np.array([[0, 0, 0, 0, 0],
-               [1 / 5, 0, 0, 0, 0],
-               [3 / 40, 9 / 40, 0, 0, 0],
-               [44 / 45, -56 / 15, 32 / 9, 0, 0],
-               [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729, 0],
-               [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656]])
-_C = np.array([0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0])
-_B = np.array([35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84])
-_E = np.array([-71 / 57600, 0, 71 / 16695, -71 / 1920, 17253 / 339200, -22 / 525, 1 / 40])
-_P = np.array([
-    [1, -8048581381 / 2820520608, 8663915743 / 2820520608, -12715105075 / 11282082432],
-    [0, 0, 0, 0],
-    [0, 131558114200 / 32700410799, -68118460800 / 10900136933, 87487479700 / 32700410799],
-    [0, -1754552775 / 470086768, 14199869525 / 1410260304, -10690763975 / 1880347072],
-    [0, 127303824393 / 49829197408, -318862633887 / 49829197408, 701980252875 / 199316789632],
-    [0, -282668133 / 205662961, 2019193451 / 616988883, -1453857185 / 822651844],
-    [0, 40617522 / 29380423, -110615467 / 29380423, 69997945 / 29380423]])
-
-
 def dopri_step(t, z, h, K, zs, zn, kout, prm, w, V, energy, N, rtol, atol):
-    """TEMPLATE (see :func:`rk45`): one Dormand–Prince 5(4) trial step from (t, z) with K[0] = f(t, z): stages into
-    K[1..6] (K[6] = f(t + h, zn), FSAL), the 5th-order solution into zn. Returns the
-    RMS error norm over the first N components (inf when zn is not finite). This is
-    the only DP step of the assembly methods: swapping it swaps the stepper."""
+    """TEMPLATE (see :func:`rk45`): one Dormand–Prince 5(4) trial step from (t, z) with
+    K[0] = f(t, z): stages into K[1..6] (K[6] = f(t + h, zn), FSAL), the 5th-order
+    solution into zn. The tableau, the error norm (``dp45_norm``: max over the first N
+    components of |e_i| / max(atol_i, rtol·max(|y_i|, |ŷ_i|)), inf when ŷ is not
+    finite) are those of components/_ode.py's ``dp45_step``; only the stage calls are
+    written here, because the right-hand side is this structure's compiled global
+    (passed to dp45_step as an argument it would make the loop uncacheable)."""
     M = z.size
-    for s in range(1, 6):
-        for i in range(M):
-            acc = 0.0
-            for j in range(s):
-                acc += _A[s, j] * K[j, i]
-            zs[i] = z[i] + h * acc
-        fun_full(t + _C[s] * h, zs, prm, kout, w, V, energy)
-        for i in range(M):
-            K[s, i] = kout[i]
     for i in range(M):
-        acc = 0.0
-        for j in range(6):
-            acc += _B[j] * K[j, i]
-        zn[i] = z[i] + h * acc
+        zs[i] = z[i] + h * (_A21 * K[0, i])
+    fun_full(t + _C2 * h, zs, prm, kout, w, V, energy)
+    for i in range(M):
+        K[1, i] = kout[i]
+    for i in range(M):
+        zs[i] = z[i] + h * (_A31 * K[0, i] + _A32 * K[1, i])
+    fun_full(t + _C3 * h, zs, prm, kout, w, V, energy)
+    for i in range(M):
+        K[2, i] = kout[i]
+    for i in range(M):
+        zs[i] = z[i] + h * (_A41 * K[0, i] + _A42 * K[1, i] + _A43 * K[2, i])
+    fun_full(t + _C4 * h, zs, prm, kout, w, V, energy)
+    for i in range(M):
+        K[3, i] = kout[i]
+    for i in range(M):
+        zs[i] = z[i] + h * (_A51 * K[0, i] + _A52 * K[1, i] + _A53 * K[2, i] + _A54 * K[3, i])
+    fun_full(t + _C5 * h, zs, prm, kout, w, V, energy)
+    for i in range(M):
+        K[4, i] = kout[i]
+    for i in range(M):
+        zs[i] = z[i] + h * (_A61 * K[0, i] + _A62 * K[1, i] + _A63 * K[2, i] + _A64 * K[3, i]
+                         + _A65 * K[4, i])
+    fun_full(t + 1.0 * h, zs, prm, kout, w, V, energy)
+    for i in range(M):
+        K[5, i] = kout[i]
+    for i in range(M):
+        zn[i] = z[i] + h * (_B1 * K[0, i] + _B3 * K[2, i] + _B4 * K[3, i] + _B5 * K[4, i]
+                            + _B6 * K[5, i])
     fun_full(t + h, zn, prm, kout, w, V, energy)
     for i in range(M):
         K[6, i] = kout[i]
-    err = 0.0
-    for i in range(N):
-        e = 0.0
-        for j in range(7):
-            e += _E[j] * K[j, i]
-        sc = atol[i] + rtol * max(abs(z[i]), abs(zn[i]))
-        err += (h * e / sc) ** 2
-        if not math.isfinite(zn[i]):
-            return math.inf
-    return math.sqrt(err / N)
+    return dp45_norm(K, z, zn, h, atol, rtol, N)
 
 
 def initial_step(t, z, K, zs, kout, prm, w, V, energy, N, rtol, atol, t1):
@@ -196,20 +191,12 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
             continue
         if err > 1.0:
             nrej += 1
-            h *= max(0.2, 0.9 * err ** -0.2)
+            h *= dp45_factor(err)
             continue
         tn = t + h
         if dense:
             while ie < t_eval.size and t_eval[ie] <= tn and status == 0:
-                th = (t_eval[ie] - t) / h
-                for i in range(M):
-                    q = 0.0
-                    for kk in range(4):
-                        pk = 0.0
-                        for j in range(7):
-                            pk += K[j, i] * _P[j, kk]
-                        q += pk * th ** (kk + 1)
-                    zi[i] = z[i] + h * q
+                dp45_dense(K, z, h, (t_eval[ie] - t) / h, zi)
                 te = t_eval[ie]
                 ie += 1
                 if observing:
@@ -245,8 +232,7 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
             z[i] = zn[i]
             K[0, i] = K[6, i]
         nsteps += 1
-        fac = 10.0 if err == 0.0 else min(10.0, 0.9 * err ** -0.2)
-        h = min(h * fac, max_step)
+        h = min(h * dp45_factor(err), max_step)
     return status, t, Tout[:nout], Zout[:nout], nfev, nsteps, nrej, z
 
 
