@@ -346,9 +346,8 @@ def generate(m, refs: dict) -> str:
             "import math", "", "import numpy as np", "from numba import njit", "",
             f"from {pkg}._codegen import resolve",
             f"from {pkg}.observers import observe",
-            f"from {pkg}.methods.rk45 import (_A21, _A31, _A32, _A41, _A42, _A43, _A51, "
-            "_A52, _A53, _A54, _A61, _A62, _A63, _A64, _A65, _B1, _B3, _B4, _B5, _B6, _C2, "
-            "_C3, _C4, _C5, dp45_dense, dp45_factor, dp45_norm)", ""]
+            f"from {pkg}.methods.rk45 import DP_A, DP_C, dp45_dense, dp45_factor, dp45_norm",
+            ""]
     for name, ref in sorted(refs.items()):
         if ref is not None:
             head.append(f"{name} = resolve({ref[0]!r}, {ref[1]!r})")
@@ -421,7 +420,7 @@ def build(m, kernels: dict, callback=None) -> Compiled:
         return _MEMORY[key]
     ns = {"__name__": f"_hystmech_asm_mem_{len(_MEMORY)}", "njit": njit}
     ns.update({k: getattr(_rk, k) for k in dir(_rk)
-               if k.startswith(("_A", "_B", "_C", "dp45"))})
+               if k.startswith(("DP_", "dp45"))})
     ns.update(glb)
     if compiled:
         code, how = src.replace(_DECOR, "@njit"), "memory"

@@ -18,10 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from ...components._ode import (_A21, _A31, _A32, _A41, _A42, _A43, _A51,  # noqa: F401
-                                _A52, _A53, _A54, _A61, _A62, _A63, _A64, _A65, _B1, _B3,
-                                _B4, _B5, _B6, _C2, _C3, _C4, _C5, dp45_dense, dp45_factor,
-                                dp45_norm)
+from ...components._ode import DP_A, DP_C, dp45_dense, dp45_factor, dp45_norm  # noqa: F401
 from . import MethodResult, check_options
 
 NAME = "RK45"
@@ -32,44 +29,26 @@ COMPILED = True
 def dopri_step(t, z, h, K, zs, zn, kout, prm, w, V, energy, N, rtol, atol):
     """TEMPLATE (see :func:`rk45`): one Dormand–Prince 5(4) trial step from (t, z) with
     K[0] = f(t, z): stages into K[1..6] (K[6] = f(t + h, zn), FSAL), the 5th-order
-    solution into zn. The tableau, the error norm (``dp45_norm``: max over the first N
+    solution into zn. The tableau (DP_A, DP_C), the error norm (``dp45_norm``: max over the first N
     components of |e_i| / max(atol_i, rtol·max(|y_i|, |ŷ_i|)), inf when ŷ is not
     finite) are those of components/_ode.py's ``dp45_step``; only the stage calls are
     written here, because the right-hand side is this structure's compiled global
     (passed to dp45_step as an argument it would make the loop uncacheable)."""
     M = z.size
+    # one call site of the right-hand side: numba then inlines it (six call sites
+    # would each pay the reference counting of every array argument, ~0.1 µs a call);
+    # row 6 of DP_A holds the weights b of the 5th-order solution (DP_C[6] = 1)
+    for s in range(1, 7):
+        for i in range(M):
+            acc = 0.0
+            for j in range(s):
+                acc += DP_A[s, j] * K[j, i]
+            zs[i] = z[i] + h * acc
+        fun_full(t + DP_C[s] * h, zs, prm, kout, w, V, energy)
+        for i in range(M):
+            K[s, i] = kout[i]
     for i in range(M):
-        zs[i] = z[i] + h * (_A21 * K[0, i])
-    fun_full(t + _C2 * h, zs, prm, kout, w, V, energy)
-    for i in range(M):
-        K[1, i] = kout[i]
-    for i in range(M):
-        zs[i] = z[i] + h * (_A31 * K[0, i] + _A32 * K[1, i])
-    fun_full(t + _C3 * h, zs, prm, kout, w, V, energy)
-    for i in range(M):
-        K[2, i] = kout[i]
-    for i in range(M):
-        zs[i] = z[i] + h * (_A41 * K[0, i] + _A42 * K[1, i] + _A43 * K[2, i])
-    fun_full(t + _C4 * h, zs, prm, kout, w, V, energy)
-    for i in range(M):
-        K[3, i] = kout[i]
-    for i in range(M):
-        zs[i] = z[i] + h * (_A51 * K[0, i] + _A52 * K[1, i] + _A53 * K[2, i] + _A54 * K[3, i])
-    fun_full(t + _C5 * h, zs, prm, kout, w, V, energy)
-    for i in range(M):
-        K[4, i] = kout[i]
-    for i in range(M):
-        zs[i] = z[i] + h * (_A61 * K[0, i] + _A62 * K[1, i] + _A63 * K[2, i] + _A64 * K[3, i]
-                         + _A65 * K[4, i])
-    fun_full(t + 1.0 * h, zs, prm, kout, w, V, energy)
-    for i in range(M):
-        K[5, i] = kout[i]
-    for i in range(M):
-        zn[i] = z[i] + h * (_B1 * K[0, i] + _B3 * K[2, i] + _B4 * K[3, i] + _B5 * K[4, i]
-                            + _B6 * K[5, i])
-    fun_full(t + h, zn, prm, kout, w, V, energy)
-    for i in range(M):
-        K[6, i] = kout[i]
+        zn[i] = zs[i]
     return dp45_norm(K, z, zn, h, atol, rtol, N)
 
 
