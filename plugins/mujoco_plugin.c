@@ -167,9 +167,11 @@ static void target(const mjModel *m, const mjData *d, const mjtNum *s, double *u
     }
 }
 
-/* segment from the committed (u_c, t_c) to (u, t): duration and mean velocity; a
- * displacement at an unchanged time (a finite-difference perturbation) is taken as
- * travelled at the current velocity */
+/* segment from the committed (u_c, t_c) to (u, t): duration and mean velocity. A
+ * displacement at an unchanged time (a finite-difference perturbation of qpos, e.g. in
+ * mjd_transitionFD) is taken as travelled at the current speed, in its own direction,
+ * so that rate-dependent laws see a tangent in both directions; rate-independent laws
+ * ignore dt anyway */
 static void segment(double uc, double tc, double u, double t, double vnow, double *dt,
                     double *vs)
 {
@@ -177,12 +179,12 @@ static void segment(double uc, double tc, double u, double t, double vnow, doubl
     *dt = t - tc;
     if (*dt > 0.0) {
         *vs = du / *dt;
-    } else if (du != 0.0 && vnow != 0.0 && (du > 0.0) == (vnow > 0.0)) {
-        *dt = du / vnow;
-        *vs = vnow;
+    } else if (du != 0.0 && vnow != 0.0) {
+        *dt = fabs(du / vnow);
+        *vs = du / *dt;
     } else {
         *dt = 0.0;
-        *vs = vnow;
+        *vs = du == 0.0 ? vnow : 0.0;
     }
 }
 
