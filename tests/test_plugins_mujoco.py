@@ -17,28 +17,13 @@ from hystmech.components import get_element_class  # noqa: E402
 from hystmech.plugins import mujoco as hmj  # noqa: E402
 from hystmech.systems import Assembly, Harmonic, simulate  # noqa: E402
 
-from test_fmu_cases import available, make_input  # noqa: E402
+from plugin_rig import CASES, reference  # noqa: E402
 
-CASES = available()
-FN, FF, T = 1.0, 0.4, 1.0          # natural / forcing frequency [Hz], horizon [s]
+T = 1.0                            # horizon [s]
 
 XML = """<mujoco><option timestep="{h}" gravity="0 0 0" integrator="Euler"/>
 <worldbody><body name="b"><joint name="x" type="slide" axis="1 0 0" stiffness="{k}"/>
 <inertial pos="0 0 0" mass="{m}" diaginertia="1 1 1"/></body></worldbody></mujoco>"""
-
-
-def rig(el, A):
-    """Mass, spring, force amplitude, forcing frequency for a 1-DOF rig in which the
-    element moves by about A: spring as stiff as the element's secant at A, natural
-    frequency FN, forcing 1.5× the element's force scale at FF (starting from rest with
-    zero force, so semi-implicit Euler starts without an O(h) velocity offset)."""
-    import hystmech
-
-    t, u = make_input(A, 1.0, n=401)
-    Fs = max(float(np.max(np.abs(hystmech.drive(el, t, u).force))), 1e-9)
-    k = Fs / A
-    m = (k + max(el.initial_tangent(), 0.0)) / (2 * np.pi * FN) ** 2
-    return m, k, 1.5 * Fs, 2 * np.pi * FF
 
 
 def run_mujoco(el, m, k, F0, w, h, T_=T):
@@ -54,31 +39,6 @@ def run_mujoco(el, m, k, F0, w, h, T_=T):
     st, _ = mujoco.rollout.rollout(model, d, s0, ctrl,
                                    control_spec=mujoco.mjtState.mjSTATE_QFRC_APPLIED)
     return st[0, :, 1]            # qpos after steps 1..n (column 0 is the time)
-
-
-_REF = {}
-
-
-def reference(name, T_=T):
-    if (name, T_) in _REF:
-        return _REF[name, T_]
-    ctor, A, _ = CASES[name]
-    el = ctor()
-    m, k, F0, w = rig(el, A)
-    a = Assembly()
-    a.add_dof("m", mass=m)
-    a.add_spring("m", "ground", k=k)
-    a.add_element("e", el, "m", "ground")
-    a.add_force("m", Harmonic(amplitude=F0, omega=w, phase=-np.pi / 2))
-    te = np.linspace(T_ / 50, T_, 50)
-    if el.kind == "smooth":
-        r = simulate(a, (0, T_), method="RK45", t_eval=te, rtol=1e-11, atol=1e-15, energy=False)
-    elif el.kind == "inclusion":
-        r = simulate(a, (0, T_), method="event", t_eval=te, energy=False)
-    else:
-        r = simulate(a, (0, T_), method="projection", t_eval=te, h=1e-6, energy=False)
-    _REF[name, T_] = (el, (m, k, F0, w), te, r.x("m"))
-    return _REF[name, T_]
 
 
 def rel_error(name, h, T_=T):
