@@ -272,22 +272,30 @@ def from_assembly(assembly, *, route: str = "commit"):
 
 
 def simulate(SC, mbs, t_end: float, h: float, *, t_start: float = 0.0, solver: str = "RK44",
-             record=(), rtol: float = 1e-10, atol: float = 1e-12):
+             record=(), rtol: float = 1e-10, atol: float = 1e-12, assemble: bool = True):
     """Assemble and solve ``mbs`` from ``t_start`` to ``t_end`` [s] with Exudyn's ``solver``
     (fixed step ``h`` [s]; for "DOPRI5" h is the largest step and rtol/atol the
-    tolerances); returns (t, X) with X[:, j] the coordinate of node record[j] after
-    every accepted step (including t = 0)."""
+    tolerances); returns (t, X, V) with X[:, j], V[:, j] the coordinate and velocity
+    of node record[j] after
+    every accepted step (including t_start). ``assemble=False`` keeps the initial
+    state set by ``mbs.systemData.SetSystemState(state, ConfigurationType.Initial)``
+    (a restart)."""
     exu = engine("exudyn")
     out = []
     nodes = list(record)
 
     def rec(mbs_, t):
-        out.append([t] + [float(np.ravel(mbs_.GetNodeOutput(n, exu.OutputVariableType.Coordinates))[0])
-                          for n in nodes])
+        row = [t]
+        for n in nodes:
+            row.append(float(np.ravel(mbs_.GetNodeOutput(n, C))[0]))
+            row.append(float(np.ravel(mbs_.GetNodeOutput(n, Ct))[0]))
+        out.append(row)
         return True
 
+    C, Ct = exu.OutputVariableType.Coordinates, exu.OutputVariableType.Coordinates_t
     set_post_step(mbs, rec)
-    mbs.Assemble()
+    if assemble:
+        mbs.Assemble()
     sim = exu.SimulationSettings()
     if not (t_end > t_start and h > 0):
         raise ValueError(f"need t_end > t_start and h > 0 (got {t_start}, {t_end}, {h})")
@@ -302,4 +310,4 @@ def simulate(SC, mbs, t_end: float, h: float, *, t_start: float = 0.0, solver: s
         sim.timeIntegration.absoluteTolerance = atol
     exu.SolveDynamic(mbs, sim, solverType=getattr(exu.DynamicSolverType, solver))
     A = np.array(out)
-    return A[:, 0], A[:, 1:]
+    return A[:, 0], A[:, 1::2], A[:, 2::2]
