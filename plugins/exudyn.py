@@ -48,19 +48,23 @@ class Host:
         self.items: list[_Item] = []
         self.user_post = None
         self._ltg_ready = False
+        self._disp = engine("exudyn").OutputVariableType.Displacement
 
     def _ltg(self):
         # data coordinate indices are known only after mbs.Assemble()
         if not self._ltg_ready:
             for it in self.items:
                 if it.node is not None:
-                    it.ltg = np.asarray(self.mbs.systemData.GetNodeLTGData(it.node), dtype=int)
+                    ltg = np.asarray(self.mbs.systemData.GetNodeLTGData(it.node), dtype=int)
+                    # a node's data coordinates are contiguous: slice, not fancy-index
+                    assert np.all(np.diff(ltg) == 1)
+                    it.ltg = slice(int(ltg[0]), int(ltg[-1]) + 1)
             self._ltg_ready = True
 
     def post_step(self, mbs, t):
         """Commit every trial/commit element over the accepted step (one call)."""
-        exu = engine("exudyn")
         self._ltg()
+        disp = self._disp
         D = None
         for it in self.items:
             if it.route != "commit":
@@ -68,7 +72,7 @@ class Host:
             if D is None:
                 D = np.array(mbs.systemData.GetDataCoordinates())
             s = D[it.ltg]
-            u = float(mbs.GetObjectOutput(it.connector, exu.OutputVariableType.Displacement))
+            u = float(mbs.GetObjectOutput(it.connector, disp))
             if s[0] == 0.0:
                 s[0], s[1], s[2] = 1.0, u, t       # the first call (t = start): anchor
             else:
@@ -88,17 +92,21 @@ class Host:
 
     def trial_function(self, it: _Item):
         """The spring-force user function of one element: trial on a copy."""
+        adv, frc, p, rtol = it.advance, it.force, it.p, it.rtol
+
         def uf(mbs, t, itemNumber, u, v, k, d, offset):
-            self._ltg()
-            s = np.asarray(mbs.systemData.GetDataCoordinates())[it.ltg]
-            x = np.array(s[HDR:])
+            if not self._ltg_ready:
+                self._ltg()
+            s = mbs.systemData.GetDataCoordinates()[it.ltg]
+            x = s[HDR:]                      # already a copy of the committed state
             if s[0] != 0.0:
-                dt = t - s[2]
+                uc = float(s[1])
+                dt = t - float(s[2])
                 if dt > 0.0:
-                    it.advance(x, s[1], u, dt, (u - s[1]) / dt, it.p, it.rtol)
-                elif u != s[1]:
-                    it.advance(x, s[1], u, 0.0, v, it.p, it.rtol)
-            return float(it.force(x, u, v, it.p))
+                    adv(x, uc, u, dt, (u - uc) / dt, p, rtol)
+                elif u != uc:
+                    adv(x, uc, u, 0.0, v, p, rtol)
+            return float(frc(x, u, v, p))
         return uf
 
 
