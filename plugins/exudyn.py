@@ -208,7 +208,7 @@ def element_state(mbs, name) -> np.ndarray:
     if it.route == "ode1":
         return np.array(mbs.GetNodeOutput(it.ode_node, exu.OutputVariableType.Coordinates))
     _host(mbs)._ltg()
-    return np.array(np.asarray(mbs.systemData.GetDataCoordinates())[it.ltg[HDR:]])
+    return np.array(np.asarray(mbs.systemData.GetDataCoordinates())[it.ltg][HDR:])
 
 
 def element_force(mbs, name) -> float:
