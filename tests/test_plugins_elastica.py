@@ -16,23 +16,30 @@ class Sim(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.CallBacks, ea.
     pass
 
 
-def cantilever(n, L, r, E, rho, *, tip, ramp, law=None, x0=None, raise_B=1.0, damping=None,
-               dt=None):
+def cantilever(n, L, r, E, rho, *, tip, ramp, law=None, x0=None, raise_B=1.0, add_B=None,
+               damping=None, dt=None, twist=0.0, torsion=False):
     sim = Sim()
     rod = ea.CosseratRod.straight_rod(n, np.zeros(3), np.array([1.0, 0, 0]),
                                       np.array([0, 0, 1.0]), L, r, rho, youngs_modulus=E,
                                       shear_modulus=E / 3)
     rod.bend_matrix[0, 0, :] *= raise_B
     rod.bend_matrix[1, 1, :] *= raise_B
+    if add_B is not None:
+        for i in range(3):
+            rod.bend_matrix[i, i, :] += add_B
     sim.append(rod)
     sim.constrain(rod).using(ea.OneEndFixedBC, constrained_position_idx=(0,),
                              constrained_director_idx=(0,))
     sim.add_forcing_to(rod).using(ea.EndpointForces, np.zeros(3), np.asarray(tip, float),
                                   ramp_up_time=ramp)
+    if twist:
+        sim.add_forcing_to(rod).using(ea.UniformTorques, torque=twist,
+                                      direction=np.array([1.0, 0.0, 0.0]))
     if damping:
         sim.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=damping,
                               time_step=dt)
-    mem = hel.add_hysteretic_bending(sim, rod, law, x0=x0) if law is not None else None
+    mem = (hel.add_hysteretic_bending(sim, rod, law, x0=x0, torsion=torsion)
+           if law is not None else None)
     sim.finalize()
     return sim, rod, mem
 
@@ -83,6 +90,27 @@ def test_planar_cable_equilibrium_matches_hystmech_rod():
     assert ref.K[-1, 1] > 5.0
     # and it dissipated energy on the way (non-negative work of the hysteretic part)
     assert mem.work.sum() > 0
+
+
+def test_torsion_elements_are_a_raised_twist_stiffness():
+    """With torsion=True the same per-node LinearSpring(k) also acts on the twist: the
+    rod equals one with k added to all three diagonal entries of its bend matrix
+    (tip force and a uniform twisting torque)."""
+    LinearSpring = get_element_class("LinearSpring")
+    kw = dict(n=12, L=0.4, r=0.005, E=1e6, rho=1000.0, tip=[0.0, 0.02, 0.0], ramp=0.01,
+              twist=2e-4)
+    k = 1e-4
+    simA, rodA, _ = cantilever(**kw, add_B=k)
+    simB, rodB, mem = cantilever(**kw, law=LinearSpring(k=k), torsion=True)
+    assert mem.X.shape[1] == 3
+    steps = 1000
+    hel.integrate(simA, steps * 1e-5, steps)
+    hel.integrate(simB, steps * 1e-5, steps)
+    assert np.max(np.abs(rodA.kappa[2])) > 1e-3                 # twisted
+    np.testing.assert_allclose(rodB.director_collection, rodA.director_collection,
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rodB.kappa, rodA.kappa, rtol=0,
+                               atol=1e-12 * np.max(np.abs(rodA.kappa)))
 
 
 def test_position_verlet_is_required():
