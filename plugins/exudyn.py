@@ -14,7 +14,8 @@ accepted step from the committed (u, t) to the stage's (u, t) and returns its fo
 post-step user function, called once per accepted step, commits every element of the
 system in one call. The committed state (and its u, t) lives in a ``NodeGenericData``,
 so ``mbs.systemData.GetSystemState()`` / ``SetSystemState`` and restart files carry it.
-For fixed-step explicit solvers (RK44, ExplicitEuler ...).
+For fixed-step solvers, explicit (RK44 ...) or implicit (GeneralizedAlpha,
+TrapezoidalIndex2: every Newton iteration is a trial).
 
 ``route="ode1"`` (smooth laws): the state is an ``ObjectGenericODE1`` integrated by the
 solver itself with ẋ = rate(x, u, v), for adaptive solvers (DOPRI5) and implicit ones.
@@ -130,9 +131,8 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
     """Add the force element ``element`` between the coordinate markers
     ``markers = [m0, m1]`` of the Exudyn MainSystem ``mbs`` (before ``mbs.Assemble()``);
     returns the connector's object index. u = q(m1) − q(m0) [m or rad], F [N or N·m]
-    acts as −F on m1. ``route``: "commit" (trial/commit, any law, fixed-step explicit
-    solvers) or "ode1" (smooth laws, state integrated by the solver, adaptive
-    solvers). ``x0`` overrides the initial state; ``rtol`` the segment tolerance."""
+    acts as −F on m1. ``route``: "commit" (trial/commit, any law, fixed-step solvers)
+    or "ode1" (smooth laws, state integrated by the solver, also adaptive solvers). ``x0`` overrides the initial state; ``rtol`` the segment tolerance."""
     exu = engine("exudyn")
     from exudyn.itemInterface import (CoordinateSpringDamper, NodeGenericData,
                                       NodeGenericODE1, ObjectGenericODE1)

@@ -67,6 +67,13 @@ def test_ode1_route_under_adaptive_dopri5(name):
     assert rel_error(name, 1e-4, route="ode1", solver="DOPRI5") <= 1e-7
 
 
+@pytest.mark.parametrize("route, name", [("commit", "Masing"), ("ode1", "LuGre")])
+def test_implicit_generalized_alpha(route, name):
+    """Under Exudyn's implicit GeneralizedAlpha the force user function is evaluated at
+    every Newton iteration (trials) and the state committed once per accepted step."""
+    assert rel_error(name, 1e-4, route=route, solver="GeneralizedAlpha") <= 1e-6
+
+
 def chain_assembly():
     LuGre = get_element_class("LuGre")
     Masing = get_element_class("Masing")
