@@ -15,7 +15,7 @@ from hystmech.systems import Assembly, Harmonic, simulate  # noqa: E402
 
 from plugin_rig import CASES, reference, rig  # noqa: E402
 
-T = 0.2
+T = 0.1
 
 
 def one_dof(el, m, k, F0, w, *, route="commit"):
@@ -34,10 +34,18 @@ def rel_error(name, h, *, route="commit", solver="RK44"):
     return float(np.max(np.abs(np.interp(te, t, X[:, 0]) - xr)) / np.max(np.abs(xr)))
 
 
-@pytest.mark.parametrize("name", ["LuGre", "BoucWen", "Masing", "MaxwellSlip",
-                                  "PreisachContinuous"])
+# every law of the FMU/MuJoCo cases (sums are checked against the Assembly in the MuJoCo
+# tests; here a sum runs through the same Python kernels as any law)
+EXU_CASES = sorted(set(CASES) - {"CableLaw", "SumDahlSpring"})
+
+
+@pytest.mark.parametrize("name", EXU_CASES)
 def test_one_dof_rk44_matches_assembly(name):
-    assert rel_error(name, 1e-5) <= 1e-5
+    # operators: the projection reference at h = 1e-6 is itself first order (its error
+    # is ~1e-5 of max|x| on this short horizon); RK44 agrees with the smooth and
+    # inclusion references to 1e-8 and better
+    tol = 1e-4 if CASES[name][0]().kind == "operator" else 1e-5
+    assert rel_error(name, 1e-5) <= tol
 
 
 @pytest.mark.parametrize("name", ["Masing", "PreisachContinuous"])
@@ -71,7 +79,7 @@ def test_ode1_route_under_adaptive_dopri5(name):
 def test_implicit_generalized_alpha(route, name):
     """Under Exudyn's implicit GeneralizedAlpha the force user function is evaluated at
     every Newton iteration (trials) and the state committed once per accepted step."""
-    assert rel_error(name, 1e-4, route=route, solver="GeneralizedAlpha") <= 1e-6
+    assert rel_error(name, 5e-5, route=route, solver="GeneralizedAlpha") <= 1e-6
 
 
 def chain_assembly():
