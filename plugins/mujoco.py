@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
 import re
 from ctypes import POINTER, c_char_p, c_double, c_int, c_void_p
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ import numpy as np
 from ._build import HERE, build_shared, engine
 
 __all__ = ["add_element", "register", "element_state", "element_force", "element_u",
+           "element_failures",
            "plugin_name", "library_path"]
 
 _LIB = None
@@ -71,8 +73,8 @@ def _lib():
     if _LIB is None:
         engine("mujoco")  # libmujoco must be loaded by the bindings first
         lib = ctypes.CDLL(str(library_path()))
-        lib.hm_mj_register.argtypes = [c_char_p, c_void_p, c_void_p, c_void_p, c_int, c_int,
-                                       c_int, POINTER(c_char_p), POINTER(c_int)]
+        lib.hm_mj_register.argtypes = [c_char_p, c_void_p, c_void_p, c_void_p, c_void_p,
+                                       c_int, c_int, c_int, POINTER(c_char_p), POINTER(c_int)]
         lib.hm_mj_register.restype = c_int
         lib.hm_mj_header.restype = c_int
         _LIB = lib
@@ -97,10 +99,54 @@ def plugin_name(element) -> str:
     from ..fmu.export import law_spec
 
     spec = law_spec(element)
-    if spec.generated or any("[" in n for n in spec.q_names):
-        h = hashlib.sha256(("|".join(spec.q_names) + spec.generated).encode()).hexdigest()
-        return f"hystmech.{spec.cls_name}.{h[:10]}"
-    return f"hystmech.{spec.cls_name}"
+    base = f"hystmech.{spec.cls_name}"
+    fixed = _LAWS.get(base)
+    if (spec.generated or any("[" in n for n in spec.q_names)
+            or (fixed is not None and (fixed.nx, fixed.np_) != (spec.n_x, spec.n_p))):
+        # the state and parameter sizes are part of a plugin (nstate): laws whose sizes
+        # depend on the instance (arrays, max_depth, sums) get one plugin per signature
+        h = hashlib.sha256(("|".join(spec.q_names) + spec.generated
+                            + f"|{spec.n_x}|{spec.n_p}").encode()).hexdigest()
+        return f"{base}.{h[:10]}"
+    return base
+
+
+# exported by every kernel library built here: the kernels' failure message (hm_fail,
+# e.g. a Preisach memory stack overflow) of that translation unit, cleared on reading
+_SHIM = ("\nconst char *hm_mj_take_fail(void)\n"
+         "{ const char *f = hm_fail; hm_fail = NULL; return f; }\n")
+
+
+def _kernel_library(spec):
+    """The laws' C kernels as one translation unit with the failure shim: every
+    components/*.c for a single law, the exporter's generated hm_sum.c for a sum
+    (fmu.export.law_spec: the same per-law configuration as the FMU), compiled and
+    cached by content."""
+    from ..fmu.ckernels import c_sources
+    from ._build import cache_dir
+
+    srcs = c_sources()
+    comp = srcs[0].parent
+    text = spec.generated if spec.generated else "".join(f'#include "{f.name}"\n' for f in srcs)
+    text += _SHIM
+    key = hashlib.sha256(text.encode())
+    for f in srcs + [comp / "hm_law.h"]:
+        key.update(f.name.encode() + f.read_bytes())
+    h = key.hexdigest()[:20]
+    if h in _KLIBS:
+        return _KLIBS[h]
+    src = cache_dir() / f"kernels-{h}.c"
+    if not src.exists():
+        src.parent.mkdir(parents=True, exist_ok=True)
+        tmp = src.with_name(f".{src.name}.{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, src)
+    so = build_shared("hystmech-kernels", [src], includes=[comp], key=h)
+    _KLIBS[h] = ctypes.CDLL(str(so))
+    return _KLIBS[h]
+
+
+_KLIBS: dict = {}
 
 
 def register(element) -> str:
@@ -108,18 +154,17 @@ def register(element) -> str:
 
     FMUExportError (a ValueError) for a law without a C form (custom Python callables).
     """
-    from ..fmu.ckernels import load_generated, load_library
     from ..fmu.export import law_spec
 
     name = plugin_name(element)
     if name in _LAWS:
         return name
     spec = law_spec(element)
-    klib = load_generated(spec) if spec.generated else load_library()
+    klib = _kernel_library(spec)
     pre = spec.prefix
 
     def ptr(fn):
-        return ctypes.cast(getattr(klib, f"{pre}_{fn}"), c_void_p).value
+        return ctypes.cast(getattr(klib, fn), c_void_p).value
 
     attrs = _attributes(spec.q_names)
     for a, _ in attrs:
@@ -128,7 +173,8 @@ def register(element) -> str:
                              f"attribute of the same name")
     names = (c_char_p * len(attrs))(*[a.encode() for a, _ in attrs])
     lens = (c_int * len(attrs))(*[c for _, c in attrs])
-    slot = _lib().hm_mj_register(name.encode(), ptr("advance"), ptr("force"), ptr("setup"),
+    slot = _lib().hm_mj_register(name.encode(), ptr(f"{pre}_advance"), ptr(f"{pre}_force"),
+                                 ptr(f"{pre}_setup"), ptr("hm_mj_take_fail"),
                                  spec.n_x, spec.n_p, len(attrs), names, lens)
     if slot < 0:
         raise RuntimeError(f"registering the MuJoCo plugin {name} failed (code {slot}); "
@@ -222,6 +268,14 @@ def element_u(model, data, name: str) -> float:
     """The committed input u of the element ``name`` [m or rad] (0 before the first step)."""
     s, _ = _block(model, data, name)
     return float(s[2])
+
+
+def element_failures(model, data, name: str) -> int:
+    """How many times the element's kernel could not continue (e.g. a Preisach memory
+    stack overflow: more nested reversals than max_depth; the memory then keeps its
+    last state for that segment). Reported once per instance by MuJoCo's warning."""
+    s, _ = _block(model, data, name)
+    return int(s[10])
 
 
 def element_force(model, data, name: str) -> float:

@@ -17,6 +17,7 @@
  *   0 anchored (0/1)   1 anchor: target coordinate at the first step   2 u committed
  *   3 t committed      4 target kind (0 joint, 1 tendon)   5 target id   6 qpos address
  *   7 dof address      8 rtol      9 force at the last compute (diagnostic)
+ *   10 number of kernel failures (e.g. a Preisach memory stack overflow, hm_fail)
  */
 #include <stdlib.h>
 #include <stdio.h>
@@ -25,7 +26,7 @@
 
 #include <mujoco/mujoco.h>
 
-#define HDR 10
+#define HDR 11
 #define HM_MAX_X 4096
 
 typedef void (*hm_adv_fn)(double *x, double u0, double u1, double dt, double v,
@@ -33,11 +34,14 @@ typedef void (*hm_adv_fn)(double *x, double u0, double u1, double dt, double v,
 typedef double (*hm_force_fn)(const double *x, double u, double v, const double *p);
 typedef const char *(*hm_setup_fn)(const double *q, int nq, double *p, int np, double *x0,
                                    int nx);
+typedef const char *(*hm_fail_fn)(void);
 
 typedef struct {
     hm_adv_fn adv;
     hm_force_fn force;
     hm_setup_fn setup;
+    hm_fail_fn fail;            /* returns and clears the kernels' hm_fail (or NULL) */
+    const char *name;
     int nx, np, nq, nattr;      /* nattr: law attributes (without joint/tendon/rtol) */
     char **attr;                /* nattr + 3 names */
     int *attr_len;              /* number of q values of each law attribute */
@@ -111,7 +115,7 @@ static const char *configure(const mjModel *m, mjtNum *s, int instance)
     jn = mj_getPluginConfig(m, instance, "joint");
     tn = mj_getPluginConfig(m, instance, "tendon");
     rt = mj_getPluginConfig(m, instance, "rtol");
-    s[0] = 0.0; s[1] = 0.0; s[2] = 0.0; s[3] = 0.0; s[9] = 0.0;
+    s[0] = 0.0; s[1] = 0.0; s[2] = 0.0; s[3] = 0.0; s[9] = 0.0; s[10] = 0.0;
     if (jn && *jn && !(tn && *tn)) {
         int j = mj_name2id(m, mjOBJ_JOINT, jn);
         if (j < 0) {
@@ -188,6 +192,17 @@ static void segment(double uc, double tc, double u, double t, double vnow, doubl
     }
 }
 
+/* a kernel that could not continue (hm_fail) is counted in the state and reported once
+ * per instance through MuJoCo's warning handler */
+static void check_fail(const hm_law_t *L, mjtNum *s, int instance)
+{
+    const char *f = L->fail ? L->fail() : NULL;
+    if (f) {
+        s[10] += 1.0;
+        if (s[10] == 1.0) mju_warning("hystmech plugin %s (instance %d): %s", L->name, instance, f);
+    }
+}
+
 static void hm_compute(const mjModel *m, mjData *d, int instance, int capability_bit)
 {
     const hm_law_t *L = law_of(m, instance);
@@ -205,6 +220,7 @@ static void hm_compute(const mjModel *m, mjData *d, int instance, int capability
     if (u != s[2] || d->time != s[3]) {
         segment(s[2], s[3], u, d->time, v, &dt, &vs);
         L->adv(xt, s[2], u, dt, vs, s + HDR + L->nx, s[8]);
+        check_fail(L, s, instance);
     }
     F = L->force(xt, u, v, s + HDR + L->nx);
     s[9] = F;
@@ -241,14 +257,15 @@ static void hm_advance(const mjModel *m, mjData *d, int instance)
     }
     segment(s[2], s[3], u, d->time, v, &dt, &vs);
     L->adv(s + HDR, s[2], u, dt, vs, s + HDR + L->nx, s[8]);
+    check_fail(L, s, instance);
     s[2] = u;
     s[3] = d->time;
 }
 
 /* Register a law as the plugin `name`; returns the MuJoCo plugin slot (or -1). The
  * strings are copied. attr_len[i]: number of values of attribute i. */
-int hm_mj_register(const char *name, void *adv, void *force, void *setup, int nx, int np,
-                   int nattr, const char **attr, const int *attr_len)
+int hm_mj_register(const char *name, void *adv, void *force, void *setup, void *fail,
+                   int nx, int np, int nattr, const char **attr, const int *attr_len)
 {
     hm_law_t *L;
     mjpPlugin plugin;
@@ -263,6 +280,8 @@ int hm_mj_register(const char *name, void *adv, void *force, void *setup, int nx
     L->adv = (hm_adv_fn)adv;
     L->force = (hm_force_fn)force;
     L->setup = (hm_setup_fn)setup;
+    L->fail = (hm_fail_fn)fail;
+    L->name = strdup(name);
     L->nx = nx; L->np = np; L->nq = nq; L->nattr = nattr;
     L->attr = malloc(sizeof(char *) * (nattr + 3));
     L->attr_len = malloc(sizeof(int) * (nattr + 1));

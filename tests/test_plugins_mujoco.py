@@ -282,6 +282,31 @@ def test_transition_fd_runs_and_sees_the_tangent():
     assert A[0, 0] == pytest.approx(1.0 - h * h * (k + slope) / m, rel=1e-6)
 
 
+def test_kernel_failure_is_counted_per_instance():
+    """A Preisach memory deeper than max_depth (a decaying oscillation nests its
+    reversals) is a kernel failure (hm_fail): counted in that instance's state, while
+    an instance of the same law with enough depth in the same model is unaffected."""
+    Preisach = get_element_class("Preisach")
+    kw = dict(a1=np.array([-0.004, -0.002, -0.003, 0.0, 0.001]),
+              a2=np.array([-0.001, 0.003, 0.001, 0.002, 0.004]),
+              weights=np.array([3.0, 5.0, 2.0, 4.0, 1.5]), initial=-1, k0=200.0, offset=0.5)
+    xml = """<mujoco><option timestep="1e-4" gravity="0 0 0" integrator="Euler"/>
+    <worldbody><body><joint name="x" type="slide" axis="1 0 0" stiffness="100" damping="0.3"/>
+    <inertial pos="0 0 0" mass="0.01" diaginertia="1 1 1"/>
+    <body><joint name="y" type="slide" axis="0 1 0" stiffness="100" damping="0.3"/>
+    <inertial pos="0 0 0" mass="0.01" diaginertia="1 1 1"/></body></body></worldbody></mujoco>"""
+    spec = mujoco.MjSpec.from_string(xml)
+    hmj.add_element(spec, Preisach(**kw, max_depth=4), joint="x", name="shallow")
+    hmj.add_element(spec, Preisach(**kw, max_depth=64), joint="y", name="deep")
+    model = spec.compile()
+    d = mujoco.MjData(model)
+    d.qvel[:] = 1.0
+    for _ in range(4000):
+        mujoco.mj_step(model, d)
+    assert hmj.element_failures(model, d, "shallow") > 0
+    assert hmj.element_failures(model, d, "deep") == 0
+
+
 def test_bad_input_and_missing_engine(monkeypatch):
     Dahl = get_element_class("Dahl")
     el = Dahl(rho=300.0, Fc=0.5, w0=0.0)
