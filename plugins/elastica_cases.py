@@ -138,3 +138,34 @@ def run_cable_3d(cfg: dict, out: Path, progress):
                                       "kappa1_node0": kap[:, 0], "kappa2_node0": kap[:, 1],
                                       "W_hysteresis": W},
                           figures={"cable_3d": fig})
+
+
+# declared for `hystmech run` (entry point hystmech.runners, see pyproject.toml)
+def _schema():
+    from ..schema import COUNT, REAL, Table
+
+    return {"rod": Table({"N": COUNT, "L": REAL, "radius": REAL, "density": REAL,
+                          "damping": REAL, "dt": REAL}),
+            "law": Table({"EI_el": REAL, "M_h": REAL, "m": REAL, "levels": COUNT, "r0": REAL,
+                          "s0": REAL}),
+            "load": Table({"F_inplane": REAL, "F_outofplane": REAL, "ramp": REAL, "hold": REAL,
+                           "cycle": REAL, "cycles": COUNT, "settle": REAL})}
+
+
+def _work(cfg):
+    def t(name):
+        v = cfg.get(name, {})
+        return v if isinstance(v, dict) else {}
+
+    rc, pc = t("rod"), t("load")
+    dt = float(rc.get("dt", 4e-4))
+    T = (2 * float(pc.get("ramp", 3.0)) + float(pc.get("hold", 3.0))
+         + int(pc.get("cycles", 2)) * float(pc.get("cycle", 6.0)) + float(pc.get("settle", 3.0)))
+    if not (dt > 0 and T > 0):
+        return {}
+    return {"steps": (T / dt, f"rod.dt = {dt:g} s over {T:g} s is {T / dt:.3g} "
+                               f"PositionVerlet steps")}
+
+
+run_cable_3d.SCHEMA = _schema()
+run_cable_3d.WORK = _work

@@ -74,3 +74,23 @@ def run_belt_tensioner(cfg: dict, out: Path, progress):
                           timeseries={"t": t, "u1": X[:, 0], "u2": X[:, 1], "T": Tb,
                                       "u2_hystmech": u2b},
                           figures={"belt_exudyn": fig})
+
+
+# declared for `hystmech run` (entry point hystmech.runners, see pyproject.toml)
+def _schema():
+    from ..schema import REAL, Str, Table
+
+    return {"tensioner": Table({"model": Str("mdm", "masing")}),
+            "run": Table({"h": REAL, "t_end": REAL})}
+
+
+def _work(cfg):
+    rc = cfg.get("run", {}) if isinstance(cfg.get("run", {}), dict) else {}
+    h, T = float(rc.get("h", 1e-5)), float(rc.get("t_end", 0.5))
+    if not (h > 0 and T > 0):
+        return {}
+    return {"steps": (T / h, f"run.h = {h:g} s over {T:g} s is {T / h:.3g} Exudyn steps")}
+
+
+run_belt_tensioner.SCHEMA = _schema()
+run_belt_tensioner.WORK = _work

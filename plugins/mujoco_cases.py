@@ -123,3 +123,27 @@ def run_lugre_joint(cfg: dict, out: Path, progress):
                                       "velocity_mujoco": vm, "velocity_assembly": vr,
                                       "torque_mujoco": Fm, "torque_assembly": Fr},
                           figures={"lugre_joint": fig})
+
+
+# declared for `hystmech run` (entry point hystmech.runners, see pyproject.toml): the
+# tables and keys the runner reads, and its work estimate
+def _schema():
+    from ..schema import REAL, Table
+
+    return {"arm": Table({"length": REAL, "mass": REAL}),
+            "drive": Table({"k": REAL, "rate": REAL}),
+            "law": Table({k: REAL for k in ("sigma0", "sigma1", "sigma2", "Fc", "Fs", "vs",
+                                            "beta")}),
+            "run": Table({"h": REAL, "t_end": REAL})}
+
+
+def _work(cfg):
+    rc = cfg.get("run", {}) if isinstance(cfg.get("run", {}), dict) else {}
+    h, T = float(rc.get("h", 1e-4)), float(rc.get("t_end", 20.0))
+    if not (h > 0 and T > 0):
+        return {}
+    return {"steps": (T / h, f"run.h = {h:g} s over {T:g} s is {T / h:.3g} MuJoCo steps")}
+
+
+run_lugre_joint.SCHEMA = _schema()
+run_lugre_joint.WORK = _work
