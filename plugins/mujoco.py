@@ -273,7 +273,7 @@ def element_u(model, data, name: str) -> float:
 def element_failures(model, data, name: str) -> int:
     """How many times the element's kernel could not continue (e.g. a Preisach memory
     stack overflow: more nested reversals than max_depth; the memory then keeps its
-    last state for that segment). Reported once per instance by MuJoCo's warning."""
+    last state for that segment). Reported once per instance on stderr."""
     s, _ = _block(model, data, name)
     return int(s[10])
 

@@ -192,14 +192,16 @@ static void segment(double uc, double tc, double u, double t, double vnow, doubl
     }
 }
 
-/* a kernel that could not continue (hm_fail) is counted in the state and reported once
- * per instance through MuJoCo's warning handler */
+/* a kernel that could not continue (hm_fail) is counted in the state (read it with
+ * element_failures) and reported once per instance on stderr (not through mju_warning,
+ * whose default handler appends to MUJOCO_LOG.TXT in the working directory) */
 static void check_fail(const hm_law_t *L, mjtNum *s, int instance)
 {
     const char *f = L->fail ? L->fail() : NULL;
     if (f) {
         s[10] += 1.0;
-        if (s[10] == 1.0) mju_warning("hystmech plugin %s (instance %d): %s", L->name, instance, f);
+        if (s[10] == 1.0)
+            fprintf(stderr, "hystmech MuJoCo plugin %s (instance %d): %s\n", L->name, instance, f);
     }
 }
 
