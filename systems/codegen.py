@@ -400,6 +400,13 @@ def build(m, kernels: dict, callback=None) -> Compiled:
 
     glb = dict(kernels)
     if callback is not None:
+        if not is_compiled(callback):
+            try:                # numba-compile a plain callback; else the run is Python
+                cb = njit(callback)
+                bool(cb(0.0, np.zeros(m.layout.N)))
+                callback = cb
+            except Exception:  # noqa: BLE001 - not compilable: Python path
+                pass
         glb["stop"] = callback
     compiled = all(is_compiled(f) for f in glb.values())
     refs = {name: (_codegen.kernel_ref(fn) if compiled else None) for name, fn in glb.items()}
