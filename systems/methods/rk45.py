@@ -154,8 +154,12 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
         if nsteps >= max_steps:
             status = 3
             break
-        if t + h > t1:
+        last = False
+        if t + h * (1.0 + 1e-9) >= t1:
+            # the last step lands on t1 exactly (t + h may round below it, and a step
+            # ending a hair before t1 would leave a remainder below resolution)
             h = t1 - t
+            last = True
         if h < 10.0 * 2.2e-16 * max(abs(t), 1e-300):
             status = 1
             break
@@ -172,7 +176,7 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
             nrej += 1
             h *= dp45_factor(err)
             continue
-        tn = t + h
+        tn = t1 if last else t + h
         if dense:
             while ie < t_eval.size and t_eval[ie] <= tn and status == 0:
                 dp45_dense(K, z, h, (t_eval[ie] - t) / h, zi)

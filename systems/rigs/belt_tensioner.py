@@ -280,8 +280,10 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
             # free steps (<= h_max) up to the grid, then steps of at most dt_out on it
             steps, x_g = 0, None
             if tg0 > t0:
+                # (observing nothing, but the same signal: the same compiled structure)
                 r0 = simulate(asm, (t0, tg0), method="RK45", rtol=rtol, atol=atol,
-                              max_step=h_max, energy=False, record_from=math.inf)
+                              max_step=h_max, energy=False, record_from=math.inf,
+                              observe=Observe(("belt", "belt_damping"), window=math.inf))
                 steps, x_g = r0.stats["nsteps"], r0.y_last
             r = simulate(asm, (tg0, t_end), x_g, method="RK45", t_eval=grid, rtol=rtol,
                          atol=atol, max_step=min(h_max, dto), energy=False, observe=obs,
