@@ -323,16 +323,19 @@ class ModifiedDahl(ForceElement):
 
     Lambda [N^(1−μ)/m] > 0 transient rate between the envelopes, mu [-] > 0 loop-shape
     exponent (μ = 1: Duhem model with A = Λ; μ < 1 allowed, e.g. the paper's 0.37),
-    a [N/m], b [N] upper envelope h_u = a·u + b, d [N/m], e [N] lower envelope
-    h_l = d·u + e, F0 [N] initial force. State: the force F [N].
+    a [N/m] ≥ 0, b [N] upper envelope h_u = a·u + b, d [N/m] ≥ 0, e [N] ≤ b lower
+    envelope h_l = d·u + e (non-falling envelopes, ordered at u = 0), F0 [N] initial
+    force. State: the force F [N].
     Paper values (eqs. (33)-(35)): a = 7.146e4, b = 9.596e2, d = 5.322e4, e = 3.972e2,
     Lambda = 117355, mu = 0.37, F0 = 1.009e3 at t0 = 0.1988 s.
     """
 
     kind = "smooth"
     param_info = (Param("Lambda", "N^(1-mu)/m", "> 0"), Param("mu", "1", "> 0"),
-                  Param("a", "N/m", "upper envelope slope"), Param("b", "N", "upper envelope offset"),
-                  Param("d", "N/m", "lower envelope slope"), Param("e", "N", "lower envelope offset"),
+                  Param("a", "N/m", "upper envelope slope, >= 0"),
+                  Param("b", "N", "upper envelope offset"),
+                  Param("d", "N/m", "lower envelope slope, >= 0"),
+                  Param("e", "N", "lower envelope offset, <= b"),
                   Param("F0", "N", "initial force"))
     state_names = ("F",)
     citation = "Bastien, Michon, Manin & Dufour (2007), eqs. (3)-(4)"
@@ -349,6 +352,18 @@ class ModifiedDahl(ForceElement):
         a, b = check_finite("a", a), check_finite("b", b)
         d, e = check_finite("d", d), check_finite("e", e)
         F0 = check_finite("F0", F0)
+        # h_u and h_l are the upper and lower asymptotes of the loop (Bastien et al.
+        # (2007), §2.1.3): a falling envelope would put the settled branch on the far
+        # side of it (D* = sgn(a)(|a|/Λ)^(1/μ) < 0), and swapped envelopes are no loop
+        if a < 0.0:
+            raise ValueError(f"a must be in [0, inf) (got {a!r}): the upper envelope "
+                             "h_u = a·u + b must not fall")
+        if d < 0.0:
+            raise ValueError(f"d must be in [0, inf) (got {d!r}): the lower envelope "
+                             "h_l = d·u + e must not fall")
+        if e > b:
+            raise ValueError(f"e must be in (-inf, b] = (-inf, {b:g}] (got {e!r}): the "
+                             "lower envelope must not lie above the upper one at u = 0")
         self._setup(dict(Lambda=Lambda, mu=mu, a=a, b=b, d=d, e=e, F0=F0),
                     [Lambda, mu, a, b, d, e], [F0])
         self.x_scale = np.array([max(abs(b), abs(e), abs(F0), 1.0)])
