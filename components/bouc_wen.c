@@ -2,39 +2,12 @@
  *     ż = A u̇ − β |u̇| |z|^(n−1) z − γ u̇ |z|^n,    F = k_el u + z
  * p = [A, beta, gamma, n, k_el]; constructor q = [A, beta, gamma, n, k_el, z0]; x = [z]
  * On a segment dz/ds = σA − β sgn(z)|z|^n − σγ|z|^n (s = |v| t, σ = sgn v): n = 1 by
- * the closed-form exponential with one switch at z = 0 (linear_law_advance in
- * modified_dahl.py), otherwise by hm_power_law_advance (exact crossing of z = 0,
- * stops at z* = σ(A/(β + γ))^(1/n)). Parameter classes and the ill-posed sets refused
+ * the closed-form exponential with one switch at z = 0 (hm_linear_law_advance),
+ * otherwise by hm_power_law_advance (Taylor steps, exact crossing of z = 0, stops at
+ * z* = σ(A/(β + γ))^(1/n)). Parameter classes and the ill-posed sets refused
  * by setup: see bouc_wen.py.
  */
 #include "hm_law.h"
-
-/* (1 − e^(−k s))/k, = s for k = 0 (_phi in modified_dahl.py) */
-static double bouc_wen_phi(double k, double s)
-{
-    if (k == 0.0) return s;
-    return -expm1(-k * s) / k;
-}
-
-/* y(L) for dy/ds = q0 − q1·y − q2·|y|, exactly (linear_law_advance in modified_dahl.py) */
-static double bouc_wen_linear_advance(double y, double L, double q0, double q1, double q2)
-{
-    double k, g;
-    if (L <= 0.0) return y;
-    k = (y > 0.0 || (y == 0.0 && q0 > 0.0)) ? q1 + q2 : q1 - q2;
-    g = q0 - k * y;
-    if (y != 0.0 && g * y < 0.0) {
-        double r = -y / g, c = 1.0 - k * r;
-        if (c > 0.0) {
-            double s0 = (k == 0.0) ? r : -log1p(-k * r) / k;
-            if (s0 < L) {
-                double ka = q0 > 0.0 ? q1 + q2 : q1 - q2;
-                return q0 * bouc_wen_phi(ka, L - s0);
-            }
-        }
-    }
-    return y + g * bouc_wen_phi(k, L);
-}
 
 /* natural size of z (bouc_wen_zscale in bouc_wen.py) */
 static double bouc_wen_zscale(double A, double beta, double gamma, double n)
@@ -52,7 +25,7 @@ void bouc_wen_advance(double *x, double u0, double u1, double dt, double v, cons
     if (v == 0.0) return;
     sg = v > 0.0 ? 1.0 : -1.0;
     if (n == 1.0) {
-        x[0] = bouc_wen_linear_advance(x[0], fabs(v) * dt, sg * A, beta, sg * gamma);
+        x[0] = hm_linear_law_advance(x[0], fabs(v) * dt, sg * A, beta, sg * gamma);
         return;
     }
     scale = fmax(bouc_wen_zscale(A, beta, gamma, n), fabs(x[0]));

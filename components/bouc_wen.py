@@ -24,8 +24,8 @@ or with |z0| beyond the return branch's unstable point).
 Integration. For n = 1 the segment map is the closed-form exponential of
 modified_dahl.linear_law_advance (one switch at z = 0). Otherwise
 modified_dahl.power_law_advance integrates dz/ds = σA − β sgn(z)|z|^n − σγ|z|^n
-exactly across z = 0 (not Lipschitz for n < 1) and with the Dormand-Prince steps of
-components/_ode.py elsewhere, stopping at z* where a step would overshoot.
+exactly across z = 0 (not Lipschitz for n < 1) and with high-order Taylor steps
+elsewhere (about one per input sample), stopping at z* where a step would overshoot.
 """
 import math
 
@@ -38,7 +38,7 @@ from .modified_dahl import linear_law_advance, power_law_advance, spow
 # p = [A, beta, gamma, n, k_el]
 
 
-@njit(cache=False)  # calls power_law_advance: see modified_dahl._NOCACHE
+@njit(cache=True)
 def bouc_wen_advance(x, u0, u1, dt, v, p, rtol):
     A, beta, gamma, n = p[0], p[1], p[2], p[3]
     if v == 0.0:
