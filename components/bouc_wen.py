@@ -118,6 +118,7 @@ class BoucWen(ForceElement):
     """
 
     kind = "smooth"
+    p_layout = ('A', 'beta', 'gamma', 'n', 'k_el')
     param_info = (Param("A", "N/m", "> 0"), Param("beta", "1/(m.N^(n-1))", "finite"),
                   Param("gamma", "1/(m.N^(n-1))", "finite; n > 1 needs beta >= 0, "
                         "beta + gamma >= 0"),

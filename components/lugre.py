@@ -146,6 +146,7 @@ class LuGre(ForceElement):
     """
 
     kind = "smooth"
+    p_layout = ('sigma0', 'sigma1', 'Fc', 'Fs', 'vs', 'beta', 'sigma2')
     param_info = (Param("sigma0", "N/m"), Param("sigma1", "N.s/m"), Param("Fc", "N"),
                   Param("Fs", "N"), Param("vs", "m/s"), Param("beta", "1"),
                   Param("sigma2", "N.s/m"), Param("x0", "m"))

@@ -348,6 +348,7 @@ class ModifiedDahl(ForceElement):
     """
 
     kind = "smooth"
+    p_layout = ('Lambda', 'mu', 'a', 'b', 'd', 'e')
     param_info = (Param("Lambda", "N^(1-mu)/m", "> 0"), Param("mu", "1", "> 0"),
                   Param("a", "N/m", "upper envelope slope, >= 0"),
                   Param("b", "N", "upper envelope offset"),
