@@ -50,6 +50,7 @@ REGISTRY: dict[str, str] = {
     "maxwell-slip-oscillator": "hystmech.systems.maxwell_slip_oscillator:run",
     "mr-damper-real-data": "hystmech.identify.real_data:run",
     "mr-damper-rig": "hystmech.systems.mr_damper_rig:run",
+    "bouc-wen-benchmark": "hystmech.systems.bouc_wen_benchmark:run",
 }
 
 # -- schemas: {table: Spec} per runner ---------------------------------------------------------
@@ -142,6 +143,14 @@ SCHEMAS: dict[str, dict] = {
         "protocol": Table({"levels": List(REAL), "cycles_per_level": COUNT,
                            "points_per_cycle": COUNT, "snapshot_samples": List(COUNT)}),
         "kernel": Table({"amplitude": REAL, "r0": REAL, "s0": REAL, "n": COUNT, "k0": REAL}),
+    },
+    "bouc-wen-benchmark": {
+        "system": Table({"m": REAL, "c": REAL, "k": REAL, "alpha": REAL, "beta": REAL,
+                         "gamma": REAL, "delta": REAL, "nu": REAL}),
+        "signals": Table({"fs": REAL, "N": COUNT, "upsample": COUNT, "rms": REAL,
+                          "f_min": REAL, "f_max": REAL, "seed": INT,
+                          "multisine_periods": COUNT, "B": REAL, "f0": REAL, "f1": REAL}),
+        "solver": Table({"method": STR, "rtol": REAL}),
     },
     "maxwell-slip-oscillator": {
         "oscillator": Table({"m": REAL, "K": REAL, "c": REAL}),
@@ -316,8 +325,15 @@ def _work_mr_rig(cfg):
     return {"samples": st} if st else {}
 
 
+def _work_bouc_wen(cfg):
+    g = _t(cfg, "signals")
+    n = float(g.get("N", 8192)) * (float(g.get("multisine_periods", 2)) + 1.0)
+    return {"samples": (n, f"signals.N x (multisine_periods + 1) is {n:.3g} samples")}
+
+
 WORK: dict[str, Callable[[dict], dict]] = {
     "drive": _work_drive,
+    "bouc-wen-benchmark": _work_bouc_wen,
     "belt-tensioner": _work_belt,
     "belt-tensioner-frf": _work_frf,
     "belt-tensioner-cosim": _work_cosim,
