@@ -233,16 +233,26 @@ class ForceElement:
             self.n_report_states = self.n_states
         if self.kind not in KINDS:
             raise TypeError(f"{type(self).__name__}.kind must be one of {KINDS}")
-        names = self.p_names()
-        if len(names) != self.p.size:
-            raise TypeError(f"{type(self).__name__}: p has {self.p.size} slots but its "
-                            f"declared layout names {len(names)}")
+        if self.declares_p_layout():
+            names = self.p_names()
+            if len(names) != self.p.size:
+                raise TypeError(f"{type(self).__name__}: p has {self.p.size} slots but its "
+                                f"declared layout names {len(names)}")
 
     # -- declared parameter layout ------------------------------------------------------
     def p_names(self) -> tuple[str, ...]:
         """The name of every slot of ``p`` for this element, in order (the layout the
-        kernels and the C twin share); ``p_layout`` unless the law overrides this."""
-        return tuple(self.p_layout)
+        kernels and the C twin share); ``p_layout`` unless the law overrides this, and
+        p[0], p[1], ... for a (user) law that declares none."""
+        if self.p_layout:
+            return tuple(self.p_layout)
+        return tuple(f"p[{i}]" for i in range(self.p.size))
+
+    @classmethod
+    def declares_p_layout(cls) -> bool:
+        """True when the law declares its p layout (``p_layout`` or its own
+        ``p_names``); every law of hystmech's registry does."""
+        return bool(cls.p_layout) or cls.p_names is not ForceElement.p_names
 
     def check_p(self, p) -> np.ndarray:
         """``p`` as a float64 vector if it has this element's layout (length of

@@ -72,6 +72,7 @@ def test_every_registered_law_has_a_sample():
 @pytest.mark.parametrize("name", NAMES)
 def test_declared_p_layout(name):
     el = SAMPLES[name][0]()
+    assert type(el).declares_p_layout()
     names = el.p_names()
     assert len(names) == el.p.size and len(set(names)) == len(names)
     np.testing.assert_array_equal(el.check_p(el.p), el.p)
