@@ -156,9 +156,10 @@ def _reference(u, y0, dydu):
         kink.terminal = True
         lo, ys = uu[0], [cur]
         pts = uu[1:]
+        ev = kink  # the kink is crossed at most once per monotone run (g(0) keeps its sign)
         while pts.size:
             sol = solve_ivp(f, (lo, pts[-1]), [cur], method="LSODA", rtol=1e-12,
-                            atol=1e-12 * max(abs(cur), 1.0), t_eval=pts, events=kink,
+                            atol=1e-12 * max(abs(cur), 1.0), t_eval=pts, events=ev,
                             first_step=abs(pts[0] - lo) / 4 or None)
             if not sol.success and sol.status != 1:
                 raise RuntimeError(sol.message)
@@ -166,6 +167,7 @@ def _reference(u, y0, dydu):
             ys.extend(got)
             pts = pts[got.size:]
             if sol.status == 1 and pts.size:  # at the kink: restart just past it
+                ev = None
                 lo = sol.t_events[0][-1]
                 cur = sol.y_events[0][-1][0]
                 cur = cur + (1e-15 * max(abs(cur), 1.0)) * (1.0 if f(lo, [cur])[0] > 0 else -1.0)
