@@ -1,0 +1,180 @@
+"""Periodic orbits by shooting and their continuation (systems/periodic.py,
+systems/continuation.py) against closed forms and independent time integration."""
+import math
+
+import numpy as np
+import pytest
+from numba import njit
+from scipy.integrate import solve_ivp
+
+from hystmech.components.base import ForceElement
+from hystmech.components.linear import no_advance, no_rate
+from hystmech.systems import Assembly, Harmonic
+from hystmech.systems.continuation import continue_orbits
+from hystmech.systems.periodic import (Shooter, crossing_counts, forcing_omega, instability,
+                                       peak_to_peak, periodic_orbit)
+
+
+# -- a cubic spring F = k3·u³ (Duffing) ------------------------------------------------------
+@njit(cache=True)
+def cubic_force(x, u, v, p):
+    return p[0] * u * u * u
+
+
+@njit(cache=True)
+def cubic_jac(x, u, v, p, J):
+    J[0, 0] = 3.0 * p[0] * u * u
+    J[0, 1] = 0.0
+
+
+class Cubic(ForceElement):
+    kind = "smooth"
+    state_names = ()
+    advance = staticmethod(no_advance)
+    rate = staticmethod(no_rate)
+    force = staticmethod(cubic_force)
+    jac = staticmethod(cubic_jac)
+
+    def __init__(self, *, k3):
+        self._setup(dict(k3=k3), [k3], np.zeros(0))
+        self.x_scale = np.ones(0)
+
+
+def oscillator(m, c, k, F, Om, k3=None):
+    a = Assembly()
+    a.add_dof("x", mass=m)
+    a.add_spring("x", "ground", k=k)
+    a.add_damper("x", "ground", c=c)
+    if k3 is not None:
+        a.add_element("cubic", Cubic(k3=k3), "x")
+    a.add_force("x", Harmonic(0.0, F, Om, 0.0))
+    return a
+
+
+def test_linear_oscillator_floquet_multipliers_are_exp_lambda_T():
+    m, c, k, F, Om = 2.0, 0.8, 50.0, 3.0, 5.0
+    o = periodic_orbit(oscillator(m, c, k, F, Om))
+    T = 2 * math.pi / Om
+    lam = np.linalg.eigvals(np.array([[0.0, 1.0], [-k / m, -c / m]]))
+    mu_exact = np.exp(lam * T)
+    mu = o.multipliers
+    # same set: match each exact multiplier to the nearest computed one
+    for z in mu_exact:
+        assert np.min(np.abs(mu - z)) < 1e-6
+    assert o.stable and o.bifurcation is None
+    # the orbit itself: the closed-form steady amplitude F/|k − mΩ² + icΩ|
+    r = o.simulate(400)
+    X = F / abs(k - m * Om ** 2 + 1j * c * Om)
+    assert peak_to_peak(r.t, r.x("x")) / 2 == pytest.approx(X, rel=1e-7)
+
+
+def test_unstable_orbit_multipliers_and_classification():
+    # a destabilising spring (k = −4 N/m, element LinearSpring): the forced periodic
+    # solution exists but λ = (−c ± √(c² + 16))/2 > 0 gives a real multiplier > 1
+    from hystmech.components.linear import LinearSpring
+
+    c, Om = 0.5, 3.0
+    a = Assembly()
+    a.add_dof("x", mass=1.0)
+    a.add_damper("x", "ground", c=c)
+    a.add_element("neg", LinearSpring(k=-4.0), "x")
+    a.add_force("x", Harmonic(0.0, 1.0, Om, 0.0))
+    o = periodic_orbit(a, options=dict(rtol=1e-11))
+    lam = np.linalg.eigvals(np.array([[0.0, 1.0], [4.0, -c]]))
+    mu_exact = np.sort(np.exp(lam * 2 * math.pi / Om))
+    assert np.sort(o.multipliers.real) == pytest.approx(mu_exact, rel=1e-5)
+    assert not o.stable and o.bifurcation == "fold"
+    assert instability([1.5, 0.2]) == "fold"
+    assert instability([-1.2, 0.1]) == "period-doubling"
+    assert instability([0.9 + 0.8j, 0.9 - 0.8j]) == "neimark-sacker"
+    assert instability([0.99, -0.5]) is None
+    assert crossing_counts([1.5, -1.2, 0.9 + 0.8j, 0.9 - 0.8j, 0.1]) == (1, 1, 2)
+
+
+M_, C_, K_, K3_, F_ = 1.0, 0.05, 1.0, 0.1, 0.1
+
+
+def hb_folds():
+    """First-order harmonic balance of the Duffing oscillator:
+    A²[(k + ¾k3A² − mΩ²)² + (cΩ)²] = F²; the folds are the extremes of Ω(A)."""
+    A = np.linspace(0.05, 2.5, 400001)
+    kap = K_ + 0.75 * K3_ * A ** 2
+    b = C_ ** 2 - 2 * kap * M_
+    D = b * b - 4 * M_ ** 2 * (kap ** 2 - F_ ** 2 / A ** 2)
+    with np.errstate(invalid="ignore"):
+        Wp = np.sqrt((-b + np.sqrt(np.where(D >= 0, D, np.nan))) / (2 * M_ ** 2))
+        Wm = np.sqrt((-b - np.sqrt(np.where(D >= 0, D, np.nan))) / (2 * M_ ** 2))
+    i = np.nanargmax(Wm)                       # jump-down fold (resonance peak)
+    j = np.nanargmin(np.where(A > 0.5, Wp, np.nan))   # jump-up fold
+    return (Wm[i], A[i]), (Wp[j], A[j])
+
+
+def duffing_reference_amplitude(Om, y0, periods):
+    """Plain-Python Duffing integrated by scipy DOP853 (independent of hystmech)."""
+    def f(t, y):
+        return [y[1], (F_ * math.cos(Om * t) - C_ * y[1] - K_ * y[0] - K3_ * y[0] ** 3) / M_]
+    T = 2 * math.pi / Om
+    sol = solve_ivp(f, (0, periods * T), y0, method="DOP853", rtol=1e-10, atol=1e-12,
+                    t_eval=np.linspace((periods - 1) * T, periods * T, 2001))
+    return 0.5 * np.ptp(sol.y[0])
+
+
+@pytest.fixture(scope="module")
+def duffing_branch():
+    return continue_orbits(lambda Om: oscillator(M_, C_, K_, F_, Om, K3_), 0.6, 2.0,
+                           ds=0.02, ds_max=0.05, options=dict(rtol=1e-9),
+                           measure=lambda r: 0.5 * np.ptp(r.y[:, 0]))
+
+
+def test_duffing_folds_and_backbone_against_harmonic_balance(duffing_branch):
+    br = duffing_branch
+    folds = br.folds()
+    assert len(folds) == 2
+    (w_dn, a_dn), (w_up, a_up) = hb_folds()
+    hi, lo = sorted(folds, key=lambda s: -s["p"])
+    # first-order HB is accurate to O((¾k3A²/k)²) ≈ 0.5 % here
+    assert hi["p"] == pytest.approx(w_dn, rel=5e-3)
+    assert hi["measure"] == pytest.approx(a_dn, rel=1e-2)
+    assert lo["p"] == pytest.approx(w_up, rel=5e-3)
+    assert lo["measure"] == pytest.approx(a_up, rel=1e-2)
+    # backbone Ω² = k/m + ¾k3A²/m at the resonance peak
+    assert hi["p"] == pytest.approx(math.sqrt(K_ / M_ + 0.75 * K3_ * hi["measure"] ** 2 / M_),
+                                    rel=5e-3)
+    # between the folds the middle branch is unstable through a multiplier > 1
+    p = br.p
+    between = (p > lo["p"] + 1e-3) & (p < hi["p"] - 1e-3)
+    idx = np.flatnonzero(between)
+    mid = [i for i in idx if hi["index"] < i < lo["index"]]
+    assert mid and not br.stable[mid].any()
+    assert all(instability(br.multipliers[i]) == "fold" for i in mid)
+    outside = (p < lo["p"] - 1e-2) | (p > hi["p"] + 1e-2)
+    assert br.stable[outside].all()
+
+
+@pytest.mark.parametrize("Om", [0.9, 1.3])
+def test_duffing_branch_against_long_time_integration(duffing_branch, Om):
+    br = duffing_branch
+    i = int(np.argmin(np.abs(br.p - Om)))
+    # re-shoot exactly at Om from the nearest branch point
+    o = periodic_orbit(oscillator(M_, C_, K_, F_, Om, K3_), y0=br.y[i],
+                       options=dict(rtol=1e-10))
+    amp = peak_to_peak(*(lambda r: (r.t, r.x("x")))(o.simulate(1000))) / 2
+    ref = duffing_reference_amplitude(Om, [0.0, 0.0], 160)   # 160 periods ≫ 2m/c
+    assert amp == pytest.approx(ref, rel=1e-5)
+
+
+def test_bad_input():
+    a = oscillator(1.0, 0.1, 1.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match="period"):
+        Shooter(a, period=-1.0)
+    with pytest.raises(ValueError, match="n_periods"):
+        Shooter(a, n_periods=0)
+    with pytest.raises(ValueError, match="y0"):
+        periodic_orbit(a, y0=[0.0])
+    b = Assembly()
+    b.add_dof("x", mass=1.0)
+    b.add_spring("x", "ground", k=1.0)
+    with pytest.raises(ValueError, match="period"):
+        forcing_omega(b)
+    with pytest.raises(ValueError, match="ds"):
+        continue_orbits(lambda p: a, 1.0, 2.0, ds=1.0, ds_max=0.1)
