@@ -40,7 +40,8 @@ class Branch:
     multipliers: per point; n_periods: orbit period in forcing periods; special: list of
     {"kind": "fold" | "period-doubling" | "neimark-sacker" | "end", "p", "measure",
     "index"} (fold p and measure estimated by the parabola through the three points
-    around the turning point); message: why the continuation stopped.
+    around the turning point); message: why the continuation stopped; phase: the
+    section of each point, t0 + phase·T (it moves off velocity reversals).
     """
 
     p: np.ndarray
@@ -55,6 +56,8 @@ class Branch:
     wall_s: float
     names: list = field(default_factory=list)
     monodromy: list = field(default_factory=list, repr=False)
+    phase: np.ndarray = field(default=None, repr=False)
+    fresh: np.ndarray = field(default=None, repr=False)
 
     def folds(self) -> list:
         return [s for s in self.special if s["kind"] == "fold"]
@@ -72,8 +75,9 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                     method: str = "auto", options: dict | None = None,
                     measure: Callable | None = None, ds: float = 0.02, ds_min: float = 1e-5,
                     ds_max: float = 0.1, max_points: int = 400, tol: float = 1e-7,
-                    fd_eps: float = 1e-6, transient_periods: int = 0, n_samples: int = 256,
-                    max_corrector: int = 8, progress: Callable | None = None) -> Branch:
+                    fd_eps: float = 1e-4, transient_periods: int = 0, n_samples: int = 256,
+                    max_corrector: int = 8, jacobian_every: int = 1,
+                    state_weight: float = 1.0, progress: Callable | None = None) -> Branch:
     """Follow the periodic orbits of ``build(p)`` from p_start towards p_end.
 
     build(p) -> Assembly (e.g. the belt rig at Ω = p, Bastien et al. (2007), eqs.
@@ -83,17 +87,25 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     measure(SimResult over one period) -> float, stored per point; ds, ds_min, ds_max:
     dimensionless arclength steps (p scaled by |p_end − p_start|, states by their
     excursion); tol: scaled shooting residual; stops when p leaves [p_start, p_end], at
-    max_points, or when Δs < ds_min. progress(fraction, message) after each point.
+    max_points, or when Δs < ds_min. jacobian_every: a finite-difference Jacobian
+    (and monodromy) every so many points, Broyden updates from the corrector between
+    them (also fresh after a slow correction, a failed step, a moved section, or when
+    the updated monodromy signals a bifurcation, which is thereby confirmed);
+    ``Branch.fresh`` says which points have fresh multipliers. state_weight < 1 lets
+    the steps in p grow where the orbit changes fast (e.g. small superharmonic wiggles).
+    progress(fraction, message) after each point.
     """
     p_start = check_finite("p_start", p_start)
     p_end = check_finite("p_end", p_end)
     if p_end == p_start:
         raise ValueError("p_end must differ from p_start")
     for name, v in (("ds", ds), ("ds_min", ds_min), ("ds_max", ds_max), ("tol", tol),
-                    ("fd_eps", fd_eps)):
+                    ("fd_eps", fd_eps), ("state_weight", state_weight)):
         check_positive(name, v)
     if not ds_min <= ds <= ds_max:
         raise ValueError(f"ds must be in [ds_min, ds_max] = [{ds_min!r}, {ds_max!r}] (got {ds!r})")
+    if int(jacobian_every) < 1:
+        raise ValueError(f"jacobian_every must be in [1, inf) (got {jacobian_every!r})")
     if int(max_points) < 2:
         raise ValueError(f"max_points must be in [2, inf) (got {max_points!r})")
     measure = measure or _default_measure
@@ -101,64 +113,92 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     lo_p, hi_p = min(p_start, p_end), max(p_start, p_end)
     ps = hi_p - lo_p
     made = []
+    sec = {"phase": 0.0}     # section t0 + phase·T(p), moved off velocity reversals
 
     def shooter(p):
         asm = build(p)
         T = None if period is None else period(p)
-        made.append(Shooter(asm, T, n_periods=n_periods, t0=t0, method=method,
-                            options=options))
+        made.append(Shooter(asm, T, n_periods=n_periods, t0=t0, phase=sec["phase"],
+                            method=method, options=options))
         return made[-1]
 
+    def converge(sh, y):
+        """Newton at fixed p with the section moved off velocity reversals (before, on
+        the guess's period, and after, on the orbit's). Returns (shooter, y, φ(y),
+        sample, scale)."""
+        res = sh.sample(y, n_samples)
+        for attempt in range(3):
+            if sh.assembly.elements and attempt < 2:
+                q = sh.section_quality(res)
+                if q[0] < 0.3:
+                    k = int(np.argmax(q[:-1]))
+                    sec["phase"] += k / n_samples * sh.n_periods
+                    y = res.y[k].copy()
+                    sh = shooter(float(p_now[0]))
+                elif attempt > 0:
+                    break
+            elif attempt > 0:
+                break
+            scale = sh.scales(y)
+            y, _, _, _, fy = newton_shoot(sh, y, scale, tol=tol, eps=fd_eps)
+            res = sh.sample(y, n_samples)
+        return sh, y, fy, res, sh.scales(y, res)
+
     # -- first orbit: plain shooting at p_start ----------------------------------------
+    p_now = [p_start]
     sh = shooter(p_start)
     y = sh.assembly.initial_state() if y0 is None else np.asarray(y0, float).ravel().copy()
     for _ in range(int(transient_periods)):
         y = sh.flow(y)
-    scale = sh.scales(y)
-    y, J, err, it, fy = newton_shoot(sh, y, scale, tol=tol, eps=fd_eps)
+    sh, y, fy, res, scale = converge(sh, y)
     free = sh.free
     m = free.size
+    # states in units of excursion·√m/state_weight: a unit step moves the states as a
+    # whole as much as the parameter by its whole range (state_weight = 1)
+    sw = math.sqrt(max(m, 1)) / state_weight
+    tol_r = tol / sw
 
-    def sample(sh, y):
-        res = sh.sample(y, n_samples)
-        return res, sh.scales(y, res)
-
-    res, scale = sample(sh, y)
-
-    def full_jac(sh, y, p, fy, scale):
-        """Scaled [R_y, R_p] at (y, p) and the monodromy."""
+    def fd_jac(sh, y, p, fy, scale):
+        """Unscaled [R_y, R_p] at (y, p) by finite differences (m + 1 periods)."""
         M, _ = sh.jacobian(y, scale, fy, eps=fd_eps)
-        dp = fd_eps * max(abs(p), ps) * 10.0
+        dp = 1e-5 * max(abs(p), ps)
         p2 = p + dp if p + dp <= hi_p or p - dp < lo_p else p - dp
-        sh2 = shooter(p2)
-        y2 = y.copy()
-        f2 = sh2.flow(y2)
-        s = scale[free]
-        G = np.empty((m, m + 1))
-        G[:, :m] = (M - np.eye(m)) * s[None, :] / s[:, None]
-        G[:, m] = (f2[free] - fy[free]) / (p2 - p) * ps / s
-        return G, M
+        f2 = shooter(p2).flow(y.copy())
+        Gu = np.empty((m, m + 1))
+        Gu[:, :m] = M - np.eye(m)
+        Gu[:, m] = (f2[free] - fy[free]) / (p2 - p)
+        return Gu
 
-    def tangent(G, t_prev):
+    def scaled(Gu, s):
+        G = np.empty_like(Gu)
+        G[:, :m] = Gu[:, :m] * s[None, :] / s[:, None]
+        G[:, m] = Gu[:, m] * ps / s
+        return G
+
+    def unscaled(G, s):
+        Gu = np.empty_like(G)
+        Gu[:, :m] = G[:, :m] * s[:, None] / s[None, :]
+        Gu[:, m] = G[:, m] * s / ps
+        return Gu
+
+    def tangent(G, t_prev=None, sign_p=None):
         # null vector of G: the last right singular vector
         _, _, Vt = np.linalg.svd(G)
-        t = Vt[-1]
-        t = t / np.linalg.norm(t)
+        t = Vt[-1] / np.linalg.norm(Vt[-1])
         if t_prev is not None and float(t @ t_prev) < 0:
+            t = -t
+        if sign_p is not None and t[m] * sign_p < 0:
             t = -t
         return t
 
-    fy = sh.flow(y)
-    G, M = full_jac(sh, y, p_start, fy, scale)
-    direction = 1.0 if p_end > p_start else -1.0
-    t = tangent(G, None)
-    if t[m] * direction < 0:
-        t = -t
+    Gu = fd_jac(sh, y, p_start, fy, scale)
+    t = tangent(scaled(Gu, scale[free] * sw), sign_p=1.0 if p_end > p_start else -1.0)
 
-    P, Y, MEAS, ST, MU, MON = [], [], [], [], [], []
+    P, Y, MEAS, ST, MU, MON, PH, FRESH = [], [], [], [], [], [], [], []
     special = []
 
-    def record(p, y, res, M):
+    def record(p, y, res, Gu, fresh):
+        M = Gu[:, :m] + np.eye(m)
         mu = floquet(M)
         P.append(p)
         Y.append(y.copy())
@@ -166,32 +206,36 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
         ST.append(instability(mu) is None)
         MU.append(mu)
         MON.append(M)
+        PH.append(sec["phase"])
+        FRESH.append(fresh)
 
-    record(p_start, y, res, M)
+    record(p_start, y, res, Gu, True)
     p = p_start
     tp_prev = t[m]
     message = f"reached max_points = {max_points}"
     h = float(ds)
+    since_fresh = 0
     while len(P) < max_points:
-        # predictor in scaled coordinates (states relative to the current scale)
-        s = scale[free]
+        s = scale[free] * sw
         x = np.concatenate([y[free] / s, [p / ps]])
         xp = x + h * t
         yg = y.copy()
         yg[free] = xp[:m] * s
         pg = xp[m] * ps
         ok = False
+        G = scaled(Gu, s)
         A = np.vstack([G, t[None, :]])
         k = 0
         try:
             shk = shooter(pg)
             yg = np.clip(yg, shk.lo, shk.hi)
-            fg = shk.flow(yg)
+            res = shk.sample(yg, n_samples)     # the period run, sampled for the measure
+            fg = res.y[-1]
             r = (fg[free] - yg[free]) / s
             xg = np.concatenate([yg[free] / s, [pg / ps]])
             g = float(t @ (xg - x) - h)
             for k in range(1, max_corrector + 1):
-                if float(np.max(np.abs(r))) <= tol and abs(g) <= 1e-6:
+                if float(np.max(np.abs(r))) <= tol_r and abs(g) <= 1e-6:
                     ok = True
                     break
                 dx = -np.linalg.solve(A, np.concatenate([r, [g]]))
@@ -200,7 +244,8 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                 yn = yg.copy()
                 yn[free] = (xg[:m] + dx[:m]) * s
                 yn = np.clip(yn, shn.lo, shn.hi)
-                fn = shn.flow(yn)
+                resn = shn.sample(yn, n_samples)
+                fn = resn.y[-1]
                 rn = (fn[free] - yn[free]) / s
                 if not np.all(np.isfinite(rn)):
                     break
@@ -208,28 +253,55 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                 d = xn - xg
                 # Broyden update of the R rows; the arclength row is exact
                 A[:m] += np.outer(rn - r - A[:m] @ d, d) / max(float(d @ d), 1e-300)
-                yg, pg, fg, r, xg = yn, pn, fn, rn, xn
+                yg, pg, fg, r, xg, shk, res = yn, pn, fn, rn, xn, shn, resn
                 g = float(t @ (xn - x) - h)
             else:
-                ok = float(np.max(np.abs(r))) <= tol and abs(g) <= 1e-6
+                ok = float(np.max(np.abs(r))) <= tol_r and abs(g) <= 1e-6
         except (SimulationError, ConvergenceError, ValueError, np.linalg.LinAlgError):
             ok = False
         if not ok:
             h *= 0.5
+            Gu = fd_jac(shooter(p), y, p, shooter(p).flow(y), scale) if since_fresh else Gu
+            since_fresh = 0
             if h < ds_min:
                 message = f"step size fell below ds_min = {ds_min:g} at p = {p:.6g}"
                 break
             continue
-        # accepted point: fresh Jacobian, tangent, measure, multipliers
-        shk = shooter(pg)
-        res, scale_new = sample(shk, yg)
-        G, M = full_jac(shk, yg, pg, fg, scale_new)
-        # express the previous tangent in the new scaling to orient the new one
-        t_old = t.copy()
-        t_old[:m] *= s / scale_new[free]
-        t_new = tangent(G, t_old)
+        # accepted point: maybe move the section; Jacobian fresh or Broyden-updated
+        p_now[0] = pg
+        moved = False
+        if shk.assembly.elements and shk.section_quality(res)[0] < 0.3:
+            try:
+                shk, yg, fg, res, scale_new = converge(shk, yg)
+                moved = True
+            except (SimulationError, ConvergenceError) as e:
+                message = f"could not move the section at p = {pg:.6g}: {e}"
+                break
+        else:
+            scale_new = shk.scales(yg, res)
+        since_fresh += 1
+        fresh = moved or k > 5 or since_fresh >= jacobian_every
+        if fresh:
+            Gu = fd_jac(shk, yg, pg, fg, scale_new)
+            since_fresh = 0
+        else:
+            Gu = unscaled(A[:m], s)
+        # a bifurcation seen on a Broyden Jacobian is confirmed on a fresh one
+        if not fresh:
+            mu_try = floquet(Gu[:, :m] + np.eye(m))
+            if crossing_counts(mu_try) != crossing_counts(MU[-1]):
+                Gu = fd_jac(shk, yg, pg, fg, scale_new)
+                fresh = True
+                since_fresh = 0
+        s_new = scale_new[free] * sw
+        if moved:       # new coordinates: keep only the direction of travel in p
+            t_new = tangent(scaled(Gu, s_new), sign_p=np.sign(t[m]) or 1.0)
+        else:
+            # orient by the secant from the previous point (robust to a noisy tangent)
+            sec_dir = np.concatenate([(yg[free] - y[free]) / s_new, [(pg - p) / ps]])
+            t_new = tangent(scaled(Gu, s_new), sec_dir)
         y, p, scale, t = yg, pg, scale_new, t_new
-        record(p, y, res, M)
+        record(p, y, res, Gu, fresh)
         i = len(P) - 1
         if tp_prev * t[m] < 0 and i >= 2:
             special.append(_fold(P, MEAS, i))
@@ -251,8 +323,9 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
             break
     return Branch(p=np.array(P), y=np.array(Y), measure=np.array(MEAS), stable=np.array(ST),
                   multipliers=MU, n_periods=int(n_periods), special=special, message=message,
-                  n_sims=sum(x.n_sims for x in made), wall_s=time.perf_counter() - tic, names=list(sh.names),
-                  monodromy=MON)
+                  n_sims=sum(x.n_sims for x in made), wall_s=time.perf_counter() - tic,
+                  names=list(sh.names), monodromy=MON, phase=np.array(PH),
+                  fresh=np.array(FRESH))
 
 
 def _fold(P, MEAS, i):

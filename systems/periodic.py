@@ -85,14 +85,15 @@ class Shooter:
     """The period map y(t0) -> y(t0 + n·T) of an assembly, by the compiled simulation.
 
     assembly: the forced system; period T [s] (default 2π/Ω of its Harmonic forcing);
-    n_periods n >= 1 (subharmonic orbits of period n·T); t0 [s] the phase of the
-    section; method/options: those of :func:`hystmech.systems.simulate` (``"auto"``:
+    n_periods n >= 1 (subharmonic orbits of period n·T); t0 [s] + phase·T the time of
+    the section (phase in forcing periods); method/options: those of :func:`hystmech.systems.simulate` (``"auto"``:
     ``"RK45"`` at rtol 1e-9 for smooth assemblies with Harmonic inputs, else the
     projection scheme at h = 1e-5 s).
     """
 
     def __init__(self, assembly: Assembly, period: float | None = None, *, n_periods: int = 1,
-                 t0: float = 0.0, method: str = "auto", options: dict | None = None):
+                 t0: float = 0.0, phase: float = 0.0, method: str = "auto",
+                 options: dict | None = None):
         if not isinstance(assembly, Assembly):
             raise ValueError(f"assembly must be a hystmech.systems.Assembly "
                              f"(got {type(assembly).__name__})")
@@ -103,7 +104,8 @@ class Shooter:
         if int(n_periods) != n_periods or int(n_periods) < 1:
             raise ValueError(f"n_periods must be an integer in [1, inf) (got {n_periods!r})")
         self.n_periods = int(n_periods)
-        self.t0 = check_finite("t0", t0)
+        # the section t0 + phase·T: a phase stays put when the period changes
+        self.t0 = check_finite("t0", t0) + check_finite("phase", phase) * self.period
         opts = dict(options or {})
         if method == "auto":
             if assembly.smooth:
@@ -167,7 +169,7 @@ class Shooter:
         return self.run(y, te, energy)
 
     # -- derivatives ---------------------------------------------------------------------
-    def jacobian(self, y, scale, fy=None, *, eps: float = 1e-6, central: bool = False):
+    def jacobian(self, y, scale, fy=None, *, eps: float = 1e-4, central: bool = False):
         """∂φ/∂y on the free unknowns (columns/rows ``self.free``) by finite differences,
         steps eps·scale, one-sided into the box for inclusion states on a face.
         Returns (M (m, m), φ(y) full)."""
@@ -195,6 +197,17 @@ class Shooter:
             yp[i] += dd
             M[:, j] = (self.flow(yp)[free] - fy[free]) / dd
         return M, fy
+
+    def section_quality(self, res) -> np.ndarray:
+        """Per sample of ``res`` (one period): min over elements of |v_e| / max|v_e|.
+        Hysteretic laws switch branch where an element's velocity reverses, so the flow
+        has a kink in the initial state when the section sits on a reversal (v_e = 0);
+        the best section is where every element moves fastest (1: no elements)."""
+        q = np.ones(res.t.size)
+        for e in self.assembly.elements:
+            v = np.abs(res.deflection(e.name)[1])
+            q = np.minimum(q, v / max(float(v.max()), 1e-300))
+        return q
 
     def scales(self, y, res=None):
         """Scale of each state: its excursion over one period from y (floored)."""
@@ -289,7 +302,7 @@ class ConvergenceError(RuntimeError):
 # -- Newton --------------------------------------------------------------------------------
 
 def newton_shoot(sh: Shooter, y, scale, *, tol: float = 1e-8, max_iter: int = 30,
-                 eps: float = 1e-6, J=None, broyden: bool = True):
+                 eps: float = 1e-4, J=None, broyden: bool = True):
     """Newton iterations on R(y) = φ(y) − y (free unknowns), scaled by ``scale``.
 
     J: initial Jacobian ∂R/∂y (e.g. from the previous orbit of a branch), else finite
@@ -358,7 +371,8 @@ def newton_shoot(sh: Shooter, y, scale, *, tol: float = 1e-8, max_iter: int = 30
 def periodic_orbit(assembly: Assembly, period: float | None = None, y0=None, *,
                    n_periods: int = 1, t0: float = 0.0, method: str = "auto",
                    transient_periods: int = 0, tol: float = 1e-8, max_iter: int = 30,
-                   fd_eps: float = 1e-6, options: dict | None = None) -> PeriodicOrbit:
+                   fd_eps: float = 1e-4, section: str = "auto",
+                   options: dict | None = None) -> PeriodicOrbit:
     """Periodic orbit of a forced assembly by shooting with Newton's method.
 
     assembly: forced with period T [s] (default 2π/Ω of its Harmonic inputs, Bastien et
@@ -366,7 +380,9 @@ def periodic_orbit(assembly: Assembly, period: float | None = None, y0=None, *,
     assembly's initial state after ``transient_periods`` periods); n_periods: look for an
     orbit of period n·T (subharmonic); method/options: of
     :func:`hystmech.systems.simulate`; tol: on max |φ(y) − y| / scale, scale = the
-    excursion of each state over one period. Returns a :class:`PeriodicOrbit` with its
+    excursion of each state over one period; section: ``"auto"`` moves t0 off velocity
+    reversals of the elements (where hysteretic laws make the flow non-smooth),
+    ``"fixed"`` keeps it. Returns a :class:`PeriodicOrbit` with its
     Floquet multipliers and stability (see the module docstring for the monodromy).
     """
     sh = Shooter(assembly, period, n_periods=n_periods, t0=t0, method=method, options=options)
@@ -382,7 +398,32 @@ def periodic_orbit(assembly: Assembly, period: float | None = None, y0=None, *,
         raise ValueError("y0 must be finite")
     for _ in range(int(transient_periods)):
         y = sh.flow(y)
-    return _converge(sh, y, tol=tol, max_iter=int(max_iter), eps=fd_eps)
+    if section not in ("auto", "fixed"):
+        raise ValueError(f"section must be 'auto' or 'fixed' (got {section!r})")
+    if section == "auto" and assembly.elements:
+        sh, y = rephase(sh, y)
+    o = _converge(sh, y, tol=tol, max_iter=int(max_iter), eps=fd_eps)
+    if section == "auto" and assembly.elements:
+        sh2, y2 = rephase(o.shooter, o.y0)
+        if sh2 is not o.shooter:
+            o = _converge(sh2, y2, tol=tol, max_iter=int(max_iter), eps=fd_eps)
+    return o
+
+
+def rephase(sh: Shooter, y, res=None, *, min_quality: float = 0.3, n: int = 256):
+    """Move the section of ``sh`` to where the elements move fastest when their
+    velocity nearly reverses at t0 (see :meth:`Shooter.section_quality`). Returns
+    (shooter, state at its section): the same ones when t0 is good enough."""
+    if res is None:
+        res = sh.sample(y, n)
+    q = sh.section_quality(res)
+    if q[0] >= min_quality:
+        return sh, y
+    k = int(np.argmax(q[:-1]))
+    new = Shooter(sh.assembly, sh.period, n_periods=sh.n_periods, t0=float(res.t[k]),
+                  method=sh.method, options=sh.options)
+    new.n_sims = sh.n_sims
+    return new, res.y[k].copy()
 
 
 def _converge(sh: Shooter, y, *, tol, max_iter, eps, J=None, scale=None):
@@ -400,7 +441,7 @@ def _converge(sh: Shooter, y, *, tol, max_iter, eps, J=None, scale=None):
     return finish_orbit(sh, y, scale2, err2, it, eps=eps)
 
 
-def finish_orbit(sh: Shooter, y, scale, residual, iterations, *, eps=1e-6, M=None):
+def finish_orbit(sh: Shooter, y, scale, residual, iterations, *, eps=1e-4, M=None):
     """The converged orbit with its monodromy (central differences for smooth
     assemblies) and Floquet multipliers."""
     if M is None:
