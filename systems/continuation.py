@@ -28,7 +28,7 @@ import numpy as np
 from ..components.base import check_finite, check_positive
 from .solvers import SimulationError
 from .periodic import (ConvergenceError, PeriodicOrbit, Shooter, crossing_counts, floquet,
-                       finish_orbit, instability, newton_shoot, peak_to_peak)
+                       finish_orbit, instability, min_norm_solve, newton_shoot, peak_to_peak)
 
 
 @dataclass
@@ -114,12 +114,15 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     ps = hi_p - lo_p
     made = []
     sec = {"phase": 0.0}     # section t0 + phase·T(p), moved off velocity reversals
+    tols = {"scale": None}   # excursions of the last orbit: absolute tolerances
 
     def shooter(p):
         asm = build(p)
         T = None if period is None else period(p)
         made.append(Shooter(asm, T, n_periods=n_periods, t0=t0, phase=sec["phase"],
                             method=method, options=options))
+        if tols["scale"] is not None:
+            made[-1].use_scale(tols["scale"])
         return made[-1]
 
     def converge(sh, y):
@@ -140,6 +143,7 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
             elif attempt > 0:
                 break
             scale = sh.scales(y)
+            tols["scale"] = sh.use_scale(scale)
             y, _, _, _, fy = newton_shoot(sh, y, scale, tol=tol, eps=fd_eps)
             res = sh.sample(y, n_samples)
         return sh, y, fy, res, sh.scales(y, res)
@@ -182,9 +186,24 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
         return Gu
 
     def tangent(G, t_prev=None, sign_p=None):
-        # null vector of G: the last right singular vector
-        _, _, Vt = np.linalg.svd(G)
-        t = Vt[-1] / np.linalg.norm(Vt[-1])
+        # null vector of G (m × (m+1)): the last right singular vector; when the orbit
+        # family is not isolated (neutral states) the null space is wider and the
+        # tangent is the projection of the p direction onto it
+        _, sv, Vt = np.linalg.svd(G)
+        null = [Vt[-1]]
+        for i in range(sv.size - 1, -1, -1):
+            if sv[i] <= 1e-7 * sv[0]:
+                null.append(Vt[i])
+        if len(null) > 1:
+            Nb = np.array(null)
+            ep = np.zeros(m + 1)
+            ep[m] = 1.0
+            t = Nb.T @ (Nb @ ep)
+            if np.linalg.norm(t) < 1e-12:
+                t = Vt[-1]
+        else:
+            t = Vt[-1]
+        t = t / np.linalg.norm(t)
         if t_prev is not None and float(t @ t_prev) < 0:
             t = -t
         if sign_p is not None and t[m] * sign_p < 0:
@@ -238,7 +257,7 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                 if float(np.max(np.abs(r))) <= tol_r and abs(g) <= 1e-6:
                     ok = True
                     break
-                dx = -np.linalg.solve(A, np.concatenate([r, [g]]))
+                dx = -min_norm_solve(A, np.concatenate([r, [g]]))
                 pn = (xg[m] + dx[m]) * ps
                 shn = shooter(pn)
                 yn = yg.copy()
@@ -301,6 +320,7 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
             sec_dir = np.concatenate([(yg[free] - y[free]) / s_new, [(pg - p) / ps]])
             t_new = tangent(scaled(Gu, s_new), sec_dir)
         y, p, scale, t = yg, pg, scale_new, t_new
+        tols["scale"] = scale
         record(p, y, res, Gu, fresh)
         i = len(P) - 1
         if tp_prev * t[m] < 0 and i >= 2:

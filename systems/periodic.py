@@ -115,6 +115,10 @@ class Shooter:
                 method = "projection"
         self.method = method
         self.options = opts
+        # adaptive solvers: absolute tolerances follow each state's excursion (set by
+        # use_scale) instead of simulate's fixed 1e-12 m floor, which would cap the
+        # accuracy of small orbits
+        self.auto_atol = method in ("RK45", "BDF", "Radau", "LSODA") and "atol" not in opts
         names = assembly.state_names()
         self.names = names
         N = len(names)
@@ -209,6 +213,14 @@ class Shooter:
             q = np.minimum(q, v / max(float(v.max()), 1e-300))
         return q
 
+    def use_scale(self, scale):
+        """Absolute tolerances rtol·1e-3·scale for the adaptive solvers (unless the
+        user gave atol); returns scale."""
+        if self.auto_atol:
+            self.options = dict(self.options, atol=float(self.options.get("rtol", 1e-6))
+                                * 1e-3 * np.asarray(scale, float))
+        return scale
+
     def scales(self, y, res=None):
         """Scale of each state: its excursion over one period from y (floored)."""
         if res is None:
@@ -301,6 +313,14 @@ class ConvergenceError(RuntimeError):
 
 # -- Newton --------------------------------------------------------------------------------
 
+def min_norm_solve(A, b, rcond: float = 1e-9):
+    """The minimum-norm least-squares solution of A·x = b, singular values below
+    rcond·max dropped. Orbits are not isolated when a state is neutral (e.g. a stuck
+    Masing slider: every stuck offset w gives a periodic orbit, multiplier 1); the
+    minimum-norm Newton step then does not drift along that family."""
+    return np.linalg.lstsq(A, b, rcond=rcond)[0]
+
+
 def newton_shoot(sh: Shooter, y, scale, *, tol: float = 1e-8, max_iter: int = 30,
                  eps: float = 1e-4, J=None, broyden: bool = True):
     """Newton iterations on R(y) = φ(y) − y (free unknowns), scaled by ``scale``.
@@ -324,10 +344,7 @@ def newton_shoot(sh: Shooter, y, scale, *, tol: float = 1e-8, max_iter: int = 30
             M, _ = sh.jacobian(y, scale, fy, eps=eps)
             J = M - np.eye(free.size)
             fresh = True
-        try:
-            dz = -np.linalg.solve(J * s[None, :], r) * s   # scaled columns: conditioning
-        except np.linalg.LinAlgError:
-            dz = -np.linalg.lstsq(J, r, rcond=None)[0]
+        dz = -min_norm_solve(J * s[None, :], r) * s   # scaled columns: conditioning
         # damped step: halve until the scaled residual decreases (or give up halving)
         lam = 1.0
         accepted = False
@@ -428,10 +445,12 @@ def rephase(sh: Shooter, y, res=None, *, min_quality: float = 0.3, n: int = 256)
 
 def _converge(sh: Shooter, y, *, tol, max_iter, eps, J=None, scale=None):
     if scale is None:
-        scale = sh.scales(y)
+        scale = sh.use_scale(sh.scales(y))
     y, J, err, it, fy = newton_shoot(sh, y, scale, tol=tol, max_iter=max_iter, eps=eps, J=J)
     # the orbit's scale may differ from the guess's: re-check on the orbit's own scale
     scale2 = sh.scales(y)
+    if sh.auto_atol and np.any(scale2 < 0.5 * scale):
+        sh.use_scale(scale2)
     free = sh.free
     err2 = float(np.max(np.abs((fy[free] - y[free]) / scale2[free]))) if free.size else 0.0
     if err2 > tol:
