@@ -186,28 +186,24 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
         return Gu
 
     def tangent(G, t_prev=None, sign_p=None):
-        # null vector of G (m × (m+1)): the last right singular vector; when the orbit
-        # family is not isolated (neutral states) the null space is wider and the
-        # tangent is the projection of the p direction onto it
-        _, sv, Vt = np.linalg.svd(G)
-        null = [Vt[-1]]
-        for i in range(sv.size - 1, -1, -1):
-            if sv[i] <= 1e-7 * sv[0]:
-                null.append(Vt[i])
-        if len(null) > 1:
-            Nb = np.array(null)
-            ep = np.zeros(m + 1)
-            ep[m] = 1.0
-            t = Nb.T @ (Nb @ ep)
-            if np.linalg.norm(t) < 1e-12:
-                t = Vt[-1]
-        else:
-            t = Vt[-1]
+        """Unit null vector of G = [R_y, R_p] (m × (m+1)), oriented along t_prev or by
+        the sign of its p component. Where p parameterises the branch (R_p in the range
+        of R_y) it is (−R_y⁺R_p, 1) normalised, with the minimum-norm R_y⁺: when the
+        orbits are not isolated (a neutral state, e.g. a stuck Masing slider, μ = 1)
+        this is the tangent that does not drift along the family. At a fold (R_y
+        singular, R_p outside its range) it is the last right singular vector."""
+        Gy, Gp = G[:, :m], G[:, m]
+        ty, *_ = np.linalg.lstsq(Gy, -Gp, rcond=1e-6)
+        res = np.linalg.norm(Gy @ ty + Gp)
+        regular = bool(np.all(np.isfinite(ty)) and
+                       res <= 1e-6 * max(np.linalg.norm(Gp), 1e-300))
+        t = np.concatenate([ty, [1.0]]) if regular else np.linalg.svd(G)[2][-1]
         t = t / np.linalg.norm(t)
         if t_prev is not None and float(t @ t_prev) < 0:
             t = -t
         if sign_p is not None and t[m] * sign_p < 0:
             t = -t
+        tangent.regular = regular
         return t
 
     Gu = fd_jac(sh, y, p_start, fy, scale)
@@ -319,6 +315,17 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
             # orient by the secant from the previous point (robust to a noisy tangent)
             sec_dir = np.concatenate([(yg[free] - y[free]) / s_new, [(pg - p) / ps]])
             t_new = tangent(scaled(Gu, s_new), sec_dir)
+        if not moved and (t_new[m] * t[m] < 0 or abs(t_new[m]) < 0.05):
+            # a turning point is confirmed on a fresh Jacobian; where p still
+            # parameterises the branch (e.g. a grazing stick-slip transition, where the
+            # flow is only piecewise smooth) the travel in p goes on the same way
+            if not fresh:
+                Gu = fd_jac(shk, yg, pg, fg, scale_new)
+                fresh = True
+                since_fresh = 0
+                t_new = tangent(scaled(Gu, s_new), sec_dir)
+            if tangent.regular and abs(t_new[m]) >= 0.05:
+                t_new = tangent(scaled(Gu, s_new), sign_p=float(np.sign(t[m])) or 1.0)
         y, p, scale, t = yg, pg, scale_new, t_new
         tols["scale"] = scale
         record(p, y, res, Gu, fresh)
