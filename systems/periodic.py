@@ -495,3 +495,105 @@ def peak_to_peak(t, x) -> float:
         return b - 0.25 * (a - c) * d
 
     return float(refine(int(np.argmax(xc))) - refine(int(np.argmin(xc))))
+
+
+# -- elements under a periodic input (drive-type problems) --------------------------------
+
+class _DriveMap(Shooter):
+    """The period map x(t0) -> x(t0 + T) of one element driven by a periodic
+    displacement (hystmech.drive), in the interface newton_shoot uses."""
+
+    def __init__(self, element, t, u, v, rtol):
+        self.element = element
+        self.t, self.u, self.v, self.rtol = t, u, v, rtol
+        n = element.n_states
+        self.N = n
+        self.names = list(element.state_names) or [f"x{i}" for i in range(n)]
+        self.lo = np.full(n, -np.inf)
+        self.hi = np.full(n, np.inf)
+        if element.kind == "inclusion":
+            self.lo = np.asarray(element.box_lo, float).copy()
+            self.hi = np.asarray(element.box_hi, float).copy()
+        self.free = np.arange(n)
+        self.smooth = element.kind == "smooth"
+        sc = np.broadcast_to(np.asarray(element.x_scale if element.x_scale is not None
+                                        else 1.0, float), (n,))
+        self.floor = 1e-6 * np.maximum(np.abs(sc), 1e-300)
+        self.n_sims = 0
+
+    def run_drive(self, x):
+        from ..drive import drive
+
+        self.n_sims += 1
+        return drive(self.element, self.t, self.u, self.v, rtol=self.rtol,
+                     x0=np.clip(x, self.lo, self.hi))
+
+    def flow(self, y):
+        return self.run_drive(y).state[-1].copy()
+
+    def scales(self, y, res=None):
+        X = (self.run_drive(y) if res is None else res).state
+        s = np.maximum(np.ptp(X, axis=0), 1e-3 * np.max(np.abs(X), axis=0))
+        return np.maximum(s, self.floor)
+
+
+@dataclass
+class SteadyLoop:
+    """Result of :func:`periodic_state`: x0 the periodic state at t[0]; result the
+    DriveResult of one period from it (t, u, force, state); iterations (Newton steps),
+    n_periods (periods simulated in all, Jacobians included), residual (max |x(T) − x0|
+    / scale), multipliers (eigenvalues of ∂x(T)/∂x0: the contraction per period)."""
+
+    x0: np.ndarray
+    result: object
+    iterations: int
+    n_periods: int
+    residual: float
+    multipliers: np.ndarray
+
+
+def periodic_state(element, t, u, v=None, *, rtol: float = 1e-10, tol: float = 1e-10,
+                   max_iter: int = 20, x0=None, fd_eps: float = 1e-6) -> SteadyLoop:
+    """Steady hysteresis loop of an element under a periodic input, by Newton's method
+    on the period map instead of simulating period after period.
+
+    t [s], u [m] (and optionally v [m/s]): one period of the input for
+    :func:`hystmech.drive` (u[-1] must equal u[0]); x0: initial guess (default the
+    element's x0). The fixed point x* = φ_T(x*) of the period map is the state on the
+    attracting loop (for the Dahl/LuGre models the closed forms of Ikhouane, Mañosa &
+    Pujol, Theorem 2, eqs. (6), (8)); the Jacobian is by finite differences of the
+    exact (or rtol-accurate) segment updates. Operators (relay, Preisach) reach it in
+    one period by the wiping-out property and need no Newton step.
+    """
+    from ..components.base import ForceElement
+
+    if not isinstance(element, ForceElement):
+        raise ValueError(f"element must be a hystmech force element (got {type(element).__name__})")
+    t = np.asarray(t, dtype=float).ravel()
+    u = np.asarray(u, dtype=float).ravel()
+    if t.size < 2 or u.size != t.size:
+        raise ValueError(f"t and u must have the same length >= 2 (got {t.size}, {u.size})")
+    span = float(np.ptp(u)) if u.size else 0.0
+    if not np.all(np.isfinite(u)) or abs(u[-1] - u[0]) > 1e-9 * max(span, 1e-300):
+        raise ValueError(f"u must describe one period: finite, with u[-1] == u[0] "
+                         f"(got {u[0]!r} and {u[-1]!r})")
+    if element.n_report_states < element.n_states:
+        raise ValueError(f"{element.name}: drive() reports only {element.n_report_states} of "
+                         f"its {element.n_states} states, periodic_state needs them all")
+    tol = check_positive("tol", tol)
+    sh = _DriveMap(element, t, u, v, rtol)
+    x = element.x0.copy() if x0 is None else np.asarray(x0, dtype=float).ravel().copy()
+    if x.size != element.n_states:
+        raise ValueError(f"x0 must have {element.n_states} component(s) (got {x.size})")
+    if element.kind == "operator":
+        x = sh.flow(x)                  # one period wipes the memory out
+        res = sh.run_drive(x)
+        err = float(np.max(np.abs(res.state[-1] - x) / sh.scales(x, res)))
+        return SteadyLoop(x0=x, result=res, iterations=0, n_periods=sh.n_sims,
+                          residual=err, multipliers=np.zeros(0))
+    scale = sh.scales(x)
+    x, J, err, it, fx = newton_shoot(sh, x, scale, tol=tol, max_iter=max_iter, eps=fd_eps)
+    M, _ = sh.jacobian(x, scale, eps=fd_eps, central=sh.smooth)
+    res = sh.run_drive(x)
+    return SteadyLoop(x0=x, result=res, iterations=it, n_periods=sh.n_sims, residual=err,
+                      multipliers=floquet(M))
