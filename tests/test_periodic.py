@@ -178,3 +178,63 @@ def test_bad_input():
         forcing_omega(b)
     with pytest.raises(ValueError, match="ds"):
         continue_orbits(lambda p: a, 1.0, 2.0, ds=1.0, ds_max=0.1)
+
+
+def test_subharmonic_option_multipliers_of_the_3T_map():
+    m, c, k, F, Om = 1.0, 0.3, 9.0, 1.0, 1.0
+    o = periodic_orbit(oscillator(m, c, k, F, Om), n_periods=3, options=dict(rtol=1e-11))
+    lam = np.linalg.eigvals(np.array([[0.0, 1.0], [-k / m, -c / m]]))
+    for z in np.exp(lam * 3 * 2 * math.pi / Om):
+        assert np.min(np.abs(o.multipliers - z)) < 1e-6
+    # the unique orbit of a linear oscillator is T-periodic, so also 3T-periodic
+    X = F / abs(k - m * Om ** 2 + 1j * c * Om)
+    r = o.simulate(1200)
+    assert peak_to_peak(r.t, r.x("x")) / 2 == pytest.approx(X, rel=1e-7)
+
+
+def twin_well(g, om=1.2):
+    """ẍ + 0.3ẋ − x + x³ = g·cos(1.2t) (Holmes' twin-well Duffing oscillator)."""
+    from hystmech.components.linear import LinearSpring
+
+    a = Assembly()
+    a.add_dof("x", mass=1.0)
+    a.add_damper("x", "ground", c=0.3)
+    a.add_element("neg", LinearSpring(k=-1.0), "x")
+    a.add_element("cub", Cubic(k3=1.0), "x")
+    a.add_force("x", Harmonic(0.0, g, om, 0.0))
+    return a
+
+
+def test_period_doubling_detection_and_branch_switching():
+    from hystmech.systems.continuation import switch_period_doubling
+
+    kw = dict(ds=0.05, ds_max=0.1, tol=1e-8, options=dict(rtol=1e-10))
+    br = continue_orbits(twin_well, 0.22, 0.30, y0=[1.0, 0.0], transient_periods=30, **kw)
+    pds = br.bifurcations("period-doubling")
+    assert len(pds) == 1
+    i = pds[0]["index"]
+    # a real multiplier crosses −1 between the two points around the detection
+    before = br.multipliers[i - 1]
+    after = br.multipliers[i]
+    assert np.all(np.abs(before) < 1) and np.min(after.real) < -1.0
+    assert br.p[i - 1] <= pds[0]["p"] <= br.p[i]
+    g_pd = pds[0]["p"]
+    b2 = switch_period_doubling(br, twin_well, p_end=0.30, **kw)
+    assert b2.n_periods == 2
+    assert abs(b2.p[0] - g_pd) < 0.01          # the 2T branch is born at the doubling
+    assert b2.stable[0]
+    # independent check: the 2T orbits return after 2T, not after T (scipy, plain RHS)
+    T = 2 * math.pi / 1.2
+    for j in (0, b2.p.size // 2, b2.p.size - 1):
+        g = float(b2.p[j])
+
+        def f(t, y):
+            return [y[1], g * math.cos(1.2 * t) - 0.3 * y[1] + y[0] - y[0] ** 3]
+        y0 = b2.y[j]
+        y1 = solve_ivp(f, (0, T), y0, method="DOP853", rtol=1e-12, atol=1e-12).y[:, -1]
+        y2 = solve_ivp(f, (0, 2 * T), y0, method="DOP853", rtol=1e-12, atol=1e-12).y[:, -1]
+        assert np.max(np.abs(y2 - y0)) < 1e-6
+        assert np.max(np.abs(y1 - y0)) > 1e-3 * (j > 0) + 1e-4
+    # the cascade goes on: the 2T branch doubles again further along
+    pd4 = b2.bifurcations("period-doubling")
+    assert pd4 and pd4[0]["p"] > g_pd + 0.005
