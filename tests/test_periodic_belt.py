@@ -66,3 +66,46 @@ def test_masing_stuck_continuation_matches_sweep():
     for Om, amp in zip(br.p[:3], br.measure[:3]):
         sweep = tension_amplitude("masing", f1, float(Om), steady_state=True)["T_amplitude"]
         assert amp == pytest.approx(sweep, rel=5e-3)
+
+
+def test_scenario_runner_writes_branches_over_given_sweep(tmp_path):
+    from hystmech.systems.frf_continuation import run
+
+    # a brute-force file as belt-tensioner-frf writes it (two points of the sweep)
+    Om = (62.0, 64.0)
+    amps = [tension_amplitude("masing", 13.0, w, steady_state=True)["T_amplitude"] for w in Om]
+    csv = tmp_path / "frf.csv"
+    csv.write_text("model,f1,omega,T_amplitude\n" + "".join(
+        f"masing,13.0,{w!r},{a!r}\n" for w, a in zip(Om, amps)))
+    cfg = {"branches": {"models": ["masing"], "f1": [13.0], "omega_min": 62.0,
+                        "omega_max": 64.0},
+           "continuation": {"ds": 0.3, "ds_max": 0.5, "tol": 1e-7},
+           "overlay": {"frf_csv": str(csv)}}
+    out = run(cfg, tmp_path, lambda f, m: None)
+    lines = out.files["frf_branches.csv"].strip().splitlines()
+    assert lines[0] == "model,f1,omega,T_amplitude,stable,max_multiplier,fresh_jacobian"
+    rows = [ln.split(",") for ln in lines[1:]]
+    w = np.array([float(r[2]) for r in rows])
+    a = np.array([float(r[3]) for r in rows])
+    assert w[0] == 62.0 and w[-1] >= 64.0 and all(r[4] == "1" for r in rows)
+    # stuck Masing: the linear FRF with k + k0, c0(Ω), within the projection scheme's error
+    ref = [linear_tension_amplitude(x, k_t=K_STUCK, c_t=masing_damping(x), f1=13.0) for x in w]
+    assert a == pytest.approx(ref, rel=5e-3)
+    assert out.files["frf_folds.csv"].strip() == "model,f1,kind,omega,T_amplitude"
+    assert "frf_continuation" in out.figures
+    with pytest.raises(ValueError, match="frf_csv"):
+        run({**cfg, "overlay": {"frf_csv": str(tmp_path / "missing.csv")}}, tmp_path,
+            lambda f, m: None)
+    with pytest.raises(ValueError, match="unknown key"):
+        run({**cfg, "branches": {"modles": ["mdm"]}}, tmp_path, lambda f, m: None)
+
+
+def test_frf_branch_bad_input():
+    from hystmech.systems.frf_continuation import frf_branch
+
+    with pytest.raises(ValueError, match="model"):
+        frf_branch("dahl", 10.0)
+    with pytest.raises(ValueError, match="f1"):
+        frf_branch("mdm", -1.0)
+    with pytest.raises(ValueError, match="omega_max"):
+        frf_branch("mdm", 10.0, 50.0, 40.0)
