@@ -316,15 +316,17 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
             sec_dir = np.concatenate([(yg[free] - y[free]) / s_new, [(pg - p) / ps]])
             t_new = tangent(scaled(Gu, s_new), sec_dir)
         if not moved and (t_new[m] * t[m] < 0 or abs(t_new[m]) < 0.05):
-            # a turning point is confirmed on a fresh Jacobian; where p still
-            # parameterises the branch (e.g. a grazing stick-slip transition, where the
-            # flow is only piecewise smooth) the travel in p goes on the same way
+            # a turning point is confirmed on a fresh Jacobian and by a real multiplier
+            # crossing +1 (a saddle-node changes the stability); without that crossing
+            # the flow is only piecewise smooth there (e.g. a grazing stick-slip
+            # transition) and the travel in p goes on the same way
             if not fresh:
                 Gu = fd_jac(shk, yg, pg, fg, scale_new)
                 fresh = True
                 since_fresh = 0
                 t_new = tangent(scaled(Gu, s_new), sec_dir)
-            if tangent.regular and abs(t_new[m]) >= 0.05:
+            n_plus_new = crossing_counts(floquet(Gu[:, :m] + np.eye(m)))[0]
+            if t_new[m] * t[m] < 0 and n_plus_new == crossing_counts(MU[-1])[0]:
                 t_new = tangent(scaled(Gu, s_new), sign_p=float(np.sign(t[m])) or 1.0)
         y, p, scale, t = yg, pg, scale_new, t_new
         tols["scale"] = scale
