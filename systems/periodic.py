@@ -388,7 +388,7 @@ def newton_shoot(sh: Shooter, y, scale, *, tol: float = 1e-8, max_iter: int = 30
 def periodic_orbit(assembly: Assembly, period: float | None = None, y0=None, *,
                    n_periods: int = 1, t0: float = 0.0, method: str = "auto",
                    transient_periods: int = 0, tol: float = 1e-8, max_iter: int = 30,
-                   fd_eps: float = 1e-4, section: str = "auto",
+                   fd_eps: float = 1e-4, section: str = "auto", monodromy: str = "fd",
                    options: dict | None = None) -> PeriodicOrbit:
     """Periodic orbit of a forced assembly by shooting with Newton's method.
 
@@ -399,7 +399,9 @@ def periodic_orbit(assembly: Assembly, period: float | None = None, y0=None, *,
     :func:`hystmech.systems.simulate`; tol: on max |φ(y) − y| / scale, scale = the
     excursion of each state over one period; section: ``"auto"`` moves t0 off velocity
     reversals of the elements (where hysteretic laws make the flow non-smooth),
-    ``"fixed"`` keeps it. Returns a :class:`PeriodicOrbit` with its
+    ``"fixed"`` keeps it; monodromy of the converged orbit: ``"fd"`` (finite
+    differences) or ``"variational"`` (smooth assemblies: the variational equations
+    with the elements' jac, :func:`variational_monodromy`). Returns a :class:`PeriodicOrbit` with its
     Floquet multipliers and stability (see the module docstring for the monodromy).
     """
     sh = Shooter(assembly, period, n_periods=n_periods, t0=t0, method=method, options=options)
@@ -415,6 +417,10 @@ def periodic_orbit(assembly: Assembly, period: float | None = None, y0=None, *,
         raise ValueError("y0 must be finite")
     for _ in range(int(transient_periods)):
         y = sh.flow(y)
+    if monodromy not in ("fd", "variational"):
+        raise ValueError(f"monodromy must be 'fd' or 'variational' (got {monodromy!r})")
+    if monodromy == "variational":
+        assembly_rhs_jac(assembly)      # raises for non-smooth elements / no jac
     if section not in ("auto", "fixed"):
         raise ValueError(f"section must be 'auto' or 'fixed' (got {section!r})")
     if section == "auto" and assembly.elements:
@@ -424,6 +430,13 @@ def periodic_orbit(assembly: Assembly, period: float | None = None, y0=None, *,
         sh2, y2 = rephase(o.shooter, o.y0)
         if sh2 is not o.shooter:
             o = _converge(sh2, y2, tol=tol, max_iter=int(max_iter), eps=fd_eps)
+    if monodromy == "variational":
+        M, _ = variational_monodromy(o.shooter, o.y0,
+                                     rtol=min(1e-8, float(o.shooter.options.get("rtol", 1e-8))))
+        mu = floquet(M)
+        o.monodromy, o.multipliers = M, mu
+        o.bifurcation = instability(mu)
+        o.stable = o.bifurcation is None and (mu.size == 0 or np.abs(mu).max() < 1.0 + UNIT_TOL)
     return o
 
 
@@ -495,6 +508,137 @@ def peak_to_peak(t, x) -> float:
         return b - 0.25 * (a - c) * d
 
     return float(refine(int(np.argmax(xc))) - refine(int(np.argmin(xc))))
+
+
+# -- variational equations (smooth assemblies) ------------------------------------------
+
+def assembly_rhs_jac(assembly: Assembly):
+    """(f(t, y), J(t, y)) of a smooth assembly in plain Python, built from its public
+    structure (DOFs, springs, dampers, forces, imposed motions) and the elements' own
+    kernels (force, rate, jac): ẏ = f(t, y), J = ∂f/∂y. Same sign conventions as
+    :class:`~hystmech.systems.Assembly` (a connection (a, b) acts −F on a, +F on b).
+    ValueError when an element is not smooth or has no jac kernel."""
+    for e in assembly.elements:
+        if e.element.kind != "smooth" or e.element.jac is None:
+            raise ValueError(f"the variational equations need smooth elements with a jac "
+                             f"kernel; element {e.name!r} is {e.element.kind}"
+                             f"{'' if e.element.jac is not None else ' without jac'}")
+    dofs = list(assembly.dofs)
+    nq = len(dofs)
+    idx = {d: i for i, d in enumerate(dofs)}
+    imp = assembly.imposed
+    mass = np.array([assembly.dofs[d].mass for d in dofs])
+    g = assembly.gravity
+    els = []
+    o = 2 * nq
+    for e in assembly.elements:
+        els.append((e.a, e.b, o, e.element.n_states, e.element))
+        o += e.element.n_states
+    N = o
+
+    def node(name, y, t):
+        # (position, velocity, index of the free DOF or -1)
+        if name == "ground":
+            return 0.0, 0.0, -1
+        if name in idx:
+            i = idx[name]
+            return y[i], y[nq + i], i
+        b = imp[name]
+        return float(b.u(t)), float(b.v(t)) if b.v is not None else 0.0, -1
+
+    def fj(t, y, want_jac):
+        dy = np.zeros(N)
+        J = np.zeros((N, N)) if want_jac else None
+        fn = mass * g
+        dy[:nq] = y[nq:2 * nq]
+        for f in assembly.forces:
+            fn[idx[f.dof]] += float(f.f(t))
+        conns = [(s.a, s.b, lambda u, v, s=s: (s.k * (u - s.u0) + s.preload, s.k, 0.0))
+                 for s in assembly.springs]
+        conns += [(d.a, d.b, lambda u, v, d=d: (d.c * v, 0.0, d.c)) for d in assembly.dampers]
+        for a, b, law in conns:
+            ua, va, ia = node(a, y, t)
+            ub, vb, ib = node(b, y, t)
+            F, dFu, dFv = law(ua - ub, va - vb)
+            for i, sg in ((ia, -1.0), (ib, 1.0)):
+                if i < 0:
+                    continue
+                fn[i] += sg * F
+                if want_jac:
+                    for j, sj in ((ia, 1.0), (ib, -1.0)):
+                        if j >= 0:
+                            J[nq + i, j] += sg * sj * dFu / mass[i]
+                            J[nq + i, nq + j] += sg * sj * dFv / mass[i]
+        for a, b, o, n, el in els:
+            ua, va, ia = node(a, y, t)
+            ub, vb, ib = node(b, y, t)
+            u, v = ua - ub, va - vb
+            x = np.ascontiguousarray(y[o:o + n])
+            F = float(el.force(x, u, v, el.p))
+            if n:
+                out = np.empty(n)
+                el.rate(x, u, v, el.p, out)
+                dy[o:o + n] = out
+            if want_jac:
+                Je = np.zeros((n + 1, n + 2))
+                el.jac(x, u, v, el.p, Je)
+                for r in range(n):
+                    J[o + r, o:o + n] += Je[r, :n]
+                    for j, sj in ((ia, 1.0), (ib, -1.0)):
+                        if j >= 0:
+                            J[o + r, j] += sj * Je[r, n]
+                            J[o + r, nq + j] += sj * Je[r, n + 1]
+            for i, sg in ((ia, -1.0), (ib, 1.0)):
+                if i < 0:
+                    continue
+                fn[i] += sg * F
+                if want_jac:
+                    J[nq + i, o:o + n] += sg * Je[n, :n] / mass[i]
+                    for j, sj in ((ia, 1.0), (ib, -1.0)):
+                        if j >= 0:
+                            J[nq + i, j] += sg * sj * Je[n, n] / mass[i]
+                            J[nq + i, nq + j] += sg * sj * Je[n, n + 1] / mass[i]
+        dy[nq:2 * nq] = fn / mass
+        if want_jac:
+            for i in range(nq):
+                J[i, nq + i] = 1.0
+        return dy, J
+
+    return (lambda t, y: fj(t, y, False)[0]), (lambda t, y: fj(t, y, True)[1])
+
+
+def variational_monodromy(sh: Shooter, y0, *, rtol: float = 1e-10, method: str = "Radau"):
+    """Monodromy matrix of a smooth assembly by integrating the variational equations
+    Φ' = J(t, y(t))·Φ, Φ(t0) = I along the orbit with the state, J from the elements'
+    ``jac`` kernels (:func:`assembly_rhs_jac`), by scipy ``solve_ivp`` (Radau: the belt
+    rig's pulley mode is stiff). Returns (M, y(t0 + n·T))."""
+    from scipy.integrate import solve_ivp
+
+    f, jac = assembly_rhs_jac(sh.assembly)
+    N = sh.N
+
+    def rhs(t, z):
+        y = z[:N]
+        J = jac(t, y)
+        return np.concatenate([f(t, y), (J @ z[N:].reshape(N, N)).ravel()])
+
+    def rhs_jac(t, z):
+        # block-diagonal part of the augmented Jacobian (the second derivatives of f
+        # only slow the implicit solver's Newton, they do not change the solution)
+        J = jac(t, z[:N])
+        A = np.zeros((N + N * N, N + N * N))
+        A[:N, :N] = J
+        A[N:, N:] = np.kron(J, np.eye(N))
+        return A
+
+    z0 = np.concatenate([np.asarray(y0, float), np.eye(N).ravel()])
+    kw = dict(jac=rhs_jac) if method in ("Radau", "BDF", "LSODA") else {}
+    sol = solve_ivp(rhs, (sh.t0, sh.t0 + sh.span), z0, method=method, rtol=rtol,
+                    atol=rtol * np.concatenate([sh.floor, np.full(N * N, 1e-3)]), **kw)
+    if not sol.success:
+        raise RuntimeError(f"variational equations: {sol.message}")
+    M = sol.y[N:, -1].reshape(N, N)
+    return M, sol.y[:N, -1]
 
 
 # -- elements under a periodic input (drive-type problems) --------------------------------

@@ -238,3 +238,32 @@ def test_period_doubling_detection_and_branch_switching():
     # the cascade goes on: the 2T branch doubles again further along
     pd4 = b2.bifurcations("period-doubling")
     assert pd4 and pd4[0]["p"] > g_pd + 0.005
+
+
+def test_variational_monodromy_against_closed_form_and_finite_differences():
+    m, c, k, F, Om = 2.0, 0.8, 50.0, 3.0, 5.0
+    o = periodic_orbit(oscillator(m, c, k, F, Om), monodromy="variational",
+                       options=dict(rtol=1e-10))
+    lam = np.linalg.eigvals(np.array([[0.0, 1.0], [-k / m, -c / m]]))
+    for z in np.exp(lam * 2 * math.pi / Om):
+        assert np.min(np.abs(o.multipliers - z)) < 1e-8
+    # Duffing orbit: the variational equations (cubic element's jac) and central
+    # finite differences of the compiled simulation give the same multipliers
+    asm = oscillator(M_, C_, K_, F_, 1.1, K3_)
+    ov = periodic_orbit(asm, y0=[1.5, 0.0], monodromy="variational", options=dict(rtol=1e-10))
+    of = periodic_orbit(asm, y0=ov.y0, options=dict(rtol=1e-10))
+    assert np.sort_complex(ov.multipliers) == pytest.approx(np.sort_complex(of.multipliers),
+                                                            abs=1e-6)
+    with pytest.raises(ValueError, match="monodromy"):
+        periodic_orbit(asm, monodromy="exact")
+
+
+def test_variational_monodromy_needs_smooth_elements():
+    from hystmech.components import Masing
+
+    a = Assembly()
+    a.add_dof("x", mass=1.0)
+    a.add_element("m", Masing(k=10.0, k0=1.0, alpha=1.0, F0=0.0), "x")
+    a.add_force("x", Harmonic(0.0, 1.0, 1.0, 0.0))
+    with pytest.raises(ValueError, match="smooth"):
+        periodic_orbit(a, monodromy="variational")
