@@ -27,8 +27,8 @@ import numpy as np
 
 from ..components.base import check_finite, check_positive
 from .solvers import SimulationError
-from .periodic import (ConvergenceError, PeriodicOrbit, Shooter, crossing_counts, floquet,
-                       finish_orbit, instability, min_norm_solve, newton_shoot, peak_to_peak)
+from .periodic import (ConvergenceError, Shooter, crossing_counts, default_fd_eps, floquet,
+                       instability, min_norm_solve, newton_shoot, peak_to_peak)
 
 
 @dataclass
@@ -75,7 +75,7 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                     method: str = "auto", options: dict | None = None,
                     measure: Callable | None = None, ds: float = 0.02, ds_min: float = 1e-5,
                     ds_max: float = 0.1, max_points: int = 400, tol: float = 1e-7,
-                    fd_eps: float = 1e-4, transient_periods: int = 0, n_samples: int = 256,
+                    fd_eps: float | None = None, transient_periods: int = 0, n_samples: int = 256,
                     max_corrector: int = 8, jacobian_every: int = 1,
                     state_weight: float = 1.0, progress: Callable | None = None) -> Branch:
     """Follow the periodic orbits of ``build(p)`` from p_start towards p_end.
@@ -99,6 +99,8 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     p_end = check_finite("p_end", p_end)
     if p_end == p_start:
         raise ValueError("p_end must differ from p_start")
+    if fd_eps is None:
+        fd_eps = default_fd_eps(build(p_start))
     for name, v in (("ds", ds), ("ds_min", ds_min), ("ds_max", ds_max), ("tol", tol),
                     ("fd_eps", fd_eps), ("state_weight", state_weight)):
         check_positive(name, v)

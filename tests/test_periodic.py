@@ -267,3 +267,30 @@ def test_variational_monodromy_needs_smooth_elements():
     a.add_force("x", Harmonic(0.0, 1.0, 1.0, 0.0))
     with pytest.raises(ValueError, match="smooth"):
         periodic_orbit(a, monodromy="variational")
+
+
+def test_operator_assembly_orbit_equals_long_simulation():
+    # mass-spring-damper with a Prandtl-Ishlinskii operator (play operators on a relay
+    # grid): Newton runs on the DOFs, the operator memory is whatever the periodic
+    # motion wipes it to
+    from hystmech.components.preisach import PrandtlIshlinskii
+    from hystmech.systems import simulate
+
+    Om = 8.0
+    a = Assembly()
+    a.add_dof("x", mass=1.0)
+    a.add_spring("x", "ground", k=50.0)
+    a.add_damper("x", "ground", c=1.0)
+    a.add_element("pi", PrandtlIshlinskii(r=[0.01, 0.02, 0.04], weights=[20.0, 10.0, 5.0],
+                                          h=0.002, u_bound=0.2), "x")
+    a.add_force("x", Harmonic(0.0, 2.0, Om, 0.0))
+    o = periodic_orbit(a, options=dict(h=1e-4), tol=1e-4)
+    assert o.stable and o.multipliers.size == 2 and np.abs(o.multipliers).max() < 0.9
+    r = o.simulate(2000)
+    T = 2 * math.pi / Om
+    rl = simulate(a, (0.0, 60 * T), method="projection", h=1e-4, energy=False,
+                  t_eval=np.linspace(59 * T, 60 * T, 2001))
+    assert peak_to_peak(r.t, r.x("x")) == pytest.approx(peak_to_peak(rl.t, rl.x("x")),
+                                                         rel=2e-3)
+    F = r.force("pi")
+    assert abs(F[-1] - F[0]) < 0.01 * np.ptp(F)     # memory wiped out to the same state
