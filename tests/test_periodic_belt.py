@@ -79,7 +79,7 @@ def test_scenario_runner_writes_branches_over_given_sweep(tmp_path):
         f"masing,13.0,{w!r},{a!r}\n" for w, a in zip(Om, amps)))
     cfg = {"branches": {"models": ["masing"], "f1": [13.0], "omega_min": 62.0,
                         "omega_max": 64.0},
-           "continuation": {"ds": 0.3, "ds_max": 0.5, "tol": 1e-7},
+           "continuation": {"ds": 0.3, "ds_max": 0.5, "masing_tol": 1e-7},
            "overlay": {"frf_csv": str(csv)}}
     out = run(cfg, tmp_path, lambda f, m: None)
     lines = out.files["frf_branches.csv"].strip().splitlines()
