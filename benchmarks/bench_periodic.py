@@ -33,7 +33,7 @@ def main(argv=None) -> bool:
 
     tic = time.perf_counter()
     br = frf_branch("mdm", f1, 5.0, 120.0, rtol=1e-6, tol=1e-4, ds=0.02, ds_max=0.1,
-                    state_weight=0.05, jacobian_every=3)
+                    state_weight=0.05, jacobian_every=3, max_measure_step=None)
     t_cont = time.perf_counter() - tic
 
     om = np.linspace(5.0, 120.0, 12)

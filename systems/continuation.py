@@ -77,7 +77,8 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                     ds_max: float = 0.1, max_points: int = 400, tol: float = 1e-7,
                     fd_eps: float | None = None, transient_periods: int = 0, n_samples: int = 256,
                     max_corrector: int = 8, jacobian_every: int = 1,
-                    state_weight: float = 1.0, progress: Callable | None = None) -> Branch:
+                    state_weight: float = 1.0, max_measure_step: float | None = None,
+                    progress: Callable | None = None) -> Branch:
     """Follow the periodic orbits of ``build(p)`` from p_start towards p_end.
 
     build(p) -> Assembly (e.g. the belt rig at Ω = p, Bastien et al. (2007), eqs.
@@ -92,7 +93,9 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     them (also fresh after a slow correction, a failed step, a moved section, or when
     the updated monodromy signals a bifurcation, which is thereby confirmed);
     ``Branch.fresh`` says which points have fresh multipliers. state_weight < 1 lets
-    the steps in p grow where the orbit changes fast (e.g. small superharmonic wiggles).
+    the steps in p grow where the orbit changes fast (e.g. small superharmonic wiggles);
+    max_measure_step: a step is retried at half length when the measure changes by more
+    than this fraction (resolves sharp resonance peaks).
     progress(fraction, message) after each point.
     """
     p_start = check_finite("p_start", p_start)
@@ -284,6 +287,12 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                 message = f"step size fell below ds_min = {ds_min:g} at p = {p:.6g}"
                 break
             continue
+        if max_measure_step is not None and h > 2 * ds_min:
+            # resolve sharp peaks: the measure may change by max_measure_step (relative)
+            mv = float(measure(res))
+            if abs(mv - MEAS[-1]) > max_measure_step * max(abs(MEAS[-1]), 1e-300):
+                h *= 0.5
+                continue
         # accepted point: maybe move the section; Jacobian fresh or Broyden-updated
         p_now[0] = pg
         moved = False

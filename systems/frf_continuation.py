@@ -54,7 +54,8 @@ def rig_at(model: str, f1: float):
 def frf_branch(model: str, f1: float, omega_min: float = 10.0, omega_max: float = 125.0, *,
                rtol: float = 1e-6, h: float = 1e-5, tol: float | None = None, ds: float = 0.02,
                ds_max: float = 0.1, state_weight: float = 0.05, jacobian_every: int = 3,
-               max_points: int = 500, n_samples: int = 256, progress=None) -> Branch:
+               max_points: int = 500, n_samples: int = 256,
+               max_measure_step: float | None = 0.1, progress=None) -> Branch:
     """One FRF branch of the rig: periodic orbits from Ω = omega_min to omega_max [rad/s]
     at shaker amplitude f1 [N]; ``measure`` = tension amplitude [N].
 
@@ -63,7 +64,8 @@ def frf_branch(model: str, f1: float, omega_min: float = 10.0, omega_max: float 
     state's excursion (default 1e-4 for mdm; 1e-3 for Masing, whose first-order map is
     only piecewise smooth where the slider meets its box, so Newton stalls near 1e-4
     there). ds, ds_max, state_weight,
-    jacobian_every, max_points: see :func:`hystmech.systems.continuation.continue_orbits`.
+    jacobian_every, max_points, max_measure_step (relative change of the tension
+    amplitude per step, 10 %): see :func:`hystmech.systems.continuation.continue_orbits`.
     """
     build = rig_at(model, f1)
     for name, v in (("omega_min", omega_min), ("omega_max", omega_max)):
@@ -80,7 +82,8 @@ def frf_branch(model: str, f1: float, omega_min: float = 10.0, omega_max: float 
     return continue_orbits(build, float(omega_min), float(omega_max), method=method,
                            options=opts, measure=tension_amplitude_of, ds=ds, ds_max=ds_max,
                            tol=tol, state_weight=state_weight, jacobian_every=jacobian_every,
-                           max_points=max_points, n_samples=n_samples, progress=progress)
+                           max_points=max_points, n_samples=n_samples,
+                           max_measure_step=max_measure_step, progress=progress)
 
 
 def jumps(branch: Branch) -> list:
@@ -134,7 +137,8 @@ def run(cfg: dict, out, progress):
 
     b = _table(cfg, "branches", ("models", "f1", "omega_min", "omega_max"))
     c = _table(cfg, "continuation", ("ds", "ds_max", "state_weight", "mdm_tol", "masing_tol",
-                                     "jacobian_every", "max_points", "n_samples"))
+                                     "jacobian_every", "max_points", "n_samples",
+                                     "max_measure_step"))
     s = _table(cfg, "solver", ("mdm_rtol", "masing_h"))
     o = _table(cfg, "overlay", ("frf_csv", "reduced_n_omega"))
     models = [str(m).lower() for m in b.get("models", MODELS)]
@@ -151,7 +155,8 @@ def run(cfg: dict, out, progress):
               ds=float(c.get("ds", 0.02)),
               ds_max=float(c.get("ds_max", 0.1)), state_weight=float(c.get("state_weight", 0.05)),
               jacobian_every=int(c.get("jacobian_every", 3)),
-              max_points=int(c.get("max_points", 500)), n_samples=int(c.get("n_samples", 256)))
+              max_points=int(c.get("max_points", 500)), n_samples=int(c.get("n_samples", 256)),
+              max_measure_step=float(c.get("max_measure_step", 0.1)))
     bf, bf_src = _brute_force(str(o.get("frf_csv", "") or ""), models, f1s, om_min, om_max,
                               n_om, out, progress)
 
