@@ -21,8 +21,7 @@ import time
 import numpy as np
 
 
-def main(argv=None) -> bool:
-    argv = sys.argv[1:] if argv is None else argv
+def main(argv=()) -> bool:
     f1 = float(argv[0]) if argv else 300.0
     from hystmech.systems.frf_continuation import frf_branch
     from hystmech.systems.sweep import tension_amplitude
@@ -74,4 +73,4 @@ def main(argv=None) -> bool:
 
 
 if __name__ == "__main__":
-    raise SystemExit(0 if main() else 1)
+    raise SystemExit(0 if main(sys.argv[1:]) else 1)
