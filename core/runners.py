@@ -36,6 +36,7 @@ REGISTRY: dict[str, str] = {
     "drive": "hystmech.scenario:run_drive",
     "belt-tensioner": "hystmech.systems.belt_tensioner:run",
     "belt-tensioner-frf": "hystmech.systems.sweep:run",
+    "belt-tensioner-frf-continuation": "hystmech.systems.frf_continuation:run",
     "belt-tensioner-cosim": "hystmech.fmu.cases:run",
     "cable-cantilever-cyclic": "hystmech.systems.rod_cases:run_cantilever_cyclic",
     "cable-dynamic": "hystmech.systems.rod_cases:run_dynamic",
@@ -88,6 +89,16 @@ SCHEMAS: dict[str, dict] = {
                              "mdm_method": STR}),
         "sweep": Table({"workers": COUNT, "steady_state": BOOL, "ss_tol": REAL,
                         "ss_periods": COUNT, "ss_confirm": COUNT}),
+    },
+    "belt-tensioner-frf-continuation": {
+        "branches": Table({"models": List(Str("mdm", "masing")), "f1": List(REAL),
+                           "omega_min": REAL, "omega_max": REAL}),
+        "continuation": Table({"ds": REAL, "ds_max": REAL, "state_weight": REAL,
+                               "mdm_tol": REAL, "masing_tol": REAL, "jacobian_every": COUNT,
+                               "max_points": COUNT, "n_samples": COUNT,
+                               "max_measure_step": REAL}),
+        "solver": Table({"mdm_rtol": REAL, "masing_h": REAL}),
+        "overlay": Table({"frf_csv": STR, "reduced_n_omega": COUNT}),
     },
     "belt-tensioner-cosim": {
         "simulation": Table({"t_end": REAL, "window": REAL, "H": REAL, "rtol": REAL}),
@@ -237,6 +248,13 @@ def _work_frf(cfg):
     return out
 
 
+def _work_frf_continuation(cfg):
+    b, c = _t(cfg, "branches"), _t(cfg, "continuation")
+    n = len(b.get("models", ["mdm", "masing"])) * len(b.get("f1", [13, 120, 300]))
+    pts = float(n) * float(c.get("max_points", 500))
+    return {"points": (pts, f"{n} branches of at most {c.get('max_points', 500)} orbits")}
+
+
 def _work_cosim(cfg):
     s = _t(cfg, "simulation")
     st = _steps(s.get("H", 1e-5), float(s.get("t_end", 3.3)), "communication steps", "H")
@@ -336,6 +354,7 @@ WORK: dict[str, Callable[[dict], dict]] = {
     "bouc-wen-benchmark": _work_bouc_wen,
     "belt-tensioner": _work_belt,
     "belt-tensioner-frf": _work_frf,
+    "belt-tensioner-frf-continuation": _work_frf_continuation,
     "belt-tensioner-cosim": _work_cosim,
     "cable-cantilever-cyclic": _work_cantilever,
     "cable-dynamic": _work_dynamic,
