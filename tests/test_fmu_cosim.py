@@ -75,15 +75,19 @@ def test_libcosimpy_runs_exported_fmu_with_a_signal_fmu(tmp_path):
     F = np.asarray(F)
     steps = np.asarray(steps)
     assert F.size >= n - 1 and np.all(np.diff(steps) == 1)
-    # independent truth: Dahl's exact solution with v held at the source's sample
-    # v_k = A w cos(w t_k) over each step (the FMU's u(t) = u_k + v_k (t − t_k))
-    wk = w0
-    ref = [Fc * wk]
+    # independent truth: Dahl's exact solution on the FMU's second-order path: the
+    # committed state follows the chords through the received samples u_k, the output
+    # at t_k + h is predicted along u_k + v_k (t − t_k), v_k = A w cos(w t_k)
+    def dahl(wc, vel):
+        s = math.copysign(1.0, vel)
+        return s + (wc - s) * math.exp(-rho * abs(vel) * h)
+
+    wc, ref = w0, [Fc * w0]
     for k in range(n):
-        vk = A * w * math.cos(w * k * h)
-        s = math.copysign(1.0, vk)
-        wk = s + (wk - s) * math.exp(-rho * abs(vk) * h)
-        ref.append(Fc * wk)
+        uk, vk = A * math.sin(w * k * h), A * w * math.cos(w * k * h)
+        if k > 0:
+            wc = dahl(wc, (uk - A * math.sin(w * (k - 1) * h)) / h)
+        ref.append(Fc * dahl(wc, vk))
     np.testing.assert_allclose(F, np.asarray(ref)[steps], rtol=0, atol=1e-12 * Fc)
 
 
