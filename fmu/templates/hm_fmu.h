@@ -389,11 +389,16 @@ static int hm_set_real(hm_inst *c, const unsigned vr[], size_t nvr, const double
         unsigned r = vr[i];
         int is_in = (r == HM_VR_U || r == HM_VR_V);
         int is_par = (r >= HM_VR_Q && r < HM_VR_Q + HM_NQ) || r == HM_VR_RTOL;
-        if (!is_in && !is_par)
-            return hm_error(c, "%s: value reference %u is not settable", fn, r);
-        if (is_par && c->s.mode >= M_STEP)
-            return hm_error(c, "parameter (value reference %u) can only be set before "
-                            "initialization", r);
+        /* a wrong call, refused like one the state machine forbids (instance unchanged) */
+        if (!is_in && !is_par) {
+            hm_log(c, HM_ERROR, "logStatusError", "%s: value reference %u is not settable", fn, r);
+            return HM_ERROR;
+        }
+        if (is_par && c->s.mode >= M_STEP) {
+            hm_log(c, HM_ERROR, "logStatusError", "parameter (value reference %u) can only be "
+                   "set before initialization", r);
+            return HM_ERROR;
+        }
         if (!isfinite(value[i]))
             return hm_error(c, "%s: %s (value reference %u) must be finite (got %g)", fn,
                             r == HM_VR_U ? "input u" : r == HM_VR_V ? "input v" : "parameter",
