@@ -58,6 +58,7 @@ class LawSpec:
     x_nominal: list
     sources: list = None     # C files the law needs in sources/ (default: [c_file])
     generated: str = ""      # C text of c_file when the exporter writes it (sums)
+    cont_states: list = None  # model exchange: indices of continuous states (None: by kind)
 
     def c_sources(self) -> list:
         return list(self.sources) if self.sources is not None else [self.c_file]
@@ -182,9 +183,13 @@ def _sum_spec(element) -> LawSpec:
         files += [f for f in sp.c_sources() if f not in files]
     kind = element.kind
     gen = _sum_source(element, specs, files)
+    cs = None
+    if kind != "smooth":  # the smooth parts' states stay continuous states
+        cs = [o + j for el, sp, o in zip(element.parts, specs, element.state_offsets)
+              if sp.kind == "smooth" for j in range(sp.n_x)]
     return LawSpec("SumElement", "hm_sum", Path("hm_sum.c"), kind, q_names, q_values, q_units,
                    q_docs, int(element.p.size), int(element.n_states), sn, x_nom,
-                   sources=files, generated=gen)
+                   sources=files, generated=gen, cont_states=cs)
 
 
 def _sum_source(element, specs, files) -> str:
@@ -221,7 +226,7 @@ def _sum_source(element, specs, files) -> str:
         L.append("}\n")
     L.append("const char *hm_sum_setup(const double *q, int nq, double *p, int np, double *x0,"
              " int nx)\n{")
-    L.append("    static char msg[320];\n    const char *e;")
+    L.append("    static HM_TLS char msg[320];\n    const char *e;")
     L.append(f'    HM_CHECK(nq == {nq} && np == {element.p.size} && nx == {element.n_states}, '
              f'"SumElement: wrong vector sizes");')
     for i, (el, sp) in enumerate(zip(parts, specs)):
@@ -239,6 +244,22 @@ def _sum_extras(element, specs, xo, po) -> list:
     check (every part's), for the FMI boilerplate (fmu/templates)."""
     feats = [_c_features(sp) for sp in specs]
     L = []
+    smooth = [sp.kind == "smooth" and sp.n_x > 0 for sp in specs]
+    if element.kind != "smooth" and any(smooth):
+        # model exchange of a mixed sum: the anchor advances the inclusions/operators only,
+        # the smooth parts are integrated by the host (their rates)
+        L.append("\nvoid hm_sum_advance_ops(double *x, double u0, double u1, double dt, double v,"
+                 " const double *p, double rtol)\n{")
+        for i, sp in enumerate(specs):
+            if not smooth[i]:
+                L.append(f"    {sp.prefix}_advance(x + {xo[i]}, u0, u1, dt, v, p + {po[i]}, rtol);")
+        L.append("}")
+        L.append("\nvoid hm_sum_rate_smooth(const double *x, double u, double v, const double *p,"
+                 " double *out)\n{")
+        for i, sp in enumerate(specs):
+            if smooth[i]:
+                L.append(f"    {sp.prefix}_rate(x + {xo[i]}, u, v, p + {po[i]}, out + {xo[i]});")
+        L.append("}")
     if element.kind != "smooth":
         L.append("\ndouble hm_sum_switch(const double *x, double u, double dir, const double *p)"
                  "\n{\n    double best = dir * INFINITY, s;")
@@ -353,6 +374,11 @@ def _config_h(spec: LawSpec, guid: str, rtol: float, ident: str = "hystmech") ->
         rate += f"#define HM_CHECK_STATE {spec.prefix}_check\n"
     if feat["events"] and spec.kind == "smooth":
         rate += f"#define HM_EVENTS {spec.prefix}_events\n#define HM_NZ_LAW {feat['events']}\n"
+    cs = continuous_states(spec)
+    if spec.kind != "smooth" and cs:
+        rate += (f"#define HM_NCS_MIXED {len(cs)}\n#define HM_ADVANCE_OPS {spec.prefix}_advance_ops\n"
+                 f"#define HM_RATE_SMOOTH {spec.prefix}_rate_smooth\n"
+                 f"static const int HM_CS_IDX[] = {{{', '.join(map(str, cs))}}};\n")
     # every external kernel symbol gets the model identifier, so that source FMUs of
     # several laws (or of one law twice) link into one program
     rate += "".join(f"#define {n} {ident}__{n}\n" for n in feat["symbols"])
@@ -383,6 +409,14 @@ static const double HM_X_NOMINAL[] = {{{xn}}};
 """
 
 
+def continuous_states(spec: LawSpec) -> list:
+    """Indices of the states that are continuous states in model exchange: all of a
+    smooth law, none of an inclusion/operator, the smooth parts' of a mixed sum."""
+    if spec.cont_states is not None:
+        return list(spec.cont_states)
+    return list(range(spec.n_x)) if spec.kind == "smooth" else []
+
+
 def variables(spec: LawSpec, rtol: float) -> list[tuple]:
     """The FMU's variables in modelDescription order, shared by the FMI 2.0 and 3.0
     descriptions: (name, value reference, causality, variability, initial, start, unit,
@@ -400,15 +434,16 @@ def variables(spec: LawSpec, rtol: float) -> list[tuple]:
     out.append(("rtol", VR_RTOL, "parameter", "fixed", "exact", rtol, "1",
                 "relative tolerance of the adaptive segment update (laws without an exact one)",
                 None, None))
+    cs = continuous_states(spec)
     for i, n in enumerate(spec.state_names):
         out.append((n, VR_X + i, "local", "continuous", "calculated",
                     None, "", f"internal state {i}"
-                    + ("" if smooth else " (at the current input; the memory changes at events)"),
-                    spec.x_nominal[i] if smooth else None, None))
-    if smooth:
-        for i, n in enumerate(spec.state_names):
-            out.append((f"der({n})", VR_DX + i, "local", "continuous", "calculated", None, "",
-                        f"rate of {n}", None, i))
+                    + ("" if i in cs else " (at the current input; the memory changes at events)"),
+                    spec.x_nominal[i] if i in cs else None, None))
+    for i in cs:
+        n = spec.state_names[i]
+        out.append((f"der({n})", VR_DX + i, "local", "continuous", "calculated", None, "",
+                    f"rate of {n}", None, i))
     return out
 
 
@@ -442,7 +477,7 @@ def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> s
         add(name, vr, caus, var, init_, start, unit, desc, extra)
         if caus == "local":
             (der_idx if der_of is not None else state_idx).append(len(vars_))
-    init = sorted([idx["F"]] + (state_idx + der_idx if smooth else []))
+    init = sorted([idx["F"]] + [state_idx[i] for i in continuous_states(spec)] + der_idx)
     md_der = "".join(f'\n      <Unknown index="{i}"/>' for i in der_idx)
     md_init = "".join(f'\n      <Unknown index="{i}"/>' for i in init)
     src = '\n    <SourceFiles>\n      <File name="fmi2_model.c"/>\n    </SourceFiles>\n  '

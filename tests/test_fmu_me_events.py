@@ -17,11 +17,12 @@ import hystmech
 from test_fmu_cases import available
 
 CASES = dict(available())
-# an inclusion + a rate-independent smooth law: the Dahl part's state moves with the
-# anchor (its segment update is exact along a monotone path too)
+# sums of an inclusion and smooth laws: the smooth parts' states are continuous states
+# of the FMU (integrated by the host), the Masing part moves with the anchor
 CASES["MasingDahl"] = (lambda: CASES["Masing"][0]() + CASES["Dahl"][0](), 0.002, 2.0)
+CASES["MasingLuGre"] = (lambda: CASES["Masing"][0]() + CASES["LuGre"][0](), 0.002, 2.0)
 NONSMOOTH = [n for n in ("Masing", "MaxwellSlip", "Relay", "Preisach", "PreisachContinuous",
-                         "CableLaw", "MasingDahl") if n in CASES]
+                         "CableLaw", "MasingDahl", "MasingLuGre") if n in CASES]
 
 
 def _signal(amp, freq):
@@ -185,7 +186,14 @@ def _me_run(name, tmp_path, rtol=1e-8, periods=1.0):
     u, v = _signal(amp, freq)
     T = periods / freq
     t_out = np.linspace(0.0, T, 41)
-    host = MEHost(export_fmu(el, tmp_path / f"{name}.fmu"), u, v, rtol)
+    path = export_fmu(el, tmp_path / f"{name}.fmu")
+    host = MEHost(path, u, v, rtol)
+    n_cont = sum(p.n_states for p in (getattr(el, "parts", None) or [el]) if p.kind == "smooth")
+    assert host.nx == n_cont
+    if name.startswith("Masing") and name != "Masing":
+        from fmpy.validation import validate_fmu
+
+        assert validate_fmu(str(path)) == []
     F, steps = host.run(t_out)
     host.close()
     ref = _truth(el, u, v, t_out, T)

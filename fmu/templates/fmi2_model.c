@@ -308,7 +308,9 @@ fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real xn[], siz
     if (nx != HM_NCS || (nx && !xn))
         return ST(hm_error(INST, "fmi2GetNominalsOfContinuousStates: nx = %lu, expected %d",
                            (unsigned long)nx, HM_NCS));
-    for (i = 0; i < nx; i++) xn[i] = HM_X_NOMINAL[i];
+#if HM_NCS > 0
+    for (i = 0; i < nx; i++) xn[i] = HM_X_NOMINAL[HM_CS(i)];
+#endif
     return fmi2OK;
 }
 

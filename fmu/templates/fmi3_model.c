@@ -361,7 +361,9 @@ fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance c, fmi3Float64 xn[], s
     if (nx != HM_NCS || (nx && !xn))
         return ST(hm_error(INST, "fmi3GetNominalsOfContinuousStates: nx = %lu, expected %d",
                            (unsigned long)nx, HM_NCS));
-    for (i = 0; i < nx; i++) xn[i] = HM_X_NOMINAL[i];
+#if HM_NCS > 0
+    for (i = 0; i < nx; i++) xn[i] = HM_X_NOMINAL[HM_CS(i)];
+#endif
     return fmi3OK;
 }
 

@@ -23,9 +23,17 @@ static void hm_emit(struct hm_inst_ *c, int status, const char *category, const 
 #if HM_KIND == 0
 #define HM_NCS HM_NX
 #define HM_NZ HM_NZ_LAW
+#define HM_RATE_ME HM_RATE
+#define HM_CS(i) (i)
+#else
+#define HM_NZ 2
+#ifdef HM_NCS_MIXED  /* a sum of inclusions/operators and smooth laws (fmu/export.py) */
+#define HM_NCS HM_NCS_MIXED
+#define HM_RATE_ME HM_RATE_SMOOTH
+#define HM_CS(i) HM_CS_IDX[i]
 #else
 #define HM_NCS 0
-#define HM_NZ 2
+#endif
 #endif
 #ifndef HM_MAX_INTERNAL_STEPS
 #define HM_MAX_INTERNAL_STEPS 200000L
@@ -136,6 +144,22 @@ static const char *hm_advance(hm_inst *c, double *x, double u0, double u1, doubl
     return hm_fail;
 }
 
+/* the anchor's segment update in model exchange: in a mixed sum only the inclusions/
+ * operators move with the anchor, the host integrates the smooth parts */
+static const char *hm_advance_anchor(hm_inst *c, double *x, double u0, double u1, double dt,
+                                     double v)
+{
+#ifdef HM_ADVANCE_OPS
+    hm_fail = NULL;
+    hm_budget = HM_MAX_INTERNAL_STEPS;
+    HM_ADVANCE_OPS(x, u0, u1, dt, v, c->s.p, hm_rtol(c));
+    hm_budget = -1;
+    return hm_fail;
+#else
+    return hm_advance(c, x, u0, u1, dt, v);
+#endif
+}
+
 /* constructor parameters -> kernel parameters and initial state (the law's checks) */
 static int hm_setup(hm_inst *c, int reset_state)
 {
@@ -205,9 +229,16 @@ static const double *hm_now(hm_inst *c, double *u, double *v)
         vs = dt > 0.0 ? (c->s.u - c->s.u_c) / dt : c->s.v;
         memcpy(c->xw, c->s.xc, sizeof(double) * (HM_NX + 1));
         if (dt > 0.0 || c->s.u != c->s.u_c) {
-            e = hm_advance(c, c->xw, c->s.u_c, c->s.u, dt > 0.0 ? dt : 0.0, vs);
+            e = c->cosim ? hm_advance(c, c->xw, c->s.u_c, c->s.u, dt > 0.0 ? dt : 0.0, vs)
+                         : hm_advance_anchor(c, c->xw, c->s.u_c, c->s.u, dt > 0.0 ? dt : 0.0, vs);
             if (e) { hm_error(c, "%s (t = %g)", e, c->s.time); return NULL; }
         }
+#if HM_KIND != 0 && HM_NCS > 0
+        if (!c->cosim) {  /* the host's continuous states */
+            int i;
+            for (i = 0; i < HM_NCS; i++) c->xw[HM_CS(i)] = c->s.x[HM_CS(i)];
+        }
+#endif
         c->w_ok = 1;
         c->w_u = c->s.u;
         c->w_t = c->s.time;
@@ -362,12 +393,13 @@ static int hm_get_real(hm_inst *c, const unsigned vr[], size_t nvr, double value
             if (!x) return HM_ERROR;
             value[i] = x[r - HM_VR_X];
         }
-#if HM_KIND == 0
+#if HM_NCS > 0
         else if (r >= HM_VR_DX && r < HM_VR_DX + HM_NX) {
             double d[HM_NX + 1], u, v;
             const double *x = hm_now(c, &u, &v);
             if (!x) return HM_ERROR;
-            HM_RATE(x, u, v, c->s.p, d);
+            memset(d, 0, sizeof d);
+            HM_RATE_ME(x, u, v, c->s.p, d);
             value[i] = d[r - HM_VR_DX];
         }
 #endif
@@ -500,7 +532,10 @@ static int hm_set_x(hm_inst *c, const double x[], size_t nx, const char *fn)
     for (i = 0; i < nx; i++)
         if (!isfinite(x[i])) return hm_error(c, "%s: state %lu must be finite (got %g)", fn,
                                              (unsigned long)i, x[i]);
-    if (nx) memcpy(c->s.x, x, sizeof(double) * nx);
+#if HM_NCS > 0
+    for (i = 0; i < nx; i++) c->s.x[HM_CS(i)] = x[i];
+#endif
+    c->w_ok = 0;
     return HM_OK;
 }
 
@@ -508,7 +543,12 @@ static int hm_get_x(hm_inst *c, double x[], size_t nx, const char *fn)
 {
     if (nx != HM_NCS) return hm_error(c, "%s: nx = %lu, expected %d", fn, (unsigned long)nx, HM_NCS);
     if (nx && !x) return hm_error(c, "%s: NULL array", fn);
-    if (nx) memcpy(x, c->s.x, sizeof(double) * nx);
+#if HM_NCS > 0
+    {
+        size_t i;
+        for (i = 0; i < nx; i++) x[i] = c->s.x[HM_CS(i)];
+    }
+#endif
     return HM_OK;
 }
 
@@ -522,6 +562,20 @@ static int hm_get_dx(hm_inst *c, double dx[], size_t nx, const char *fn)
         HM_RATE(c->s.x, c->s.u, c->s.v, c->s.p, dx);
         for (i = 0; i < nx; i++)
             if (!isfinite(dx[i])) return hm_error(c, "non-finite derivative at t = %g", c->s.time);
+    }
+#elif HM_NCS > 0
+    {   /* mixed sum: the smooth parts' rates at the current (anchored + host) state */
+        double d[HM_NX + 1], u, v;
+        size_t i;
+        const double *x = hm_now(c, &u, &v);
+        if (!x) return HM_ERROR;
+        if (!dx) return hm_error(c, "%s: NULL array", fn);
+        memset(d, 0, sizeof d);
+        HM_RATE_SMOOTH(x, u, v, c->s.p, d);
+        for (i = 0; i < nx; i++) {
+            dx[i] = d[HM_CS(i)];
+            if (!isfinite(dx[i])) return hm_error(c, "non-finite derivative at t = %g", c->s.time);
+        }
     }
 #else
     (void)dx;
