@@ -16,8 +16,22 @@
  * the Python constructor, so that an FMU user who changes a parameter gets the
  * same error).
  *
+ * Optional, appended at the end of a law's file when the law needs them in the FMU:
+ *
+ *   double LAW_switch(const double *x, double u, double dir, const double *p);
+ *       inclusions/operators: the next input value from u in the direction dir (±1)
+ *       where F jumps or has a kink (face, threshold, memory corner), or dir·inf;
+ *       model exchange puts an event indicator on it
+ *   const char *LAW_check(const double *x, const double *p);
+ *       NULL or what is wrong with a state from outside (a deserialised FMU state),
+ *       checked before any kernel indexes with it (e.g. the Preisach memory depth)
+ *   void LAW_events(const double *x, double u, double v, const double *p, double *z);
+ *       smooth laws with a non-Lipschitz point: #define LAW_NZ n event indicators
+ *       (optionally followed by the comment hm:events-if PARAM OP VALUE: only then)
+ *
  * The FMI boilerplate (fmu/templates/) calls these through the macros HM_ADVANCE,
- * HM_FORCE, HM_RATE, HM_SETUP defined by the exporter.
+ * HM_FORCE, HM_RATE, HM_SETUP, HM_SWITCH, HM_CHECK_STATE, HM_EVENTS defined by the
+ * exporter, which also renames every external symbol with the model identifier.
  */
 #ifndef HM_LAW_H
 #define HM_LAW_H

@@ -473,3 +473,75 @@ def test_sources_build_with_fmpy_compile(tmp_path):
     a = simulate_fmu(str(path), **kw)["F"]
     b = simulate_fmu(str(bare), **kw)["F"]
     np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-9)
+
+
+CHILD3 = textwrap.dedent(r'''
+    import json, math, struct, sys
+    from fmpy import extract, read_model_description
+    from fmpy.fmi3 import FMU3Slave
+
+    path = sys.argv[1]
+    md = read_model_description(path)
+    f = FMU3Slave(guid=md.guid, unzipDirectory=extract(path),
+                  modelIdentifier=md.coSimulation.modelIdentifier, instanceName="r")
+    msgs = []
+    f.instantiate(logMessage=lambda env, st, cat, msg: msgs.append(msg.decode()))
+    out = {}
+
+    def call(fn, *a):
+        try:
+            fn(*a)
+            return "ok"
+        except Exception:
+            return "error"
+
+    out["step_before_init"] = call(f.doStep, 0.0, 1e-3)
+    f.enterInitializationMode(startTime=0.0)
+    f.setFloat64([1, 2], [0.0, 2e-3])
+    f.exitInitializationMode()
+    for k in range(20):
+        f.setFloat64([1, 2], [2e-3 * math.sin(0.5 * k), 1e-3 * math.cos(0.5 * k)])
+        f.doStep(k * 1e-3, 1e-3)
+    F = f.getFloat64([3])[0]
+    s = f.getFMUState()
+    blob = bytearray(f.serializeFMUState(s))
+    out["nan_input"] = call(f.setFloat64, [1], [math.nan])
+    out["F_untouched"] = f.getFloat64([3])[0] == F
+    f.setFMUState(s)
+    out["step_after_restore"] = call(f.doStep, 20e-3, 1e-3)
+    bad = 0
+    for off in range(0, len(blob) - 7, 8):
+        d = bytearray(blob)
+        d[off:off + 8] = struct.pack("d", math.nan)
+        if call(f.deserializeFMUState, bytes(d)) == "error":
+            bad += 1
+    out["refused_nan_fields"] = bad
+    out["fields"] = len(blob) // 8
+    f.terminate()
+    out["step_after_terminate"] = call(f.doStep, 21e-3, 1e-3)
+    out["messages"] = msgs[-3:]
+    print("RESULT " + json.dumps(out))
+''')
+
+
+def test_fmi3_state_machine_nan_and_corrupted_states(tmp_path):
+    """The FMI 3.0 FMU (same core): fmi3DoStep before initialisation or after
+    fmi3Terminate fails, a NaN input is refused with F unchanged, a state with any
+    double field set to NaN is refused by fmi3DeserializeFMUState (child process)."""
+    from hystmech.components import get_element_class
+
+    el = get_element_class("Preisach")(a1=[-0.004, -0.002, 0.0], a2=[-0.001, 0.003, 0.002],
+                                       weights=[3.0, 5.0, 2.0], initial=-1, max_depth=8)
+    path = export_fmu(el, tmp_path / "P3.fmu", fmi_version=3)
+    script = tmp_path / "child3.py"
+    script.write_text(CHILD3)
+    r = subprocess.run([sys.executable, str(script), str(path)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads([ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
+    assert out["step_before_init"] == "error" and out["step_after_terminate"] == "error"
+    assert out["nan_input"] == "error" and out["F_untouched"]
+    assert out["step_after_restore"] == "ok"
+    # every double of the blob is checked (the integer header fields are not doubles)
+    assert out["refused_nan_fields"] >= out["fields"] - 8, out
+    assert any("not allowed in terminated" in m for m in out["messages"]), out["messages"]
