@@ -134,6 +134,9 @@ CHILD = textwrap.dedent(r'''
         out["reset"] = lib.fmi2Reset(c)
         start(c, 0.0, A)
         out["step_after_reset"] = lib.fmi2DoStep(c, 0.0, 1e-3, 1)
+        lib.fmi2DoStep(c, 1e-3, 1e-3, 1)
+        out["step_back"] = lib.fmi2DoStep(c, 0.0, 1e-3, 1)  # no state restored: warned
+        out["step_on"] = lib.fmi2DoStep(c, 1e-3, 1e-3, 1)
         lib.fmi2FreeInstance(c)
         m = new(cosim=False)
         out["me_settime_before_init"] = lib.fmi2SetTime(m, 0.1)
@@ -310,6 +313,7 @@ def test_state_machine_is_enforced(tmp_path, fmus, name):
     assert r["setup_when_running"] == ERROR and r["me_call_on_cs"] == ERROR
     assert r["param_when_running"] == ERROR
     assert r["reset"] == OK and r["step_after_reset"] == OK
+    assert r["step_back"] == 1 and r["step_on"] == OK  # fmi2Warning: the path restarts
     assert r["terminate"] == OK
     assert r["step_after_terminate"] == ERROR and r["set_after_terminate"] == ERROR
     (st1, F1), (st2, F2) = r["F_after_terminate"]

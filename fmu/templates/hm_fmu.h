@@ -622,12 +622,21 @@ static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
 {
     double xc[HM_NX + 1], xp[HM_NX + 1], slope, u1, vseg, F;
     const char *e;
+    int warn = 0;
     if (!isfinite(t) || !isfinite(h) || h < 0.0)
         return hm_error(c, "%s: communication point and step size must be finite, h >= 0 "
                         "(got t = %g, h = %g)", fn, t, h);
-    if (t < c->s.t_c - 1e-9 * (1.0 + fabs(t)))
-        return hm_error(c, "%s: t = %.17g is before the last communication point %.17g (roll "
-                        "back with an FMU state)", fn, t, c->s.t_c);
+    if (t < c->s.t_c - 1e-9 * (1.0 + fabs(t))) {
+        /* a master that goes back without restoring an FMU state: the input path starts
+         * afresh at (t, u) from the current state, and the master is told so */
+        hm_log(c, HM_WARNING, "logStatusWarning", "%s: t = %.17g is before the last "
+               "communication point %.17g: the input path restarts there from the current "
+               "state (roll back with an FMU state to repeat a step)", fn, t, c->s.t_c);
+        c->s.t_c = t;
+        c->s.u_c = c->s.u;
+        c->s.pred_ok = 0;
+        warn = 1;
+    }
     /* the committed state along the chord from (t_c, u_c) to (t, u) */
     memcpy(xc, c->s.xc, sizeof xc);
     if (t > c->s.t_c) {
@@ -665,7 +674,7 @@ static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
     c->s.has_du = c->s.has_d2u = c->s.has_dv = 0;
     c->inputs_set = 0;
     c->w_ok = 0;
-    return HM_OK;
+    return warn ? HM_WARNING : HM_OK;
 discard:
     hm_log(c, HM_DISCARD, "logStatusDiscard", "%s(t = %g, h = %g): more than %ld internal steps; "
            "the state stays at t = %g (retry with a smaller h)", fn, t, h,
