@@ -70,6 +70,7 @@ typedef struct hm_inst_ {
     HM_API_FIELDS
     char *name;
     int cosim, loggingOn, inputs_set;
+    int mode_before_error;  /* where fmi2SetFMUstate returns to after an error */
     /* cache of the state at the current inputs (CS after new inputs, ME operators) */
     int w_ok;
     double w_u, w_t, xw[HM_NX + 1];
@@ -97,6 +98,12 @@ static void hm_log(hm_inst *c, int st, const char *cat, const char *fmt, ...)
     hm_emit(c, st, cat, buf);
 }
 
+static void hm_enter_error(hm_inst *c)
+{
+    if (c->s.mode != M_ERROR) c->mode_before_error = c->s.mode;
+    c->s.mode = M_ERROR;
+}
+
 /* an error: logged, and the instance enters the error state (FMI 2.0 §2.1.3, FMI 3.0 §2.2.3) */
 static int hm_error(hm_inst *c, const char *fmt, ...)
 {
@@ -106,7 +113,7 @@ static int hm_error(hm_inst *c, const char *fmt, ...)
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     hm_log(c, HM_ERROR, "logStatusError", "%s", buf);
-    c->s.mode = M_ERROR;
+    hm_enter_error(c);
     return HM_ERROR;
 }
 
@@ -339,7 +346,7 @@ static int hm_start(hm_inst *c, int tolDefined, double tol, double t0)
 
 static int hm_exit_init(hm_inst *c)
 {
-    if (!c->s.initialized && hm_setup(c, 1) != HM_OK) { c->s.mode = M_ERROR; return HM_ERROR; }
+    if (!c->s.initialized && hm_setup(c, 1) != HM_OK) { hm_enter_error(c); return HM_ERROR; }
     memcpy(c->s.xc, c->s.x, sizeof(double) * (HM_NX + 1));
     c->s.u_c = c->s.u_end = c->s.u;
     c->s.v_end = c->s.v;
@@ -356,7 +363,7 @@ static int hm_reset(hm_inst *c)
 {
     hm_defaults(c);
     c->err[0] = 0;
-    if (hm_setup(c, 1) != HM_OK) { c->s.mode = M_ERROR; return HM_ERROR; }
+    if (hm_setup(c, 1) != HM_OK) { hm_enter_error(c); return HM_ERROR; }
     return HM_OK;
 }
 
@@ -447,13 +454,15 @@ static int hm_set_real(hm_inst *c, const unsigned vr[], size_t nvr, const double
         }
     }
     if (c->s.mode < M_STEP && !c->s.initialized && hm_setup(c, 1) != HM_OK) {
-        c->s.mode = M_ERROR;
+        hm_enter_error(c);
         return HM_ERROR;
     }
     return HM_OK;
 }
 
-/* FMU states: in memory a copy of hm_state (pad keeps whether inputs were set) */
+/* FMU states: in memory a copy of hm_state (pad keeps whether inputs were set). Setting
+ * one restores every value, not the position in the state machine: the instance stays
+ * in its mode, or after an error returns to the mode it had before the error. */
 static int hm_state_get(hm_inst *c, hm_state *dst)
 {
     memcpy(dst, &c->s, sizeof(hm_state));
@@ -468,7 +477,11 @@ static int hm_state_set(hm_inst *c, const hm_state *s, const char *fn)
         hm_log(c, HM_ERROR, "logStatusError", "%s: not a state of this FMU", fn);
         return HM_ERROR;
     }
-    memcpy(&c->s, s, sizeof(hm_state));
+    {
+        int mode = c->s.mode == M_ERROR ? c->mode_before_error : c->s.mode;
+        memcpy(&c->s, s, sizeof(hm_state));
+        c->s.mode = mode;
+    }
     c->inputs_set = s->pad != 0;
     c->w_ok = 0;
     return HM_OK;
