@@ -57,7 +57,7 @@ typedef struct {
     double u, v;           /* inputs as set */
     double du, d2u, dv;    /* CS: input derivatives for the next step */
     double rtol, tol;      /* rtol parameter; master tolerance (0: none given) */
-    double t_c, u_c;       /* CS: committed point; ME operators: the anchor */
+    double t_c, u_c, v_c;  /* CS: committed point; ME operators: the anchor */
     double u_end, v_end;   /* CS: inputs at the end of the last step (output point) */
     double q[HM_NQ + 1], p[HM_NP + 1];
     double x[HM_NX + 1];   /* CS: predicted state at time; ME smooth: states; else x0 copy */
@@ -210,6 +210,62 @@ static void hm_defaults(hm_inst *c)
     c->inputs_set = 0;
 }
 
+/* Co-simulation input paths. A master whose v_k is the chord slope of the step
+ * (v_k h = u_{k+1} - u_k: a piecewise-linear input, as drive() takes it) gets chords;
+ * otherwise v is the derivative of a smooth input: the committed path is the cubic
+ * Hermite interpolant of (u_k, v_k), (u_{k+1}, v_{k+1}) and the prediction the parabola
+ * with the acceleration (v_{k+1} - v_k)/h (or the master's input derivatives). */
+static int hm_secant(const hm_inst *c, double t, double u)
+{
+    double dt = t - c->s.t_c, du = u - c->s.u_c;
+    if (!(dt > 0.0)) return 1;
+    return fabs(c->s.v_c * dt - du) <= 1e-9 * (fabs(du) + fabs(c->s.v_c * dt));
+}
+
+/* x along u(s) = u0 + a1 s + a2 s^2 + a3 s^3 on [0, H] ending exactly at u1: one chord
+ * per monotone piece (exact for the rate-independent laws, whose state depends on the
+ * path's extrema and length only) */
+static const char *hm_advance_poly(hm_inst *c, double *x, double u0, double u1, double a1,
+                                   double a2, double a3, double H)
+{
+    double cut[4], r[2];
+    int n = 0, m = 0, i;
+    if (a3 != 0.0) {
+        double d = 4.0 * a2 * a2 - 12.0 * a3 * a1;
+        if (d > 0.0) {
+            double q = -0.5 * (2.0 * a2 + copysign(sqrt(d), a2));  /* stable roots */
+            r[n++] = q / (3.0 * a3);
+            if (q != 0.0) r[n++] = a1 / q;
+        }
+    } else if (a2 != 0.0) {
+        r[n++] = -a1 / (2.0 * a2);
+    }
+    cut[m++] = 0.0;
+    if (n == 2 && r[1] < r[0]) { double t = r[0]; r[0] = r[1]; r[1] = t; }
+    for (i = 0; i < n; i++)
+        if (r[i] > 1e-12 * H && r[i] < H * (1.0 - 1e-12) && r[i] > cut[m - 1]) cut[m++] = r[i];
+    cut[m++] = H;
+    for (i = 0; i + 1 < m; i++) {
+        double s0 = cut[i], s1 = cut[i + 1], p0, p1;
+        const char *e;
+        p0 = i == 0 ? u0 : u0 + s0 * (a1 + s0 * (a2 + s0 * a3));
+        p1 = i + 2 == m ? u1 : u0 + s1 * (a1 + s1 * (a2 + s1 * a3));
+        e = hm_advance(c, x, p0, p1, s1 - s0, (p1 - p0) / (s1 - s0));
+        if (e) return e;
+    }
+    return NULL;
+}
+
+/* the committed state carried from (t_c, u_c, v_c) to (t, u, v) */
+static const char *hm_commit_path(hm_inst *c, double *x, double t, double u, double v)
+{
+    double H = t - c->s.t_c, D = u - c->s.u_c, v0 = c->s.v_c;
+    if (!(H > 0.0)) return NULL;
+    if (hm_secant(c, t, u)) return hm_advance(c, x, c->s.u_c, u, H, D / H);
+    return hm_advance_poly(c, x, c->s.u_c, u, v0, 3.0 * D / (H * H) - (2.0 * v0 + v) / H,
+                           (v0 + v) / (H * H) - 2.0 * D / (H * H * H), H);
+}
+
 /* The state the outputs are evaluated with, and the inputs it belongs to:
  *   CS after a step, inputs unchanged: the predicted state at (u_end, v_end);
  *   CS with new inputs: the committed state carried along the chord to the new u;
@@ -236,7 +292,7 @@ static const double *hm_now(hm_inst *c, double *u, double *v)
         vs = dt > 0.0 ? (c->s.u - c->s.u_c) / dt : c->s.v;
         memcpy(c->xw, c->s.xc, sizeof(double) * (HM_NX + 1));
         if (dt > 0.0 || c->s.u != c->s.u_c) {
-            e = c->cosim ? hm_advance(c, c->xw, c->s.u_c, c->s.u, dt > 0.0 ? dt : 0.0, vs)
+            e = c->cosim ? hm_commit_path(c, c->xw, c->s.time, c->s.u, c->s.v)
                          : hm_advance_anchor(c, c->xw, c->s.u_c, c->s.u, dt > 0.0 ? dt : 0.0, vs);
             if (e) { hm_error(c, "%s (t = %g)", e, c->s.time); return NULL; }
         }
@@ -312,6 +368,7 @@ static const char *hm_validate(hm_inst *c, const hm_state *s)
         return "flag out of range";
     if (!(isfinite(s->time) && isfinite(s->u) && isfinite(s->v) && isfinite(s->du)
           && isfinite(s->d2u) && isfinite(s->dv) && isfinite(s->t_c) && isfinite(s->u_c)
+          && isfinite(s->v_c)
           && isfinite(s->u_end) && isfinite(s->v_end)))
         return "non-finite time or input";
     if (!(s->rtol > 0.0 && s->rtol < 1.0) || !(s->tol >= 0.0 && s->tol < 1.0))
@@ -349,7 +406,7 @@ static int hm_exit_init(hm_inst *c)
     if (!c->s.initialized && hm_setup(c, 1) != HM_OK) { hm_enter_error(c); return HM_ERROR; }
     memcpy(c->s.xc, c->s.x, sizeof(double) * (HM_NX + 1));
     c->s.u_c = c->s.u_end = c->s.u;
-    c->s.v_end = c->s.v;
+    c->s.v_c = c->s.v_end = c->s.v;
     c->s.t_c = c->s.time;
     c->s.dir = c->s.v < 0.0 ? -1 : 1;
     c->s.pred_ok = 0;
@@ -633,9 +690,9 @@ static int hm_input_derivatives(hm_inst *c, const unsigned vr[], size_t nvr, con
  * its work budget: HM_DISCARD with the state as it was at t */
 static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
 {
-    double xc[HM_NX + 1], xp[HM_NX + 1], slope, u1, vseg, F;
+    double xc[HM_NX + 1], xp[HM_NX + 1], slope, u1, acc, vend, F;
     const char *e;
-    int warn = 0;
+    int warn = 0, secant;
     if (!isfinite(t) || !isfinite(h) || h < 0.0)
         return hm_error(c, "%s: communication point and step size must be finite, h >= 0 "
                         "(got t = %g, h = %g)", fn, t, h);
@@ -647,41 +704,47 @@ static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
                "state (roll back with an FMU state to repeat a step)", fn, t, c->s.t_c);
         c->s.t_c = t;
         c->s.u_c = c->s.u;
+        c->s.v_c = c->s.v;
         c->s.pred_ok = 0;
         warn = 1;
     }
-    /* the committed state along the chord from (t_c, u_c) to (t, u) */
+    /* the committed state along the input path from (t_c, u_c) to (t, u) */
+    secant = hm_secant(c, t, c->s.u);
+    acc = (!secant && t > c->s.t_c) ? (c->s.v - c->s.v_c) / (t - c->s.t_c) : 0.0;
     memcpy(xc, c->s.xc, sizeof xc);
     if (t > c->s.t_c) {
-        double dt = t - c->s.t_c, tolu = 8.0 * 2.22e-16 * fmax(fabs(c->s.u), fabs(c->s.u_end));
+        double tolu = 8.0 * 2.22e-16 * fmax(fabs(c->s.u), fabs(c->s.u_end));
         if (c->s.pred_ok && fabs(t - c->s.time) <= 1e-12 * (1.0 + fabs(t))
-            && fabs(c->s.u - c->s.u_end) <= tolu) {
+            && fabs(c->s.u - c->s.u_end) <= tolu
+            && (secant || fabs(c->s.v - c->s.v_end) <= 8.0 * 2.22e-16 * fabs(c->s.v))) {
             memcpy(xc, c->s.x, sizeof xc);  /* the prediction was on this very path */
         } else {
-            e = hm_advance(c, xc, c->s.u_c, c->s.u, dt, (c->s.u - c->s.u_c) / dt);
+            e = hm_commit_path(c, xc, t, c->s.u, c->s.v);
             if (e == HM_BUDGET_MSG) goto discard;
             if (e) return hm_error(c, "%s (t = %g)", e, t);
         }
     }
-    /* the predicted copy along u + u' (t' - t) [+ u'' (t' - t)^2 / 2, by its chord] */
+    /* the predicted copy along u + u' (t' - t) + u'' (t' - t)^2 / 2 */
     slope = c->s.has_du ? c->s.du : c->s.v;
-    u1 = c->s.u + slope * h + (c->s.has_d2u ? 0.5 * c->s.d2u * h * h : 0.0);
-    vseg = h > 0.0 ? (u1 - c->s.u) / h : slope;
+    if (c->s.has_d2u) acc = c->s.d2u;
+    u1 = c->s.u + slope * h + 0.5 * acc * h * h;
     memcpy(xp, xc, sizeof xp);
     if (h > 0.0) {
-        e = hm_advance(c, xp, c->s.u, u1, h, vseg);
+        e = hm_advance_poly(c, xp, c->s.u, u1, slope, 0.5 * acc, 0.0, h);
         if (e == HM_BUDGET_MSG) goto discard;
         if (e) return hm_error(c, "%s (t = %g)", e, t);
     }
-    F = HM_FORCE(xp, u1, c->s.v + (c->s.has_dv ? c->s.dv * h : 0.0), c->s.p);
-    if (!isfinite(F) || !isfinite(u1))
+    vend = c->s.v + (c->s.has_dv ? c->s.dv : acc) * h;
+    F = HM_FORCE(xp, u1, vend, c->s.p);
+    if (!isfinite(F) || !isfinite(u1) || !isfinite(vend))
         return hm_error(c, "non-finite force at t = %g (input path u = %g at the end)", t + h, u1);
     memcpy(c->s.xc, xc, sizeof xc);
     memcpy(c->s.x, xp, sizeof xp);
     c->s.t_c = t;
     c->s.u_c = c->s.u;
+    c->s.v_c = c->s.v;
     c->s.u_end = u1;
-    c->s.v_end = c->s.v + (c->s.has_dv ? c->s.dv * h : 0.0);
+    c->s.v_end = vend;
     c->s.time = t + h;
     c->s.pred_ok = 1;
     c->s.has_du = c->s.has_d2u = c->s.has_dv = 0;
