@@ -209,13 +209,18 @@ fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate st, fmi2Byte buf[
 
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte buf[], size_t size, fmi2FMUstate *st)
 {
-    hm_state tmp;
+    hm_state *tmp;
     if (!c || !st) return fmi2Error;
-    if (hm_state_read(INST, buf, size, &tmp, "fmi2DeSerializeFMUstate") != HM_OK) return fmi2Error;
+    tmp = (hm_state *)malloc(sizeof(hm_state));
+    if (!tmp) return fmi2Error;
+    if (hm_state_read(INST, buf, size, tmp, "fmi2DeSerializeFMUstate") != HM_OK) {
+        free(tmp);
+        return fmi2Error;
+    }
     if (!*st) *st = INST->cb.allocateMemory(1, sizeof(hm_state));
-    if (!*st) return fmi2Error;
-    memcpy(*st, &tmp, sizeof(hm_state));
-    return fmi2OK;
+    if (*st) memcpy(*st, tmp, sizeof(hm_state));
+    free(tmp);
+    return *st ? fmi2OK : fmi2Error;
 }
 
 fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference vu[], size_t nu,

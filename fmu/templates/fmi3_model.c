@@ -241,14 +241,18 @@ fmi3Status fmi3SerializeFMUState(fmi3Instance c, fmi3FMUState st, fmi3Byte buf[]
 fmi3Status fmi3DeserializeFMUState(fmi3Instance c, const fmi3Byte buf[], size_t size,
                                    fmi3FMUState *st)
 {
-    hm_state tmp;
+    hm_state *tmp;
     if (!c || !st) return fmi3Error;
-    if (hm_state_read(INST, (const char *)buf, size, &tmp, "fmi3DeserializeFMUState") != HM_OK)
+    tmp = (hm_state *)malloc(sizeof(hm_state));
+    if (!tmp) return fmi3Error;
+    if (hm_state_read(INST, (const char *)buf, size, tmp, "fmi3DeserializeFMUState") != HM_OK) {
+        free(tmp);
         return fmi3Error;
+    }
     if (!*st) *st = calloc(1, sizeof(hm_state));
-    if (!*st) return fmi3Error;
-    memcpy(*st, &tmp, sizeof(hm_state));
-    return fmi3OK;
+    if (*st) memcpy(*st, tmp, sizeof(hm_state));
+    free(tmp);
+    return *st ? fmi3OK : fmi3Error;
 }
 
 fmi3Status fmi3GetDirectionalDerivative(fmi3Instance c, const fmi3ValueReference u[], size_t nu,

@@ -357,7 +357,7 @@ static int hm_reanchor(hm_inst *c, int event)
 static const char *hm_validate(hm_inst *c, const hm_state *s)
 {
     static const char *const bad_p = "kernel parameters do not match the constructor parameters";
-    hm_state t;
+    hm_state *t;
     const char *e;
     int i;
     if (s->magic != HM_MAGIC || s->size != sizeof(hm_state)) return "not a state of this FMU";
@@ -377,16 +377,18 @@ static const char *hm_validate(hm_inst *c, const hm_state *s)
         if (!isfinite(s->x[i]) || !isfinite(s->xc[i]) || !isfinite(s->x0[i]))
             return "non-finite state";
     for (i = 0; i < HM_NQ; i++) if (!isfinite(s->q[i])) return "non-finite parameter";
-    memcpy(&t, s, sizeof t);
-    e = HM_SETUP(t.q, HM_NQ, t.p, HM_NP, t.x0, HM_NX);
-    if (e) return e;
-    if (s->initialized && memcmp(t.p, s->p, sizeof(double) * HM_NP) != 0) return bad_p;
+    t = (hm_state *)malloc(sizeof *t);  /* large laws: not on a host thread's stack */
+    if (!t) return "out of memory";
+    memcpy(t, s, sizeof *t);
+    e = HM_SETUP(t->q, HM_NQ, t->p, HM_NP, t->x0, HM_NX);
+    if (!e && s->initialized && memcmp(t->p, s->p, sizeof(double) * HM_NP) != 0) e = bad_p;
 #ifdef HM_CHECK_STATE
-    if ((e = HM_CHECK_STATE(s->x, t.p)) != NULL) return e;
-    if ((e = HM_CHECK_STATE(s->xc, t.p)) != NULL) return e;
+    if (!e) e = HM_CHECK_STATE(s->x, t->p);
+    if (!e) e = HM_CHECK_STATE(s->xc, t->p);
 #endif
+    free(t);
     (void)c;
-    return NULL;
+    return e;
 }
 
 
