@@ -58,6 +58,7 @@ class LawSpec:
     x_nominal: list
     sources: list = None     # C files the law needs in sources/ (default: [c_file])
     generated: str = ""      # C text of c_file when the exporter writes it (sums)
+    cont_states: list = None  # model exchange: indices of continuous states (None: by kind)
 
     def c_sources(self) -> list:
         return list(self.sources) if self.sources is not None else [self.c_file]
@@ -182,9 +183,13 @@ def _sum_spec(element) -> LawSpec:
         files += [f for f in sp.c_sources() if f not in files]
     kind = element.kind
     gen = _sum_source(element, specs, files)
+    cs = None
+    if kind != "smooth":  # the smooth parts' states stay continuous states
+        cs = [o + j for el, sp, o in zip(element.parts, specs, element.state_offsets)
+              if sp.kind == "smooth" for j in range(sp.n_x)]
     return LawSpec("SumElement", "hm_sum", Path("hm_sum.c"), kind, q_names, q_values, q_units,
                    q_docs, int(element.p.size), int(element.n_states), sn, x_nom,
-                   sources=files, generated=gen)
+                   sources=files, generated=gen, cont_states=cs)
 
 
 def _sum_source(element, specs, files) -> str:
@@ -221,7 +226,7 @@ def _sum_source(element, specs, files) -> str:
         L.append("}\n")
     L.append("const char *hm_sum_setup(const double *q, int nq, double *p, int np, double *x0,"
              " int nx)\n{")
-    L.append("    static char msg[320];\n    const char *e;")
+    L.append("    static HM_TLS char msg[320];\n    const char *e;")
     L.append(f'    HM_CHECK(nq == {nq} && np == {element.p.size} && nx == {element.n_states}, '
              f'"SumElement: wrong vector sizes");')
     for i, (el, sp) in enumerate(zip(parts, specs)):
@@ -230,7 +235,83 @@ def _sum_source(element, specs, files) -> str:
         L.append(f'    if (e) {{ snprintf(msg, sizeof msg, "part{i} ({sp.cls_name}): %s", e); '
                  f'return msg; }}')
     L.append("    return NULL;\n}")
+    L += _sum_extras(element, specs, xo, po)
     return "\n".join(L) + "\n"
+
+
+def _sum_extras(element, specs, xo, po) -> list:
+    """C of the sum's model-exchange switch point (the nearest of the parts') and state
+    check (every part's), for the FMI boilerplate (fmu/templates)."""
+    feats = [_c_features(sp) for sp in specs]
+    L = []
+    smooth = [sp.kind == "smooth" and sp.n_x > 0 for sp in specs]
+    if element.kind != "smooth" and any(smooth):
+        # model exchange of a mixed sum: the anchor advances the inclusions/operators only,
+        # the smooth parts are integrated by the host (their rates)
+        L.append("\nvoid hm_sum_advance_ops(double *x, double u0, double u1, double dt, double v,"
+                 " const double *p, double rtol)\n{")
+        for i, sp in enumerate(specs):
+            if not smooth[i]:
+                L.append(f"    {sp.prefix}_advance(x + {xo[i]}, u0, u1, dt, v, p + {po[i]}, rtol);")
+        L.append("}")
+        L.append("\nvoid hm_sum_rate_smooth(const double *x, double u, double v, const double *p,"
+                 " double *out)\n{")
+        for i, sp in enumerate(specs):
+            if smooth[i]:
+                L.append(f"    {sp.prefix}_rate(x + {xo[i]}, u, v, p + {po[i]}, out + {xo[i]});")
+        L.append("}")
+    if element.kind != "smooth":
+        L.append("\ndouble hm_sum_switch(const double *x, double u, double dir, const double *p)"
+                 "\n{\n    double best = dir * INFINITY, s;")
+        for i, (sp, f) in enumerate(zip(specs, feats)):
+            if f["switch"]:
+                L.append(f"    s = {sp.prefix}_switch(x + {xo[i]}, u, dir, p + {po[i]});")
+                L.append("    if (dir * s < dir * best) best = s;")
+        L.append("    return best;\n}")
+    L.append("\nconst char *hm_sum_check(const double *x, const double *p)\n{"
+             "\n    const char *e = NULL;")
+    for i, (sp, f) in enumerate(zip(specs, feats)):
+        if f["check"]:
+            L.append(f"    if ((e = {sp.prefix}_check(x + {xo[i]}, p + {po[i]})) != NULL) return e;")
+    L.append("    (void)x; (void)p;\n    return e;\n}")
+    return L
+
+
+_C_FUNC = re.compile(r"^(?!static\b)(?:const\s+)?(?:void|double|int|char|float|long|unsigned)"
+                     r"\b[\s*]*([A-Za-z_]\w*)\s*\(", re.M)
+
+
+def _c_features(spec: LawSpec) -> dict:
+    """What the law's C file offers beyond the four kernels: model-exchange switch
+    points (inclusions/operators), event indicators (smooth laws with a non-Lipschitz
+    point, with their count LAW_NZ), a check of a state from outside; and every
+    external symbol, which hm_config.h renames with the model identifier."""
+    text = spec.generated or spec.c_file.read_text()
+    pre = spec.prefix
+    nz = re.search(rf"#define {pre.upper()}_NZ (\d+)(?:\s*/\* hm:events-if (\w+) ([<>]=?) "
+                   rf"([-+.\deE]+) \*/)?", text)
+    if nz and nz.group(2):  # indicators only where the exported parameters need them
+        val = dict(zip(spec.q_names, spec.q_values)).get(nz.group(2))
+        lim = float(nz.group(4))
+        op = {"<": val < lim, "<=": val <= lim, ">": val > lim, ">=": val >= lim} if val is not None else {}
+        if not op.get(nz.group(3), True):
+            nz = None
+    syms = []
+    for f in ([] if spec.generated else [spec.c_file]) + [
+            f for f in spec.c_sources() if f != spec.c_file]:
+        syms += _C_FUNC.findall(f.read_text())
+    if spec.generated:
+        syms += _C_FUNC.findall(spec.generated)
+    return {"switch": f"{pre}_switch(" in text, "check": f"{pre}_check(" in text,
+            "events": int(nz.group(1)) if nz and f"{pre}_events(" in text else 0,
+            "symbols": sorted(set(syms))}
+
+
+def n_event_indicators(spec: LawSpec) -> int:
+    """Event indicators of the FMU in model exchange (fmu/templates/fmi2_model.c):
+    2 for inclusions and operators (reversal of u, next switch point), the law's own
+    for smooth laws with a non-Lipschitz point (e.g. ModifiedDahl: 3), else 0."""
+    return 2 if spec.kind != "smooth" else _c_features(spec)["events"]
 
 
 # -- units ---------------------------------------------------------------------------
@@ -282,10 +363,25 @@ def _fmt(x: float) -> str:
     return repr(float(x))
 
 
-def _config_h(spec: LawSpec, guid: str, rtol: float) -> str:
+def _config_h(spec: LawSpec, guid: str, rtol: float, ident: str = "hystmech") -> str:
     q = ", ".join(_fmt(v) for v in spec.q_values) or "0.0"
     xn = ", ".join(_fmt(v) for v in spec.x_nominal) or "1.0"
     rate = f"#define HM_RATE {spec.prefix}_rate\n" if spec.kind == "smooth" else ""
+    feat = _c_features(spec)
+    if feat["switch"] and spec.kind != "smooth":
+        rate += f"#define HM_SWITCH {spec.prefix}_switch\n"
+    if feat["check"]:
+        rate += f"#define HM_CHECK_STATE {spec.prefix}_check\n"
+    if feat["events"] and spec.kind == "smooth":
+        rate += f"#define HM_EVENTS {spec.prefix}_events\n#define HM_NZ_LAW {feat['events']}\n"
+    cs = continuous_states(spec)
+    if spec.kind != "smooth" and cs:
+        rate += (f"#define HM_NCS_MIXED {len(cs)}\n#define HM_ADVANCE_OPS {spec.prefix}_advance_ops\n"
+                 f"#define HM_RATE_SMOOTH {spec.prefix}_rate_smooth\n"
+                 f"static const int HM_CS_IDX[] = {{{', '.join(map(str, cs))}}};\n")
+    # every external kernel symbol gets the model identifier, so that source FMUs of
+    # several laws (or of one law twice) link into one program
+    rate += "".join(f"#define {n} {ident}__{n}\n" for n in feat["symbols"])
     return f"""/* generated by hystmech.fmu.export_fmu for {spec.cls_name}: law in {spec.c_file.name} */
 #ifndef HM_CONFIG_H
 #define HM_CONFIG_H
@@ -313,6 +409,14 @@ static const double HM_X_NOMINAL[] = {{{xn}}};
 """
 
 
+def continuous_states(spec: LawSpec) -> list:
+    """Indices of the states that are continuous states in model exchange: all of a
+    smooth law, none of an inclusion/operator, the smooth parts' of a mixed sum."""
+    if spec.cont_states is not None:
+        return list(spec.cont_states)
+    return list(range(spec.n_x)) if spec.kind == "smooth" else []
+
+
 def variables(spec: LawSpec, rtol: float) -> list[tuple]:
     """The FMU's variables in modelDescription order, shared by the FMI 2.0 and 3.0
     descriptions: (name, value reference, causality, variability, initial, start, unit,
@@ -330,15 +434,16 @@ def variables(spec: LawSpec, rtol: float) -> list[tuple]:
     out.append(("rtol", VR_RTOL, "parameter", "fixed", "exact", rtol, "1",
                 "relative tolerance of the adaptive segment update (laws without an exact one)",
                 None, None))
+    cs = continuous_states(spec)
     for i, n in enumerate(spec.state_names):
-        out.append((n, VR_X + i, "local", "continuous" if smooth else "discrete", "calculated",
+        out.append((n, VR_X + i, "local", "continuous", "calculated",
                     None, "", f"internal state {i}"
-                    + ("" if smooth else " (updated at step boundaries)"),
-                    spec.x_nominal[i] if smooth else None, None))
-    if smooth:
-        for i, n in enumerate(spec.state_names):
-            out.append((f"der({n})", VR_DX + i, "local", "continuous", "calculated", None, "",
-                        f"rate of {n}", None, i))
+                    + ("" if i in cs else " (at the current input; the memory changes at events)"),
+                    spec.x_nominal[i] if i in cs else None, None))
+    for i in cs:
+        n = spec.state_names[i]
+        out.append((f"der({n})", VR_DX + i, "local", "continuous", "calculated", None, "",
+                    f"rate of {n}", None, i))
     return out
 
 
@@ -372,7 +477,7 @@ def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> s
         add(name, vr, caus, var, init_, start, unit, desc, extra)
         if caus == "local":
             (der_idx if der_of is not None else state_idx).append(len(vars_))
-    init = sorted([idx["F"]] + (state_idx + der_idx if smooth else []))
+    init = sorted([idx["F"]] + [state_idx[i] for i in continuous_states(spec)] + der_idx)
     md_der = "".join(f'\n      <Unknown index="{i}"/>' for i in der_idx)
     md_init = "".join(f'\n      <Unknown index="{i}"/>' for i in init)
     src = '\n    <SourceFiles>\n      <File name="fmi2_model.c"/>\n    </SourceFiles>\n  '
@@ -383,12 +488,12 @@ def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> s
 <fmiModelDescription fmiVersion="2.0" modelName="{spec.cls_name}" guid="{guid}"
   description="hystmech {spec.cls_name} force element ({spec.kind}): inputs u [m], v [m/s], output F [N]"
   generationTool="hystmech" generationDateAndTime="{now}"
-  variableNamingConvention="flat" numberOfEventIndicators="0">
+  variableNamingConvention="flat" numberOfEventIndicators="{n_event_indicators(spec)}">
   <ModelExchange modelIdentifier="{ident}" canGetAndSetFMUstate="true" canSerializeFMUstate="true"
     completedIntegratorStepNotNeeded="{cisn}" canNotUseMemoryManagementFunctions="false">{src}</ModelExchange>
   <CoSimulation modelIdentifier="{ident}" canHandleVariableCommunicationStepSize="true"
-    canGetAndSetFMUstate="true" canSerializeFMUstate="true" canInterpolateInputs="false"
-    canNotUseMemoryManagementFunctions="false">{src}</CoSimulation>
+    canGetAndSetFMUstate="true" canSerializeFMUstate="true" canInterpolateInputs="true"
+    maxOutputDerivativeOrder="0" canNotUseMemoryManagementFunctions="false">{src}</CoSimulation>
   <UnitDefinitions>
 {units_xml}
   </UnitDefinitions>
@@ -494,11 +599,12 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
         raise FMUExportError(f"model_identifier must be a C identifier (got {ident!r})")
     # the GUID is a hash of everything compiled into the binary, so that equal exports
     # give equal FMUs (and the compiled object can be cached)
-    h = hashlib.sha256(_config_h(spec, "", rtol).encode() + ident.encode()
+    h = hashlib.sha256(_config_h(spec, "", rtol, ident).encode() + ident.encode()
                        + str(fmi_version).encode())
     comp = spec.c_sources()[0].parent
     for f in (*spec.c_sources(), comp / "hm_law.h",
-              TEMPLATES / ("fmi2_model.c" if fmi_version == 2 else "fmi3_model.c")):
+              TEMPLATES / ("fmi2_model.c" if fmi_version == 2 else "fmi3_model.c"),
+              TEMPLATES / "hm_fmu.h"):
         h.update(f.read_bytes())
     h.update(spec.generated.encode())
     guid = "{" + str(uuid.UUID(h.hexdigest()[:32])) + "}"
@@ -511,7 +617,7 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
             shutil.copy(f, src / f.name)
         if spec.generated:
             (src / spec.c_file.name).write_text(spec.generated)
-        (src / "hm_config.h").write_text(_config_h(spec, guid, rtol))
+        (src / "hm_config.h").write_text(_config_h(spec, guid, rtol, ident))
         if fmi_version == 2:
             main_c = "fmi2_model.c"
             md = _model_description_2(spec, guid, ident, rtol)
@@ -521,6 +627,7 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
             main_c = "fmi3_model.c"
             md = model_description_3(spec, guid, ident, rtol)
         shutil.copy(TEMPLATES / main_c, src / main_c)
+        shutil.copy(TEMPLATES / "hm_fmu.h", src / "hm_fmu.h")
         (root / "modelDescription.xml").write_text(md)
         if fmi_version == 3:
             (src / "buildDescription.xml").write_text(

@@ -4,7 +4,10 @@ from __future__ import annotations
 import datetime
 from xml.sax.saxutils import escape
 
-from .export import VR_DX, VR_F, VR_X, _fmt, _unit_defs, variables
+from .export import (VR_DX, VR_F, VR_X, _fmt, _unit_defs, continuous_states,
+                     n_event_indicators, variables)
+
+VR_Z = 300000  # event indicators (fmu/templates/fmi3_model.c: HM_VR_Z)
 
 
 def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
@@ -35,13 +38,16 @@ def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
         if der_of is not None:  # FMI 3.0 points at the state's value reference
             extra = f' derivative="{VR_X + der_of}"'
         add(name, vr, caus, var, init_, start, unit, desc, extra)
+    nz = n_event_indicators(spec)  # FMI 3.0 declares them as variables
+    for i in range(nz):
+        add(f"eventIndicator[{i}]", VR_Z + i, "local", "continuous", None, None, "",
+            "event indicator of model exchange (reversal of u, next switch point)")
     ms = [f'    <Output valueReference="{VR_F}"/>']
-    if smooth:
-        ms += [f'    <ContinuousStateDerivative valueReference="{VR_DX + i}"/>'
-               for i in range(spec.n_x)]
-    init = [VR_F] + ([VR_X + i for i in range(spec.n_x)] + [VR_DX + i for i in range(spec.n_x)]
-                     if smooth else [])
+    cs = continuous_states(spec)
+    ms += [f'    <ContinuousStateDerivative valueReference="{VR_DX + i}"/>' for i in cs]
+    init = [VR_F] + [VR_X + i for i in cs] + [VR_DX + i for i in cs]
     ms += [f'    <InitialUnknown valueReference="{r}"/>' for r in init]
+    ms += [f'    <EventIndicator valueReference="{VR_Z + i}"/>' for i in range(nz)]
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     cis = "false" if smooth else "true"
     return f"""<?xml version="1.0" encoding="UTF-8"?>
