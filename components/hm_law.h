@@ -321,7 +321,8 @@ static double hm_power_law_advance(double y, double L, double q0, double q1, dou
             continue;
         }
         kap = hm_side_k(y, q1, q2);
-        tol = 0.01 * rtol * fmax(fabs(y), scale);
+        /* no step meets a tolerance below round-off: floor it at 1e-15 (relative) */
+        tol = fmax(0.01 * rtol, 1e-15) * fmax(fabs(y), scale);
         h = rem;
         for (it = 0; it < 60; it++) {
             kk = hm_taylor_coeffs(y, q0, kap, m, h, tol, c, &err);
