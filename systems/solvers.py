@@ -1210,11 +1210,17 @@ def _run_rk45(model, t0, t1, y0, t_eval, energy, opts):
         msgs[status], t_r
 
 
+def _run_stiff(*a):
+    from .methods._adapter_stiff import run_stiff  # compiled Radau IIA 5 and DP/Radau auto
+
+    return run_stiff(*a)
+
+
 # ==========================================================================================
 # the one entry point
 # ==========================================================================================
 
-METHODS = ("auto", "BDF", "Radau", "LSODA", "RK45", "projection", "event")
+METHODS = ("auto", "BDF", "Radau", "LSODA", "RK45", "radau5", "projection", "event")
 
 
 def _check_span(t_span):
@@ -1314,8 +1320,8 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
                 or t_eval[0] < t0 or t_eval[-1] > t1:
             raise ValueError(f"t_eval must be strictly increasing finite times within "
                              f"t_span = [{t0!r}, {t1!r}]")
-    if method == "auto":
-        method = "BDF" if assembly.smooth else "projection"
+    if method == "auto" and not assembly.smooth:
+        method = "projection"
     if method not in ("projection", "event") and not assembly.smooth:
         bad = [e.name for e in assembly.elements if e.element.kind != "smooth"]
         raise ValueError(f"method {method!r} needs smooth elements only; {', '.join(bad)} "
@@ -1332,7 +1338,11 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
         T, Y, Q, stats, ok, msg, t_r = run_event(model, t0, t1, y0, t_eval, energy, options)
     elif method == "RK45":
         T, Y, Q, stats, ok, msg, t_r = _run_rk45(model, t0, t1, y0, t_eval, energy, options)
+    elif method in ("radau5", "auto") and (r := _run_stiff(model, method, t0, t1, y0, t_eval,
+                                                           energy, options)) is not None:
+        T, Y, Q, stats, ok, msg, t_r = r
     else:
+        method = "BDF" if method == "auto" else method   # inputs not compilable
         T, Y, Q, stats, ok, msg = _run_scipy(model, t0, t1, y0, method, t_eval, energy, options)
         t_r = float(T[-1]) if len(T) else t0
     res = SimResult(model, T, Y, Q, method, stats, msg, ok)
