@@ -20,26 +20,15 @@ from __future__ import annotations
 
 import numpy as np
 import numba
-from numba import njit, types
+from numba import njit
 
 from .auto import auto_solve
-from .radau import STATUS_MESSAGES, radau_solve
+from .radau import STATUS_MESSAGES, radau_solve, signatures, specialise
 
 _WRAPPERS: dict = {}
-_CORES: dict = {}
-# disk-cached twins of the cores for the first-class fun/jac signature (the cores
-# themselves are also called with plain dispatchers, whose types cannot be cached)
-_SOLVERS = {"radau5": njit(cache=True)(radau_solve.py_func),
-            "auto": njit(cache=True)(auto_solve.py_func)}
+_SOLVERS = {"radau5": radau_solve, "auto": auto_solve}
 
 OPTIONS = ("rtol", "atol", "max_step", "first_step", "max_steps")
-
-
-def _signatures(args_type):
-    fun_sig = types.void(types.float64, types.float64[::1], args_type, types.float64[::1])
-    jac_sig = types.void(types.float64, types.float64[::1], args_type,
-                         types.float64[:, ::1])
-    return fun_sig, jac_sig
 
 
 def _wrappers(model, args_type):
@@ -51,7 +40,7 @@ def _wrappers(model, args_type):
     key = (id(core), id(forcing), id(jac_fn), args_type)
     if key in _WRAPPERS:
         return _WRAPPERS[key]
-    fun_sig, jac_sig = _signatures(args_type)
+    fun_sig, jac_sig = signatures(args_type)
 
     @njit(fun_sig)
     def fun(t, z, a, out):
@@ -89,15 +78,6 @@ def _wrappers(model, args_type):
 
     _WRAPPERS[key] = (fun, jac)
     return fun, jac
-
-
-def _core_for(solver, fun_ft, jac_ft, call_args):
-    """The solver compiled for first-class fun/jac of one signature (disk-cached)."""
-    sig = (fun_ft, jac_ft) + tuple(numba.typeof(a) for a in call_args)
-    if (solver, sig) not in _CORES:
-        solver.compile(sig)
-        _CORES[solver, sig] = solver.overloads[sig].entry_point
-    return _CORES[solver, sig]
 
 
 def run_stiff(model, method, t0, t1, y0, t_eval, energy, opts):
@@ -150,12 +130,11 @@ def run_stiff(model, method, t0, t1, y0, t_eval, energy, opts):
             np.zeros(model.ne), np.zeros(model.nq + model.nb), np.zeros(model.nquad), ysc)
     args_type = numba.typeof(args)
     fun, jac = _wrappers(model, args_type)
-    fun_sig, jac_sig = _signatures(args_type)
     z0 = np.ascontiguousarray(np.concatenate([y0, np.zeros(nquad)]), dtype=float)
     te = np.zeros(0) if t_eval is None else np.ascontiguousarray(t_eval, dtype=float)
     call = (float(t0), float(t1), z0, int(N), args, rtol, atol, first_step, max_step, te,
             max_steps)
-    entry = _core_for(_SOLVERS[method], types.FunctionType(fun_sig), types.FunctionType(jac_sig), call)
+    entry = specialise(_SOLVERS[method], args)
     status, t_r, T, Z, cnt = entry(fun, jac, *call)
     stats = {"nfev": int(cnt[0]), "njev": int(cnt[1]), "nlu": int(cnt[2]),
              "nsteps": int(cnt[3]), "nrejected": int(cnt[4])}

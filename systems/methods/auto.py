@@ -36,6 +36,8 @@ from ..solvers import _A as _DP_A, _B as _DP_B, _C as _DP_C, _E as _DP_E, _P as 
 STIFF_HLAMBDA = 3.25   # dopri5.f: h·λ beyond this is at the stability boundary
 STIFF_STEPS = 15       # dopri5.f: that many times (without 6 non-stiff steps in a row)
 NONSTIFF_RESET = 6
+PI_BETA = 0.04         # dopri5.f step-size control
+PI_EXPO1 = 0.2 - 0.75 * PI_BETA
 BACK_HRHO = 2.0        # Radau's h·ρ below this: the explicit method is stable
 BACK_CHECKS = 3        # consecutive checks, one every BACK_EVERY Radau steps
 BACK_EVERY = 5
@@ -194,6 +196,8 @@ def auto_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step,
                          ytmp)
         nfev += 1
     stiff = False
+    err_old = 1e-4
+    last_rejected = False
     iasti = 0
     nonsti = 0
     back = 0
@@ -218,7 +222,8 @@ def auto_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step,
             nfev += 6
             if not e <= 1.0:
                 nrej += 1
-                h *= max(0.2, 0.9 * e ** -0.2) if math.isfinite(e) else 0.2
+                last_rejected = True
+                h /= min(5.0, e ** PI_EXPO1 / 0.9) if math.isfinite(e) else 5.0
                 continue
             t_new = t + h
             hl = dp_hlambda(K, y, ynew, h, nd, ytmp)
@@ -240,7 +245,16 @@ def auto_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step,
                 K[0, i] = K[6, i]
             nsteps += 1
             n_dp += 1
-            h = min(h * (10.0 if e == 0.0 else min(10.0, 0.9 * e ** -0.2)), max_step)
+            # PI step-size control of dopri5.f (Hairer, Nørsett & Wanner (1993), §II.4,
+            # β = 0.04), no increase right after a rejection: fewer rejections where the
+            # right-hand side is only piecewise smooth (|u̇| at reversals)
+            fac = max(0.1, min(5.0, e ** PI_EXPO1 / err_old ** PI_BETA / 0.9))
+            err_old = max(e, 1e-4)
+            h_next = h / fac
+            if last_rejected:
+                h_next = min(h_next, h)
+            last_rejected = False
+            h = min(h_next, max_step)
             if hl > STIFF_HLAMBDA:
                 nonsti = 0
                 iasti += 1
@@ -297,6 +311,8 @@ def auto_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step,
                     nonsti = 0
                     iasti = 0
                     h = min(rs[R_H], max_step)
+                    err_old = 1e-4
+                    last_rejected = False
                     for i in range(n):
                         K[0, i] = f[i]
         finite = True

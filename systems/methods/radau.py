@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, types
 from numba.extending import register_jitable
 
 S6 = 6.0 ** 0.5
@@ -524,3 +525,38 @@ def radau_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step
             status = 2
             break
     return status, t, Tout[:nout], Yout[:nout], cnt
+
+
+# -- one compiled core for every system of one args type -------------------------------------
+
+_DISK: dict = {}
+_ENTRIES: dict = {}
+
+
+def signatures(args_type):
+    """numba signatures of ``fun(t, y, args, out)`` and ``jac(t, y, args, J)``."""
+    fun_sig = types.void(types.float64, types.float64[::1], args_type, types.float64[::1])
+    jac_sig = types.void(types.float64, types.float64[::1], args_type,
+                         types.float64[:, ::1])
+    return fun_sig, jac_sig
+
+
+def specialise(solver, args):
+    """Entry point of a core (:func:`radau_solve`, ``auto.auto_solve``) compiled for
+    first-class ``fun``/``jac`` of the signatures of :func:`signatures` over the type of
+    ``args``: compiled once for every system with that args type and cached on disk
+    (a core called with plain dispatchers is compiled per system and cannot be
+    cached). Call it as ``entry(fun, jac, t0, t1, y0, nd, args, rtol, atol,
+    first_step, max_step, t_eval, max_steps)`` with fun, jac compiled for
+    ``signatures(numba.typeof(args))``."""
+    args_type = numba.typeof(args)
+    key = (solver.py_func, args_type)
+    if key not in _ENTRIES:
+        disp = _DISK.setdefault(solver.py_func, njit(cache=True)(solver.py_func))
+        fun_sig, jac_sig = signatures(args_type)
+        f64, a1 = types.float64, types.float64[::1]
+        sig = (types.FunctionType(fun_sig), types.FunctionType(jac_sig), f64, f64, a1,
+               types.int64, args_type, f64, a1, f64, f64, a1, types.int64)
+        disp.compile(sig)
+        _ENTRIES[key] = disp.overloads[sig].entry_point
+    return _ENTRIES[key]
