@@ -17,7 +17,10 @@ stability limit.
   chooses satisfies h·ρ < 2 (well inside the explicit stability region) on 3
   consecutive checks, accuracy limits the step and the explicit method is cheaper.
 
-Both halves are the generic compiled cores (callables ``fun(t, y, args, out)`` and
+The explicit half is the one Dormand–Prince stepper of ``components/_ode.py``
+(``dp45_step``, its maximum error norm and free 4th-order dense output) with the PI
+step-size control of ``dopri5.f``; the implicit half is ``radau.radau_step`` (scipy's
+RMS norm and Gustafsson controller). Both halves are the generic compiled cores (callables ``fun(t, y, args, out)`` and
 ``jac(t, y, args, J)``, trailing quadrature components, see ``radau.py``); output
 at t_eval comes from the dense output of whichever method took the step.
 """
@@ -31,7 +34,7 @@ from numba.extending import register_jitable
 
 from .radau import (C_NFEV, C_NJEV, C_NLU, C_NREJ, C_NSTEP, EPS, R_H, grow,
                     initial_step, radau_dense, radau_reset, radau_step, radau_workspace)
-from ..solvers import _A as _DP_A, _B as _DP_B, _C as _DP_C, _E as _DP_E, _P as _DP_P
+from ...components._ode import DP_A, dp45_dense, dp45_step
 
 STIFF_HLAMBDA = 3.25   # dopri5.f: h·λ beyond this is at the stability boundary
 STIFF_STEPS = 15       # dopri5.f: that many times (without 6 non-stiff steps in a row)
@@ -43,54 +46,6 @@ BACK_CHECKS = 3        # consecutive checks, one every BACK_EVERY Radau steps
 BACK_EVERY = 5
 
 
-# -- the Dormand-Prince step ----------------------------------------------------------------
-# Same signatures as components/_ode.py's dp45_step/dp45_dense (helper "comp", issue 10
-# item 3: the ONE Dormand-Prince stepper); replace these two functions by that import.
-
-@register_jitable
-def dp45_step(fun, t, y, h, args, K, y_new, atol, rtol, n_err):
-    """One Dormand-Prince 5(4) step; K[0] = fun(t, y) on entry, K[6] = fun(t + h, y_new)
-    on return; returns the RMS error norm over the first n_err components."""
-    m = y.size
-    for s in range(1, 6):
-        for i in range(m):
-            acc = 0.0
-            for j in range(s):
-                acc += _DP_A[s, j] * K[j, i]
-            y_new[i] = y[i] + h * acc
-        fun(t + _DP_C[s] * h, y_new, args, K[s])
-    for i in range(m):
-        acc = 0.0
-        for j in range(6):
-            acc += _DP_B[j] * K[j, i]
-        y_new[i] = y[i] + h * acc
-    fun(t + h, y_new, args, K[6])
-    err = 0.0
-    for i in range(n_err):
-        if not math.isfinite(y_new[i]):
-            return math.inf
-        e = 0.0
-        for j in range(7):
-            e += _DP_E[j] * K[j, i]
-        sc = atol[i] + rtol * max(abs(y[i]), abs(y_new[i]))
-        err += (h * e / sc) ** 2
-    err = math.sqrt(err / n_err)
-    return err if math.isfinite(err) else math.inf
-
-
-@register_jitable
-def dp45_dense(K, y, h, theta, out):
-    """Free 4th-order continuous extension of the last step at t + θh."""
-    for i in range(y.size):
-        q = 0.0
-        for k in range(4):
-            pk = 0.0
-            for j in range(7):
-                pk += K[j, i] * _DP_P[j, k]
-            q += pk * theta ** (k + 1)
-        out[i] = y[i] + h * q
-
-
 # -- stiffness measures ---------------------------------------------------------------------
 
 @register_jitable
@@ -100,7 +55,7 @@ def dp_hlambda(K, y, y_new, h, nd, work):
     for i in range(nd):
         acc = 0.0
         for j in range(5):
-            acc += _DP_A[5, j] * K[j, i]
+            acc += DP_A[5, j] * K[j, i]
         work[i] = y[i] + h * acc
     num = 0.0
     den = 0.0
