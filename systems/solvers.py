@@ -1283,7 +1283,12 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
 
     method:
       ``"auto"``: ``"projection"`` when an inclusion (Masing, Maxwell-slip) or an
-      operator (relay, Preisach) is present, else ``"BDF"``.
+      operator (relay, Preisach) is present, else compiled Dormand-Prince 5(4)
+      switching to Radau IIA 5 while stiff (systems/methods/auto.py; scipy ``"BDF"``
+      when an input cannot be compiled); options rtol (1e-8), atol, max_step,
+      first_step, max_steps.
+      ``"radau5"``: compiled Radau IIA order 5 (Hairer & Wanner (1996), §IV.8) with
+      the analytic Jacobian; same options.
       ``"BDF"`` (also ``"Radau"``, ``"LSODA"``): scipy.integrate.solve_ivp with the
       analytic Jacobian assembled from the elements' jac kernels (or a sparse
       finite-difference Jacobian when an element has none); options rtol (1e-8), atol,

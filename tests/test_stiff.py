@@ -239,3 +239,14 @@ def test_bad_options_and_uncompilable_inputs():
     assert r.method == "BDF"
     # x'' + x = sin t from rest: x = (sin t − t cos t)/2
     assert r.x("m")[-1] == pytest.approx((math.sin(1.0) - math.cos(1.0)) / 2, rel=1e-6)
+
+
+@pytest.mark.parametrize("method", ["radau5", "auto"])
+def test_failure_reports_partial_result(method):
+    from hystmech.systems import SimulationError, simulate
+
+    with pytest.raises(SimulationError, match="max_steps") as ei:
+        simulate(_canudas(), (0.0, 5.0), method=method, max_steps=20)
+    e = ei.value
+    assert 0.0 < e.t_reached < 5.0
+    assert len(e.partial) == 21 and e.partial.t[-1] == pytest.approx(e.t_reached)
