@@ -179,10 +179,11 @@ def _bw_handwritten():
     same compiled auto core: the cost of the method without the generic assembly RHS."""
     import numba
 
+    from hystmech.systems.methods._adapter_stiff import args_template
     from hystmech.systems.methods.auto import auto_solve
     from hystmech.systems.methods.radau import signatures, specialise
 
-    args = (np.zeros(1),)
+    args = args_template()      # unused; the type simulate's cores are compiled for
     fs, js = signatures(numba.typeof(args))
 
     @njit(fs)

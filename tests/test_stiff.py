@@ -10,10 +10,13 @@ from numba import njit
 from scipy.integrate import quad, solve_ivp
 from scipy.linalg import expm
 
+from hystmech.systems.methods._adapter_stiff import args_template
 from hystmech.systems.methods.auto import auto_solve, spectral_radius
 from hystmech.systems.methods.radau import radau_solve, signatures, specialise
 
-ARGS = (np.zeros(1),)
+# the args type of simulate's adapter (unused by the test systems): the cores compiled
+# here are the ones simulate uses, compiled and cached once
+ARGS = args_template()
 FUN_SIG, JAC_SIG = signatures(numba.typeof(ARGS))
 
 

@@ -80,6 +80,16 @@ def _wrappers(model, args_type):
     return fun, jac
 
 
+def args_template():
+    """An ``args`` value of the type run_stiff passes to the cores (the Model's
+    arguments, forcing rows, work arrays, difference scales), with empty arrays: code
+    that calls the cores with this type shares their compiled, cached code."""
+    f, i = np.zeros(0), np.zeros(0, np.int64)
+    H = np.zeros((0, 4))
+    return ((f, i, i, f, f, f, i, i, f, i, 0.0, i, i, i, i, f), H, H, H, f, f, f, f, f, f,
+            f, f, f, f)
+
+
 def run_stiff(model, method, t0, t1, y0, t_eval, energy, opts):
     """Integrate the model with ``method`` "radau5" or "auto" (compiled).
 
