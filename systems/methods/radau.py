@@ -7,16 +7,16 @@ Ordinary Differential Equations II*, §IV.8 (RADAU5), in the form of scipy's
 - the collocation system is solved by simplified Newton iterations in the
   eigenbasis of the Butcher matrix A = T Λ T⁻¹: one real LU of (γ/h·I − J) and one
   complex LU of ((α − iβ)/h·I − J) per step size, reused while h and J are kept
-  (Hairer & Wanner (1996), eqs. (IV.8.15)–(IV.8.18));
-- the Newton iteration stops on its observed contraction rate (IV.8.10) with the
+  (Hairer & Wanner (1996), §IV.8, "Implementation");
+- the Newton iteration stops on its observed contraction rate with the
   tolerance max(10·eps/rtol, min(0.03, √rtol));
 - the local error is estimated with the embedded third-order formula filtered by the
-  real LU, (IV.8.19)–(IV.8.20), repeated once from the perturbed point after a
+  real LU (§IV.8, error estimation), repeated once from the perturbed point after a
   rejection;
-- the step size follows Gustafsson's predictive controller (IV.8.25) with safety
+- the step size follows Gustafsson's predictive controller (§IV.8) with safety
   0.9·(2·6 + 1)/(2·6 + n_newton); the Jacobian is re-evaluated only when Newton
-  converged slowly (rate > 1e-3 after more than two iterations), the LUs only when h
-  changes by more than 20 %;
+  converged slowly (rate > 1e-3 after more than two iterations); h (and the LUs with
+  it) is kept unless it can grow by 20 % or J was re-evaluated;
 - dense output is the collocation polynomial of each step (cubic), which also
   gives the starting guess of the next Newton iteration.
 
@@ -28,8 +28,9 @@ quadratures (their rates may depend on y[:nd] but nothing depends on them: energ
 integrals): they are integrated by the same collocation formula, with a zero
 Jacobian block and no error control.
 
-Error norm (as scipy and ``components/_ode.py``): RMS over the controlled components
-of e_i / (atol_i + rtol·max(|y_i|, |ŷ_i|)).
+Error norm (scipy's, which the step-size controller above is tuned for): RMS over the
+controlled components of e_i / (atol_i + rtol·max(|y_i|, |ŷ_i|)). (The Dormand–Prince
+stepper of ``components/_ode.py`` uses a maximum norm.)
 """
 from __future__ import annotations
 
@@ -187,7 +188,7 @@ def _predict(Z, t, y, h, Q, yold, rs, ytmp):
 
 @register_jitable
 def _predict_factor(h_abs, h_abs_old, err, err_old):
-    # Gustafsson's predictive controller, Hairer & Wanner (1996), eq. (IV.8.25)
+    # Gustafsson's predictive controller, Hairer & Wanner (1996), §IV.8
     if err_old < 0.0 or h_abs_old < 0.0 or err == 0.0:
         mult = 1.0
     else:
@@ -346,7 +347,7 @@ def radau_step(fun, jac, t, y, t_bound, args, rtol, atol, nd, max_step,
             continue
         for j in range(n):
             ynew[j] = y[j] + Z[2, j]
-        # embedded error estimate, filtered by the real LU (IV.8.19)-(IV.8.20)
+        # embedded error estimate, filtered by the real LU (Hairer & Wanner, §IV.8)
         for j in range(nd):
             ze = (Z[0, j] * RADAU_E[0] + Z[1, j] * RADAU_E[1] + Z[2, j] * RADAU_E[2]) / h
             fr[j] = ze                      # keep ZE for the second estimate
@@ -548,7 +549,11 @@ def specialise(solver, args):
     (a core called with plain dispatchers is compiled per system and cannot be
     cached). Call it as ``entry(fun, jac, t0, t1, y0, nd, args, rtol, atol,
     first_step, max_step, t_eval, max_steps)`` with fun, jac compiled for
-    ``signatures(numba.typeof(args))``."""
+    ``signatures(numba.typeof(args))``.
+
+    numba validates a cached core against the time stamp of the file defining it
+    only: after editing radau.py or components/_ode.py in a source checkout, touch
+    auto.py (or clear its __pycache__) so auto_solve is recompiled."""
     args_type = numba.typeof(args)
     key = (solver.py_func, args_type)
     if key not in _ENTRIES:
