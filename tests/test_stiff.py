@@ -128,6 +128,37 @@ def test_van_der_pol_mu_1000_matches_scipy_radau():
     assert np.max(np.abs(Y - ref)) <= 2 * err_sp + 1e-9
 
 
+@njit(FUN_SIG)
+def rober_fun(t, y, a, out):
+    out[0] = -0.04 * y[0] + 1e4 * y[1] * y[2]
+    out[1] = 0.04 * y[0] - 1e4 * y[1] * y[2] - 3e7 * y[1] ** 2
+    out[2] = 3e7 * y[1] ** 2
+
+
+@njit(JAC_SIG)
+def rober_jac(t, y, a, J):
+    J[0, 0], J[0, 1], J[0, 2] = -0.04, 1e4 * y[2], 1e4 * y[1]
+    J[1, 0], J[1, 1], J[1, 2] = 0.04, -1e4 * y[2] - 6e7 * y[1], -1e4 * y[1]
+    J[2, 0], J[2, 1], J[2, 2] = 0.0, 6e7 * y[1], 0.0
+
+
+@pytest.mark.parametrize("solver", [radau_solve, auto_solve])
+def test_robertson_against_scipy_radau_and_mass_conservation(solver):
+    te = np.array([0.0, 0.4, 4.0, 40.0, 400.0, 4e3, 4e4])
+    f = lambda t, y: [-0.04 * y[0] + 1e4 * y[1] * y[2],  # noqa: E731
+                      0.04 * y[0] - 1e4 * y[1] * y[2] - 3e7 * y[1] ** 2, 3e7 * y[1] ** 2]
+    ref = solve_ivp(f, (0, te[-1]), [1.0, 0.0, 0.0], method="Radau", t_eval=te,
+                    rtol=1e-11, atol=[1e-13, 1e-17, 1e-13]).y.T
+    st, tr, T, Y, cnt = _solve(solver, rober_fun, rober_jac, te[-1], [1.0, 0.0, 0.0], 3,
+                               1e-8, 1e-14, t_eval=te)
+    assert st == 0
+    assert np.all(np.abs(Y - ref) <= 1e-6 * np.abs(ref) + 1e-12)
+    # y1 + y2 + y3 = 1 holds for every Runge-Kutta method (a linear invariant)
+    assert np.max(np.abs(Y.sum(axis=1) - 1.0)) < 1e-12
+    if solver is auto_solve:          # stiff from the start: Radau almost everywhere
+        assert cnt[7] >= 1 and cnt[6] > 5 * cnt[5]
+
+
 def test_spectral_radius_of_oscillatory_and_stiff_matrices():
     for ev in ([-1.0, -3e4, -2.0], [-0.1, -5.0]):
         M = np.diag(ev)
