@@ -78,7 +78,12 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
 
     method (one module each in :mod:`hystmech.systems.methods`):
       ``"auto"``: ``"projection"`` when an inclusion (Masing, Maxwell-slip) or an
-      operator (relay, Preisach) is present, else ``"BDF"``.
+      operator (relay, Preisach) is present, else compiled Dormand-Prince 5(4)
+      switching to Radau IIA 5 while stiff (methods/auto.py; scipy ``"BDF"`` when an
+      input cannot be compiled); options rtol (1e-8), atol, max_step, first_step,
+      max_steps.
+      ``"radau5"``: compiled Radau IIA order 5 (Hairer & Wanner (1996), §IV.8) with
+      the analytic Jacobian (methods/radau5.py); same options.
       ``"BDF"`` (also ``"Radau"``, ``"LSODA"``): scipy.integrate.solve_ivp with the
       analytic Jacobian assembled from the elements' jac kernels; options rtol (1e-8),
       atol, max_step, first_step ...
@@ -114,8 +119,8 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
         raise ValueError("observe must be a hystmech.systems.observers.Observe or None")
     if callback is not None and not callable(callback):
         raise ValueError("callback must be a callable stop(t, y) -> bool or None")
-    if method == "auto":
-        method = "BDF" if assembly.smooth else "projection"
+    if method == "auto" and not assembly.smooth:
+        method = "projection"
     impl = methods.get(method)
     if impl.SMOOTH_ONLY and not assembly.smooth:
         bad = [e.name for e in assembly.elements if e.element.kind != "smooth"]

@@ -43,8 +43,11 @@ class MethodResult(NamedTuple):
     y_last: np.ndarray | None = None
 
 
-# name -> module (relative to this package); "auto" is resolved by simulate()
+# name -> module (relative to this package); simulate() sends "auto" to "projection"
+# for inclusions and operators
 REGISTRY = {
+    "auto": "auto",
+    "radau5": "radau5",
     "BDF": "scipy_ivp",
     "Radau": "scipy_ivp",
     "LSODA": "scipy_ivp",
@@ -53,7 +56,7 @@ REGISTRY = {
     "event": "event",
 }
 
-METHODS = ("auto", *REGISTRY)
+METHODS = tuple(REGISTRY)
 
 
 def get(name: str):

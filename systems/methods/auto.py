@@ -1,0 +1,311 @@
+"""Compiled automatic stiffness switching: Dormand–Prince 5(4) ⇄ Radau IIA 5.
+
+Like LSODA (Petzold (1983), *SIAM J. Sci. Stat. Comput.* 4:136), the integration
+starts with the explicit method and moves to the implicit one only while the
+problem is stiff, so a non-stiff system with many reversals pays explicit prices and
+a stiff one (LuGre with σ0 = 1e5 in stick) does not crawl at the explicit
+stability limit.
+
+- Explicit → implicit: the stiffness test of DOPRI5 (Hairer & Wanner (1996), §IV.2,
+  and the code ``dopri5.f``): after each accepted step, h·|λ| is estimated from the
+  last two stages, which both sit at t + h, h·λ ≈ h·‖K7 − K6‖ / ‖y₁ − y₆‖; when it
+  exceeds 2 on 15 accepted steps without 6 consecutive steps below it, the step size
+  is stability-limited (the boundary of the DP stability region is at −3.3 on the
+  real axis). dopri5.f uses 3.25, but under its PI step control the steps settle just
+  inside the boundary (on Robertson's problem h·|λ| stays in 2.1–3.2 for thousands
+  of steps), so 3.25 is rarely crossed; accuracy-limited steps of non-stiff systems
+  have h·|λ| well below 1 (the Bouc-Wen benchmark never switches, rtol 1e-6 … 1e-9).
+- Implicit → explicit: every 5 accepted Radau steps a fresh Jacobian at the current
+  point gives the spectral radius ρ (power iteration); when the step size Radau
+  chooses satisfies h·ρ < 2 (well inside the explicit stability region) on 3
+  consecutive checks, accuracy limits the step and the explicit method is cheaper.
+
+The explicit half is the one Dormand–Prince stepper of ``components/_ode.py``
+(``dp45_step``, its maximum error norm and free 4th-order dense output) with the PI
+step-size control of ``dopri5.f``; the implicit half is ``radau.radau_step`` (scipy's
+RMS norm and Gustafsson controller). Both halves are the generic compiled cores
+(callables ``fun(t, y, args, out)`` and ``jac(t, y, args, J)``, trailing quadrature
+components, see ``radau.py``); output at t_eval comes from the dense output of
+whichever method took the step.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+from numba.extending import register_jitable
+
+from .radau import (C_NFEV, C_NJEV, C_NLU, C_NREJ, C_NSTEP, EPS, R_H, grow,
+                    initial_step, radau_dense, radau_reset, radau_step, radau_workspace)
+from ...components._ode import DP_A, dp45_dense, dp45_step
+
+STIFF_HLAMBDA = 2.0    # h·|λ| beyond this: near the stability boundary (−3.3)
+STIFF_STEPS = 15       # dopri5.f: that many times (without 6 non-stiff steps in a row)
+NONSTIFF_RESET = 6
+PI_BETA = 0.04         # dopri5.f step-size control
+PI_EXPO1 = 0.2 - 0.75 * PI_BETA
+BACK_HRHO = 2.0        # Radau's h·ρ below this: the explicit method is stable
+BACK_CHECKS = 3        # consecutive checks, one every BACK_EVERY Radau steps
+BACK_EVERY = 5
+
+
+# -- stiffness measures ---------------------------------------------------------------------
+
+@register_jitable
+def dp_hlambda(K, y, y_new, h, nd, work):
+    """h·|λ| seen by the last accepted DP step (dopri5.f): stages 6 and 7 are both
+    evaluated at t + h, at y₆ and y₁."""
+    for i in range(nd):
+        acc = 0.0
+        for j in range(5):
+            acc += DP_A[5, j] * K[j, i]
+        work[i] = y[i] + h * acc
+    num = 0.0
+    den = 0.0
+    for i in range(nd):
+        num += (K[6, i] - K[5, i]) ** 2
+        den += (y_new[i] - work[i]) ** 2
+    if den > 0.0:
+        return h * math.sqrt(num / den)
+    return 0.0
+
+
+@register_jitable
+def spectral_radius(J, v, w, iters):
+    """Estimate of max |eigenvalue| of J by power iteration: the geometric mean of the
+    growth factors of the second half of the iterations (also right for a dominant
+    complex pair, where single growth factors oscillate)."""
+    n = J.shape[0]
+    s = 0.0
+    for i in range(n):
+        v[i] = 1.0 + 0.37 * i
+        s += v[i] * v[i]
+    s = math.sqrt(s)
+    for i in range(n):
+        v[i] /= s
+    acc = 0.0
+    cnt = 0
+    for k in range(iters):
+        nw = 0.0
+        for i in range(n):
+            a = 0.0
+            for j in range(n):
+                a += J[i, j] * v[j]
+            w[i] = a
+            nw += a * a
+        nw = math.sqrt(nw)
+        if not nw > 0.0 or not math.isfinite(nw):
+            return 0.0 if nw == 0.0 else math.inf
+        if k >= iters // 2:
+            acc += math.log(nw)
+            cnt += 1
+        for i in range(n):
+            v[i] = w[i] / nw
+    return math.exp(acc / cnt)
+
+
+# -- the driver -------------------------------------------------------------------------------
+
+@njit(cache=False)  # takes the right-hand side as an argument: compiled per system
+def auto_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step, t_eval,
+               max_steps):
+    """Integrate y' = fun(t, y, args, out) over [t0, t1], switching between
+    Dormand–Prince 5(4) and Radau IIA 5 on detected stiffness (module docstring).
+
+    Arguments as :func:`radau.radau_solve`. Returns (status, t_reached, T, Y,
+    counters [nfev, njev, nlu, nsteps, nrejected, steps_explicit, steps_implicit,
+    switches])."""
+    n = y0.size
+    (f, J, LUr, pr, LUc, pc, Z, F, W, dW, fr, fc, ynew, ytmp, err, Q, yold, rs,
+     cnt) = radau_workspace(n, nd)
+    out = np.zeros(8, np.int64)
+    K = np.empty((7, n))
+    Jt = np.zeros((nd, nd))
+    v = np.empty(nd)
+    w = np.empty(nd)
+    y = y0.copy()
+    t = t0
+    fun(t, y, args, K[0])
+    nfev = 1
+    record_all = t_eval.size == 0
+    cap = 1024 if record_all else t_eval.size
+    Tout = np.empty(cap)
+    Yout = np.empty((cap, n))
+    nout = 0
+    ie = 0
+    if record_all:
+        Tout[0] = t0
+        Yout[0] = y
+        nout = 1
+    else:
+        while ie < t_eval.size and t_eval[ie] <= t0:
+            Tout[nout] = t_eval[ie]
+            Yout[nout] = y
+            nout += 1
+            ie += 1
+    for i in range(n):
+        if not math.isfinite(K[0, i]):
+            out[0] = nfev
+            return 2, t, Tout[:nout], Yout[:nout], out
+    if first_step > 0.0:
+        h = min(first_step, max_step)
+    else:
+        h = initial_step(fun, t0, y, K[0], args, t1, max_step, 5, rtol, atol, nd, ynew,
+                         ytmp)
+        nfev += 1
+    stiff = False
+    err_old = 1e-4
+    last_rejected = False
+    iasti = 0
+    nonsti = 0
+    back = 0
+    since_check = 0
+    nsteps = 0
+    nrej = 0
+    n_dp = 0
+    n_ra = 0
+    nswitch = 0
+    status = 0
+    while t < t1:
+        if nsteps >= max_steps:
+            status = 3
+            break
+        if not stiff:
+            if t + h > t1:
+                h = t1 - t
+            if h < 10.0 * EPS * max(abs(t), 1e-290):
+                status = 1
+                break
+            e = dp45_step(fun, t, y, h, args, K, ynew, atol, rtol, nd)
+            nfev += 6
+            if not e <= 1.0:
+                nrej += 1
+                last_rejected = True
+                h /= min(5.0, e ** PI_EXPO1 / 0.9) if math.isfinite(e) else 5.0
+                continue
+            t_new = t + h
+            hl = dp_hlambda(K, y, ynew, h, nd, ytmp)
+            if record_all:
+                if nout == Tout.size:
+                    Tout, Yout = grow(Tout, Yout, nout)
+                Tout[nout] = t_new
+                Yout[nout] = ynew
+                nout += 1
+            else:
+                while ie < t_eval.size and t_eval[ie] <= t_new:
+                    dp45_dense(K, y, h, (t_eval[ie] - t) / h, Yout[nout])
+                    Tout[nout] = t_eval[ie]
+                    nout += 1
+                    ie += 1
+            t = t_new
+            for i in range(n):
+                y[i] = ynew[i]
+                K[0, i] = K[6, i]
+            nsteps += 1
+            n_dp += 1
+            # PI step-size control of dopri5.f (Hairer, Nørsett & Wanner (1993), §II.4,
+            # β = 0.04), no increase right after a rejection: fewer rejections where the
+            # right-hand side is only piecewise smooth (|u̇| at reversals)
+            fac = max(0.1, min(5.0, e ** PI_EXPO1 / err_old ** PI_BETA / 0.9))
+            err_old = max(e, 1e-4)
+            h_next = h / fac
+            if last_rejected:
+                h_next = min(h_next, h)
+            last_rejected = False
+            h = min(h_next, max_step)
+            if hl > STIFF_HLAMBDA:
+                nonsti = 0
+                iasti += 1
+                if iasti >= STIFF_STEPS:
+                    stiff = True
+                    nswitch += 1
+                    iasti = 0
+                    back = 0
+                    since_check = 0
+                    for i in range(n):
+                        f[i] = K[0, i]
+                    jac(t, y, args, J)
+                    cnt[C_NJEV] += 1
+                    radau_reset(rs, h, rtol)
+            else:
+                nonsti += 1
+                if nonsti >= NONSTIFF_RESET:
+                    iasti = 0
+        else:
+            ok, t_new = radau_step(fun, jac, t, y, t1, args, rtol, atol, nd, max_step, f, J,
+                                   LUr, pr, LUc, pc, Z, F, W, dW, fr, fc, ynew, ytmp, err, Q,
+                                   yold, rs, cnt)
+            if not ok:
+                status = 1
+                break
+            if record_all:
+                if nout == Tout.size:
+                    Tout, Yout = grow(Tout, Yout, nout)
+                Tout[nout] = t_new
+                Yout[nout] = y
+                nout += 1
+            else:
+                while ie < t_eval.size and t_eval[ie] <= t_new:
+                    radau_dense(Q, yold, (t_eval[ie] - t) / (t_new - t), Yout[nout])
+                    Tout[nout] = t_eval[ie]
+                    nout += 1
+                    ie += 1
+            t = t_new
+            nsteps += 1
+            n_ra += 1
+            since_check += 1
+            if since_check >= BACK_EVERY and t < t1:
+                since_check = 0
+                jac(t, y, args, Jt)
+                cnt[C_NJEV] += 1
+                rho = spectral_radius(Jt, v, w, 24)
+                if rs[R_H] * rho < BACK_HRHO:
+                    back += 1
+                else:
+                    back = 0
+                if back >= BACK_CHECKS:
+                    stiff = False
+                    nswitch += 1
+                    nonsti = 0
+                    iasti = 0
+                    h = min(rs[R_H], max_step)
+                    err_old = 1e-4
+                    last_rejected = False
+                    for i in range(n):
+                        K[0, i] = f[i]
+        finite = True
+        for i in range(n):
+            if not math.isfinite(y[i]):
+                finite = False
+        if not finite:
+            status = 2
+            break
+    out[0] = nfev + cnt[C_NFEV]
+    out[1] = cnt[C_NJEV]
+    out[2] = cnt[C_NLU]
+    out[3] = nsteps
+    out[4] = nrej + cnt[C_NREJ]
+    out[5] = n_dp
+    out[6] = n_ra
+    out[7] = nswitch
+    return status, t, Tout[:nout], Yout[:nout], out
+
+
+# -- the method module (registry name "auto") -----------------------------------------------
+
+NAME = "auto"
+OPTIONS = ("rtol", "atol", "max_step", "first_step", "max_steps")
+SMOOTH_ONLY = True      # simulate() sends inclusions and operators to "projection"
+COMPILED = False        # observers and callback on the output samples
+
+
+def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME):
+    """method="auto" on a smooth assembly: :func:`auto_solve` compiled into the
+    structure's module (the ``auto_stiff`` template of methods/radau5.py); scipy BDF
+    (methods/scipy_ivp.py) when an input or kernel cannot be compiled."""
+    from . import radau5, scipy_ivp
+
+    if not radau5.compilable(model):
+        return scipy_ivp.run(model, t0, t1, y0, t_eval, energy, obs, options, method="BDF")
+    return radau5.run_stiff(model, t0, t1, y0, t_eval, energy, obs, options, "auto")

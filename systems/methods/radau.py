@@ -1,0 +1,567 @@
+"""Compiled Radau IIA (order 5) integrator for stiff smooth systems.
+
+The three-stage Radau IIA collocation method of Hairer & Wanner (1996), *Solving
+Ordinary Differential Equations II*, §IV.8 (RADAU5), in the form of scipy's
+``scipy.integrate.Radau``, all in numba:
+
+- the collocation system is solved by simplified Newton iterations in the
+  eigenbasis of the Butcher matrix A = T Λ T⁻¹: one real LU of (γ/h·I − J) and one
+  complex LU of ((α − iβ)/h·I − J) per step size, reused while h and J are kept
+  (Hairer & Wanner (1996), §IV.8, "Implementation");
+- the Newton iteration stops on its observed contraction rate with the
+  tolerance max(10·eps/rtol, min(0.03, √rtol));
+- the local error is estimated with the embedded third-order formula filtered by the
+  real LU (§IV.8, error estimation), repeated once from the perturbed point after a
+  rejection;
+- the step size follows Gustafsson's predictive controller (§IV.8) with safety
+  0.9·(2·6 + 1)/(2·6 + n_newton); the Jacobian is re-evaluated only when Newton
+  converged slowly (rate > 1e-3 after more than two iterations); h (and the LUs with
+  it) is kept unless it can grow by 20 % or J was re-evaluated;
+- dense output is the collocation polynomial of each step (cubic), which also
+  gives the starting guess of the next Newton iteration.
+
+The core is generic: the right-hand side and the Jacobian are compiled callables
+``fun(t, y, args, out)`` and ``jac(t, y, args, J)`` (``args`` any numba value, e.g.
+a tuple of arrays; ``J`` dense, (nd, nd)). The first ``nd`` components of y are
+the differential state (Newton, error control); trailing components ``y[nd:]`` are
+quadratures (their rates may depend on y[:nd] but nothing depends on them: energy
+integrals): they are integrated by the same collocation formula, with a zero
+Jacobian block and no error control.
+
+Error norm (scipy's, which the step-size controller above is tuned for): RMS over the
+controlled components of e_i / (atol_i + rtol·max(|y_i|, |ŷ_i|)). (The Dormand–Prince
+stepper of ``components/_ode.py`` uses a maximum norm.)
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numba import njit, types
+from numba.extending import register_jitable
+
+S6 = 6.0 ** 0.5
+RADAU_C = np.array([(4.0 - S6) / 10.0, (4.0 + S6) / 10.0, 1.0])
+RADAU_E = np.array([-13.0 - 7.0 * S6, -13.0 + 7.0 * S6, -1.0]) / 3.0
+# eigenvalues of A⁻¹: one real, one complex pair (Hairer & Wanner (1996), IV.8)
+MU_REAL = 3.0 + 3.0 ** (2.0 / 3.0) - 3.0 ** (1.0 / 3.0)
+MU_COMPLEX = (3.0 + 0.5 * (3.0 ** (1.0 / 3.0) - 3.0 ** (2.0 / 3.0))
+              - 0.5j * (3.0 ** (5.0 / 6.0) + 3.0 ** (7.0 / 6.0)))
+RADAU_T = np.array([
+    [0.09443876248897524, -0.14125529502095421, 0.03002919410514742],
+    [0.25021312296533332, 0.20412935229379994, -0.38294211275726192],
+    [1.0, 1.0, 0.0]])
+RADAU_TI = np.array([
+    [4.17871859155190428, 0.32768282076106237, 0.52337644549944951],
+    [-4.17871859155190428, -0.32768282076106237, 0.47662355450055044],
+    [0.50287263494578682, -2.57192694985560522, 0.59603920482822492]])
+# dense output: y(t_old + x·h) = y_old + Σ_k Q[:, k] x^(k+1), Q = Zᵀ P
+RADAU_P = np.array([
+    [13.0 / 3.0 + 7.0 * S6 / 3.0, -23.0 / 3.0 - 22.0 * S6 / 3.0, 10.0 / 3.0 + 5.0 * S6],
+    [13.0 / 3.0 - 7.0 * S6 / 3.0, -23.0 / 3.0 + 22.0 * S6 / 3.0, 10.0 / 3.0 - 5.0 * S6],
+    [1.0 / 3.0, -8.0 / 3.0, 10.0 / 3.0]])
+
+NEWTON_MAXITER = 6
+MIN_FACTOR = 0.2
+MAX_FACTOR = 10.0
+EPS = 2.220446049250313e-16
+
+# slots of the float state vector ``rs`` of one Radau integration
+R_H, R_HOLD, R_EOLD, R_CURJAC, R_LUOK, R_HAVESOL, R_TOLD, R_HSOL, R_NTOL = range(9)
+# slots of the counters ``cnt``
+C_NFEV, C_NJEV, C_NLU, C_NSTEP, C_NREJ = range(5)
+
+STATUS_MESSAGES = {0: "the end of the time span was reached",
+                   1: "step size fell below machine resolution",
+                   2: "non-finite state",
+                   3: "too many steps (max_steps)"}
+
+
+# -- dense linear algebra for the small systems of lumped rigs ----------------------------
+
+@register_jitable
+def lu_factor(A, piv):
+    """In-place LU with partial pivoting (real or complex A); False when singular."""
+    n = A.shape[0]
+    for k in range(n):
+        p = k
+        amax = abs(A[k, k])
+        for i in range(k + 1, n):
+            a = abs(A[i, k])
+            if a > amax:
+                amax = a
+                p = i
+        piv[k] = p
+        if not amax > 0.0:   # zero pivot or NaN
+            return False
+        if p != k:
+            for j in range(n):
+                tmp = A[k, j]
+                A[k, j] = A[p, j]
+                A[p, j] = tmp
+        inv = 1.0 / A[k, k]
+        for i in range(k + 1, n):
+            lik = A[i, k] * inv
+            A[i, k] = lik
+            if lik != 0.0:
+                for j in range(k + 1, n):
+                    A[i, j] -= lik * A[k, j]
+    return True
+
+
+@register_jitable
+def lu_solve(A, piv, b):
+    """Solve (LU) x = b in place on b with the factors of :func:`lu_factor`."""
+    n = A.shape[0]
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            tmp = b[k]
+            b[k] = b[p]
+            b[p] = tmp
+    for i in range(n):
+        acc = b[i]
+        for j in range(i):
+            acc -= A[i, j] * b[j]
+        b[i] = acc
+    for i in range(n - 1, -1, -1):
+        acc = b[i]
+        for j in range(i + 1, n):
+            acc -= A[i, j] * b[j]
+        b[i] = acc / A[i, i]
+
+
+# -- shared pieces -------------------------------------------------------------------------
+
+@register_jitable
+def initial_step(fun, t0, y0, f0, args, t_bound, max_step, order, rtol, atol, nd, work,
+                 fwork):
+    """Hairer, Nørsett & Wanner (1993), §II.4 starting step (as scipy's
+    ``select_initial_step``) over the controlled components; costs one evaluation."""
+    d0 = 0.0
+    d1 = 0.0
+    for i in range(nd):
+        sc = atol[i] + rtol * abs(y0[i])
+        d0 += (y0[i] / sc) ** 2
+        d1 += (f0[i] / sc) ** 2
+    d0 = math.sqrt(d0 / nd)
+    d1 = math.sqrt(d1 / nd)
+    h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
+    h0 = min(h0, t_bound - t0, max_step)
+    for i in range(y0.size):
+        work[i] = y0[i] + h0 * f0[i]
+    fun(t0 + h0, work, args, fwork)
+    d2 = 0.0
+    for i in range(nd):
+        sc = atol[i] + rtol * abs(y0[i])
+        d2 += ((fwork[i] - f0[i]) / sc) ** 2
+    d2 = math.sqrt(d2 / nd) / h0
+    if d1 <= 1e-15 and d2 <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / max(d1, d2)) ** (1.0 / (order + 1))
+    return min(100.0 * h0, h1, t_bound - t0, max_step)
+
+
+@register_jitable
+def radau_dense(Q, y_old, x, out):
+    """Collocation polynomial of the last step at t_old + x·h (0 ≤ x ≤ 1)."""
+    for i in range(y_old.size):
+        out[i] = y_old[i] + x * (Q[i, 0] + x * (Q[i, 1] + x * Q[i, 2]))
+
+
+@register_jitable
+def _predict(Z, t, y, h, Q, yold, rs, ytmp):
+    # starting guess of the collocation increments from the previous step's polynomial
+    n = y.size
+    if rs[R_HAVESOL] > 0.0:
+        for s in range(3):
+            radau_dense(Q, yold, (t + h * RADAU_C[s] - rs[R_TOLD]) / rs[R_HSOL], ytmp)
+            for j in range(n):
+                Z[s, j] = ytmp[j] - y[j]
+    else:
+        for s in range(3):
+            for j in range(n):
+                Z[s, j] = 0.0
+
+
+@register_jitable
+def _predict_factor(h_abs, h_abs_old, err, err_old):
+    # Gustafsson's predictive controller, Hairer & Wanner (1996), §IV.8
+    if err_old < 0.0 or h_abs_old < 0.0 or err == 0.0:
+        mult = 1.0
+    else:
+        mult = h_abs / h_abs_old * (err_old / err) ** 0.25
+    if err == 0.0:
+        return MAX_FACTOR
+    return min(1.0, mult) * err ** -0.25
+
+
+@register_jitable
+def _factor_lus(J, h, nd, LUr, pr, LUc, pc):
+    mr = MU_REAL / h
+    mc = MU_COMPLEX / h
+    for i in range(nd):
+        for j in range(nd):
+            LUr[i, j] = -J[i, j]
+            LUc[i, j] = -J[i, j]
+        LUr[i, i] += mr
+        LUc[i, i] += mc
+    return lu_factor(LUr, pr) and lu_factor(LUc, pc)
+
+
+@register_jitable
+def _collocation(fun, t, y, h, Z, scale, tol, LUr, pr, LUc, pc, args, nd, F, W, dW, fr, fc,
+                 ytmp, cnt):
+    """Simplified Newton on the collocation system; Z (3, n) holds the starting guess
+    on entry and the solution on return. Returns (converged, n_iter, rate)."""
+    n = y.size
+    mr = MU_REAL / h
+    mc = MU_COMPLEX / h
+    for k in range(3):
+        for j in range(n):
+            W[k, j] = (RADAU_TI[k, 0] * Z[0, j] + RADAU_TI[k, 1] * Z[1, j]
+                       + RADAU_TI[k, 2] * Z[2, j])
+    norm_old = -1.0
+    rate = -1.0
+    converged = False
+    it = 0
+    for it in range(NEWTON_MAXITER):
+        for s in range(3):
+            for j in range(n):
+                ytmp[j] = y[j] + Z[s, j]
+            fun(t + RADAU_C[s] * h, ytmp, args, F[s])
+        cnt[C_NFEV] += 3
+        finite = True
+        for s in range(3):
+            for j in range(n):
+                if not math.isfinite(F[s, j]):
+                    finite = False
+        if not finite:
+            break
+        for j in range(n):
+            fr[j] = (F[0, j] * RADAU_TI[0, 0] + F[1, j] * RADAU_TI[0, 1]
+                     + F[2, j] * RADAU_TI[0, 2]) - mr * W[0, j]
+            fc[j] = (F[0, j] * (RADAU_TI[1, 0] + 1j * RADAU_TI[2, 0])
+                     + F[1, j] * (RADAU_TI[1, 1] + 1j * RADAU_TI[2, 1])
+                     + F[2, j] * (RADAU_TI[1, 2] + 1j * RADAU_TI[2, 2])) \
+                - mc * (W[1, j] + 1j * W[2, j])
+        lu_solve(LUr, pr, fr[:nd])
+        lu_solve(LUc, pc, fc[:nd])
+        for j in range(nd, n):      # quadratures: zero Jacobian block
+            fr[j] = fr[j] / mr
+            fc[j] = fc[j] / mc
+        acc = 0.0
+        for j in range(n):
+            dW[0, j] = fr[j]
+            dW[1, j] = fc[j].real
+            dW[2, j] = fc[j].imag
+        for j in range(nd):
+            acc += (dW[0, j] / scale[j]) ** 2 + (dW[1, j] / scale[j]) ** 2 \
+                + (dW[2, j] / scale[j]) ** 2
+        dw_norm = math.sqrt(acc / (3 * nd))
+        if norm_old >= 0.0:
+            rate = dw_norm / norm_old
+        if rate >= 0.0 and (rate >= 1.0 or
+                            rate ** (NEWTON_MAXITER - it) / (1.0 - rate) * dw_norm > tol):
+            break
+        for k in range(3):
+            for j in range(n):
+                W[k, j] += dW[k, j]
+        for k in range(3):
+            for j in range(n):
+                Z[k, j] = (RADAU_T[k, 0] * W[0, j] + RADAU_T[k, 1] * W[1, j]
+                           + RADAU_T[k, 2] * W[2, j])
+        if dw_norm == 0.0 or (rate >= 0.0 and rate / (1.0 - rate) * dw_norm < tol):
+            converged = True
+            break
+        norm_old = dw_norm
+    return converged, it + 1, rate
+
+
+@register_jitable
+def radau_step(fun, jac, t, y, t_bound, args, rtol, atol, nd, max_step,
+               f, J, LUr, pr, LUc, pc, Z, F, W, dW, fr, fc, ynew, ytmp, err, Q, yold,
+               rs, cnt):
+    """One accepted Radau IIA step from (t, y) towards t_bound (scipy's
+    ``Radau._step_impl``). On success returns (True, t_new) with y, f (= fun(t_new, y)),
+    yold, Q (dense output) and the controller state rs updated in place; returns
+    (False, t) when the step size fell below the resolution of t.
+
+    f must hold fun(t, y) and J a Jacobian (recent, not necessarily at (t, y)) on
+    entry; rs[R_CURJAC] says whether J was evaluated at (t, y)."""
+    n = y.size
+    min_step = 10.0 * EPS * max(abs(t), 1e-290)
+    h_abs = rs[R_H]
+    h_abs_old = rs[R_HOLD]
+    err_old = rs[R_EOLD]
+    if h_abs > max_step:
+        h_abs = max_step
+        h_abs_old = -1.0
+        err_old = -1.0
+    elif h_abs < min_step:
+        h_abs = min_step
+        h_abs_old = -1.0
+        err_old = -1.0
+    tol = rs[R_NTOL]
+    rejected = False
+    n_iter = 0
+    rate = -1.0
+    err_norm = 0.0
+    safety = 0.9
+    t_new = t
+    while True:
+        if h_abs < min_step:
+            return False, t
+        t_new = t + h_abs
+        if t_new > t_bound:
+            t_new = t_bound
+        h = t_new - t
+        h_abs = h
+        _predict(Z, t, y, h, Q, yold, rs, ytmp)
+        for j in range(nd):
+            err[j] = atol[j] + rtol * abs(y[j])      # Newton scale
+        converged = False
+        while not converged:
+            if rs[R_LUOK] == 0.0:
+                ok = _factor_lus(J, h, nd, LUr, pr, LUc, pc)
+                cnt[C_NLU] += 2
+                rs[R_LUOK] = 1.0 if ok else 0.0
+                if not ok:
+                    break
+            converged, n_iter, rate = _collocation(fun, t, y, h, Z, err, tol, LUr, pr, LUc,
+                                                   pc, args, nd, F, W, dW, fr, fc, ytmp,
+                                                   cnt)
+            if not converged:
+                if rs[R_CURJAC] > 0.0:
+                    break
+                jac(t, y, args, J)
+                cnt[C_NJEV] += 1
+                rs[R_CURJAC] = 1.0
+                rs[R_LUOK] = 0.0
+                _predict(Z, t, y, h, Q, yold, rs, ytmp)
+        if not converged:
+            h_abs *= 0.5
+            rs[R_LUOK] = 0.0
+            continue
+        for j in range(n):
+            ynew[j] = y[j] + Z[2, j]
+        # embedded error estimate, filtered by the real LU (Hairer & Wanner, §IV.8)
+        for j in range(nd):
+            ze = (Z[0, j] * RADAU_E[0] + Z[1, j] * RADAU_E[1] + Z[2, j] * RADAU_E[2]) / h
+            fr[j] = ze                      # keep ZE for the second estimate
+            err[j] = f[j] + ze
+        lu_solve(LUr, pr, err[:nd])
+        acc = 0.0
+        for j in range(nd):
+            sc = atol[j] + rtol * max(abs(y[j]), abs(ynew[j]))
+            acc += (err[j] / sc) ** 2
+        err_norm = math.sqrt(acc / nd)
+        safety = 0.9 * (2 * NEWTON_MAXITER + 1) / (2 * NEWTON_MAXITER + n_iter)
+        if rejected and not err_norm <= 1.0:
+            for j in range(n):
+                ytmp[j] = y[j] + err[j] if j < nd else y[j]
+            fun(t, ytmp, args, F[0])
+            cnt[C_NFEV] += 1
+            for j in range(nd):
+                err[j] = F[0, j] + fr[j]
+            lu_solve(LUr, pr, err[:nd])
+            acc = 0.0
+            for j in range(nd):
+                sc = atol[j] + rtol * max(abs(y[j]), abs(ynew[j]))
+                acc += (err[j] / sc) ** 2
+            err_norm = math.sqrt(acc / nd)
+        if not err_norm <= 1.0:      # also NaN
+            if math.isfinite(err_norm):
+                fac = _predict_factor(h_abs, h_abs_old, err_norm, err_old)
+                h_abs *= max(MIN_FACTOR, safety * fac)
+            else:
+                h_abs *= MIN_FACTOR
+            rs[R_LUOK] = 0.0
+            rejected = True
+            cnt[C_NREJ] += 1
+        else:
+            break
+    recompute_jac = n_iter > 2 and rate > 1e-3
+    factor = _predict_factor(h_abs, h_abs_old, err_norm, err_old)
+    factor = min(MAX_FACTOR, safety * factor)
+    if not recompute_jac and factor < 1.2:
+        factor = 1.0
+    else:
+        rs[R_LUOK] = 0.0
+    # dense output of this step, then advance
+    for j in range(n):
+        for k in range(3):
+            Q[j, k] = Z[0, j] * RADAU_P[0, k] + Z[1, j] * RADAU_P[1, k] \
+                + Z[2, j] * RADAU_P[2, k]
+        yold[j] = y[j]
+        y[j] = ynew[j]
+    fun(t_new, y, args, f)
+    cnt[C_NFEV] += 1
+    if recompute_jac:
+        jac(t_new, y, args, J)
+        cnt[C_NJEV] += 1
+        rs[R_CURJAC] = 1.0
+    else:
+        rs[R_CURJAC] = 0.0
+    rs[R_HOLD] = h_abs
+    rs[R_EOLD] = err_norm
+    rs[R_H] = h_abs * factor
+    rs[R_TOLD] = t
+    rs[R_HSOL] = h_abs
+    rs[R_HAVESOL] = 1.0
+    cnt[C_NSTEP] += 1
+    return True, t_new
+
+
+@register_jitable
+def radau_workspace(n, nd):
+    """Work arrays of :func:`radau_step` for n components (nd controlled)."""
+    return (np.empty(n), np.zeros((nd, nd)), np.empty((nd, nd)),
+            np.empty(nd, np.int64), np.empty((nd, nd), np.complex128),
+            np.empty(nd, np.int64), np.zeros((3, n)), np.empty((3, n)), np.empty((3, n)),
+            np.empty((3, n)), np.empty(n), np.empty(n, np.complex128), np.empty(n),
+            np.empty(n), np.empty(n), np.zeros((n, 3)), np.empty(n), np.zeros(9),
+            np.zeros(5, np.int64))
+
+
+@register_jitable
+def radau_reset(rs, h, rtol):
+    """Controller state for a (re)start at step size h: no history, no valid LU."""
+    rs[R_H] = h
+    rs[R_HOLD] = -1.0
+    rs[R_EOLD] = -1.0
+    rs[R_CURJAC] = 1.0
+    rs[R_LUOK] = 0.0
+    rs[R_HAVESOL] = 0.0
+    rs[R_NTOL] = max(10.0 * EPS / rtol, min(0.03, rtol ** 0.5))
+
+
+@register_jitable
+def grow(Tout, Yout, nout):
+    """Twice the capacity, first nout rows kept (output recorded at every step)."""
+    cap = 2 * Tout.size
+    T2 = np.empty(cap)
+    Y2 = np.empty((cap, Yout.shape[1]))
+    T2[:nout] = Tout[:nout]
+    Y2[:nout] = Yout[:nout]
+    return T2, Y2
+
+
+@njit(cache=False)  # takes the right-hand side as an argument: compiled per system
+def radau_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step, t_eval,
+                max_steps):
+    """Integrate y' = fun(t, y, args, out) over [t0, t1] with Radau IIA order 5.
+
+    fun, jac: numba callables (see the module docstring); y0 (n,); nd ≤ n controlled
+    components; atol (nd,); first_step 0 for automatic; t_eval increasing output
+    times in [t0, t1] (dense output) or empty for every step.
+    Returns (status, t_reached, T, Y, counters [nfev, njev, nlu, nsteps, nrejected]);
+    status: 0 done, 1 step size too small, 2 non-finite state, 3 max_steps.
+    """
+    n = y0.size
+    (f, J, LUr, pr, LUc, pc, Z, F, W, dW, fr, fc, ynew, ytmp, err, Q, yold, rs,
+     cnt) = radau_workspace(n, nd)
+    y = y0.copy()
+    t = t0
+    fun(t, y, args, f)
+    cnt[C_NFEV] += 1
+    record_all = t_eval.size == 0
+    cap = 1024 if record_all else t_eval.size
+    Tout = np.empty(cap)
+    Yout = np.empty((cap, n))
+    nout = 0
+    ie = 0
+    if record_all:
+        Tout[0] = t0
+        Yout[0] = y
+        nout = 1
+    else:
+        while ie < t_eval.size and t_eval[ie] <= t0:
+            Tout[nout] = t_eval[ie]
+            Yout[nout] = y
+            nout += 1
+            ie += 1
+    for i in range(n):
+        if not math.isfinite(f[i]):
+            return 2, t, Tout[:nout], Yout[:nout], cnt
+    if first_step > 0.0:
+        h = min(first_step, max_step)
+    else:
+        h = initial_step(fun, t0, y, f, args, t1, max_step, 3, rtol, atol, nd, ynew, ytmp)
+        cnt[C_NFEV] += 1
+    radau_reset(rs, h, rtol)
+    jac(t, y, args, J)
+    cnt[C_NJEV] += 1
+    status = 0
+    while t < t1:
+        if cnt[C_NSTEP] >= max_steps:
+            status = 3
+            break
+        ok, t_new = radau_step(fun, jac, t, y, t1, args, rtol, atol, nd, max_step, f, J, LUr,
+                               pr, LUc, pc, Z, F, W, dW, fr, fc, ynew, ytmp, err, Q, yold,
+                               rs, cnt)
+        if not ok:
+            status = 1
+            break
+        finite = True
+        for i in range(n):
+            if not (math.isfinite(y[i]) and math.isfinite(f[i])):
+                finite = False
+        if record_all:
+            if nout == Tout.size:
+                Tout, Yout = grow(Tout, Yout, nout)
+            Tout[nout] = t_new
+            Yout[nout] = y
+            nout += 1
+        else:
+            while ie < t_eval.size and t_eval[ie] <= t_new:
+                radau_dense(Q, yold, (t_eval[ie] - t) / (t_new - t), Yout[nout])
+                Tout[nout] = t_eval[ie]
+                nout += 1
+                ie += 1
+        t = t_new
+        if not finite:
+            status = 2
+            break
+    return status, t, Tout[:nout], Yout[:nout], cnt
+
+
+# -- one compiled core for every system of one args type -------------------------------------
+
+_DISK: dict = {}
+_ENTRIES: dict = {}
+
+
+def signatures(args_type):
+    """numba signatures of ``fun(t, y, args, out)`` and ``jac(t, y, args, J)``."""
+    fun_sig = types.void(types.float64, types.float64[::1], args_type, types.float64[::1])
+    jac_sig = types.void(types.float64, types.float64[::1], args_type,
+                         types.float64[:, ::1])
+    return fun_sig, jac_sig
+
+
+def specialise(solver, args):
+    """Entry point of a core (:func:`radau_solve`, ``auto.auto_solve``) compiled for
+    first-class ``fun``/``jac`` of the signatures of :func:`signatures` over the type of
+    ``args``: compiled once for every system with that args type and cached on disk
+    (a core called with plain dispatchers is compiled per system and cannot be
+    cached). Call it as ``entry(fun, jac, t0, t1, y0, nd, args, rtol, atol,
+    first_step, max_step, t_eval, max_steps)`` with fun, jac compiled for
+    ``signatures(numba.typeof(args))``.
+
+    numba validates a cached core against the time stamp of the file defining it
+    only: after editing radau.py or components/_ode.py in a source checkout, touch
+    auto.py (or clear its __pycache__) so auto_solve is recompiled."""
+    args_type = numba.typeof(args)
+    key = (solver.py_func, args_type)
+    if key not in _ENTRIES:
+        disp = _DISK.setdefault(solver.py_func, njit(cache=True)(solver.py_func))
+        fun_sig, jac_sig = signatures(args_type)
+        f64, a1 = types.float64, types.float64[::1]
+        sig = (types.FunctionType(fun_sig), types.FunctionType(jac_sig), f64, f64, a1,
+               types.int64, args_type, f64, a1, f64, f64, a1, types.int64)
+        disp.compile(sig)
+        _ENTRIES[key] = disp.overloads[sig].entry_point
+    return _ENTRIES[key]
