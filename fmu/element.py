@@ -124,6 +124,13 @@ def _kernel_error_lookup(key):
 FMUKernelError.lookup = staticmethod(_kernel_error_lookup)
 
 
+def _generated_by_hystmech(md) -> bool:
+    """The FMU was written by hystmech's exporter (generationTool "hystmech <version>";
+    plain "hystmech" before versions were recorded): its laws are autonomous."""
+    tool = (md.generationTool or "").strip()
+    return tool == "hystmech" or tool.startswith("hystmech ")
+
+
 class FMUElement(ForceElement):
     """An FMU used as a force element.
 
@@ -246,7 +253,7 @@ class FMUElement(ForceElement):
         if compiled and self.error_control:
             raise FMUError("error_control runs in Python: use compiled=False or None")
         if time_state is None:
-            time_state = mode == "me" and (md.generationTool or "") != "hystmech"
+            time_state = mode == "me" and not _generated_by_hystmech(md)
         self.time_state = bool(time_state) and mode == "me"
         self.compiled = bool(compiled) and (mode == "cs" or md.numberOfContinuousStates > 0
                                             or self.time_state)
