@@ -86,29 +86,46 @@ def fmus(tmp_path_factory):
     return d / "Mass.fmu", law
 
 
-def _cosim(mass, law, h):
-    from libcosimpy.CosimEnums import CosimVariableType
-    from libcosimpy.CosimExecution import CosimExecution
-    from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
-    from libcosimpy.CosimObserver import CosimObserver
-    from libcosimpy.CosimSlave import CosimLocalSlave
+COSIM = """
+import sys
+import numpy as np
+from libcosimpy.CosimEnums import CosimVariableType
+from libcosimpy.CosimExecution import CosimExecution
+from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
+from libcosimpy.CosimObserver import CosimObserver
+from libcosimpy.CosimSlave import CosimLocalSlave
 
-    log_output_level(CosimLogLevel.ERROR)
-    n = int(round(T_END / h))
-    ex = CosimExecution.from_step_size(step_size=int(round(h * 1e9)))
-    ms = ex.add_local_slave(CosimLocalSlave(fmu_path=str(mass), instance_name="mass"))
-    lw = ex.add_local_slave(CosimLocalSlave(fmu_path=str(law), instance_name="law"))
-    vm = {v.name.decode(): v.reference for v in ex.slave_variables(ms)}
-    vl = {v.name.decode(): v.reference for v in ex.slave_variables(lw)}
-    ex.connect_real_variables(ms, vm["u"], lw, vl["u"])
-    ex.connect_real_variables(ms, vm["v"], lw, vl["v"])
-    ex.connect_real_variables(lw, vl["F"], ms, vm["F"])
-    obs = CosimObserver.create_time_series()
-    ex.add_observer(obs)
-    obs.start_time_series(ms, vm["u"], CosimVariableType.REAL)
-    ex.step(n)
-    _, steps, u = obs.time_series_real_samples(ms, vm["u"], from_step=0, sample_count=n + 1)
-    return np.asarray(steps) * h, np.asarray(u)
+mass, law, h, t_end, out = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+log_output_level(CosimLogLevel.ERROR)
+n = int(round(t_end / h))
+ex = CosimExecution.from_step_size(step_size=int(round(h * 1e9)))
+ms = ex.add_local_slave(CosimLocalSlave(fmu_path=mass, instance_name="mass"))
+lw = ex.add_local_slave(CosimLocalSlave(fmu_path=law, instance_name="law"))
+vm = {v.name.decode(): v.reference for v in ex.slave_variables(ms)}
+vl = {v.name.decode(): v.reference for v in ex.slave_variables(lw)}
+ex.connect_real_variables(ms, vm["u"], lw, vl["u"])
+ex.connect_real_variables(ms, vm["v"], lw, vl["v"])
+ex.connect_real_variables(lw, vl["F"], ms, vm["F"])
+obs = CosimObserver.create_time_series()
+ex.add_observer(obs)
+obs.start_time_series(ms, vm["u"], CosimVariableType.REAL)
+ex.step(n)
+_, steps, u = obs.time_series_real_samples(ms, vm["u"], from_step=0, sample_count=n + 1)
+np.save(out, np.array([np.asarray(steps) * h, np.asarray(u)]))
+"""
+
+
+def _cosim(mass, law, h):
+    """(t, u of the mass) from libcosim, run in a child process: a pythonfmu FMU freed
+    at interpreter exit has been seen to corrupt the heap ("corrupted double-linked
+    list"), which must not take pytest down with it."""
+    out = Path(law).with_name(f"u_{h:g}.npy")
+    out.unlink(missing_ok=True)
+    r = subprocess.run([sys.executable, "-c", COSIM, str(mass), str(law), repr(h), repr(T_END),
+                        str(out)], capture_output=True, text=True, timeout=300)
+    assert out.exists(), f"libcosim run failed (exit {r.returncode}): {r.stderr[-2000:]}"
+    t, u = np.load(out)
+    return t, u
 
 
 def _reference(t):
