@@ -58,6 +58,7 @@ else; no host switches on a class name):
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Callable
 
@@ -75,14 +76,45 @@ class Param:
     doc: str = ""
 
 
-def check_finite(name: str, value) -> float:
-    """Return ``value`` as a float, or raise ValueError naming ``name`` if not finite."""
+class ParameterTypeError(TypeError, ValueError):
+    """A parameter of the wrong type (a string or boolean where a number belongs).
+
+    Both a TypeError (what it is) and a ValueError (so callers and the CLI that report
+    bad parameter values with exit code 2 treat it the same way)."""
+
+
+def _short(value) -> str:
+    r = repr(value)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _real_scalar(name: str, value) -> float:
+    """``value`` as a Python float if it is a real scalar: int/float, a NumPy integer or
+    floating scalar, or a 0-d array of those. bool and str are refused: True is not 1 N
+    and "2.5" is not a number (a TOML or JSON typo should not run)."""
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise ValueError(f"{name} must be a real scalar (got an array of shape {value.shape})")
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)):
+        raise ParameterTypeError(f"{name} must be a real number, not a boolean (got {_short(value)})")
+    if isinstance(value, (str, bytes)):
+        raise ParameterTypeError(f"{name} must be a real number, not a string (got {_short(value)})")
+    if not isinstance(value, numbers.Real):
+        raise ParameterTypeError(f"{name} must be a real number (got {type(value).__name__} "
+                                 f"{_short(value)})")
     try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite real number (got {value!r})") from None
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be a finite real number (got {_short(value)})") from None
+
+
+def check_finite(name: str, value) -> float:
+    """Return ``value`` as a float, or raise ValueError naming ``name`` if not finite
+    (ParameterTypeError, also a TypeError, for bool, str and non-real types)."""
+    x = _real_scalar(name, value)
     if not math.isfinite(x):
-        raise ValueError(f"{name} must be a finite real number (got {value!r})")
+        raise ValueError(f"{name} must be a finite real number (got {_short(value)})")
     return x
 
 
@@ -117,10 +149,28 @@ def check_nonnegative(name: str, value) -> float:
 
 
 def check_array(name: str, value, ndim: int = 1, min_len: int = 1) -> np.ndarray:
-    """Return a finite float64 array of dimension ``ndim`` or raise ValueError naming it."""
+    """Return a finite float64 array of dimension ``ndim`` or raise ValueError naming it
+    (ParameterTypeError for booleans or strings among the values)."""
+    raw = value if isinstance(value, np.ndarray) else None
+    if raw is None:
+        try:
+            raw = np.asarray(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a {ndim}-D array of finite numbers") from None
+    kind = raw.dtype.kind
+    if kind == "b":
+        raise ParameterTypeError(f"{name} must hold real numbers, not booleans")
+    if kind in "USa":
+        raise ParameterTypeError(f"{name} must hold real numbers, not strings")
+    if kind == "O":
+        for v in raw.ravel():
+            if isinstance(v, (bool, np.bool_, str, bytes)):
+                raise ParameterTypeError(f"{name} must hold real numbers (got {v!r})")
+    if kind == "c":
+        raise ParameterTypeError(f"{name} must hold real numbers, not complex ones")
     try:
-        a = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+        a = np.asarray(raw, dtype=float)
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{name} must be a {ndim}-D array of finite numbers") from None
     if a.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-D array (got shape {a.shape})")

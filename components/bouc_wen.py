@@ -24,7 +24,7 @@ from .modified_dahl import power_law_advance, spow
 # p = [A, beta, gamma, n, k_el]
 
 
-@njit(cache=True)
+@njit(cache=False)  # calls power_law_advance: see modified_dahl._NOCACHE
 def bouc_wen_advance(x, u0, u1, dt, v, p, rtol):
     A, beta, gamma, n = p[0], p[1], p[2], p[3]
     if v == 0.0:

@@ -17,9 +17,7 @@ import math
 import numpy as np
 
 from .base import ForceElement, Param, check_finite, check_positive, jit_user_callable
-from .modified_dahl import (_A21, _A31, _A32, _A41, _A42, _A43, _A51, _A52, _A53, _A54,
-                            _A61, _A62, _A63, _A64, _A65, _B1, _B3, _B4, _B5, _B6,
-                            _C2, _C3, _C4, _C5, _E1, _E3, _E4, _E5, _E6, _E7)
+from ._ode import dp45_solve
 
 # p = [A]
 
@@ -28,36 +26,19 @@ _KERNELS = {}  # (hu, hl, compiled) -> kernels, so equal envelopes compile once
 
 def _make_envelope_rk(h, deco):
     @deco
+    def envelope_rhs(s, F, args, out):
+        # dF/ds = A (h(u0 + r s) − F), args = (A, u0, r)
+        out[0] = args[0] * (h(args[1] + args[2] * s) - F[0])
+
+    @deco
     def envelope_rk(F, u0, r, L, A, rtol, scale):
-        """F(L) for dF/ds = A (h(u0 + r s) − F), s in [0, L]; adaptive DOPRI 5(4)."""
-        s = 0.0
-        hs = L
-        hmin = L * 1e-14
-        k1 = A * (h(u0) - F)
-        while s < L:
-            if s + hs > L:
-                hs = L - s
-            k2 = A * (h(u0 + r * (s + _C2 * hs)) - (F + hs * _A21 * k1))
-            k3 = A * (h(u0 + r * (s + _C3 * hs)) - (F + hs * (_A31 * k1 + _A32 * k2)))
-            k4 = A * (h(u0 + r * (s + _C4 * hs))
-                      - (F + hs * (_A41 * k1 + _A42 * k2 + _A43 * k3)))
-            k5 = A * (h(u0 + r * (s + _C5 * hs))
-                      - (F + hs * (_A51 * k1 + _A52 * k2 + _A53 * k3 + _A54 * k4)))
-            k6 = A * (h(u0 + r * (s + hs))
-                      - (F + hs * (_A61 * k1 + _A62 * k2 + _A63 * k3 + _A64 * k4
-                                   + _A65 * k5)))
-            Fn = F + hs * (_B1 * k1 + _B3 * k3 + _B4 * k4 + _B5 * k5 + _B6 * k6)
-            k7 = A * (h(u0 + r * (s + hs)) - Fn)
-            e = hs * (_E1 * k1 + _E3 * k3 + _E4 * k4 + _E5 * k5 + _E6 * k6 + _E7 * k7)
-            err = abs(e) / (rtol * max(abs(F), abs(Fn), scale))
-            if err <= 1.0 or hs <= hmin:
-                s += hs
-                F = Fn
-                k1 = k7
-                hs = hs * (5.0 if err == 0.0 else min(5.0, 0.9 * err ** -0.2))
-            else:
-                hs = hs * max(0.1, 0.9 * err ** -0.2)
-        return F
+        """F(L) for dF/ds = A (h(u0 + r s) − F), s in [0, L]; adaptive Dormand-Prince
+        5(4) (components/_ode.py, atol = rtol·scale)."""
+        W = np.empty((10, 1))  # stages, state, trial state, atol
+        W[7, 0] = F
+        W[9, 0] = rtol * scale
+        dp45_solve(envelope_rhs, 0.0, L, W[7], (A, u0, r), W[9], rtol, L, W[:7], W[8])
+        return W[7, 0]
 
     return envelope_rk
 

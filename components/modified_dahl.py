@@ -31,9 +31,11 @@ from .base import ForceElement, Param, check_finite, check_positive
 
 # p = [Lambda, mu, a, b, d, e]
 
-from ._ode import (_A21, _A31, _A32, _A41, _A42, _A43, _A51, _A52, _A53, _A54, _A61,  # noqa: F401
-                   _A62, _A63, _A64, _A65, _B1, _B3, _B4, _B5, _B6, _C2, _C3, _C4, _C5,
-                   _E1, _E3, _E4, _E5, _E6, _E7)
+from ._ode import dp45_factor, dp45_step
+
+# _NOCACHE: power_law_advance hands _power_fun to the shared stepper as a value, and
+# numba cannot cache a function holding a dispatcher value; it and its callers
+# compile once per process.
 
 
 @njit(cache=True)
@@ -50,6 +52,12 @@ def spow(y, m):
 def power_rhs(y, q0, q1, q2, m):
     """g(y) = q0 − q1·sgn(y)|y|^m − q2·|y|^m."""
     return q0 - q1 * spow(y, m) - q2 * abs(y) ** m
+
+
+@njit(cache=True)
+def _power_fun(s, y, args, out):
+    # power_rhs in the form dp45_step calls
+    out[0] = power_rhs(y[0], args[0], args[1], args[2], args[3])
 
 
 @njit(cache=True)
@@ -94,6 +102,43 @@ def _series_inv(target, side, q0, k, m, zmax):
 
 
 @njit(cache=True)
+def _phi(k, s):
+    # (1 − e^(−k s))/k, = s for k = 0: how far dy/ds = q0 − k y moves y per unit g(y)
+    if k == 0.0:
+        return s
+    return -math.expm1(-k * s) / k
+
+
+@njit(cache=True)
+def linear_law_advance(y, L, q0, q1, q2):
+    """y(L) for dy/ds = q0 − q1·y − q2·|y| (power_law_advance with m = 1), exactly.
+
+    On each side of 0, g(y) = q0 − κ y is linear (κ = q1 + q2 for y > 0, q1 − q2 for
+    y < 0; the side of y = 0 is that of q0), so y(s) = y + g(y)(1 − e^(−κs))/κ. The
+    solution crosses 0 at most once (g(0) = q0 keeps its sign): when g(y) points to 0
+    the arc length to reach it is s0 = −ln(1 − κ r)/κ, r = −y/g(y), and the rest of
+    the segment is the same map from 0 on the other side (same idea as Dahl's).
+    Every κ is allowed (κ < 0: exponential growth, e.g. hardening Bouc-Wen).
+    """
+    if L <= 0.0:
+        return y
+    if y > 0.0 or (y == 0.0 and q0 > 0.0):
+        k = q1 + q2
+    else:
+        k = q1 - q2
+    g = q0 - k * y
+    if y != 0.0 and g * y < 0.0:
+        r = -y / g
+        c = 1.0 - k * r
+        if c > 0.0:
+            s0 = r if k == 0.0 else -math.log1p(-k * r) / k
+            if s0 < L:
+                ka = q1 + q2 if q0 > 0.0 else q1 - q2
+                return q0 * _phi(ka, L - s0)
+    return y + g * _phi(k, L)
+
+
+@njit(cache=False)  # see _NOCACHE
 def power_law_advance(y, L, q0, q1, q2, m, rtol, scale):
     """y(L) for the scalar autonomous ODE dy/ds = g(y) = q0 − q1 sgn(y)|y|^m − q2 |y|^m.
 
@@ -102,7 +147,7 @@ def power_law_advance(y, L, q0, q1, q2, m, rtol, scale):
     crosses y = 0, where g is not Lipschitz for m < 1 and not smooth for any m; in the
     window |k||y|^m ≤ |q0|/2 around 0 the solution is obtained exactly from the
     inverse function s(y) = ∫dy/g(y), a convergent series, and Newton's method.
-    Elsewhere adaptive Dormand-Prince 5(4) steps (local error ≤ rtol·max(|y|, scale)).
+    Elsewhere adaptive Dormand-Prince 5(4) steps (components/_ode.py, atol = rtol·scale).
     g is non-increasing in y for the laws' parameter ranges, so y moves monotonically
     towards the zero y* of g on its way and never passes it: a step that would
     overshoot y* ends AT y* (where the exact solution is within tolerance), and y is
@@ -110,6 +155,8 @@ def power_law_advance(y, L, q0, q1, q2, m, rtol, scale):
     """
     if L <= 0.0:
         return y
+    if m == 1.0:
+        return linear_law_advance(y, L, q0, q1, q2)
     if q0 != 0.0:
         sa = 1.0 if q0 > 0.0 else -1.0           # side ahead of zero
         ka = _side_k(sa, q1, q2)
@@ -128,7 +175,14 @@ def power_law_advance(y, L, q0, q1, q2, m, rtol, scale):
     s = 0.0
     h = L
     hmin = L * 1e-14
-    k1 = power_rhs(y, q0, q1, q2, m)
+    W = np.empty((10, 1))       # dp45_step work: stages K = W[:7], y, ŷ, atol
+    K = W[:7]
+    yv = W[7]
+    yn = W[8]
+    atol = W[9]
+    atol[0] = rtol * scale
+    args = (q0, q1, q2, m)
+    K[0, 0] = power_rhs(y, q0, q1, q2, m)
     while s < L:
         rem = L - s
         if clamp:
@@ -151,40 +205,30 @@ def power_law_advance(y, L, q0, q1, q2, m, rtol, scale):
                     return _series_inv(target, sa, q0, ka, m, wa)
                 s += sw - _series_s(y, q0, ka, m)
                 y = sa * wa
-                k1 = power_rhs(y, q0, q1, q2, m)
+                K[0, 0] = power_rhs(y, q0, q1, q2, m)
                 h = min(h, L - s)
                 if s >= L:
                     return y
                 continue
         if s + h > L:
             h = L - s
-        k2 = power_rhs(y + h * _A21 * k1, q0, q1, q2, m)
-        k3 = power_rhs(y + h * (_A31 * k1 + _A32 * k2), q0, q1, q2, m)
-        k4 = power_rhs(y + h * (_A41 * k1 + _A42 * k2 + _A43 * k3), q0, q1, q2, m)
-        k5 = power_rhs(y + h * (_A51 * k1 + _A52 * k2 + _A53 * k3 + _A54 * k4),
-                       q0, q1, q2, m)
-        k6 = power_rhs(y + h * (_A61 * k1 + _A62 * k2 + _A63 * k3 + _A64 * k4 + _A65 * k5),
-                       q0, q1, q2, m)
-        yn = y + h * (_B1 * k1 + _B3 * k3 + _B4 * k4 + _B5 * k5 + _B6 * k6)
-        if q0 != 0.0 and y * sa < 0.0 and yn * sa >= 0.0:
+        yv[0] = y
+        err = dp45_step(_power_fun, s, yv, h, args, K, yn, atol, rtol, 1)
+        ynew = yn[0]
+        if q0 != 0.0 and y * sa < 0.0 and ynew * sa >= 0.0:
             h *= 0.5  # would jump over zero: land in the window first
             continue
-        k7 = power_rhs(yn, q0, q1, q2, m)
-        e = h * (_E1 * k1 + _E3 * k3 + _E4 * k4 + _E5 * k5 + _E6 * k6 + _E7 * k7)
-        err = abs(e) / (rtol * max(abs(y), abs(yn), scale))
         if err <= 1.0 or h <= hmin:
-            if clamp and (yn - ystar) * (ystar - y) >= 0.0:
+            if clamp and (ynew - ystar) * (ystar - y) >= 0.0:
                 return ystar  # overshoot: the exact solution stops short of y*
             s += h
-            y = yn
-            k1 = k7
-            h = h * (5.0 if err == 0.0 else min(5.0, 0.9 * err ** -0.2))
-        else:
-            h = h * max(0.1, 0.9 * err ** -0.2)
+            y = ynew
+            K[0, 0] = K[6, 0]
+        h = h * dp45_factor(err)
     return y
 
 
-@njit(cache=True)
+@njit(cache=False)  # see _NOCACHE
 def gap_advance(D, c, lam, mu, L, rtol, scale):
     """D(L) for dD/ds = c − Λ sgn(D)|D|^μ (the distance to the active envelope)."""
     if c == 0.0:
@@ -203,7 +247,7 @@ def gap_advance(D, c, lam, mu, L, rtol, scale):
     return power_law_advance(D, L, c, lam, 0.0, mu, rtol, scale)
 
 
-@njit(cache=True)
+@njit(cache=False)  # see _NOCACHE
 def modified_dahl_advance(x, u0, u1, dt, v, p, rtol):
     lam, mu, a, b, d, e = p[0], p[1], p[2], p[3], p[4], p[5]
     if v == 0.0:

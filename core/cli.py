@@ -1,7 +1,10 @@
 """Command line: ``hystmech list | run | compare | identify | export-fmu``.
 
-Usage errors (unknown scenario, malformed TOML, unknown element or parameter, bad
-values) exit with code 2 and one line on stderr, never a traceback.
+Exit codes: 0 success; 1 a run or fit that failed (including results that became
+NaN/inf, which are never written); 2 a usage error (unknown scenario or runner, malformed
+TOML, unknown key, wrong type, a value out of range, work above a limit, degenerate
+data, a path that cannot be read or written); 130 interrupted. Errors are one line on
+stderr, never a traceback (HYSTMECH_DEBUG=1 shows it for exit 1).
 """
 from __future__ import annotations
 
@@ -33,10 +36,28 @@ def _cmd_list(args) -> int:
     return 0
 
 
+def _positive(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number (got {text!r})") from None
+    if not (x > 0 and x != float("inf")):
+        raise argparse.ArgumentTypeError(f"must be in (0, inf) (got {text!r})")
+    return x
+
+
+def _limits_from_args(args):
+    if args.no_limits:
+        return False
+    return {q: getattr(args, f"max_{q}") for q in ("steps", "samples", "points")
+            if getattr(args, f"max_{q}") is not None}
+
+
 def _cmd_run(args) -> int:
     from .scenario import run_scenario
 
-    res = run_scenario(args.scenario, args.out)
+    res = run_scenario(args.scenario, args.out, trust_runner=args.trust_runner,
+                       limits=_limits_from_args(args))
     metrics = res.summary.get("metrics", {})
     for k, v in metrics.items():
         if isinstance(v, (int, float)):
@@ -52,6 +73,19 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("run", help="run a scenario (default one if none given)")
     sp.add_argument("scenario", nargs="?", default=None, help="name in scenarios/ or path to a TOML file")
     sp.add_argument("--out", default=None, help="output directory (default runs/NAME)")
+    sp.add_argument("--trust-runner", action="store_true",
+                    help="allow runner = \"module:function\" with the module file beside the "
+                         "scenario file (runs its code)")
+    from .limits import DEFAULT_LIMITS
+
+    g = sp.add_argument_group("limits on work (checked before the run)")
+    g.add_argument("--max-steps", type=_positive, default=None,
+                   help=f"solver steps per run (default {DEFAULT_LIMITS['steps']:.0e})")
+    g.add_argument("--max-samples", type=_positive, default=None,
+                   help=f"stored samples per run (default {DEFAULT_LIMITS['samples']:.0e})")
+    g.add_argument("--max-points", type=_positive, default=None,
+                   help=f"points of a sweep (default {DEFAULT_LIMITS['points']:.0e})")
+    g.add_argument("--no-limits", action="store_true", help="lift all limits on work")
     sp.set_defaults(func=_cmd_run)
     for name, (mod, helptext) in EXTERNAL.items():
         sp = sub.add_parser(name, help=helptext)
@@ -72,24 +106,70 @@ def _unavailable(name: str) -> int:
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:     # usage error (already one line) or --help
+        return int(e.code or 0) if not isinstance(e.code, str) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    import warnings
+
+    from .scenario import NonFiniteResult
+
+    # warnings are held back: shown as one line each after a successful command, dropped
+    # when the command fails (its one error line says what went wrong)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = _dispatch(args, NonFiniteResult)
+    if code == 0:
+        seen = set()
+        for w in caught:
+            if not (issubclass(w.category, RuntimeWarning) or w.category is UserWarning):
+                continue        # library deprecation notes are not the user's business
+            msg = " ".join(str(w.message).split())
+            if msg not in seen:
+                seen.add(msg)
+                sys.stderr.write(f"hystmech: warning: {msg}\n")
+    return code
+
+
+def _dispatch(args, NonFiniteResult) -> int:
+    from .scenario import end_progress_line
+
     try:
         return int(args.func(args) or 0)
     except (ValueError, FileNotFoundError) as e:
+        end_progress_line()
         sys.stderr.write(f"hystmech: error: {_first_line(e)}\n")
         return 2
-    except KeyboardInterrupt:
-        sys.stderr.write("hystmech: interrupted (finished results were kept)\n")
-        return 130
-    except Exception as e:  # noqa: BLE001 - a run that fails says why in one line
-        if os.environ.get("HYSTMECH_DEBUG"):
-            raise
-        sys.stderr.write(f"hystmech: failed: {type(e).__name__}: {_first_line(e)} "
-                         f"(HYSTMECH_DEBUG=1 shows the traceback)\n")
+    except NonFiniteResult as e:
+        end_progress_line()
+        sys.stderr.write(f"hystmech: failed: {_first_line(e)}\n")
         return 1
+    except OSError as e:
+        end_progress_line()
+        if e.filename is not None and not os.environ.get("HYSTMECH_DEBUG"):
+            # a path that cannot be read or written is the user's to fix: a usage error
+            sys.stderr.write(f"hystmech: error: cannot use {e.filename}: "
+                             f"{e.strerror or type(e).__name__}\n")
+            return 2
+        return _failed(e)
+    except KeyboardInterrupt as e:
+        end_progress_line()
+        sys.stderr.write("hystmech: interrupted (finished results were kept)\n")
+        return 128 + int(getattr(e, "signum", 2))
+    except Exception as e:  # noqa: BLE001 - a run that fails says why in one line
+        end_progress_line()
+        return _failed(e)
+
+
+def _failed(e: BaseException) -> int:
+    if os.environ.get("HYSTMECH_DEBUG"):
+        raise e
+    sys.stderr.write(f"hystmech: failed: {type(e).__name__}: {_first_line(e)} "
+                     f"(HYSTMECH_DEBUG=1 shows the traceback)\n")
+    return 1
 
 
 def _first_line(e: BaseException) -> str:

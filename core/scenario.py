@@ -1,14 +1,17 @@
 """Scenarios: one TOML file per runnable case, run by ``hystmech run``.
 
-A scenario names a runner: ``"drive"`` (a force element under an imposed input, built
-in) or ``"package.module:function"``. A runner is called as
+A scenario names a registered runner (``"drive"``: a force element under an imposed
+input, or another of :data:`hystmech.runners.REGISTRY`, or one an installed package
+declares in the entry-point group ``hystmech.runners``). A runner is called as
 ``function(config: dict, out: Path, progress: Callable[[float, str], None])`` and
-returns a :class:`ScenarioOutput`; this module writes summary.json, timeseries.csv and
-the PNG figures atomically (a failed run never leaves half-written files).
+returns a :class:`ScenarioOutput`. Before it runs, the config is checked against the
+runner's schema (:mod:`hystmech.schema`) and its work estimate against the limits
+(:mod:`hystmech.limits`); after it ran, its time series are checked to be finite, then
+this module writes summary.json, timeseries.csv and the PNG figures atomically (a
+failed run never leaves half-written files).
 """
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import os
@@ -27,7 +30,11 @@ DEFAULT_SCENARIO = "belt-tensioner-mdm"
 
 
 class ScenarioError(ValueError):
-    """A scenario that cannot be found, parsed or run as written."""
+    """A scenario that cannot be found, parsed or run as written (CLI: exit 2)."""
+
+
+class NonFiniteResult(ArithmeticError):
+    """A run whose outputs became NaN/inf; nothing is written (CLI: exit 1)."""
 
 
 @dataclass
@@ -68,10 +75,20 @@ def load_scenario(name_or_path: str | os.PathLike | None) -> dict:
             raise ScenarioError(f"unknown scenario {s!r}; known: {known}")
     if not path.exists():
         raise ScenarioError(f"scenario file not found: {path}")
+    if path.is_dir():
+        raise ScenarioError(f"scenario path {path} is a directory, not a TOML file")
     try:
         cfg = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"malformed TOML in {path}: {e}") from None
+        raise ScenarioError(f"malformed TOML in {path}: {_one_line(e)}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"scenario file {path} is not UTF-8 text") from None
+    except OSError as e:
+        raise ScenarioError(f"cannot read scenario file {path}: {e.strerror or e}") from None
+    if "name" in cfg:           # it names the default output directory runs/NAME
+        from .schema import TOP_LEVEL
+
+        TOP_LEVEL["name"].check("name", cfg["name"])
     cfg.setdefault("name", path.stem)
     cfg["_path"] = str(path)
     return cfg
@@ -97,8 +114,10 @@ def build_element(cfg: dict):
     allowed = [p for p in sig.parameters if p not in ("self",)]
     unknown = [k for k in cfg if k not in allowed]
     if unknown:
-        raise ScenarioError(f"unknown parameter {unknown[0]!r} for {typ}; allowed: "
-                            f"{', '.join(allowed)}")
+        from .schema import nearest
+
+        raise ScenarioError(f"unknown parameter {unknown[0]!r} for {typ}"
+                            f"{nearest(unknown[0], allowed)}")
     try:
         return factory(**cfg)
     except TypeError as e:
@@ -165,55 +184,138 @@ def save_figure(fig, path: Path) -> None:
     plt.close(fig)
 
 
-def progress_printer(stream=sys.stderr) -> Callable[[float, str], None]:
+_PROGRESS_OPEN = [None]   # the stream of an unterminated progress line, if any
+
+
+def progress_printer(stream=None) -> Callable[[float, str], None]:
+    """Progress on one rewritten line of ``stream`` (default stderr), shown only when the
+    stream is a terminal (logs and pipes get the result and error lines only)."""
+    stream = stream or sys.stderr
     last = [0.0]
+    live = bool(getattr(stream, "isatty", lambda: False)())
 
     def progress(fraction: float, message: str = "") -> None:
+        if not live:
+            return
         now = time.monotonic()
         if fraction < 1.0 and now - last[0] < 0.5:
             return
         last[0] = now
         stream.write(f"\r[{100 * fraction:5.1f}%] {message[:70]:<70}")
+        _PROGRESS_OPEN[0] = stream
         if fraction >= 1.0:
             stream.write("\n")
+            _PROGRESS_OPEN[0] = None
         stream.flush()
 
     return progress
 
 
+def end_progress_line() -> None:
+    """Terminate a progress line left open by a run that stopped (before an error line)."""
+    s = _PROGRESS_OPEN[0]
+    if s is not None:
+        try:
+            s.write("\n")
+            s.flush()
+        except (OSError, ValueError):
+            pass
+        _PROGRESS_OPEN[0] = None
+
+
 # -- running ----------------------------------------------------------------------------------
-def resolve_runner(spec: str) -> Callable:
-    if spec == "drive":
-        return run_drive
-    if ":" not in spec:
-        raise ScenarioError(f"runner must be \"drive\" or \"module:function\" (got {spec!r})")
-    mod, fn = spec.split(":", 1)
+def resolve_runner(spec: str, scenario_path: str | None = None, *, trust: bool = False):
+    """The registered runner ``spec`` names (see :func:`hystmech.runners.resolve`)."""
+    from .runners import resolve
+
+    return resolve(spec, scenario_path, trust=trust)
+
+
+def prepare_out_dir(out) -> Path:
+    """Create the output directory ``out``; a path that cannot be one (empty, an existing
+    file, under a file, not writable) is a ScenarioError naming the problem."""
+    s = str(out)
+    if not s.strip():
+        raise ScenarioError("--out must name a directory (got an empty string)")
+    p = Path(s)
+    if p.exists() and not p.is_dir():
+        raise ScenarioError(f"--out {s} exists and is not a directory")
+    for parent in p.parents:
+        if parent.exists() and not parent.is_dir():
+            raise ScenarioError(f"--out {s} lies under {parent}, which is a file")
     try:
-        return getattr(importlib.import_module(mod), fn)
-    except (ImportError, AttributeError) as e:
-        raise ScenarioError(f"runner {spec!r} not found: {e}") from None
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ScenarioError(f"cannot create the output directory {s}: "
+                            f"{e.strerror or type(e).__name__}") from None
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise ScenarioError(f"the output directory {s} is not writable")
+    return p
+
+
+def check_finite_outputs(series: dict) -> None:
+    """Raise NonFiniteResult naming the first non-finite sample of any time series (and
+    its time). A sample whose time is NaN is padding (series of unequal length), not a
+    result; the time column of a group is ``PREFIX.t`` or ``t``."""
+    times = {}
+    for name, arr in series.items():
+        try:
+            a = np.asarray(arr, dtype=float).ravel()
+        except (TypeError, ValueError):
+            continue
+        times[name] = a
+    for name, a in times.items():
+        prefix = name.rsplit(".", 1)[0] + ".t" if "." in name else "t"
+        t = times.get(prefix, times.get("t"))
+        bad = ~np.isfinite(a)
+        if t is not None and t is not a and t.size == a.size:
+            bad &= np.isfinite(t)      # padding where the time itself is absent
+        elif name in ("t",) or name.endswith(".t"):
+            # a time column may end in NaN padding, nowhere else
+            n_pad = a.size - (np.flatnonzero(~np.isnan(a))[-1] + 1 if (~np.isnan(a)).any() else 0)
+            bad[a.size - n_pad:] = False
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            when = (f" at t = {t[i]:.6g} s" if t is not None and t is not a and t.size == a.size
+                    else "")
+            raise NonFiniteResult(f"the result became non-finite: {name} = {a[i]}{when} "
+                                  f"(sample {i}); nothing was written")
 
 
 def run_scenario(name_or_path=None, out: str | os.PathLike | None = None,
-                 progress: Callable | None = None, overrides: dict | None = None) -> ScenarioOutput:
-    """Run a scenario and write its outputs into ``out`` (default ./runs/NAME)."""
+                 progress: Callable | None = None, overrides: dict | None = None, *,
+                 trust_runner: bool = False, limits: dict | bool | None = None) -> ScenarioOutput:
+    """Run a scenario and write its outputs into ``out`` (default ./runs/NAME).
+
+    The config is checked against the runner's schema and work limits first
+    (``limits``: {"steps", "samples", "points": cap or None}, False lifts them; see
+    :mod:`hystmech.limits`); ``trust_runner`` allows a ``module:function`` runner from the
+    scenario file's own directory. Non-finite outputs raise NonFiniteResult and nothing
+    is written."""
     import matplotlib
+
+    from . import limits as _limits
+    from . import schema
 
     matplotlib.use("Agg")
     cfg = load_scenario(name_or_path)
     if overrides:
         for k, v in overrides.items():
             cfg[k] = v
-    out = Path(out) if out is not None else Path("runs") / cfg["name"]
-    out.mkdir(parents=True, exist_ok=True)
+    runner = resolve_runner(cfg.get("runner", "drive"), cfg.get("_path"), trust=trust_runner)
+    if runner.schema is not None:
+        schema.check(cfg, runner.schema, runner.name)
+    estimate = _limits.check(runner, cfg, limits)
+    out = prepare_out_dir(out if out is not None else Path("runs") / cfg["name"])
     progress = progress or progress_printer()
-    runner = resolve_runner(cfg.get("runner", "drive"))
     t0 = time.perf_counter()
     res = runner(cfg, out, progress)
     wall = time.perf_counter() - t0
+    check_finite_outputs(res.timeseries)
     summary = {"scenario": cfg["name"], "title": cfg.get("title", ""),
                "reference": cfg.get("reference", ""),
                "config": {k: v for k, v in cfg.items() if not k.startswith("_")},
+               "work_estimate": {k: v[0] for k, v in estimate.items()},
                "wall_time_s": wall}
     summary.update(res.summary)
     write_timeseries(out / "timeseries.csv", res.timeseries)
@@ -223,6 +325,10 @@ def run_scenario(name_or_path=None, out: str | os.PathLike | None = None,
         atomic_write(out / fname, data)
     atomic_write(out / "summary.json", json.dumps(_jsonable(summary), indent=2))
     return res
+
+
+def _one_line(e) -> str:
+    return " ".join(str(e).split())
 
 
 def run_drive(cfg: dict, out: Path, progress) -> ScenarioOutput:

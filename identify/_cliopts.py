@@ -25,7 +25,22 @@ def add_data_arguments(p) -> None:
                    help="drop rows with empty/non-numeric values (with a warning) instead of failing")
 
 
+def _check_scales(args) -> None:
+    import math
+
+    for opt in ("time_scale", "disp_scale", "force_scale", "velocity_scale"):
+        x = getattr(args, opt, None)
+        if x is None:
+            continue
+        if not math.isfinite(x) or x == 0.0:
+            raise ValueError(f"--{opt.replace('_', '-')} must be a finite non-zero factor "
+                             f"(got {x:g})")
+    if args.time_scale < 0:
+        raise ValueError(f"--time-scale must be positive (got {args.time_scale:g})")
+
+
 def load_from_args(args) -> Dataset:
+    _check_scales(args)
     channels = {}
     for spec in args.channel:
         if "=" not in spec:

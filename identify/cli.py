@@ -20,7 +20,42 @@ def add_arguments(p) -> None:
 
 
 def identify(law: str, ds, *, d=None, vmin=None):
-    """Run the identification named ``law`` (see LAWS) on ds; returns a FitResult."""
+    """Run the identification named ``law`` (see LAWS) on ds; returns a FitResult.
+
+    Degenerate data (constant displacement or force, overflowing values) is a ValueError
+    before any fit; a fit whose parameters or prediction are not finite raises
+    :class:`~hystmech.scenario.NonFiniteResult` naming the first bad sample/parameter."""
+    if law not in LAWS:
+        raise ValueError(f"law must be one of {', '.join(LAWS)} (got {law!r})")
+    ds.check_usable("an identification")
+    res = _identify(law, ds, d=d, vmin=vmin)
+    check_fit_finite(res)
+    return res
+
+
+def check_fit_finite(res) -> None:
+    """NonFiniteResult if a fitted parameter, the prediction or a figure of merit is not
+    finite (a fit's output is never written as a result then)."""
+    import numpy as np
+
+    from ..scenario import NonFiniteResult, check_finite_outputs
+
+    for k, v in res.params.items():
+        try:
+            a = np.asarray(v, dtype=float)
+        except (TypeError, ValueError):
+            continue
+        if not np.isfinite(a).all():
+            raise NonFiniteResult(f"the fitted parameter {k} is not finite ({v!r}); nothing "
+                                  "was written")
+    if res.predicted is not None and res.data is not None:
+        check_finite_outputs({"t": res.data.t, "F_fitted": res.predicted})
+    for k, v in res.merit.items():
+        if isinstance(v, float) and not np.isfinite(v):
+            raise NonFiniteResult(f"the fit's {k} = {v} is not finite; nothing was written")
+
+
+def _identify(law: str, ds, *, d=None, vmin=None):
     import numpy as np
 
     from . import metrics
@@ -60,13 +95,18 @@ def identify(law: str, ds, *, d=None, vmin=None):
 
 def main(args) -> int:
     import matplotlib
+    import numpy as np
 
     matplotlib.use("Agg")
-    from ..scenario import _jsonable, atomic_write, save_figure
+    from ..scenario import _jsonable, atomic_write, prepare_out_dir, save_figure
 
+    for opt in ("d", "vmin"):
+        x = getattr(args, opt)
+        if x is not None and not (np.isfinite(x) and x > 0):
+            raise ValueError(f"--{opt} must be in (0, inf) (got {x:g})")
     ds = load_from_args(args)
     res = identify(args.law, ds, d=args.d, vmin=args.vmin)
-    out = Path(args.out) if args.out else Path("runs") / f"identify-{args.law}"
+    out = prepare_out_dir(args.out if args.out is not None else Path("runs") / f"identify-{args.law}")
     toml = res.to_toml(title=f"{res.law} identified from {Path(args.measured).name}",
                        reference=f"hystmech identify {args.law} {Path(args.measured).name}")
     fig = res.plot()

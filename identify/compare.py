@@ -16,9 +16,19 @@ def compare_arrays(ds: Dataset, predicted) -> dict:
     (RMSE / measured range), max error [N], R², phase lag [s] (cross-correlation), and the
     energy dissipated per displacement cycle ∮F du [J], measured and predicted, with the
     relative error of its mean (loop-area error)."""
+    from ..scenario import check_finite_outputs
+
     pred = np.asarray(predicted, dtype=float)
     if pred.shape != ds.force.shape:
         raise ValueError(f"prediction has {pred.size} samples, the measurement {ds.force.size}")
+    ds.check_usable("a comparison")
+    check_finite_outputs({"t": ds.t, "F_predicted": pred})
+    if float(np.max(np.abs(pred))) > 1e150:
+        from ..scenario import NonFiniteResult
+
+        i = int(np.argmax(np.abs(pred) > 1e150))
+        raise NonFiniteResult(f"the predicted force reaches {pred[i]:.3g} N at t = "
+                              f"{ds.t[i]:.6g} s (sample {i}): too large to compare")
     out = metrics.summary(ds.t, ds.force, pred)
     cyc = ds.cycles()
     if cyc:
@@ -28,9 +38,13 @@ def compare_arrays(ds: Dataset, predicted) -> dict:
             idx.append((i0, i0 + c.t.size - 1))
         Em = metrics.cycle_energies(ds.u, ds.force, idx)
         Ep = metrics.cycle_energies(ds.u, pred, idx)
+        # a loop area below 1e-9 of the u-range x F-range rectangle is no loop: the
+        # relative error of its area is undefined (would be rounding noise / 0)
+        scale = float(np.ptp(ds.u)) * float(np.ptp(ds.force))
+        area_ok = abs(Em.mean()) > 1e-9 * scale
         out.update(n_cycles=len(idx), energy_per_cycle_measured=Em.tolist(),
                    energy_per_cycle_predicted=Ep.tolist(),
-                   loop_area_error=float((Ep.mean() - Em.mean()) / Em.mean()) if Em.mean() != 0 else None)
+                   loop_area_error=float((Ep.mean() - Em.mean()) / Em.mean()) if area_ok else None)
     else:
         out.update(n_cycles=0, loop_area_error=None)
     return out
@@ -76,6 +90,7 @@ def compare(ds: Dataset, scenario, out=None, *, use_velocity: bool = False) -> d
                             load_scenario, save_figure, write_timeseries)
 
     cfg = scenario if isinstance(scenario, dict) else load_scenario(scenario)
+    ds.check_usable("a comparison")
     if "element" not in cfg:
         raise ScenarioError(f"scenario {cfg.get('name', '?')!r} has no [element] table to "
                             "simulate with the measured input")
@@ -85,11 +100,14 @@ def compare(ds: Dataset, scenario, out=None, *, use_velocity: bool = False) -> d
     pred = res.force
     summary = {"scenario": cfg.get("name", ""), "element": repr(el), "measured": ds.source,
                "n_samples": int(len(ds)), "metrics": compare_arrays(ds, pred)}
+    _check_finite_metrics(summary["metrics"], "comparison")
     if out is not None:
         import matplotlib
 
+        from ..scenario import prepare_out_dir
+
         matplotlib.use("Agg")
-        out = Path(out)
+        out = prepare_out_dir(out)
         figs = overlay_figures(ds, pred, title=f"{el.name} vs {Path(ds.source).name or 'measured'}")
         write_timeseries(out / "timeseries.csv", {"t": ds.t, "u": ds.u, "F_measured": ds.force,
                                                   "F_predicted": pred})
@@ -97,3 +115,15 @@ def compare(ds: Dataset, scenario, out=None, *, use_velocity: bool = False) -> d
             save_figure(fig, out / f"{stem}.png")
         atomic_write(out / "summary.json", json.dumps(_jsonable(summary), indent=2))
     return summary
+
+
+def _check_finite_metrics(m: dict, what: str) -> None:
+    """NonFiniteResult if a scalar figure of merit is NaN/inf (R² of a constant record is
+    caught before; here only what overflowed despite the checks)."""
+    import math
+
+    from ..scenario import NonFiniteResult
+
+    for k, v in m.items():
+        if isinstance(v, float) and not math.isfinite(v):
+            raise NonFiniteResult(f"the {what} figure {k} = {v} is not finite; nothing was written")

@@ -19,7 +19,7 @@ def main(args) -> int:
 
     ds = load_from_args(args)
     cfg = load_scenario(args.scenario)
-    out = Path(args.out) if args.out else Path("runs") / f"compare-{cfg['name']}"
+    out = args.out if args.out is not None else Path("runs") / f"compare-{cfg['name']}"
     s = compare(ds, cfg, out, use_velocity=args.use_velocity)
     m = s["metrics"]
     for k in ("rmse", "nrmse", "max_error", "r2", "phase_lag_s", "loop_area_error"):

@@ -21,6 +21,9 @@ from pathlib import Path
 import numpy as np
 
 MIN_SAMPLES = 8  # fewest samples a window may hold (a derivative and a loop need a few)
+# largest magnitude a value may have: its square (energies, RMSE, correlations) must stay
+# below the float64 limit 1.8e308
+OVERFLOW_LIMIT = 1e150
 
 
 def _series(name: str, a, n: int | None = None) -> np.ndarray:
@@ -67,6 +70,24 @@ class Dataset:
         if self.v is not None:
             self.v = _series("velocity", self.v, n)
         self.channels = {str(k): _series(str(k), a, n) for k, a in dict(self.channels).items()}
+
+    def check_usable(self, purpose: str = "this") -> "Dataset":
+        """Raise ValueError (one sentence) if the data cannot carry a fit or a comparison:
+        constant displacement (e.g. a unit factor of 0), constant force (e.g. all zero),
+        or values so large that their squares overflow. Returns self."""
+        for name, a, unit in (("displacement", self.u, "m"), ("force", self.force, "N"),
+                              ("time", self.t, "s")):
+            big = float(np.max(np.abs(a)))
+            if big > OVERFLOW_LIMIT:
+                raise ValueError(f"{name} values up to {big:.3g} {unit} overflow in {purpose} "
+                                 f"(|value| must stay below {OVERFLOW_LIMIT:g}; check the unit "
+                                 "factors)")
+        for name, a, unit in (("displacement", self.u, "m"), ("force", self.force, "N")):
+            span = float(np.ptp(a))
+            if not span > 1e-12 * float(np.max(np.abs(a))) or span == 0.0:
+                raise ValueError(f"the measured {name} is constant ({name} = {a[0]:.6g} {unit} "
+                                 f"at all {a.size} samples): nothing to use for {purpose}")
+        return self
 
     # -- basic views ---------------------------------------------------------------------
     def __len__(self) -> int:
@@ -247,20 +268,26 @@ def turning_points(u, tol: float | None = None) -> np.ndarray:
 def _parse_columns(path: Path, wanted: dict[str, str], delimiter: str):
     """Read the named columns of a CSV with a header row. Returns name -> float array
     and, per name, the 1-based file line numbers of empty/non-numeric cells."""
-    with open(path, newline="") as fh:
-        reader = csv.reader(fh, delimiter=delimiter)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise ValueError(f"{path}: empty file (no header row)") from None
-        header = [h.strip().strip('"').strip() for h in header]
-        pos = {}
-        for key, col in wanted.items():
-            if col not in header:
-                known = ", ".join(h for h in header if h)
-                raise ValueError(f"{path}: no column named {col!r} (for {key}); columns: {known}")
-            pos[key] = header.index(col)
-        rows = list(reader)
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.reader(fh, delimiter=delimiter)
+            try:
+                header = next(reader)
+            except StopIteration:
+                raise ValueError(f"{path}: empty file (no header row)") from None
+            header = [h.strip().strip('"').strip() for h in header]
+            pos = {}
+            for key, col in wanted.items():
+                if col not in header:
+                    known = ", ".join(h for h in header if h)
+                    raise ValueError(f"{path}: no column named {col!r} (for {key}); "
+                                     f"columns: {known}")
+                pos[key] = header.index(col)
+            rows = list(reader)
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not a UTF-8 text CSV file (byte {e.start})") from None
+    except csv.Error as e:
+        raise ValueError(f"{path}: not a readable CSV file ({e})") from None
     values = {k: np.empty(len(rows)) for k in wanted}
     bad: dict[str, list[int]] = {k: [] for k in wanted}
     for r, row in enumerate(rows):

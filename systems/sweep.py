@@ -8,14 +8,26 @@ value is the tension amplitude max(T) − min(T) over the window t ∈ [17, 20] 
 process pool by default, or ``dask.distributed.Client(...).get_executor()`` for a
 cluster), reports progress, and appends each finished point to a CSV file with an
 fsync, so that a sweep interrupted and started again computes only the missing points.
+
+A finished point is provably finished: each row ends with the CRC32 of its own text
+(``model,f1,omega,T_amplitude,crc32``), written by the one writer, so a row torn by a
+power loss or a full disk (``masing,300.0,125.0,22``) fails its check and is dropped
+and recomputed on resume, with a one-line note. Files of the earlier four-column format
+are read (a row counts if complete and newline-terminated) and rewritten in the new one.
+Local worker processes die with their parent: each asks the kernel for SIGKILL when its
+parent dies (prctl PR_SET_PDEATHSIG), and SIGTERM/SIGINT of the parent kill the pool
+before the exception propagates.
 """
 from __future__ import annotations
 
 import concurrent.futures as cf
-import csv
 import math
 import os
+import signal
+import sys
+import threading
 import time
+import zlib
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -28,7 +40,9 @@ F1_MEASURED = (13.0, 27.0, 41.0, 54.0, 67.0, 79.0, 90.0, 100.0, 110.0, 120.0)   
 F1_PREDICTED = (140.0, 160.0, 200.0, 230.0, 260.0, 300.0)                      # eq. (60)
 F1_PAPER = F1_MEASURED + F1_PREDICTED
 OMEGA_PAPER = tuple(np.linspace(10.0, 125.0, 116).tolist())                   # eq. (59d)
-COLUMNS = ("model", "f1", "omega", "T_amplitude")
+COLUMNS = ("model", "f1", "omega", "T_amplitude")        # the data of a row
+CHECK_COLUMN = "crc32"                                    # CRC32 of the row's data text
+HEADER = COLUMNS + (CHECK_COLUMN,)
 
 
 def frf_grid(models: Iterable[str] = MODELS, f1: Iterable[float] = F1_PAPER,
@@ -92,6 +106,7 @@ def tension_amplitude(model: str, f1: float, omega: float, *, t_window=(17.0, 20
 
 
 def _point_task(point, kw):
+    """Run one grid point (the only place a point is computed; see tension_amplitude)."""
     model, f1, omega = point
     r = tension_amplitude(model, f1, omega, **kw)
     return point, r
@@ -101,37 +116,126 @@ def _key(model, f1, omega):
     return (str(model), round(float(f1), 9), round(float(omega), 9))
 
 
-def read_frf(path) -> dict:
-    """Finished points of an FRF CSV: {(model, f1, omega): T_amplitude}. Malformed lines
-    (e.g. a line cut by an interruption) are ignored."""
-    done = {}
+def format_row(model: str, f1: float, omega: float, amplitude: float) -> str:
+    """One CSV row with its check: ``model,f1,omega,T_amplitude,crc32`` and a newline;
+    crc32 (8 hex digits) is zlib.crc32 of the text before the last comma."""
+    text = f"{model},{float(f1)!r},{float(omega)!r},{float(amplitude)!r}"
+    return f"{text},{zlib.crc32(text.encode()):08x}\n"
+
+
+def _parse_row(line: str, checked: bool):
+    """(key, amplitude) of a complete row, else None."""
+    if not line.endswith("\n"):
+        return None                      # torn: the writer always ends a row with \n
+    fields = line.rstrip("\r\n").split(",")
+    if checked:
+        if len(fields) != len(HEADER):
+            return None
+        text = ",".join(fields[:-1])
+        if fields[-1] != f"{zlib.crc32(text.encode()):08x}":
+            return None
+    elif len(fields) != len(COLUMNS):
+        return None
+    try:
+        m, a, w, amp = fields[0], float(fields[1]), float(fields[2]), float(fields[3])
+    except ValueError:
+        return None
+    if m not in MODELS or not all(math.isfinite(x) for x in (a, w, amp)):
+        return None
+    return _key(m, a, w), amp
+
+
+def scan_frf(path) -> tuple[dict, list[tuple[int, str]]]:
+    """Finished points of an FRF CSV and the rows that do not count.
+
+    Returns ({(model, f1, omega): T_amplitude}, [(line number, text)] of dropped rows).
+    A row counts if it is newline-terminated, has the header's field count and (current
+    format) its CRC32 matches; a point given twice keeps its first complete row. An
+    unreadable header makes every line a dropped row."""
+    done: dict = {}
+    dropped: list = []
     path = Path(path)
     if not path.exists():
-        return done
-    with open(path, newline="") as fh:
-        rd = csv.reader(fh)
-        header = next(rd, None)
-        if header is None or tuple(header) != COLUMNS:
-            return done
-        for row in rd:
-            if len(row) != 4:
-                continue
-            try:
-                m, a, w, amp = row[0], float(row[1]), float(row[2]), float(row[3])
-            except ValueError:
-                continue
-            if m in MODELS and math.isfinite(amp):
-                done[_key(m, a, w)] = amp
-    return done
+        return done, dropped
+    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+        lines = fh.read().splitlines(keepends=True)
+    if not lines:
+        return done, dropped
+    head = tuple(lines[0].rstrip("\r\n").split(","))
+    if head not in (HEADER, COLUMNS) or not lines[0].endswith("\n"):
+        return done, [(i + 1, ln.rstrip("\r\n")) for i, ln in enumerate(lines)]
+    checked = head == HEADER
+    for i, ln in enumerate(lines[1:], start=2):
+        if not ln.strip():
+            continue
+        r = _parse_row(ln, checked)
+        if r is None:
+            dropped.append((i, ln.rstrip("\r\n")))
+        elif r[0] not in done:
+            done[r[0]] = r[1]
+    return done, dropped
+
+
+def read_frf(path) -> dict:
+    """Finished points of an FRF CSV: {(model, f1, omega): T_amplitude}. Rows that are
+    incomplete (torn, failed check) are not finished points (see :func:`scan_frf`)."""
+    return scan_frf(path)[0]
 
 
 def _rewrite(path: Path, done: dict) -> None:
     from ..scenario import atomic_write
 
-    lines = [",".join(COLUMNS)]
-    for (m, a, w), amp in done.items():
-        lines.append(f"{m},{a!r},{w!r},{amp!r}")
-    atomic_write(path, "\n".join(lines) + "\n")
+    text = ",".join(HEADER) + "\n" + "".join(format_row(m, a, w, amp)
+                                               for (m, a, w), amp in done.items())
+    atomic_write(path, text)
+
+
+def _note(msg: str) -> None:
+    sys.stderr.write(f"hystmech: note: {msg}\n")
+    sys.stderr.flush()
+
+
+# -- local worker processes die with their parent ------------------------------------------
+PR_SET_PDEATHSIG = 1
+
+
+def _worker_init(parent_pid: int) -> None:
+    """Initializer of the local pool's workers: SIGKILL when the parent dies (Linux
+    prctl), exit at once if it already has; SIGINT is left to the parent, which kills
+    the pool (a Ctrl-C would otherwise raise in every worker)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class SweepTerminated(KeyboardInterrupt):
+    """SIGTERM reached a running sweep; the pool was killed, finished rows are kept."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"terminated by signal {signum}")
+        self.signum = signum
+
+
+def _kill_pool(pool: cf.ProcessPoolExecutor) -> None:
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for p in procs:
+        try:
+            p.kill()
+        except (OSError, ValueError, AttributeError):
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        try:
+            p.join(timeout=5.0)
+        except (OSError, ValueError, AssertionError, AttributeError):
+            pass
 
 
 def run_sweep(points, csv_path, *, executor: cf.Executor | None = None,
@@ -150,29 +254,42 @@ def run_sweep(points, csv_path, *, executor: cf.Executor | None = None,
     """
     csv_path = Path(csv_path)
     pts = [(str(m).lower(), float(a), float(w)) for m, a, w in points]
-    done = read_frf(csv_path)
-    _rewrite(csv_path, done)       # drop a line cut by an interruption, keep the header
-    todo = [p for p in pts if _key(*p) not in done]
-    total = len(pts)
+    done, dropped = scan_frf(csv_path)
+    if dropped:
+        ln, text = dropped[-1]
+        more = f" and {len(dropped) - 1} more" if len(dropped) > 1 else ""
+        _note(f"{csv_path.name}: dropped {len(dropped)} incomplete row(s) (line {ln}: "
+              f"{text[:60]!r}{more}); their points are recomputed")
+    _rewrite(csv_path, done)       # checked format, one row per point, torn rows gone
+    todo, seen = [], set()
+    for p in pts:
+        k = _key(*p)
+        if k not in done and k not in seen:
+            seen.add(k)
+            todo.append(p)
+    total = len({_key(*p) for p in pts})
     n_done = total - len(todo)
     tic = time.perf_counter()
     if progress:
         progress(n_done / max(total, 1), f"{n_done}/{total} points already done")
+    if max_workers is not None and (isinstance(max_workers, bool) or
+                                    not isinstance(max_workers, int) or max_workers < 1):
+        raise ValueError(f"max_workers must be in [1, inf) (got {max_workers!r})")
     own = None
     if todo and executor is None:
         workers = max_workers or os.cpu_count() or 1
-        if max_workers is not None and (not isinstance(max_workers, int) or max_workers < 1):
-            raise ValueError(f"max_workers must be in [1, inf) (got {max_workers!r})")
-        own = executor = cf.ProcessPoolExecutor(max_workers=workers)
+        own = executor = cf.ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
+                                                initargs=(os.getpid(),))
     computed = 0
     futs = []
+    restore = _on_sigterm_raise() if own is not None else None
     try:
         futs = [executor.submit(_point_task, p, point_kw) for p in todo]
         with open(csv_path, "a", newline="") as fh:
             for fut in cf.as_completed(futs):
                 (m, a, w), r = fut.result()
                 amp = r["T_amplitude"]
-                fh.write(f"{m},{a!r},{w!r},{amp!r}\n")
+                fh.write(format_row(m, a, w, amp))
                 fh.flush()
                 os.fsync(fh.fileno())
                 done[_key(m, a, w)] = amp
@@ -185,14 +302,33 @@ def run_sweep(points, csv_path, *, executor: cf.Executor | None = None,
         for f in futs:
             f.cancel()
         if own is not None:
-            own.shutdown(wait=False, cancel_futures=True)
+            _kill_pool(own)
             own = None
         raise
     finally:
         if own is not None:
             own.shutdown(wait=True)
+        if restore is not None:
+            restore()
     values = {p: done[_key(*p)] for p in pts}
     return {"values": values, "computed": computed, "wall_s": time.perf_counter() - tic}
+
+
+def _on_sigterm_raise():
+    """While the local pool runs, SIGTERM raises SweepTerminated in the main thread (so
+    the pool is killed on the way out). Returns the function restoring the old handler."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        old = signal.getsignal(signal.SIGTERM)
+
+        def handler(signum, frame):
+            raise SweepTerminated(signum)
+
+        signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):
+        return None
+    return lambda: signal.signal(signal.SIGTERM, old if old is not None else signal.SIG_DFL)
 
 
 # -- analysis of the FRF: the regimes of §4.4 ---------------------------------------------------

@@ -78,10 +78,26 @@ def test_unknown_subcommand_and_option_exit_2():
 
 
 def test_a_run_that_fails_exits_1_with_one_line(tmp_path):
-    # a runner that raises at run time (here: the wrong call signature) fails cleanly
-    (tmp_path / "bad.toml").write_text('runner = "math:sqrt"\n')
-    r = _cli("run", str(tmp_path / "bad.toml"), "--out", str(tmp_path / "out"))
+    # a (trusted, local) runner that raises at run time fails cleanly
+    (tmp_path / "myrun.py").write_text("def run(cfg, out, progress):\n"
+                                       "    raise TypeError('wrong call')\n")
+    (tmp_path / "bad.toml").write_text('runner = "myrun:run"\n')
+    r = _cli("run", str(tmp_path / "bad.toml"), "--out", str(tmp_path / "out"),
+             "--trust-runner")
     assert r.returncode == 1
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "failed: TypeError" in lines[0], r.stderr
     assert not (tmp_path / "out" / "summary.json").exists()
+
+
+@pytest.mark.parametrize("runner", ["os:system", "subprocess:run", "math:sqrt"])
+def test_a_module_function_runner_is_refused_with_exit_2(tmp_path, runner):
+    # a scenario file is data: importing os/subprocess from it would run arbitrary code
+    (tmp_path / "evil.toml").write_text(f'runner = "{runner}"\n[x]\ncmd = "touch PWNED"\n')
+    for extra in ((), ("--trust-runner",)):   # trusted: only modules beside the file
+        r = _cli("run", str(tmp_path / "evil.toml"), "--out", str(tmp_path / "out"), *extra,
+                 cwd=tmp_path)
+        assert r.returncode == 2, r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and runner in lines[0], r.stderr
+        assert not (tmp_path / "PWNED").exists() and not (tmp_path / "out").exists()

@@ -99,3 +99,114 @@ def test_bad_input_exit_2_one_line_nothing_written(masing_csv, tmp_path, capsys)
     rc = main(["identify", "masing", str(masing_csv), *UNITS, "--t0", "0.0", "--t1", "1e-4",
                "--out", str(out)])
     assert rc == 2 and "at least" in capsys.readouterr().err
+
+
+# -- degenerate data and paths (issue 15, item 5) ------------------------------------------
+def _write(path, t, u, F):
+    with open(path, "w") as fh:
+        fh.write("t,u,F\n")
+        for row in zip(t, u, F):
+            fh.write(",".join(repr(float(x)) for x in row) + "\n")
+    return path
+
+
+DAHL_TOML = 'runner = "drive"\n[element]\ntype = "Dahl"\nrho = 300.0\nFc = 100.0\n'
+
+
+@pytest.mark.parametrize("case, extra, needle", [
+    ("constant_u", [], "the measured displacement is constant (displacement = 0.01 m"),
+    ("zero_force", [], "the measured force is constant (force = 0 N at all 401 samples)"),
+    ("good", ["--disp-scale", "0"], "--disp-scale must be a finite non-zero factor (got 0)"),
+    ("good", ["--force-scale", "nan"], "--force-scale must be a finite non-zero factor"),
+    ("good", ["--time-scale", "-1"], "--time-scale must be positive"),
+    ("overflow", [], "displacement values up to 1e+198 m overflow"),
+    ("good", ["--force-scale", "1e305"], "force values up to"),
+])
+@pytest.mark.parametrize("cmd", ["compare", "identify"])
+def test_degenerate_data_is_one_line_exit_2_for_compare_and_identify(tmp_path, capsys, case,
+                                                                     extra, needle, cmd):
+    t = np.linspace(0, 2, 401)
+    u = 0.01 * np.sin(2 * np.pi * t)
+    F = 100 * np.tanh(50 * u)
+    u, F = {"good": (u, F), "constant_u": (0 * u + 0.01, F), "zero_force": (u, 0 * F),
+            "overflow": (u * 1e200, F)}[case]
+    csv = _write(tmp_path / "d.csv", t, u, F)
+    (tmp_path / "s.toml").write_text(DAHL_TOML)
+    out = tmp_path / "out"
+    args = (["compare", csv, "--scenario", tmp_path / "s.toml"] if cmd == "compare"
+            else ["identify", "viscous-dahl", csv])
+    with np.errstate(all="raise"):          # no silent overflow on the way to the message
+        rc = main([str(a) for a in args] + extra + ["--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1, err
+    assert needle in err[0], err[0]
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_identify_with_zero_force_in_python_is_a_value_error_not_zero_division():
+    from hystmech.identify.cli import LAWS, identify
+    from hystmech.identify.dataset import Dataset
+
+    t = np.linspace(0, 2, 401)
+    ds = Dataset(t=t, u=0.01 * np.sin(2 * np.pi * t), force=np.zeros_like(t))
+    for law in LAWS:
+        with pytest.raises(ValueError, match="force is constant"):
+            identify(law, ds)
+
+
+def test_a_non_finite_prediction_is_exit_1_naming_the_sample(tmp_path, capsys, monkeypatch):
+    # a model whose force becomes NaN part-way: the comparison is not written
+    import hystmech.identify.compare as cmp
+    from hystmech.identify.dataset import Dataset
+
+    t = np.linspace(0, 2, 401)
+    ds = Dataset(t=t, u=0.01 * np.sin(2 * np.pi * t), force=np.sin(2 * np.pi * t))
+    pred = np.sin(2 * np.pi * t)
+    pred[250:] = np.nan
+    from hystmech.scenario import NonFiniteResult
+
+    with pytest.raises(NonFiniteResult, match=r"F_predicted = nan at t = 1\.25 s \(sample 250\)"):
+        cmp.compare_arrays(ds, pred)
+
+
+@pytest.mark.parametrize("kind", ["empty", "file", "under_file", "devnull"])
+def test_compare_out_that_cannot_be_a_directory_is_exit_2(masing_csv, tmp_path, capsys, kind):
+    f = tmp_path / "afile"
+    f.write_text("x")
+    out = {"empty": "", "file": f, "under_file": f / "x", "devnull": "/dev/null"}[kind]
+    rc = main(["compare", str(masing_csv), *UNITS, "--scenario", "lugre-example-4",
+               "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "--out" in err[0], err
+    assert f.read_text() == "x"
+
+
+def test_loop_area_error_is_none_when_the_measured_record_has_no_loop():
+    # an elastic (single-valued) F(u) encloses no area: a relative area error would be
+    # rounding noise divided by ~0, so it is reported as undefined
+    from hystmech.identify.compare import compare_arrays
+    from hystmech.identify.dataset import Dataset
+
+    t = np.linspace(0, 4, 2001)
+    u = 0.01 * np.sin(2 * np.pi * t - np.pi / 2)
+    ds = Dataset(t=t, u=u, force=1e4 * u)
+    m = compare_arrays(ds, 1e4 * u + 0.5 * np.gradient(u, t))
+    assert m["n_cycles"] >= 2 and m["loop_area_error"] is None
+
+
+@pytest.mark.parametrize("content, needle", [
+    (bytes(range(128, 256)), "not a UTF-8 text CSV file"),
+    (b"t,u,F\n0,1,2\n\x00", "m.csv"),
+    (None, "Is a directory"),
+])
+def test_measured_file_that_is_not_text_or_not_a_file_is_exit_2(tmp_path, capsys, content, needle):
+    p = tmp_path / "m.csv"
+    if content is None:
+        p.mkdir()
+    else:
+        p.write_bytes(content)
+    (tmp_path / "s.toml").write_text(DAHL_TOML)
+    rc = main(["compare", str(p), "--scenario", str(tmp_path / "s.toml"), "--out",
+               str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and needle in err[0], err

@@ -143,3 +143,22 @@ def test_constructor_rejects_nan_and_length_mismatch():
         Dataset(t=t, u=u, force=t)
     with pytest.raises(ValueError, match="same length"):
         Dataset(t=t, u=t[:-1], force=t)
+
+
+def test_check_usable_names_degenerate_data():
+    t = np.linspace(0.0, 1.0, 50)
+    u = 1e-3 * np.sin(2 * np.pi * t)
+    F = 10.0 * np.cos(2 * np.pi * t)
+    ds = Dataset(t=t, u=u, force=F)
+    assert ds.check_usable() is ds
+    with pytest.raises(ValueError, match=r"displacement is constant \(displacement = 0 m at all 50"):
+        Dataset(t=t, u=0 * u, force=F).check_usable()
+    with pytest.raises(ValueError, match=r"force is constant \(force = 2\.5 N"):
+        Dataset(t=t, u=u, force=0 * F + 2.5).check_usable()
+    # a displacement varying only by rounding of a large offset is constant too
+    with pytest.raises(ValueError, match="displacement is constant"):
+        Dataset(t=t, u=1.0 + 1e-14 * np.sin(7 * t), force=F).check_usable()
+    # squares must not overflow (RMSE, energies, correlations): 1e160**2 > 1.8e308
+    with pytest.raises(ValueError, match=r"force values up to 1e\+160 N overflow"):
+        Dataset(t=t, u=u, force=1e160 * np.cos(2 * np.pi * t)).check_usable()
+    assert np.isfinite(np.sum((1e150 * np.cos(2 * np.pi * t)) ** 2))   # the limit is safe

@@ -60,3 +60,77 @@ EL = [Dahl(rho=1.0, Fc=1.0), ModifiedDahl(**MD, F0=1000.0),
 def test_bad_drive_input(el, kw, match):
     with pytest.raises(ValueError, match=match):
         drive(el, **kw)
+
+
+# -- the shared check_* helpers: bool and str refused, NumPy real scalars accepted ---------
+GOOD = {
+    "Dahl": dict(rho=20.0, Fc=3.0, w0=0.1),
+    "LuGre": dict(sigma0=1e5, sigma1=300.0, Fc=1.0, Fs=1.5, vs=0.01, beta=1.0, sigma2=0.4),
+    "ModifiedDahl": dict(MD),
+    "ViscousDahl": dict(kx=2.0, kw=3.0, rho=40.0, w0=0.2),
+    "AsymmetricViscousDahl": dict(kx1=1.6e5, kw1=5.3e4, kx2=1.3e5, kw2=6.3e4, rho=768.7),
+    "BoucWen": dict(A=1.0, beta=0.5, gamma=0.5, n=1.5, k_el=2.0),
+    "Masing": dict(k=4.84e5, k0=2.34e5, alpha=163.0, F0=-573.0, c=1.93e4),
+    "LinearSpring": dict(k=2.0, u0=0.1),
+    "SpringDamper": dict(k=2.0, c=0.5, u0=0.1),
+}
+
+
+def _law(name):
+    from hystmech.components import get_element_class
+
+    return get_element_class(name)
+
+
+@pytest.mark.parametrize("law, param", [(n, p) for n, ps in GOOD.items() for p in ps])
+@pytest.mark.parametrize("bad", [True, False, "2.5", b"1", None, [1.0], 1 + 0j])
+def test_bool_str_and_non_scalars_are_refused_naming_the_parameter(law, param, bad):
+    with pytest.raises((TypeError, ValueError), match=rf"\b{param} must be") as ei:
+        _law(law)(**{**GOOD[law], param: bad})
+    if isinstance(bad, (bool, str, bytes)):
+        assert isinstance(ei.value, TypeError) and isinstance(ei.value, ValueError)
+
+
+@pytest.mark.parametrize("law", list(GOOD))
+def test_numpy_real_scalars_and_0d_arrays_give_the_same_element(law):
+    # same packed parameter vector and the same force on a short drive as plain floats
+    ref = _law(law)(**GOOD[law])
+    t = np.linspace(0.0, 1.0, 101)
+    u = 1e-3 * np.sin(2 * np.pi * t)
+    F_ref = drive(ref, t, u).force
+    for conv in (np.float32, np.float64, np.longdouble, np.array,
+                 lambda x: np.array(x, dtype=np.float32)):
+        kw = {k: conv(v) for k, v in GOOD[law].items()}
+        if conv is np.float32 or getattr(conv, "__name__", "") == "<lambda>":
+            # float32 rounds the values: compare with the float64 of the rounded values
+            ref_k = _law(law)(**{k: float(np.float32(v)) for k, v in GOOD[law].items()})
+        else:
+            ref_k = ref
+        el = _law(law)(**kw)
+        np.testing.assert_array_equal(el.p, ref_k.p)
+        np.testing.assert_array_equal(drive(el, t, u).force, drive(ref_k, t, u).force)
+    assert np.isfinite(F_ref).all()
+
+
+def test_integer_numpy_scalars_are_real_numbers():
+    el = _law("Dahl")(rho=np.int64(20), Fc=np.int32(3), w0=np.array(0))
+    np.testing.assert_array_equal(el.p, _law("Dahl")(rho=20.0, Fc=3.0, w0=0.0).p)
+
+
+def test_check_helpers_directly():
+    from hystmech.components.base import check_array, check_finite, check_range
+
+    assert check_range("x", np.array(0.5), 0, 1) == 0.5
+    with pytest.raises(ValueError, match=r"x must be a real scalar \(got an array of shape \(2,\)\)"):
+        check_finite("x", np.array([1.0, 2.0]))
+    with pytest.raises(TypeError, match="x must be a real number, not a boolean"):
+        check_finite("x", np.bool_(True))
+    with pytest.raises(ValueError, match="x must be a finite real number"):
+        check_finite("x", 10 ** 400)                      # too large for a float
+    with pytest.raises(TypeError, match="h must hold real numbers, not booleans"):
+        check_array("h", [True, False])
+    with pytest.raises(TypeError, match="h must hold real numbers, not strings"):
+        check_array("h", ["1.0", "2.0"])
+    with pytest.raises(TypeError, match="h must hold real numbers"):
+        check_array("h", np.array([1.0, True], dtype=object))
+    np.testing.assert_array_equal(check_array("h", np.arange(3, dtype=np.int16)), [0.0, 1.0, 2.0])
