@@ -123,6 +123,9 @@ def machine(path, mode, strict=True):
             self.errored = False
             self.fatal = False
             self.good = None          # a state saved while no error had occurred
+            self.good_ready = False
+            self.in_init = False      # in initialisation mode (as far as the calls said)
+            self.ready = False        # initialised: step mode (cs) / event or continuous (me)
 
         # -- life cycle ---------------------------------------------------------------
         @initialize()
@@ -159,19 +162,24 @@ def machine(path, mode, strict=True):
         @rule()
         def enter_init(self):
             trace("enter_init()")
-            self._note(status(lib.fmi2EnterInitializationMode(self.c), "fmi2EnterInitializationMode"))
+            if self._note(status(lib.fmi2EnterInitializationMode(self.c),
+                                 "fmi2EnterInitializationMode")) <= WARNING:
+                self.in_init, self.ready = True, False
 
         @precondition(lambda self: not self.fatal)
         @rule()
         def exit_init(self):
             trace("exit_init()")
-            self._note(status(lib.fmi2ExitInitializationMode(self.c), "fmi2ExitInitializationMode"))
+            if self._note(status(lib.fmi2ExitInitializationMode(self.c),
+                                 "fmi2ExitInitializationMode")) <= WARNING and self.in_init:
+                self.in_init, self.ready = False, True
 
         @precondition(lambda self: not self.fatal)
         @rule()
         def terminate(self):
             trace("terminate()")
-            self._note(status(lib.fmi2Terminate(self.c), "fmi2Terminate"))
+            if self._note(status(lib.fmi2Terminate(self.c), "fmi2Terminate")) <= WARNING:
+                self.ready = self.in_init = False
 
         @precondition(lambda self: not self.fatal)
         @rule()
@@ -179,6 +187,7 @@ def machine(path, mode, strict=True):
             trace("reset()")
             if status(lib.fmi2Reset(self.c), "fmi2Reset") <= WARNING:
                 self.t = 0.0
+                self.ready = self.in_init = False
 
         # -- values ---------------------------------------------------------------------
         def _set(self, r, val):
@@ -294,6 +303,7 @@ def machine(path, mode, strict=True):
             if status(lib.fmi2GetFMUstate(self.c, byref(h)), "fmi2GetFMUstate") <= WARNING:
                 self.good = h
                 self.good_t = self.t
+                self.good_ready = self.ready
 
         @precondition(lambda self: not self.fatal and self.good is not None)
         @rule()
@@ -357,7 +367,10 @@ def machine(path, mode, strict=True):
         @rule(via_state=st.booleans())
         def recover(self, via_state):
             trace(f"recover(via_state={via_state!r})")
-            if via_state and self.good is not None:
+            # a restored state brings back values, not the position in the state machine
+            # (the instance returns to the mode it had before the error): recover by a
+            # state only when both were initialised, else by reset + initialisation
+            if via_state and self.good is not None and self.good_ready and self.ready:
                 assert lib.fmi2SetFMUstate(self.c, self.good) <= WARNING, \
                     "fmi2SetFMUstate of a state saved before the error failed"
                 self.t = self.good_t
@@ -369,6 +382,7 @@ def machine(path, mode, strict=True):
                 assert lib.fmi2ExitInitializationMode(self.c) <= WARNING, \
                     "re-initialisation after fmi2Reset failed"
                 self.t = 0.0
+                self.ready, self.in_init = True, False
                 if mode == "me":
                     buf = ctypes.create_string_buffer(64)
                     assert lib.fmi2NewDiscreteStates(self.c, buf) <= WARNING

@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 # with a memory stack (its depth read from the state)
 LAWS = ("Dahl", "ModifiedDahl", "Masing", "MaxwellSlip", "Preisach")
 CASES = {k: v for k, v in available().items() if k in LAWS}
-EXAMPLES, STEPS, TIMEOUT = 40, 30, 15.0
+EXAMPLES, STEPS, TIMEOUT = 30, 30, 15.0
 
 # Known failures of the FMU binaries on this branch (fmu/templates: issue 11 item 3, the
 # C side). Each entry names what the search finds first; the failure message of the test
