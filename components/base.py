@@ -54,6 +54,10 @@ else; no host switches on a class name):
                    deflections U (m,), or None when the law does not separate stored
                    from dissipated energy (the energy account then lumps it in).
 ``initial_tangent()`` dF/du [N/m] at x0, u = 0 on a loading branch.
+``p_layout`` / ``p_names()`` the name of every slot of ``p`` (the kernels' and the C
+                   twin's layout, in order); laws whose p has a variable length
+                   (Maxwell-slip, Preisach, sums) describe it in ``p_names()``.
+                   ``check_p(p)`` raises unless a vector has this element's layout.
 """
 from __future__ import annotations
 
@@ -195,6 +199,8 @@ class ForceElement:
 
     kind: str = "smooth"
     param_info: tuple[Param, ...] = ()
+    # names of the slots of p in order (fixed-length laws); see p_names()
+    p_layout: tuple[str, ...] = ()
     state_names: tuple[str, ...] = ()
     citation: str = ""
 
@@ -227,6 +233,40 @@ class ForceElement:
             self.n_report_states = self.n_states
         if self.kind not in KINDS:
             raise TypeError(f"{type(self).__name__}.kind must be one of {KINDS}")
+        if self.declares_p_layout():
+            names = self.p_names()
+            if len(names) != self.p.size:
+                raise TypeError(f"{type(self).__name__}: p has {self.p.size} slots but its "
+                                f"declared layout names {len(names)}")
+
+    # -- declared parameter layout ------------------------------------------------------
+    def p_names(self) -> tuple[str, ...]:
+        """The name of every slot of ``p`` for this element, in order (the layout the
+        kernels and the C twin share); ``p_layout`` unless the law overrides this, and
+        p[0], p[1], ... for a (user) law that declares none."""
+        if self.p_layout:
+            return tuple(self.p_layout)
+        return tuple(f"p[{i}]" for i in range(self.p.size))
+
+    @classmethod
+    def declares_p_layout(cls) -> bool:
+        """True when the law declares its p layout (``p_layout`` or its own
+        ``p_names``); every law of hystmech's registry does."""
+        return bool(cls.p_layout) or cls.p_names is not ForceElement.p_names
+
+    def check_p(self, p) -> np.ndarray:
+        """``p`` as a float64 vector if it has this element's layout (length of
+        ``p_names()``, finite), else ValueError naming the first bad slot."""
+        a = np.asarray(p, dtype=np.float64).ravel()
+        names = self.p_names()
+        if a.size != len(names):
+            raise ValueError(f"{self.name}: p must have {len(names)} slots "
+                             f"({', '.join(names[:8])}{', ...' if len(names) > 8 else ''}), "
+                             f"got {a.size}")
+        bad = np.flatnonzero(~np.isfinite(a))
+        if bad.size:
+            raise ValueError(f"{self.name}: p[{bad[0]}] ({names[bad[0]]}) must be finite")
+        return a
 
     # -- declared protocol methods ------------------------------------------------------
     def stored_energy(self, X, U):

@@ -1,10 +1,21 @@
 /* Bouc-Wen hysteresis in C, the mirror of bouc_wen.py (same functions, same p).
  *     ż = A u̇ − β |u̇| |z|^(n−1) z − γ u̇ |z|^n,    F = k_el u + z
  * p = [A, beta, gamma, n, k_el]; constructor q = [A, beta, gamma, n, k_el, z0]; x = [z]
- * On a segment dz/ds = σA − β sgn(z)|z|^n − σγ|z|^n (s = |v| t, σ = sgn v), integrated
- * by hm_power_law_advance (exact crossing of z = 0, stops at z* = σ(A/(β + γ))^(1/n)).
+ * On a segment dz/ds = σA − β sgn(z)|z|^n − σγ|z|^n (s = |v| t, σ = sgn v): n = 1 by
+ * the closed-form exponential with one switch at z = 0 (hm_linear_law_advance),
+ * otherwise by hm_power_law_advance (Taylor steps, exact crossing of z = 0, stops at
+ * z* = σ(A/(β + γ))^(1/n)). Parameter classes and the ill-posed sets refused
+ * by setup: see bouc_wen.py.
  */
 #include "hm_law.h"
+
+/* natural size of z (bouc_wen_zscale in bouc_wen.py) */
+static double bouc_wen_zscale(double A, double beta, double gamma, double n)
+{
+    if (beta + gamma > 0.0) return pow(A / (beta + gamma), 1.0 / n);
+    if (beta != gamma) return pow(A / fabs(beta - gamma), 1.0 / n);
+    return A;
+}
 
 void bouc_wen_advance(double *x, double u0, double u1, double dt, double v, const double *p,
                       double rtol)
@@ -13,7 +24,11 @@ void bouc_wen_advance(double *x, double u0, double u1, double dt, double v, cons
     (void)u0; (void)u1;
     if (v == 0.0) return;
     sg = v > 0.0 ? 1.0 : -1.0;
-    scale = fmax(pow(A / (beta + gamma), 1.0 / n), fabs(x[0]));
+    if (n == 1.0) {
+        x[0] = hm_linear_law_advance(x[0], fabs(v) * dt, sg * A, beta, sg * gamma);
+        return;
+    }
+    scale = fmax(bouc_wen_zscale(A, beta, gamma, n), fabs(x[0]));
     x[0] = hm_power_law_advance(x[0], fabs(v) * dt, sg * A, beta, sg * gamma, n, rtol, scale);
 }
 
@@ -35,10 +50,19 @@ const char *bouc_wen_setup(const double *q, int nq, double *p, int np, double *x
     int i;
     HM_CHECK(nq == 6 && np == 5 && nx == 1, "BoucWen: wrong vector sizes");
     HM_CHECK(q[0] > 0.0, "A must be in (0, inf) (got %g)", q[0]);
-    HM_CHECK(q[1] > 0.0, "beta must be in (0, inf) (got %g)", q[1]);
-    HM_CHECK(q[2] > -q[1] && q[2] <= q[1], "gamma must be in (-beta, beta] = (%g, %g] (got %g)",
-             -q[1], q[1], q[2]);
+    HM_CHECK(isfinite(q[1]), "beta must be finite (got %g)", q[1]);
+    HM_CHECK(isfinite(q[2]), "gamma must be finite (got %g)", q[2]);
     HM_CHECK(q[3] > 0.0, "n must be in (0, inf) (got %g)", q[3]);
+    if (q[3] > 1.0) {
+        HM_CHECK(q[1] >= 0.0, "beta must be in [0, inf) when n > 1 (got %g)", q[1]);
+        HM_CHECK(q[1] + q[2] >= 0.0, "gamma must be in [-beta, inf) = [%g, inf) when n > 1 "
+                 "(got %g)", -q[1], q[2]);
+        if (q[2] > q[1]) {
+            double zu = pow(q[0] / (q[2] - q[1]), 1.0 / q[3]);
+            HM_CHECK(fabs(q[5]) < zu, "z0 must be in (-%g, %g) for gamma > beta and n > 1 "
+                     "(got %g)", zu, zu, q[5]);
+        }
+    }
     HM_CHECK(isfinite(q[4]), "k_el must be finite (got %g)", q[4]);
     HM_CHECK(isfinite(q[5]), "z0 must be finite (got %g)", q[5]);
     for (i = 0; i < 5; i++) p[i] = q[i];

@@ -5,13 +5,27 @@
 Not in the source papers, but the field's most used law; the Dahl model is its special
 case n = 1, β = ρ, γ = 0, A = ρ·Fc (then z = Fc·w; Ikhouane, Mañosa & Pujol, §1).
 
-Integration. With the arc length s = |u̇|·t and σ = sgn(u̇) (constant on a segment),
-dz/ds = σA − β sgn(z)|z|^n − σγ|z|^n is an autonomous scalar ODE. For the bounded
-class used here (A > 0, β > 0, −β < γ ≤ β) its right-hand side is non-increasing in
-z with the single zero z* = σ(A/(β + γ))^(1/n): z moves monotonically to z* and
-never passes it. modified_dahl.power_law_advance integrates this family exactly
-across z = 0 (not Lipschitz for n < 1) and with adaptive Dormand-Prince steps
-elsewhere, stopping at z* where a step would overshoot.
+Classes (σ = sgn u̇ constant on a segment, s = |u̇|·t the arc length):
+dz/ds = σ(A − (β + γ)|z|^n) while z moves away from 0 ("ahead", sgn z = σ) and
+dz/ds = σ(A + (β − γ)|z|^n) while z returns towards 0 ("behind"). Hence
+  - bounded (softening) class, β + γ > 0 and β ≥ 0: z stays within
+    ±max(|z0|, z*), z* = (A/(β + γ))^(1/n) (γ ≤ β: every z0; γ > β additionally
+    needs |z0| below the unstable point (A/(γ − β))^(1/n) of the return branch when
+    n > 1; Ikhouane, Mañosa & Rodellar's classes I-II of the Bouc-Wen model);
+  - hardening class, β + γ < 0 (e.g. the Noël & Schoukens benchmark, γ < −β):
+    on loading z grows like e^{|β+γ| s} (n = 1) or a power of s (n < 1), finite
+    for every finite input, bounded for bounded inputs with reversals; n > 1 would
+    make z blow up at a finite displacement (∫dz/(A + |β+γ||z|^n) < ∞): refused;
+  - β + γ = 0: linear growth on loading (z = z0 + σA s); β < 0 with n > 1 lets the
+    return branch blow up: refused.
+The constructor refuses exactly the ill-posed sets (n > 1 with β + γ < 0, or β < 0,
+or with |z0| beyond the return branch's unstable point).
+
+Integration. For n = 1 the segment map is the closed-form exponential of
+modified_dahl.linear_law_advance (one switch at z = 0). Otherwise
+modified_dahl.power_law_advance integrates dz/ds = σA − β sgn(z)|z|^n − σγ|z|^n
+exactly across z = 0 (not Lipschitz for n < 1) and with high-order Taylor steps
+elsewhere (about one per input sample), stopping at z* where a step would overshoot.
 """
 import math
 
@@ -19,19 +33,34 @@ import numpy as np
 from numba import njit
 
 from .base import ForceElement, Param, check_finite, check_positive, check_range
-from .modified_dahl import power_law_advance, spow
+from .modified_dahl import linear_law_advance, power_law_advance, spow
 
 # p = [A, beta, gamma, n, k_el]
 
 
-@njit(cache=False)  # calls power_law_advance: see modified_dahl._NOCACHE
+@njit(cache=True)
 def bouc_wen_advance(x, u0, u1, dt, v, p, rtol):
     A, beta, gamma, n = p[0], p[1], p[2], p[3]
     if v == 0.0:
         return
     sg = 1.0 if v > 0.0 else -1.0
-    scale = max((A / (beta + gamma)) ** (1.0 / n), abs(x[0]))
+    if n == 1.0:
+        x[0] = linear_law_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma)
+        return
+    scale = max(bouc_wen_zscale(A, beta, gamma, n), abs(x[0]))
     x[0] = power_law_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma, n, rtol, scale)
+
+
+@njit(cache=True)
+def bouc_wen_zscale(A, beta, gamma, n):
+    """The natural size of z [N]: z* = (A/(β + γ))^(1/n) in the bounded class, else
+    the size (A/|β − γ|)^(1/n) at which the return branch's nonlinearity equals A,
+    else (β = γ = 0, z = A u) the value after 1 m, A."""
+    if beta + gamma > 0.0:
+        return (A / (beta + gamma)) ** (1.0 / n)
+    if beta != gamma:
+        return (A / abs(beta - gamma)) ** (1.0 / n)
+    return A
 
 
 @njit(cache=True)
@@ -54,7 +83,7 @@ def bouc_wen_jac(x, u, v, p, J):
     # with the finite speed A|v|, so only Newton's convergence rate is affected).
     az = abs(z)
     if n < 1.0:
-        az = max(az, 1e-6 * (A / (beta + gamma)) ** (1.0 / n))
+        az = max(az, 1e-6 * bouc_wen_zscale(A, beta, gamma, n))
     dn = n * az ** (n - 1.0) if (n != 1.0) else 1.0
     sz = 1.0 if z > 0.0 else (-1.0 if z < 0.0 else 0.0)
     sv = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
@@ -77,17 +106,22 @@ def bouc_wen_slope(x, u, v, p):
 class BoucWen(ForceElement):
     """Bouc-Wen law ż = A·u̇ − β·|u̇|·|z|^(n−1)·z − γ·u̇·|z|^n, F = k_el·u + z.
 
-    A [N/m] > 0, beta [1/(m·N^(n−1))] > 0, gamma (same unit) in (−beta, beta],
-    n [-] > 0 (n < 1 allowed: the right-hand side is then not Lipschitz at z = 0, the
-    integration handles it), k_el [N/m] finite, z0 [N] finite. On a long monotone
-    branch z tends to ±(A/(β + γ))^(1/n). The restriction β > 0, |γ| ≤ β (γ ≠ −β)
-    is the class of bounded, physically consistent Bouc-Wen loops.
+    A [N/m] > 0, beta and gamma [1/(m·N^(n−1))] finite, n [-] > 0 (n < 1 allowed:
+    the right-hand side is then not Lipschitz at z = 0, the integration handles it),
+    k_el [N/m] finite, z0 [N] finite. Bounded (softening) class β + γ > 0, β ≥ 0:
+    on a long monotone branch z tends to ±(A/(β + γ))^(1/n). Hardening class
+    β + γ < 0 (the Noël & Schoukens benchmark is BoucWen(A=5e4, beta=800,
+    gamma=-1100, n=1)): z grows without bound on loading, allowed for n ≤ 1.
+    Refused as ill-posed (z reaches infinity at a finite displacement): n > 1 with
+    β + γ < 0 or β < 0, and n > 1, γ > β with |z0| ≥ (A/(γ − β))^(1/n).
     Dahl(rho, Fc) = BoucWen(A=rho·Fc, beta=rho, gamma=0, n=1).
     """
 
     kind = "smooth"
-    param_info = (Param("A", "N/m", "> 0"), Param("beta", "1/(m.N^(n-1))", "> 0"),
-                  Param("gamma", "1/(m.N^(n-1))", "in (-beta, beta]"),
+    p_layout = ('A', 'beta', 'gamma', 'n', 'k_el')
+    param_info = (Param("A", "N/m", "> 0"), Param("beta", "1/(m.N^(n-1))", "finite"),
+                  Param("gamma", "1/(m.N^(n-1))", "finite; n > 1 needs beta >= 0, "
+                        "beta + gamma >= 0"),
                   Param("n", "1", "> 0"), Param("k_el", "N/m"), Param("z0", "N"))
     state_names = ("z",)
     citation = "Bouc-Wen model (Dahl as the case n = 1)"
@@ -100,16 +134,39 @@ class BoucWen(ForceElement):
 
     def __init__(self, *, A, beta, gamma, n, k_el=0.0, z0=0.0):
         A = check_positive("A", A)
-        beta = check_positive("beta", beta)
-        gamma = check_range("gamma", gamma, -beta, beta, lo_open=True)
+        beta = check_finite("beta", beta)
+        gamma = check_finite("gamma", gamma)
         n = check_positive("n", n)
         k_el = check_finite("k_el", k_el)
         z0 = check_finite("z0", z0)
+        if n > 1.0:
+            if beta < 0.0:
+                raise ValueError(f"beta must be in [0, inf) when n > 1 (got {beta!r}): "
+                                 "z would reach infinity at a finite displacement")
+            if beta + gamma < 0.0:
+                raise ValueError(f"gamma must be in [-beta, inf) = [{-beta:g}, inf) when "
+                                 f"n > 1 (got {gamma!r}): the hardening form β + γ < 0 "
+                                 "reaches infinity at a finite displacement for n > 1")
+            if gamma > beta:
+                zu = math.pow(A / (gamma - beta), 1.0 / n)
+                if abs(z0) >= zu:
+                    raise ValueError(f"z0 must be in (-{zu:g}, {zu:g}) for gamma > beta "
+                                     f"and n > 1 (got {z0!r}): beyond it the return "
+                                     "branch diverges")
         self._setup(dict(A=A, beta=beta, gamma=gamma, n=n, k_el=k_el, z0=z0),
                     [A, beta, gamma, n, k_el], [z0])
-        self.x_scale = np.array([max(self.z_max(), abs(z0))])
+        self.x_scale = np.array([max(bouc_wen_zscale(A, beta, gamma, n), abs(z0))])
+
+    @property
+    def bounded(self) -> bool:
+        """True in the bounded class β + γ > 0, β ≥ 0 (|z| ≤ max(|z0|, z_max()))."""
+        p = self.params
+        return p["beta"] + p["gamma"] > 0.0 and p["beta"] >= 0.0
 
     def z_max(self) -> float:
-        """(A/(β + γ))^(1/n) [N]: the value z tends to on a long increasing branch."""
+        """(A/(β + γ))^(1/n) [N]: the value z tends to on a long increasing branch;
+        inf outside the bounded class."""
         p = self.params
+        if not self.bounded:
+            return math.inf
         return math.pow(p["A"] / (p["beta"] + p["gamma"]), 1.0 / p["n"])

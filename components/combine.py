@@ -25,8 +25,8 @@ from .base import ForceElement, is_compiled
 def _flatten(elements):
     out = []
     for el in elements:
-        if isinstance(el, SumElement):
-            out.extend(el.parts)
+        if isinstance(el, ForceElement) and el.parts:
+            out.extend(el.parts)  # a sum of sums is flat (declared protocol: parts)
         elif isinstance(el, ForceElement):
             out.append(el)
         else:
@@ -99,6 +99,11 @@ class SumElement(ForceElement):
     ``SumElement(a, b, c)`` or ``a + b + c``; nested sums are flattened. The parts keep
     their own parameters (``.parts``); p and x0 are their concatenations.
     """
+
+    def p_names(self) -> tuple[str, ...]:
+        """The parts' layouts concatenated, each slot named part<i>.<name>."""
+        return tuple(f"part{i}.{nm}" for i, el in enumerate(self.parts)
+                     for nm in el.p_names())
 
     param_info = ()
     citation = "parallel combination (forces add)"

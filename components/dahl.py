@@ -73,6 +73,7 @@ class Dahl(ForceElement):
     """
 
     kind = "smooth"
+    p_layout = ('rho', 'Fc')
     param_info = (Param("rho", "1/m", "shape parameter, > 0"),
                   Param("Fc", "N", "Coulomb friction level, > 0"),
                   Param("w0", "1", "initial state, in [-1, 1]"))

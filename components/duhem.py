@@ -124,6 +124,7 @@ class Duhem(ForceElement):
     """
 
     kind = "smooth"
+    p_layout = ('A',)
     param_info = (Param("A", "1/m", "> 0"), Param("hu", "N", "callable u -> N"),
                   Param("hl", "N", "callable u -> N"), Param("F0", "N"))
     state_names = ("F",)

@@ -159,82 +159,127 @@ static double hm_series_inv(double target, double side, double q0, double k, dou
     return Z;
 }
 
+/* (1 − e^(−k s))/k, = s for k = 0 (_phi in modified_dahl.py) */
+static double hm_phi(double k, double s)
+{
+    if (k == 0.0) return s;
+    return -expm1(-k * s) / k;
+}
+
+/* y(L) for dy/ds = q0 − q1·y − q2·|y|, exactly: the mirror of linear_law_advance in
+ * modified_dahl.py (closed-form exponential on each side, one switch at y = 0) */
+static double hm_linear_law_advance(double y, double L, double q0, double q1, double q2)
+{
+    double k, g;
+    if (L <= 0.0) return y;
+    k = (y > 0.0 || (y == 0.0 && q0 > 0.0)) ? q1 + q2 : q1 - q2;
+    g = q0 - k * y;
+    if (y != 0.0 && g * y < 0.0) {
+        double r = -y / g, c = 1.0 - k * r;
+        if (c > 0.0) {
+            double s0 = (k == 0.0) ? r : -log1p(-k * r) / k;
+            if (s0 < L) {
+                double ka = q0 > 0.0 ? q1 + q2 : q1 - q2;
+                return q0 * hm_phi(ka, L - s0);
+            }
+        }
+    }
+    return y + g * hm_phi(k, L);
+}
+
+#define HM_TAYLOR_K 16
+
+/* Taylor coefficients of y(s) for dy/ds = q0 − κ|y|^m (_taylor_coeffs in
+ * modified_dahl.py, same arithmetic); returns k, *err = |c[k]|·h^k */
+static int hm_taylor_coeffs(double y, double q0, double kap, double m, double h, double tol,
+                            double *c, double *err)
+{
+    double sy = y > 0.0 ? 1.0 : -1.0, a0 = fabs(y), inv = 1.0 / a0, hk, prev, term;
+    double *w = c + HM_TAYLOR_K + 1;
+    int k, j;
+    c[0] = y;
+    w[0] = pow(a0, m);
+    c[1] = q0 - kap * w[0];
+    hk = h;
+    prev = fabs(c[1]) * hk;
+    term = prev;
+    for (k = 1; k < HM_TAYLOR_K; k++) {
+        double acc = 0.0;
+        for (j = 1; j <= k; j++) acc += (m * j - (k - j)) * (sy * c[j]) * w[k - j];
+        w[k] = acc * inv / k;
+        c[k + 1] = -kap * w[k] / (k + 1);
+        hk *= h;
+        term = fabs(c[k + 1]) * hk;
+        if (term <= tol && prev <= tol) { *err = term; return k + 1; }
+        prev = term;
+    }
+    *err = term;
+    return HM_TAYLOR_K;
+}
+
 /* y(L) for dy/ds = g(y) = q0 − q1 sgn(y)|y|^m − q2 |y|^m: the mirror of
  * power_law_advance in modified_dahl.py (shared by the modified Dahl gap and the
- * Bouc-Wen state). Crosses y = 0 exactly through the series inverse function,
- * adaptive Dormand-Prince elsewhere, stops at the zero y* of g instead of passing it. */
+ * Bouc-Wen state): closed forms for m = 1 and q0 = 0, Taylor steps elsewhere, the
+ * zone around y = 0 crossed exactly through the series inverse function, stops at
+ * the zero y* of g instead of passing it. */
 static double hm_power_law_advance(double y, double L, double q0, double q1, double q2,
                                    double m, double rtol, double scale)
 {
-    double sa, ka, kb, wa, wb, ystar, snap, s, h, hmin, k1, k2, k3, k4, k5, k6, k7, yn, e, err;
-    int clamp;
+    double sa, ka, kb, kmax, eps, ystar, snap, s, c[2 * (HM_TAYLOR_K + 1)];
     if (L <= 0.0) return y;
-    if (q0 != 0.0) {
-        sa = q0 > 0.0 ? 1.0 : -1.0;
-        ka = hm_side_k(sa, q1, q2);
-        kb = hm_side_k(-sa, q1, q2);
-        ystar = (q0 / ka > 0.0) ? sa * pow(q0 / ka, 1.0 / m) : NAN;
-        wa = ka != 0.0 ? pow(fabs(q0) / (2.0 * fabs(ka)), 1.0 / m) : INFINITY;
-        wb = kb != 0.0 ? pow(fabs(q0) / (2.0 * fabs(kb)), 1.0 / m) : INFINITY;
-        wa = fmin(wa, 1e300);
-        wb = fmin(wb, 1e300);
-    } else {
-        sa = 1.0; ka = kb = wa = wb = 0.0;
-        ystar = 0.0;
+    if (m == 1.0) return hm_linear_law_advance(y, L, q0, q1, q2);
+    if (q0 == 0.0) {
+        double kap, r;
+        if (y == 0.0) return 0.0;
+        kap = hm_side_k(y, q1, q2);
+        r = pow(fabs(y), 1.0 - m) - (1.0 - m) * kap * L;
+        if (r <= 0.0) return 0.0;
+        return copysign(pow(r, 1.0 / (1.0 - m)), y);
     }
-    clamp = (ystar == ystar);
+    sa = q0 > 0.0 ? 1.0 : -1.0;
+    ka = hm_side_k(sa, q1, q2);
+    kb = hm_side_k(-sa, q1, q2);
+    ystar = (q0 / ka > 0.0) ? sa * pow(q0 / ka, 1.0 / m) : NAN;
+    kmax = fmax(fabs(ka), fabs(kb));
+    eps = kmax > 0.0 ? pow(1e-3 * fabs(q0) / kmax, 1.0 / m) : INFINITY;
+    if (eps == INFINITY) return y + q0 * L;
     snap = 1e-3 * rtol * scale;
     s = 0.0;
-    h = L;
-    hmin = L * 1e-14;
-    k1 = hm_power_rhs(y, q0, q1, q2, m);
     while (s < L) {
-        double rem = L - s;
-        if (clamp && fabs(y - ystar) <= snap) return ystar;
-        if (q0 != 0.0) {
-            if (y * sa <= 0.0 && fabs(y) <= wb) {
+        double rem = L - s, kap, tol, h, yn = y, err;
+        int it, kk, j;
+        if (ystar == ystar && fabs(y - ystar) <= snap) return ystar;
+        if (fabs(y) < eps) {
+            double s_y, target, se;
+            if (y * sa < 0.0) {
                 double sy = hm_series_s(y, q0, kb, m);
-                if (-sy >= rem) return hm_series_inv(sy + rem, -sa, q0, kb, m, wb);
+                if (-sy >= rem) return hm_series_inv(sy + rem, -sa, q0, kb, m, eps);
                 s += -sy;
                 y = 0.0;
                 rem = L - s;
             }
-            if (y * sa >= 0.0 && fabs(y) < wa) {
-                double target = hm_series_s(y, q0, ka, m) + rem;
-                double sw = hm_series_s(sa * wa, q0, ka, m);
-                if (sw >= target) return hm_series_inv(target, sa, q0, ka, m, wa);
-                s += sw - hm_series_s(y, q0, ka, m);
-                y = sa * wa;
-                k1 = hm_power_rhs(y, q0, q1, q2, m);
-                h = fmin(h, L - s);
-                if (s >= L) return y;
-                continue;
-            }
-        }
-        if (s + h > L) h = L - s;
-        k2 = hm_power_rhs(y + h * A21 * k1, q0, q1, q2, m);
-        k3 = hm_power_rhs(y + h * (A31 * k1 + A32 * k2), q0, q1, q2, m);
-        k4 = hm_power_rhs(y + h * (A41 * k1 + A42 * k2 + A43 * k3), q0, q1, q2, m);
-        k5 = hm_power_rhs(y + h * (A51 * k1 + A52 * k2 + A53 * k3 + A54 * k4), q0, q1, q2, m);
-        k6 = hm_power_rhs(y + h * (A61 * k1 + A62 * k2 + A63 * k3 + A64 * k4 + A65 * k5),
-                          q0, q1, q2, m);
-        yn = y + h * (B1 * k1 + B3 * k3 + B4 * k4 + B5 * k5 + B6 * k6);
-        if (q0 != 0.0 && y * sa < 0.0 && yn * sa >= 0.0) {
-            h *= 0.5;  /* would jump over zero: land in the window first */
+            s_y = hm_series_s(y, q0, ka, m);
+            target = s_y + rem;
+            se = hm_series_s(sa * eps, q0, ka, m);
+            if (se >= target) return hm_series_inv(target, sa, q0, ka, m, eps);
+            s += se - s_y;
+            y = sa * eps;
             continue;
         }
-        k7 = hm_power_rhs(yn, q0, q1, q2, m);
-        e = h * (E1 * k1 + E3 * k3 + E4 * k4 + E5 * k5 + E6 * k6 + E7 * k7);
-        err = fabs(e) / (rtol * fmax(fmax(fabs(y), fabs(yn)), scale));
-        if (err <= 1.0 || h <= hmin) {
-            if (clamp && (yn - ystar) * (ystar - y) >= 0.0) return ystar;
-            s += h;
-            y = yn;
-            k1 = k7;
-            h *= (err == 0.0) ? 5.0 : fmin(5.0, 0.9 * pow(err, -0.2));
-        } else {
-            h *= fmax(0.1, 0.9 * pow(err, -0.2));
+        kap = hm_side_k(y, q1, q2);
+        tol = 0.01 * rtol * fmax(fabs(y), scale);
+        h = rem;
+        for (it = 0; it < 60; it++) {
+            kk = hm_taylor_coeffs(y, q0, kap, m, h, tol, c, &err);
+            yn = c[kk];
+            for (j = kk - 1; j >= 0; j--) yn = yn * h + c[j];
+            if (err <= tol && yn * y > 0.0) break;
+            if (err > tol) h *= 0.8 * pow(tol / err, 1.0 / kk);
+            else h *= 0.5;
         }
+        if (ystar == ystar && y * sa > 0.0 && (yn - ystar) * (ystar - y) >= 0.0) return ystar;
+        s += h;
+        y = yn;
     }
     return y;
 }

@@ -92,6 +92,7 @@ class LinearSpring(_Linear):
     """Linear spring F = k·(u − u0): k [N/m] (any finite value, also negative for
     destabilising springs), u0 [m] free length offset."""
 
+    p_layout = ('k', 'u0')
     param_info = (Param("k", "N/m"), Param("u0", "m"))
     citation = "Hooke's law"
     force = staticmethod(spring_force)
@@ -107,6 +108,7 @@ class LinearSpring(_Linear):
 class LinearDamper(_Linear):
     """Linear viscous damper F = c·u̇: c [N·s/m] >= 0."""
 
+    p_layout = ('c',)
     param_info = (Param("c", "N.s/m", ">= 0"),)
     citation = "linear viscous damping"
     force = staticmethod(damper_force)
@@ -122,6 +124,7 @@ class SpringDamper(_Linear):
     """Spring and damper in parallel (Kelvin-Voigt) F = k·(u − u0) + c·u̇:
     k [N/m], c [N·s/m] >= 0, u0 [m]."""
 
+    p_layout = ('k', 'c', 'u0')
     param_info = (Param("k", "N/m"), Param("c", "N.s/m", ">= 0"), Param("u0", "m"))
     citation = "Kelvin-Voigt element"
     force = staticmethod(spring_damper_force)

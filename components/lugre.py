@@ -146,6 +146,7 @@ class LuGre(ForceElement):
     """
 
     kind = "smooth"
+    p_layout = ('sigma0', 'sigma1', 'Fc', 'Fs', 'vs', 'beta', 'sigma2')
     param_info = (Param("sigma0", "N/m"), Param("sigma1", "N.s/m"), Param("Fc", "N"),
                   Param("Fs", "N"), Param("vs", "m/s"), Param("beta", "1"),
                   Param("sigma2", "N.s/m"), Param("x0", "m"))
@@ -164,8 +165,13 @@ class LuGre(ForceElement):
         sigma1 = check_nonnegative("sigma1", sigma1)
         Fc = check_positive("Fc", Fc)
         Fs = check_finite("Fs", Fs)
+        if Fs < Fc and Fc - Fs <= 2.0 ** -23 * Fc:
+            # equal within float32 rounding (e.g. Fc=2.3, Fs=np.float32(2.3)): Fs = Fc
+            Fs = Fc
         if Fs < Fc:
-            raise ValueError(f"Fs must be in [Fc, inf) = [{Fc:g}, inf) (got {Fs!r})")
+            raise ValueError(f"Fs must be in [Fc, inf) = [{Fc:g}, inf) (got {Fs!r}): the "
+                             "static (breakaway) friction Fs is at least the Coulomb "
+                             "friction Fc (Ikhouane, Mañosa & Pujol, §4.2)")
         vs = check_positive("vs", vs)
         beta = check_positive("beta", beta)
         sigma2 = check_nonnegative("sigma2", sigma2)

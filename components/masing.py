@@ -73,6 +73,7 @@ class Masing(ForceElement):
     """
 
     kind = "inclusion"
+    p_layout = ('k', 'k0', 'eta', 'F0', 'c')
     param_info = (Param("k", "N/m", "series spring stiffness, > 0"),
                   Param("k0", "N/m", "parallel spring stiffness, >= 0"),
                   Param("alpha", "N", "dry friction threshold, > 0"),

@@ -86,6 +86,12 @@ class MaxwellSlip(ForceElement):
     """
 
     kind = "inclusion"
+    def p_names(self) -> tuple[str, ...]:
+        """p = [n, k_1 .. k_n, Delta_1 .. Delta_n] (n elements)."""
+        n = int(self.p[0])
+        return (("n",) + tuple(f"k_{i + 1}" for i in range(n))
+                + tuple(f"Delta_{i + 1}" for i in range(n)))
+
     param_info = (Param("k", "N/m", "asperity stiffnesses k_i, > 0 (1-D array)"),
                   Param("delta", "m", "slip deflections Delta_i, >= 0 (1-D array)"),
                   Param("z0", "m", "initial deflections, |z0_i| <= Delta_i"))

@@ -67,6 +67,9 @@ const char *modified_dahl_setup(const double *q, int nq, double *p, int np, doub
     HM_CHECK(q[0] > 0.0, "Lambda must be in (0, inf) (got %g)", q[0]);
     HM_CHECK(q[1] > 0.0, "mu must be in (0, inf) (got %g)", q[1]);
     for (i = 0; i < 7; i++) HM_CHECK(isfinite(q[i]), "parameter %d must be finite", i);
+    HM_CHECK(q[2] >= 0.0, "a must be in [0, inf) (got %g)", q[2]);
+    HM_CHECK(q[4] >= 0.0, "d must be in [0, inf) (got %g)", q[4]);
+    HM_CHECK(q[5] <= q[3], "e must be in (-inf, b] = (-inf, %g] (got %g)", q[3], q[5]);
     for (i = 0; i < 6; i++) p[i] = q[i];
     x0[0] = q[6];
     return NULL;

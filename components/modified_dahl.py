@@ -17,8 +17,9 @@ Its right-hand side decreases strictly in D, so D tends monotonically to the sin
 equilibrium D* = sgn(c)(|c|/Λ)^(1/μ) and never crosses it; D = 0 (the envelope
 itself, where the right-hand side is not Lipschitz for μ < 1) is crossed with the
 finite speed c. ``power_law_advance`` crosses D = 0 exactly through the inverse
-function s(D) (a convergent series), integrates elsewhere with adaptive
-Dormand-Prince steps and, where a step would overshoot D*, stops at D* (the true
+function s(D) (a convergent series), integrates elsewhere with high-order Taylor
+steps in s (about one per input sample) and, where a step would overshoot D*, stops
+at D* (the true
 solution cannot pass it): the integration neither stalls at the envelope nor
 crosses the curve h(u) − D*. μ = 1 (and c = 0) have closed forms and use them.
 """
@@ -30,13 +31,6 @@ from numba import njit
 from .base import ForceElement, Param, check_finite, check_positive
 
 # p = [Lambda, mu, a, b, d, e]
-
-from ._ode import dp45_factor, dp45_step
-
-# _NOCACHE: power_law_advance hands _power_fun to the shared stepper as a value, and
-# numba cannot cache a function holding a dispatcher value; it and its callers
-# compile once per process.
-
 
 @njit(cache=True)
 def spow(y, m):
@@ -52,12 +46,6 @@ def spow(y, m):
 def power_rhs(y, q0, q1, q2, m):
     """g(y) = q0 − q1·sgn(y)|y|^m − q2·|y|^m."""
     return q0 - q1 * spow(y, m) - q2 * abs(y) ** m
-
-
-@njit(cache=True)
-def _power_fun(s, y, args, out):
-    # power_rhs in the form dp45_step calls
-    out[0] = power_rhs(y[0], args[0], args[1], args[2], args[3])
 
 
 @njit(cache=True)
@@ -138,97 +126,126 @@ def linear_law_advance(y, L, q0, q1, q2):
     return y + g * _phi(k, L)
 
 
-@njit(cache=False)  # see _NOCACHE
+_TAYLOR_K = 16  # highest Taylor coefficient of a power-law step
+
+
+@njit(cache=True)
+def _taylor_coeffs(y, q0, kap, m, h, tol, c):
+    """Taylor coefficients c[k] of y(s) about s = 0 for dy/ds = q0 − κ|y|^m on the side
+    sgn(y) ≠ 0, up to the first k with |c[k]|·h^k and |c[k−1]|·h^(k−1) ≤ tol (or
+    _TAYLOR_K). Returns (k, |c[k]|·h^k). One pow: w = |y|^m is expanded by the
+    recurrence k a_0 w_k = Σ_{j=1..k} (m j − (k − j)) a_j w_{k−j} (a = |y|), and
+    (k+1) y_{k+1} = δ_k0 q0 − κ w_k."""
+    sy = 1.0 if y > 0.0 else -1.0
+    a0 = abs(y)
+    inv = 1.0 / a0
+    w = c[_TAYLOR_K + 1:]
+    c[0] = y
+    w[0] = a0 ** m
+    c[1] = q0 - kap * w[0]
+    hk = h
+    prev = abs(c[1]) * hk
+    term = prev
+    for k in range(1, _TAYLOR_K):
+        acc = 0.0
+        for j in range(1, k + 1):
+            acc += (m * j - (k - j)) * (sy * c[j]) * w[k - j]
+        w[k] = acc * inv / k
+        c[k + 1] = -kap * w[k] / (k + 1)
+        hk *= h
+        term = abs(c[k + 1]) * hk
+        if term <= tol and prev <= tol:
+            return k + 1, term
+        prev = term
+    return _TAYLOR_K, term
+
+
+@njit(cache=True)
 def power_law_advance(y, L, q0, q1, q2, m, rtol, scale):
     """y(L) for the scalar autonomous ODE dy/ds = g(y) = q0 − q1 sgn(y)|y|^m − q2 |y|^m.
 
     The form shared by the modified Dahl gap (q0 = c, q1 = Λ, q2 = 0, m = μ) and the
-    Bouc-Wen state (q0 = σA, q1 = β, q2 = σγ, m = n). When g(0) = q0 ≠ 0 the solution
-    crosses y = 0, where g is not Lipschitz for m < 1 and not smooth for any m; in the
-    window |k||y|^m ≤ |q0|/2 around 0 the solution is obtained exactly from the
-    inverse function s(y) = ∫dy/g(y), a convergent series, and Newton's method.
-    Elsewhere adaptive Dormand-Prince 5(4) steps (components/_ode.py, atol = rtol·scale).
-    g is non-increasing in y for the laws' parameter ranges, so y moves monotonically
-    towards the zero y* of g on its way and never passes it: a step that would
-    overshoot y* ends AT y* (where the exact solution is within tolerance), and y is
-    set to y* once |y − y*| ≤ 1e-3·rtol·scale. Neither stalls nor overshoots.
+    Bouc-Wen state (q0 = σA, q1 = β, q2 = σγ, m = n). A segment map far cheaper
+    than adaptive Runge-Kutta: m = 1 in closed form (linear_law_advance); q0 = 0 in
+    closed form (|y|^(1−m) changes linearly in s); otherwise Taylor steps in s of
+    order up to 16 whose coefficients come from one power |y|^m by a recurrence
+    (usually one step per input sample), the error of a step (its last terms) below
+    0.01·rtol·max(|y|, scale). Around y = 0, where g is not Lipschitz for m < 1 and
+    not smooth for any m, the zone |κ||y|^m ≤ 1e-3|q0| is crossed exactly through
+    the inverse function s(y) = ∫dy/g(y) (a fast geometric series) and Newton's
+    method: the switch is located exactly, at most once per segment (g(0) = q0 keeps
+    its sign). Where g vanishes at y* ahead, y moves monotonically to it and never
+    passes it: a step that would overshoot ends AT y*, and y is set to y* once
+    |y − y*| ≤ 1e-3·rtol·scale.
     """
     if L <= 0.0:
         return y
     if m == 1.0:
         return linear_law_advance(y, L, q0, q1, q2)
-    if q0 != 0.0:
-        sa = 1.0 if q0 > 0.0 else -1.0           # side ahead of zero
-        ka = _side_k(sa, q1, q2)
-        kb = _side_k(-sa, q1, q2)
-        ystar = sa * (q0 / ka) ** (1.0 / m) if q0 / ka > 0.0 else np.nan
-        wa = (abs(q0) / (2.0 * abs(ka))) ** (1.0 / m) if ka != 0.0 else np.inf
-        wb = (abs(q0) / (2.0 * abs(kb))) ** (1.0 / m) if kb != 0.0 else np.inf
-        wa = min(wa, 1e300)
-        wb = min(wb, 1e300)
-    else:
-        # g ≤ 0 on y > 0 and ≥ 0 on y < 0: y decays to y* = 0 (for the laws' ranges)
-        sa, ka, kb, wa, wb = 1.0, 0.0, 0.0, 0.0, 0.0
-        ystar = 0.0
-    clamp = ystar == ystar
+    if q0 == 0.0:
+        if y == 0.0:
+            return 0.0
+        kap = _side_k(y, q1, q2)        # dy/ds = −κ sgn(y)|y|^m on this side
+        r = abs(y) ** (1.0 - m) - (1.0 - m) * kap * L
+        if r <= 0.0:
+            return 0.0                  # m < 1: reaches 0 and stays (finite s)
+        return math.copysign(r ** (1.0 / (1.0 - m)), y)
+    sa = 1.0 if q0 > 0.0 else -1.0      # side ahead of zero
+    ka = _side_k(sa, q1, q2)
+    kb = _side_k(-sa, q1, q2)
+    ystar = sa * (q0 / ka) ** (1.0 / m) if q0 / ka > 0.0 else np.nan
+    kmax = max(abs(ka), abs(kb))
+    eps = (1e-3 * abs(q0) / kmax) ** (1.0 / m) if kmax > 0.0 else np.inf
+    if eps == np.inf:
+        return y + q0 * L               # g ≡ q0
     snap = 1e-3 * rtol * scale
+    c = np.empty(2 * (_TAYLOR_K + 1))
     s = 0.0
-    h = L
-    hmin = L * 1e-14
-    W = np.empty((10, 1))       # dp45_step work: stages K = W[:7], y, ŷ, atol
-    K = W[:7]
-    yv = W[7]
-    yn = W[8]
-    atol = W[9]
-    atol[0] = rtol * scale
-    args = (q0, q1, q2, m)
-    K[0, 0] = power_rhs(y, q0, q1, q2, m)
     while s < L:
         rem = L - s
-        if clamp:
-            if abs(y - ystar) <= snap:
-                return ystar
-        if q0 != 0.0:
-            if y * sa <= 0.0 and abs(y) <= wb:
-                # behind zero, in the window: exact time to reach zero
-                sy = _series_s(y, q0, kb, m)     # < 0 behind zero (s(0) = 0)
+        if ystar == ystar and abs(y - ystar) <= snap:
+            return ystar
+        if abs(y) < eps:
+            if y * sa < 0.0:
+                # behind zero, in the zone: the exact arc length to reach it
+                sy = _series_s(y, q0, kb, m)     # < 0 (s(0) = 0)
                 if -sy >= rem:
-                    return _series_inv(sy + rem, -sa, q0, kb, m, wb)
+                    return _series_inv(sy + rem, -sa, q0, kb, m, eps)
                 s += -sy
                 y = 0.0
                 rem = L - s
-            if y * sa >= 0.0 and abs(y) < wa:
-                # ahead of zero, in the window: exact up to the window's edge
-                target = _series_s(y, q0, ka, m) + rem
-                sw = _series_s(sa * wa, q0, ka, m)
-                if sw >= target:
-                    return _series_inv(target, sa, q0, ka, m, wa)
-                s += sw - _series_s(y, q0, ka, m)
-                y = sa * wa
-                K[0, 0] = power_rhs(y, q0, q1, q2, m)
-                h = min(h, L - s)
-                if s >= L:
-                    return y
-                continue
-        if s + h > L:
-            h = L - s
-        yv[0] = y
-        err = dp45_step(_power_fun, s, yv, h, args, K, yn, atol, rtol, 1)
-        ynew = yn[0]
-        if q0 != 0.0 and y * sa < 0.0 and ynew * sa >= 0.0:
-            h *= 0.5  # would jump over zero: land in the window first
+            # at or ahead of zero, in the zone: exact up to the zone's edge
+            s_y = _series_s(y, q0, ka, m)
+            target = s_y + rem
+            se = _series_s(sa * eps, q0, ka, m)
+            if se >= target:
+                return _series_inv(target, sa, q0, ka, m, eps)
+            s += se - s_y
+            y = sa * eps
             continue
-        if err <= 1.0 or h <= hmin:
-            if clamp and (ynew - ystar) * (ystar - y) >= 0.0:
-                return ystar  # overshoot: the exact solution stops short of y*
-            s += h
-            y = ynew
-            K[0, 0] = K[6, 0]
-        h = h * dp45_factor(err)
+        kap = _side_k(y, q1, q2)
+        tol = 0.01 * rtol * max(abs(y), scale)
+        h = rem
+        for _ in range(60):
+            kk, err = _taylor_coeffs(y, q0, kap, m, h, tol, c)
+            yn = c[kk]
+            for j in range(kk - 1, -1, -1):
+                yn = yn * h + c[j]
+            if err <= tol and yn * y > 0.0:
+                break
+            # too long for the series (or it would jump over 0): shorten
+            if err > tol:
+                h *= 0.8 * (tol / err) ** (1.0 / kk)
+            else:
+                h *= 0.5
+        if ystar == ystar and y * sa > 0.0 and (yn - ystar) * (ystar - y) >= 0.0:
+            return ystar  # overshoot: the exact solution stops short of y*
+        s += h
+        y = yn
     return y
 
 
-@njit(cache=False)  # see _NOCACHE
+@njit(cache=True)
 def gap_advance(D, c, lam, mu, L, rtol, scale):
     """D(L) for dD/ds = c − Λ sgn(D)|D|^μ (the distance to the active envelope)."""
     if c == 0.0:
@@ -247,7 +264,7 @@ def gap_advance(D, c, lam, mu, L, rtol, scale):
     return power_law_advance(D, L, c, lam, 0.0, mu, rtol, scale)
 
 
-@njit(cache=False)  # see _NOCACHE
+@njit(cache=True)
 def modified_dahl_advance(x, u0, u1, dt, v, p, rtol):
     lam, mu, a, b, d, e = p[0], p[1], p[2], p[3], p[4], p[5]
     if v == 0.0:
@@ -323,16 +340,20 @@ class ModifiedDahl(ForceElement):
 
     Lambda [N^(1−μ)/m] > 0 transient rate between the envelopes, mu [-] > 0 loop-shape
     exponent (μ = 1: Duhem model with A = Λ; μ < 1 allowed, e.g. the paper's 0.37),
-    a [N/m], b [N] upper envelope h_u = a·u + b, d [N/m], e [N] lower envelope
-    h_l = d·u + e, F0 [N] initial force. State: the force F [N].
+    a [N/m] ≥ 0, b [N] upper envelope h_u = a·u + b, d [N/m] ≥ 0, e [N] ≤ b lower
+    envelope h_l = d·u + e (non-falling envelopes, ordered at u = 0), F0 [N] initial
+    force. State: the force F [N].
     Paper values (eqs. (33)-(35)): a = 7.146e4, b = 9.596e2, d = 5.322e4, e = 3.972e2,
     Lambda = 117355, mu = 0.37, F0 = 1.009e3 at t0 = 0.1988 s.
     """
 
     kind = "smooth"
+    p_layout = ('Lambda', 'mu', 'a', 'b', 'd', 'e')
     param_info = (Param("Lambda", "N^(1-mu)/m", "> 0"), Param("mu", "1", "> 0"),
-                  Param("a", "N/m", "upper envelope slope"), Param("b", "N", "upper envelope offset"),
-                  Param("d", "N/m", "lower envelope slope"), Param("e", "N", "lower envelope offset"),
+                  Param("a", "N/m", "upper envelope slope, >= 0"),
+                  Param("b", "N", "upper envelope offset"),
+                  Param("d", "N/m", "lower envelope slope, >= 0"),
+                  Param("e", "N", "lower envelope offset, <= b"),
                   Param("F0", "N", "initial force"))
     state_names = ("F",)
     citation = "Bastien, Michon, Manin & Dufour (2007), eqs. (3)-(4)"
@@ -349,6 +370,18 @@ class ModifiedDahl(ForceElement):
         a, b = check_finite("a", a), check_finite("b", b)
         d, e = check_finite("d", d), check_finite("e", e)
         F0 = check_finite("F0", F0)
+        # h_u and h_l are the upper and lower asymptotes of the loop (Bastien et al.
+        # (2007), §2.1.3): a falling envelope would put the settled branch on the far
+        # side of it (D* = sgn(a)(|a|/Λ)^(1/μ) < 0), and swapped envelopes are no loop
+        if a < 0.0:
+            raise ValueError(f"a must be in [0, inf) (got {a!r}): the upper envelope "
+                             "h_u = a·u + b must not fall")
+        if d < 0.0:
+            raise ValueError(f"d must be in [0, inf) (got {d!r}): the lower envelope "
+                             "h_l = d·u + e must not fall")
+        if e > b:
+            raise ValueError(f"e must be in (-inf, b] = (-inf, {b:g}] (got {e!r}): the "
+                             "lower envelope must not lie above the upper one at u = 0")
         self._setup(dict(Lambda=Lambda, mu=mu, a=a, b=b, d=d, e=e, F0=F0),
                     [Lambda, mu, a, b, d, e], [F0])
         self.x_scale = np.array([max(abs(b), abs(e), abs(F0), 1.0)])

@@ -98,6 +98,7 @@ class Relay(ForceElement):
     """
 
     kind = "operator"
+    p_layout = ('a1', 'a2')
     param_info = (Param("a1", "input", "lower threshold"), Param("a2", "input", "upper threshold"),
                   Param("initial", "1", "initial output, -1 or +1"))
     state_names = ("R",)
@@ -420,6 +421,14 @@ class Preisach(ForceElement):
     """
 
     kind = "operator"
+    def p_names(self) -> tuple[str, ...]:
+        """p = [n2, n1, D, W, k0, offset, LO, HI, dslope, A2[0..n2-1], A1[0..n1-1],
+        T[(n2+1)·(n1+1)]] (see the layout comment at the top of this module)."""
+        n2, n1 = int(self.p[0]), int(self.p[1])
+        return (("n2", "n1", "D", "W", "k0", "offset", "LO", "HI", "dslope")
+                + tuple(f"A2[{i}]" for i in range(n2)) + tuple(f"A1[{i}]" for i in range(n1))
+                + tuple(f"T[{i}]" for i in range((n2 + 1) * (n1 + 1))))
+
     param_info = (Param("a1", "input", "lower thresholds (1-D array), a1 < a2"),
                   Param("a2", "input", "upper thresholds (1-D array)"),
                   Param("weights", "output", "relay weights (1-D array)"),

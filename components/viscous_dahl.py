@@ -125,6 +125,7 @@ class ViscousDahl(ForceElement):
     """
 
     kind = "smooth"
+    p_layout = ('kx', 'kw', 'rho')
     param_info = (Param("kx", "N.s/m", ">= 0"), Param("kw", "N", "> 0"),
                   Param("rho", "1/m", "> 0"), Param("w0", "1", "in [-1, 1]"))
     state_names = ("w",)
@@ -159,6 +160,7 @@ class AsymmetricViscousDahl(ForceElement):
     """
 
     kind = "smooth"
+    p_layout = ('kx1', 'kw1', 'kx2', 'kw2', 'rho')
     param_info = (Param("kx1", "N.s/m", ">= 0"), Param("kw1", "N", "> 0"),
                   Param("kx2", "N.s/m", ">= 0"), Param("kw2", "N", "> 0"),
                   Param("rho", "1/m", "> 0"), Param("w0", "1", "in [-1, 1]"))

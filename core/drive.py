@@ -126,11 +126,13 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
     The output force at t_k uses the velocity of the segment that ends at t_k
     (for k = 0, the first segment).
 
-    rtol (default 1e-8) is the relative tolerance of the adaptive Runge-Kutta steps of
-    laws without an exact segment update (Bouc-Wen, Duhem, modified Dahl); laws with an
-    exact update (Dahl, LuGre, viscous + Dahl, Masing, Maxwell-slip, Preisach) are exact
-    to rounding, except that one-state laws with an affine segment map (Dahl, LuGre)
-    reuse that map while v and dt stay within 0.01·rtol of the values it was made for.
+    rtol (default 1e-8) is the relative tolerance of the segment updates that are not
+    exact: the Taylor steps of Bouc-Wen (n ≠ 1) and modified Dahl (μ ≠ 1), the
+    adaptive Dormand-Prince steps of Duhem (components/_ode.py); laws with an exact
+    update (Dahl, LuGre, viscous + Dahl, Bouc-Wen n = 1, modified Dahl μ = 1, Masing,
+    Maxwell-slip, Preisach) are exact to rounding, except that one-state laws with an
+    affine segment map (Dahl, LuGre) reuse that map while v and dt stay within
+    0.01·rtol of the values it was made for.
     x0 overrides the element's initial state. store_state=False keeps only the force
     (and the final state) to save memory on long runs.
     """
@@ -159,7 +161,7 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
             raise ValueError(f"x0 must have {element.n_states} component(s) (got {xs.size})")
     n_out = element.n_states if store_state else 0
     n_out = min(n_out, element.n_report_states)
-    affine = getattr(element, "affine", None)
+    affine = element.affine  # declared on ForceElement (None unless the law has one)
     if v is None and affine is not None and is_compiled(affine) and element.n_states == 1:
         F, X = _drive_affine_loop(affine, t, u, vseg, xs, element.p, 0.01 * float(rtol), n_out)
         return _checked(element, t, u, vout, F, X)

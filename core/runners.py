@@ -36,6 +36,7 @@ REGISTRY: dict[str, str] = {
     "drive": "hystmech.scenario:run_drive",
     "belt-tensioner": "hystmech.systems.belt_tensioner:run",
     "belt-tensioner-frf": "hystmech.systems.sweep:run",
+    "belt-tensioner-frf-continuation": "hystmech.systems.frf_continuation:run",
     "belt-tensioner-cosim": "hystmech.fmu.cases:run",
     "cable-cantilever-cyclic": "hystmech.systems.rod_cases:run_cantilever_cyclic",
     "cable-dynamic": "hystmech.systems.rod_cases:run_dynamic",
@@ -50,6 +51,7 @@ REGISTRY: dict[str, str] = {
     "maxwell-slip-oscillator": "hystmech.systems.maxwell_slip_oscillator:run",
     "mr-damper-real-data": "hystmech.identify.real_data:run",
     "mr-damper-rig": "hystmech.systems.mr_damper_rig:run",
+    "bouc-wen-benchmark": "hystmech.systems.bouc_wen_benchmark:run",
 }
 
 # -- schemas: {table: Spec} per runner ---------------------------------------------------------
@@ -87,6 +89,16 @@ SCHEMAS: dict[str, dict] = {
                              "mdm_method": STR}),
         "sweep": Table({"workers": COUNT, "steady_state": BOOL, "ss_tol": REAL,
                         "ss_periods": COUNT, "ss_confirm": COUNT}),
+    },
+    "belt-tensioner-frf-continuation": {
+        "branches": Table({"models": List(Str("mdm", "masing")), "f1": List(REAL),
+                           "omega_min": REAL, "omega_max": REAL}),
+        "continuation": Table({"ds": REAL, "ds_max": REAL, "state_weight": REAL,
+                               "mdm_tol": REAL, "masing_tol": REAL, "jacobian_every": COUNT,
+                               "max_points": COUNT, "n_samples": COUNT,
+                               "max_measure_step": REAL}),
+        "solver": Table({"mdm_rtol": REAL, "masing_h": REAL}),
+        "overlay": Table({"frf_csv": STR, "reduced_n_omega": COUNT}),
     },
     "belt-tensioner-cosim": {
         "simulation": Table({"t_end": REAL, "window": REAL, "H": REAL, "rtol": REAL}),
@@ -142,6 +154,14 @@ SCHEMAS: dict[str, dict] = {
         "protocol": Table({"levels": List(REAL), "cycles_per_level": COUNT,
                            "points_per_cycle": COUNT, "snapshot_samples": List(COUNT)}),
         "kernel": Table({"amplitude": REAL, "r0": REAL, "s0": REAL, "n": COUNT, "k0": REAL}),
+    },
+    "bouc-wen-benchmark": {
+        "system": Table({"m": REAL, "c": REAL, "k": REAL, "alpha": REAL, "beta": REAL,
+                         "gamma": REAL, "delta": REAL, "nu": REAL}),
+        "signals": Table({"fs": REAL, "N": COUNT, "upsample": COUNT, "rms": REAL,
+                          "f_min": REAL, "f_max": REAL, "seed": INT,
+                          "multisine_periods": COUNT, "B": REAL, "f0": REAL, "f1": REAL}),
+        "solver": Table({"method": STR, "rtol": REAL}),
     },
     "maxwell-slip-oscillator": {
         "oscillator": Table({"m": REAL, "K": REAL, "c": REAL}),
@@ -226,6 +246,13 @@ def _work_frf(cfg):
     if st:
         out["steps"] = st
     return out
+
+
+def _work_frf_continuation(cfg):
+    b, c = _t(cfg, "branches"), _t(cfg, "continuation")
+    n = len(b.get("models", ["mdm", "masing"])) * len(b.get("f1", [13, 120, 300]))
+    pts = float(n) * float(c.get("max_points", 500))
+    return {"points": (pts, f"{n} branches of at most {c.get('max_points', 500)} orbits")}
 
 
 def _work_cosim(cfg):
@@ -316,10 +343,18 @@ def _work_mr_rig(cfg):
     return {"samples": st} if st else {}
 
 
+def _work_bouc_wen(cfg):
+    g = _t(cfg, "signals")
+    n = float(g.get("N", 8192)) * (float(g.get("multisine_periods", 2)) + 1.0)
+    return {"samples": (n, f"signals.N x (multisine_periods + 1) is {n:.3g} samples")}
+
+
 WORK: dict[str, Callable[[dict], dict]] = {
     "drive": _work_drive,
+    "bouc-wen-benchmark": _work_bouc_wen,
     "belt-tensioner": _work_belt,
     "belt-tensioner-frf": _work_frf,
+    "belt-tensioner-frf-continuation": _work_frf_continuation,
     "belt-tensioner-cosim": _work_cosim,
     "cable-cantilever-cyclic": _work_cantilever,
     "cable-dynamic": _work_dynamic,

@@ -63,15 +63,17 @@ class RodState:
         return RodState(self.q.copy(), self.K.copy(), self.X.copy())
 
 
-def _elastic_part(law) -> float:
-    """Σ k of the LinearSpring parts (u0 = 0) of a moment law [N·m²]: its stored,
-    path-independent part ½·EI_el·K² (used to split the moment work in dynamic())."""
-    from ..components.combine import SumElement
-    from ..components.linear import LinearSpring
-
-    parts = law.parts if isinstance(law, SumElement) else (law,)
-    return float(sum(el.params["k"] for el in parts
-                     if isinstance(el, LinearSpring) and el.params["u0"] == 0.0))
+def _elastic_parts(law) -> tuple:
+    """The stateless parts of a moment law (the law itself when it is stateless): their
+    stored energy depends on the curvature alone (e.g. linear springs), so it is the
+    path-independent part of the moment work (used to split it in dynamic()). Read
+    from the declared protocol: ``parts``, ``n_states`` and ``stored_energy``."""
+    parts = law.parts or (law,)
+    out = []
+    for el in parts:
+        if el.n_states == 0 and el.stored_energy(np.zeros((1, 0)), np.zeros(1)) is not None:
+            out.append(el)
+    return tuple(out)
 
 
 class Rod:
@@ -122,7 +124,7 @@ class Rod:
         self.GA = penalty if GA is None else check_positive("GA", GA)
         self.rhoA = check_range("rhoA", rhoA, lo=0.0)
         self.rhoI = check_range("rhoI", rhoI, lo=0.0)
-        self.EI_elastic = _elastic_part(law)
+        self.elastic_parts = _elastic_parts(law)
         self.n_dof = 3 * self.N + 4
         self.ell = np.full(self.N + 1, self.h)
         self.ell[0] = self.ell[-1] = 0.5 * self.h
@@ -467,8 +469,9 @@ class DynamicResult:
     exact for the Newmark average-acceleration rule up to the Newton tolerance when the
     internal forces are linear, O(dt²) otherwise).
 
-    Split of the moment work: V_bend = Σ ℓ_j ½·EI_el·K_j² is the stored energy of the
-    law's linear-elastic part (Rod.EI_elastic) and W_hyst = W_bend − (V_bend − V_bend[0])
+    Split of the moment work: V_bend = Σ ℓ_j E_el(K_j) is the stored energy of the
+    law's stateless parts (Rod.elastic_parts, e.g. ½·EI_el·K² for a linear spring;
+    the parts' declared ``stored_energy``) and W_hyst = W_bend − (V_bend − V_bend[0])
     the work absorbed by the rest (the hysteretic part, accumulated per vertex). The
     mechanical energy E_mech = T + V + V_bend then drops between two instants by
     ΔW_hyst + ΔW_damp − ΔW_ext (see :meth:`cycles`)."""
@@ -499,7 +502,12 @@ class DynamicResult:
 
     @property
     def V_bend(self):
-        return 0.5 * self.rod.EI_elastic * np.sum(self.rod.ell * self.K ** 2, axis=1)
+        K = np.asarray(self.K, dtype=float)
+        e = np.zeros(K.shape)
+        X0 = np.zeros((K.size, 0))
+        for el in self.rod.elastic_parts:
+            e += np.asarray(el.stored_energy(X0, K.ravel()), dtype=float).reshape(K.shape)
+        return np.sum(self.rod.ell * e, axis=1)
 
     @property
     def W_hyst(self):

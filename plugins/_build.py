@@ -1,0 +1,67 @@
+"""Importing an engine (a clear error naming the extra when it is missing) and building
+the engines' native plugin libraries with the system C compiler, cached on disk by
+content (sources, flags, engine version)."""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# engine module -> (extra that installs it, pip name)
+EXTRAS = {"mujoco": ("mujoco", "mujoco"), "exudyn": ("exudyn", "exudyn"),
+          "elastica": ("elastica", "pyelastica")}
+
+
+class PluginBuildError(RuntimeError):
+    """A plugin library that could not be compiled or loaded (message names the cause)."""
+
+
+def engine(module: str):
+    """Import a multibody engine, or raise ImportError naming the hystmech extra."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        extra, pipname = EXTRAS[module]
+        raise ImportError(f"hystmech.plugins.{module if module != 'elastica' else 'elastica'} "
+                          f"needs the {pipname!r} package: pip install 'hystmech[{extra}]' "
+                          f"({e})") from None
+
+
+def cache_dir() -> Path:
+    """Where built plugin libraries are kept ($HYSTMECH_PLUGIN_CACHE or the temp dir)."""
+    d = os.environ.get("HYSTMECH_PLUGIN_CACHE")
+    return Path(d) if d else Path(tempfile.gettempdir()) / "hystmech-plugin-cache"
+
+
+def build_shared(stem: str, sources: list[Path], *, includes=(), link=(), key: str = "",
+                 cc: str | None = None) -> Path:
+    """Compile ``sources`` into a shared library ``<stem>-<hash>.so`` in the cache
+    (hash over the sources' bytes, the flags and ``key``) and return its path; a
+    concurrent build by another process is harmless (atomic rename)."""
+    from ..fmu.export import find_compiler
+
+    flags = ["-O2", "-fPIC", "-shared", "-std=c99", "-D_POSIX_C_SOURCE=200809L",
+             "-Wall", "-Wno-unused-function"]
+    h = hashlib.sha256(key.encode())
+    for f in sources:
+        h.update(Path(f).name.encode() + Path(f).read_bytes())
+    h.update(" ".join(flags + [f"-I{i}" for i in includes] + list(link)).encode())
+    so = cache_dir() / f"{stem}-{h.hexdigest()[:20]}.so"
+    if so.exists():
+        return so
+    exe = find_compiler(cc)
+    so.parent.mkdir(parents=True, exist_ok=True)
+    tmp = so.with_name(f".{so.name}.{os.getpid()}.tmp")
+    cmd = [exe, *flags, *[f"-I{i}" for i in includes], *map(str, sources), "-o", str(tmp),
+           *link, "-lm"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise PluginBuildError(f"compiling {stem} failed ({' '.join(cmd)}):\n{r.stderr.strip()}")
+    os.replace(tmp, so)
+    return so

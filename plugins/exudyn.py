@@ -1,0 +1,321 @@
+"""hystmech force elements inside Exudyn, as coordinate spring-dampers with a force user
+function.
+
+``add_element(mbs, element, [m0, m1])`` adds a ``CoordinateSpringDamper`` between two
+coordinate markers: the element sees u = q(m1) − q(m0), v = q̇(m1) − q̇(m0) (Exudyn's
+displacement and velocity of the connector) and acts with −F on m1, +F on m0 (a
+positive F pulls m1 back towards m0, like a spring k·u).
+
+Two routes:
+
+``route="commit"`` (default, every law): trial/commit. The spring-force user function,
+called by the solver at every stage, advances a COPY of the state committed at the last
+accepted step from the committed (u, t) to the stage's (u, t) and returns its force; one
+post-step user function, called once per accepted step, commits every element of the
+system in one call. The committed state (and its u, t) lives in a ``NodeGenericData``,
+so ``mbs.systemData.GetSystemState()`` / ``SetSystemState`` and restart files carry it.
+For fixed-step solvers, explicit (RK44 ...) or implicit (GeneralizedAlpha,
+TrapezoidalIndex2: every Newton iteration is a trial).
+
+``route="ode1"`` (smooth laws): the state is an ``ObjectGenericODE1`` integrated by the
+solver itself with ẋ = rate(x, u, v), for adaptive solvers (DOPRI5) and implicit ones.
+
+Exudyn has one post-step user function per system: add yours with
+:func:`set_post_step` so that it runs after the commit.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..components.base import ForceElement
+from ._build import engine
+
+__all__ = ["add_element", "set_post_step", "element_state", "element_force", "Host"]
+
+# data node layout: [initialised, u committed, t committed, x ...]
+HDR = 3
+
+
+class _Item:
+    __slots__ = ("element", "name", "connector", "node", "ltg", "route", "ode_node", "p",
+                 "advance", "force", "rtol")
+
+
+class Host:
+    """The hystmech elements of one Exudyn MainSystem and its post-step commit."""
+
+    def __init__(self, mbs):
+        self.mbs = mbs
+        self.items: list[_Item] = []
+        self.user_post = None
+        self._ltg_ready = False
+        self._disp = engine("exudyn").OutputVariableType.Displacement
+
+    def _ltg(self):
+        # data coordinate indices are known only after mbs.Assemble()
+        if not self._ltg_ready:
+            for it in self.items:
+                if it.node is not None:
+                    ltg = np.asarray(self.mbs.systemData.GetNodeLTGData(it.node), dtype=int)
+                    # a node's data coordinates are contiguous: slice, not fancy-index
+                    assert np.all(np.diff(ltg) == 1)
+                    it.ltg = slice(int(ltg[0]), int(ltg[-1]) + 1)
+            self._ltg_ready = True
+
+    def post_step(self, mbs, t):
+        """Commit every trial/commit element over the accepted step (one call)."""
+        self._ltg()
+        disp = self._disp
+        D = None
+        for it in self.items:
+            if it.route != "commit":
+                continue
+            if D is None:
+                D = np.array(mbs.systemData.GetDataCoordinates())
+            s = D[it.ltg]
+            u = float(mbs.GetObjectOutput(it.connector, disp))
+            if s[0] == 0.0:
+                s[0], s[1], s[2] = 1.0, u, t       # the first call (t = start): anchor
+            else:
+                dt = t - s[2]
+                if dt > 0.0 or u != s[1]:
+                    x = np.ascontiguousarray(s[HDR:])
+                    it.advance(x, s[1], u, dt, (u - s[1]) / dt if dt > 0.0 else 0.0, it.p,
+                               it.rtol)
+                    s[HDR:] = x
+                s[1], s[2] = u, t
+            D[it.ltg] = s
+        if D is not None:
+            mbs.systemData.SetDataCoordinates(D)
+        if self.user_post is not None:
+            return self.user_post(mbs, t)
+        return True
+
+    def trial_function(self, it: _Item):
+        """The spring-force user function of one element: trial on a copy."""
+        adv, frc, p, rtol = it.advance, it.force, it.p, it.rtol
+
+        def uf(mbs, t, itemNumber, u, v, k, d, offset):
+            if not self._ltg_ready:
+                self._ltg()
+            s = mbs.systemData.GetDataCoordinates()[it.ltg]
+            x = s[HDR:]                      # already a copy of the committed state
+            if s[0] != 0.0:
+                uc = float(s[1])
+                dt = t - float(s[2])
+                if dt > 0.0:
+                    adv(x, uc, u, dt, (u - uc) / dt, p, rtol)
+                elif u != uc:
+                    adv(x, uc, u, 0.0, v, p, rtol)
+            return float(frc(x, u, v, p))
+        return uf
+
+
+def _host(mbs) -> Host:
+    h = mbs.sys.get("hystmech_host")
+    if h is None:
+        h = Host(mbs)
+        mbs.sys["hystmech_host"] = h
+        mbs.SetPostStepUserFunction(h.post_step)
+    return h
+
+
+def set_post_step(mbs, function):
+    """Install ``function(mbs, t) -> bool`` as the system's post-step user function,
+    run after hystmech's commit of the elements' states (Exudyn holds only one)."""
+    _host(mbs).user_post = function
+
+
+def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
+                x0=None, route: str = "commit", rtol: float = 1e-8) -> int:
+    """Add the force element ``element`` between the coordinate markers
+    ``markers = [m0, m1]`` of the Exudyn MainSystem ``mbs`` (before ``mbs.Assemble()``);
+    returns the connector's object index. u = q(m1) − q(m0) [m or rad], F [N or N·m]
+    acts as −F on m1. ``route``: "commit" (trial/commit, any law, fixed-step solvers)
+    or "ode1" (smooth laws, state integrated by the solver, also adaptive solvers). ``x0`` overrides the initial state; ``rtol`` the segment tolerance."""
+    exu = engine("exudyn")
+    from exudyn.itemInterface import (CoordinateSpringDamper, NodeGenericData,
+                                      NodeGenericODE1, ObjectGenericODE1)
+
+    if not isinstance(element, ForceElement):
+        raise ValueError(f"element must be a hystmech force element (got {type(element).__name__})")
+    if route not in ("commit", "ode1"):
+        raise ValueError(f"route must be 'commit' or 'ode1' (got {route!r})")
+    if route == "ode1" and element.kind != "smooth":
+        raise ValueError(f"route 'ode1' needs a smooth law; {element.name} is an "
+                         f"{element.kind}: use route='commit' with a fixed-step solver")
+    try:
+        m0, m1 = (int(m) for m in markers)
+    except (TypeError, ValueError):
+        raise ValueError(f"markers must be two coordinate marker indices (got {markers!r})") from None
+    if not (isinstance(rtol, (int, float)) and 0 < rtol < 1):
+        raise ValueError(f"rtol must be in (0, 1) (got {rtol!r})")
+    xs = element.x0.copy() if x0 is None else np.asarray(x0, dtype=float).ravel()
+    if xs.size != element.n_states or not np.all(np.isfinite(xs)):
+        raise ValueError(f"x0 must hold {element.n_states} finite value(s)")
+    host = _host(mbs)
+    it = _Item()
+    it.element, it.route, it.rtol = element, route, float(rtol)
+    it.p, it.advance, it.force = element.p, element.advance, element.force
+    it.name = name or f"hystmech{len(host.items)}"
+    it.node = it.ode_node = it.ltg = None
+    if route == "commit":
+        it.node = mbs.AddNode(NodeGenericData(
+            name=f"{it.name}.state", numberOfDataCoordinates=HDR + xs.size,
+            initialCoordinates=[0.0, 0.0, 0.0] + list(xs)))
+        uf = host.trial_function(it)
+    else:
+        n = xs.size
+        it.ode_node = mbs.AddNode(NodeGenericODE1(
+            name=f"{it.name}.state", referenceCoordinates=[0.0] * n,
+            initialCoordinates=list(xs), numberOfODE1Coordinates=n))
+        rate = element.rate
+        p = element.p
+
+        def uf(mbs, t, itemNumber, u, v, k, d, offset):
+            x = np.asarray(mbs.GetNodeOutput(it.ode_node, exu.OutputVariableType.Coordinates))
+            return float(it.force(np.ascontiguousarray(x, dtype=float), u, v, p))
+
+        def rhs(mbs, t, itemNumber, q):
+            u = float(mbs.GetObjectOutput(it.connector, exu.OutputVariableType.Displacement))
+            v = float(mbs.GetObjectOutput(it.connector, exu.OutputVariableType.Velocity))
+            out = np.empty(n)
+            rate(np.ascontiguousarray(q, dtype=float), u, v, p, out)
+            return out
+
+        mbs.AddObject(ObjectGenericODE1(name=f"{it.name}.ode", nodeNumbers=[it.ode_node],
+                                        systemMatrix=np.zeros((n, n)), rhsVector=[0.0] * n,
+                                        rhsUserFunction=rhs))
+    it.connector = mbs.AddObject(CoordinateSpringDamper(
+        name=it.name, markerNumbers=[m0, m1], stiffness=0.0, damping=0.0,
+        springForceUserFunction=uf))
+    host.items.append(it)
+    host._ltg_ready = False
+    return it.connector
+
+
+def _item(mbs, name) -> _Item:
+    for it in _host(mbs).items:
+        if it.name == name or it.connector == name:
+            return it
+    raise ValueError(f"no hystmech element named {name!r} in this system")
+
+
+def element_state(mbs, name) -> np.ndarray:
+    """The committed state of element ``name`` (its name or connector index)."""
+    exu = engine("exudyn")
+    it = _item(mbs, name)
+    if it.route == "ode1":
+        return np.array(mbs.GetNodeOutput(it.ode_node, exu.OutputVariableType.Coordinates))
+    _host(mbs)._ltg()
+    return np.array(np.asarray(mbs.systemData.GetDataCoordinates())[it.ltg][HDR:])
+
+
+def element_force(mbs, name) -> float:
+    """The force [N] of element ``name`` at its committed state, current u and v."""
+    exu = engine("exudyn")
+    it = _item(mbs, name)
+    u = float(mbs.GetObjectOutput(it.connector, exu.OutputVariableType.Displacement))
+    v = float(mbs.GetObjectOutput(it.connector, exu.OutputVariableType.Velocity))
+    return float(it.force(np.ascontiguousarray(element_state(mbs, name)), u, v, it.p))
+
+
+def from_assembly(assembly, *, route: str = "commit"):
+    """Build a hystmech :class:`~hystmech.systems.Assembly` (DOFs, springs with preload,
+    dampers, force elements, external forces, gravity) as an Exudyn system; returns
+    ``(SC, mbs, nodes)`` with ``nodes`` mapping each DOF name to its NodeGenericODE2
+    and each element name to its connector. Imposed DOFs are not supported."""
+    exu = engine("exudyn")
+    from exudyn.itemInterface import (CoordinateSpringDamper, LoadCoordinate,
+                                      MarkerNodeCoordinate, NodeGenericODE2,
+                                      NodePointGround, ObjectGenericODE2)
+
+    from ..systems.assembly import GROUND, Harmonic
+
+    if assembly.imposed:
+        raise ValueError("from_assembly: imposed DOFs are not supported (give them a "
+                         "mass and a force, or build the Exudyn system by hand)")
+    SC = exu.SystemContainer()
+    mbs = SC.AddSystem()
+    ground = mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=mbs.AddNode(NodePointGround()),
+                                                coordinate=0))
+    nodes, mk = {}, {GROUND: ground}
+    for d in assembly.dofs.values():
+        n = mbs.AddNode(NodeGenericODE2(name=d.name, numberOfODE2Coordinates=1,
+                                        referenceCoordinates=[0.0], initialCoordinates=[d.x0],
+                                        initialCoordinates_t=[d.v0]))
+        mbs.AddObject(ObjectGenericODE2(nodeNumbers=[n], massMatrix=[[d.mass]]))
+        nodes[d.name] = n
+        mk[d.name] = mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=n, coordinate=0))
+        if assembly.gravity != 0.0:
+            mbs.AddLoad(LoadCoordinate(markerNumber=mk[d.name], load=d.mass * assembly.gravity))
+    for s in assembly.springs:
+        mbs.AddObject(CoordinateSpringDamper(name=s.name, markerNumbers=[mk[s.b], mk[s.a]],
+                                             stiffness=s.k, offset=s.u0))
+        if s.preload != 0.0:
+            # F = k(u − u0) + preload acts as −F on a, +F on b
+            mbs.AddLoad(LoadCoordinate(markerNumber=mk[s.a], load=-s.preload))
+            if s.b != GROUND:
+                mbs.AddLoad(LoadCoordinate(markerNumber=mk[s.b], load=s.preload))
+    for d in assembly.dampers:
+        mbs.AddObject(CoordinateSpringDamper(name=d.name, markerNumbers=[mk[d.b], mk[d.a]],
+                                             damping=d.c))
+    for e in assembly.elements:
+        nodes[e.name] = add_element(mbs, e.element, [mk[e.b], mk[e.a]], name=e.name, x0=e.x0,
+                                    route=route)
+    for f in assembly.forces:
+        if isinstance(f.f, (int, float)):
+            mbs.AddLoad(LoadCoordinate(name=f.name, markerNumber=mk[f.dof], load=float(f.f)))
+        else:
+            fn = f.f
+            if isinstance(fn, Harmonic):
+                f0, A, w, ph = fn.f0, fn.amplitude, fn.omega, fn.phase
+                import math
+
+                def fn(t, f0=f0, A=A, w=w, ph=ph):
+                    return f0 + A * math.cos(w * t + ph)
+            mbs.AddLoad(LoadCoordinate(name=f.name, markerNumber=mk[f.dof], load=0.0,
+                                       loadUserFunction=lambda mbs, t, load, fn=fn: float(fn(t))))
+    return SC, mbs, nodes
+
+
+def simulate(SC, mbs, t_end: float, h: float, *, t_start: float = 0.0, solver: str = "RK44",
+             record=(), rtol: float = 1e-10, atol: float = 1e-12, assemble: bool = True):
+    """Assemble and solve ``mbs`` from ``t_start`` to ``t_end`` [s] with Exudyn's ``solver``
+    (fixed step ``h`` [s]; for "DOPRI5" h is the largest step and rtol/atol the
+    tolerances); returns (t, X, V) with X[:, j], V[:, j] the coordinate and velocity
+    of node record[j] after
+    every accepted step (including t_start). ``assemble=False`` keeps the initial
+    state set by ``mbs.systemData.SetSystemState(state, ConfigurationType.Initial)``
+    (a restart)."""
+    exu = engine("exudyn")
+    out = []
+    nodes = list(record)
+
+    def rec(mbs_, t):
+        row = [t]
+        for n in nodes:
+            row.append(float(np.ravel(mbs_.GetNodeOutput(n, C))[0]))
+            row.append(float(np.ravel(mbs_.GetNodeOutput(n, Ct))[0]))
+        out.append(row)
+        return True
+
+    C, Ct = exu.OutputVariableType.Coordinates, exu.OutputVariableType.Coordinates_t
+    set_post_step(mbs, rec)
+    if assemble:
+        mbs.Assemble()
+    sim = exu.SimulationSettings()
+    if not (t_end > t_start and h > 0):
+        raise ValueError(f"need t_end > t_start and h > 0 (got {t_start}, {t_end}, {h})")
+    sim.timeIntegration.numberOfSteps = int(round((t_end - t_start) / h))
+    sim.timeIntegration.startTime = t_start
+    sim.timeIntegration.endTime = t_end
+    sim.solution.file.write = False
+    sim.timeIntegration.verboseMode = 0
+    if solver == "DOPRI5":
+        sim.timeIntegration.automaticStepSize = True
+        sim.timeIntegration.relativeTolerance = rtol
+        sim.timeIntegration.absoluteTolerance = atol
+    exu.SolveDynamic(mbs, sim, solverType=getattr(exu.DynamicSolverType, solver))
+    A = np.array(out)
+    return A[:, 0], A[:, 1::2], A[:, 2::2]

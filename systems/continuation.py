@@ -1,0 +1,445 @@
+"""Pseudo-arclength continuation of periodic orbits in a parameter (Ω, f1, ...).
+
+The orbits y*(p) of a family of forced assemblies ``build(p)`` (shooting residual
+R(y, p) = φ_{nT(p)}(y; p) − y of :mod:`hystmech.systems.periodic`) form curves in
+(y, p). They are followed by pseudo-arclength continuation (Keller's method): from a
+point x_k = (y_k, p_k) with unit tangent t_k (null vector of [R_y, R_p]) the predictor
+x_k + Δs·t_k is corrected by Newton's method on
+
+    R(y, p) = 0,    t_kᵀ (x − x_k) − Δs = 0,
+
+which passes folds (turning points in p) where plain continuation in p stops. Unknowns
+are scaled by each state's excursion over the period and p by the range, so Δs is
+dimensionless. The step Δs grows after quick corrections and is halved after slow or
+failed ones. Along the branch the Floquet multipliers flag folds (the p-component of
+the tangent changes sign, a multiplier crosses +1), period doublings (a real
+multiplier crosses −1; :func:`switch_period_doubling` starts the 2T branch) and
+Neimark–Sacker bifurcations (a complex pair crosses the unit circle).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..components.base import check_finite, check_positive
+from .solvers import SimulationError
+from .periodic import (ConvergenceError, Shooter, crossing_counts, default_fd_eps, floquet,
+                       instability, min_norm_solve, newton_shoot, peak_to_peak)
+
+
+@dataclass
+class Branch:
+    """A continued branch of periodic orbits.
+
+    p: parameter values; y: full states at t0 (rows); measure: the user's measure of
+    each orbit (default peak-to-peak of the first DOF [m]); stable: Floquet-stable;
+    multipliers: per point; n_periods: orbit period in forcing periods; special: list of
+    {"kind": "fold" | "period-doubling" | "neimark-sacker" | "end", "p", "measure",
+    "index"} (fold p and measure estimated by the parabola through the three points
+    around the turning point); message: why the continuation stopped; phase: the
+    section of each point, t0 + phase·T (it moves off velocity reversals).
+    """
+
+    p: np.ndarray
+    y: np.ndarray
+    measure: np.ndarray
+    stable: np.ndarray
+    multipliers: list
+    n_periods: int
+    special: list
+    message: str
+    n_sims: int
+    wall_s: float
+    names: list = field(default_factory=list)
+    monodromy: list = field(default_factory=list, repr=False)
+    phase: np.ndarray = field(default=None, repr=False)
+    fresh: np.ndarray = field(default=None, repr=False)
+
+    def folds(self) -> list:
+        return [s for s in self.special if s["kind"] == "fold"]
+
+    def bifurcations(self, kind: str) -> list:
+        return [s for s in self.special if s["kind"] == kind]
+
+
+def _default_measure(res) -> float:
+    return peak_to_peak(res.t, res.y[:, 0])
+
+
+def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
+                    period: Callable | None = None, n_periods: int = 1, t0: float = 0.0,
+                    method: str = "auto", options: dict | None = None,
+                    measure: Callable | None = None, ds: float = 0.02, ds_min: float = 1e-5,
+                    ds_max: float = 0.1, max_points: int = 400, tol: float = 1e-7,
+                    fd_eps: float | None = None, transient_periods: int = 0, n_samples: int = 256,
+                    max_corrector: int = 8, jacobian_every: int = 1,
+                    state_weight: float = 1.0, max_measure_step: float | None = None,
+                    progress: Callable | None = None) -> Branch:
+    """Follow the periodic orbits of ``build(p)`` from p_start towards p_end.
+
+    build(p) -> Assembly (e.g. the belt rig at Ω = p, Bastien et al. (2007), eqs.
+    (38)–(52)); period(p) -> T [s] (default 2π/Ω of the assembly's Harmonic forcing);
+    n_periods: orbits of period n·T (n = 3 for the Ω ≈ ω1/3 subharmonic); y0: guess of
+    the first orbit's state at t0 (default the initial state after transient_periods);
+    measure(SimResult over one period) -> float, stored per point; ds, ds_min, ds_max:
+    dimensionless arclength steps (p scaled by |p_end − p_start|, states by their
+    excursion); tol: scaled shooting residual; stops when p leaves [p_start, p_end], at
+    max_points, or when Δs < ds_min. jacobian_every: a finite-difference Jacobian
+    (and monodromy) every so many points, Broyden updates from the corrector between
+    them (also fresh after a slow correction, a failed step, a moved section, or when
+    the updated monodromy signals a bifurcation, which is thereby confirmed);
+    ``Branch.fresh`` says which points have fresh multipliers. state_weight < 1 lets
+    the steps in p grow where the orbit changes fast (e.g. small superharmonic wiggles);
+    max_measure_step: a step is retried at half length when the measure changes by more
+    than this fraction (resolves sharp resonance peaks).
+    progress(fraction, message) after each point.
+    """
+    p_start = check_finite("p_start", p_start)
+    p_end = check_finite("p_end", p_end)
+    if p_end == p_start:
+        raise ValueError("p_end must differ from p_start")
+    if fd_eps is None:
+        fd_eps = default_fd_eps(build(p_start))
+    for name, v in (("ds", ds), ("ds_min", ds_min), ("ds_max", ds_max), ("tol", tol),
+                    ("fd_eps", fd_eps), ("state_weight", state_weight)):
+        check_positive(name, v)
+    if not ds_min <= ds <= ds_max:
+        raise ValueError(f"ds must be in [ds_min, ds_max] = [{ds_min!r}, {ds_max!r}] (got {ds!r})")
+    if int(jacobian_every) < 1:
+        raise ValueError(f"jacobian_every must be in [1, inf) (got {jacobian_every!r})")
+    if int(max_points) < 2:
+        raise ValueError(f"max_points must be in [2, inf) (got {max_points!r})")
+    measure = measure or _default_measure
+    tic = time.perf_counter()
+    lo_p, hi_p = min(p_start, p_end), max(p_start, p_end)
+    ps = hi_p - lo_p
+    made = []
+    sec = {"phase": 0.0}     # section t0 + phase·T(p), moved off velocity reversals
+    tols = {"scale": None}   # excursions of the last orbit: absolute tolerances
+
+    def shooter(p):
+        asm = build(p)
+        T = None if period is None else period(p)
+        made.append(Shooter(asm, T, n_periods=n_periods, t0=t0, phase=sec["phase"],
+                            method=method, options=options))
+        if tols["scale"] is not None:
+            made[-1].use_scale(tols["scale"])
+        return made[-1]
+
+    def converge(sh, y):
+        """Newton at fixed p with the section moved off velocity reversals (before, on
+        the guess's period, and after, on the orbit's). Returns (shooter, y, φ(y),
+        sample, scale)."""
+        res = sh.sample(y, n_samples)
+        for attempt in range(3):
+            if sh.assembly.elements and attempt < 2:
+                q = sh.section_quality(res)
+                if q[0] < 0.3:
+                    k = int(np.argmax(q[:-1]))
+                    sec["phase"] += k / n_samples * sh.n_periods
+                    y = res.y[k].copy()
+                    sh = shooter(float(p_now[0]))
+                elif attempt > 0:
+                    break
+            elif attempt > 0:
+                break
+            scale = sh.scales(y)
+            tols["scale"] = sh.use_scale(scale)
+            y, _, _, _, fy = newton_shoot(sh, y, scale, tol=tol, eps=fd_eps)
+            res = sh.sample(y, n_samples)
+        return sh, y, fy, res, sh.scales(y, res)
+
+    # -- first orbit: plain shooting at p_start ----------------------------------------
+    p_now = [p_start]
+    sh = shooter(p_start)
+    y = sh.assembly.initial_state() if y0 is None else np.asarray(y0, float).ravel().copy()
+    for _ in range(int(transient_periods)):
+        y = sh.flow(y)
+    sh, y, fy, res, scale = converge(sh, y)
+    free = sh.free
+    m = free.size
+    # states in units of excursion·√m/state_weight: a unit step moves the states as a
+    # whole as much as the parameter by its whole range (state_weight = 1)
+    sw = math.sqrt(max(m, 1)) / state_weight
+    tol_r = tol / sw
+
+    def fd_jac(sh, y, p, fy, scale):
+        """Unscaled [R_y, R_p] at (y, p) by finite differences (m + 1 periods)."""
+        M, _ = sh.jacobian(y, scale, fy, eps=fd_eps)
+        dp = 1e-5 * max(abs(p), ps)
+        p2 = p + dp if p + dp <= hi_p or p - dp < lo_p else p - dp
+        f2 = shooter(p2).flow(y.copy())
+        Gu = np.empty((m, m + 1))
+        Gu[:, :m] = M - np.eye(m)
+        Gu[:, m] = (f2[free] - fy[free]) / (p2 - p)
+        return Gu
+
+    def scaled(Gu, s):
+        G = np.empty_like(Gu)
+        G[:, :m] = Gu[:, :m] * s[None, :] / s[:, None]
+        G[:, m] = Gu[:, m] * ps / s
+        return G
+
+    def unscaled(G, s):
+        Gu = np.empty_like(G)
+        Gu[:, :m] = G[:, :m] * s[:, None] / s[None, :]
+        Gu[:, m] = G[:, m] * s / ps
+        return Gu
+
+    def tangent(G, t_prev=None, sign_p=None):
+        """Unit null vector of G = [R_y, R_p] (m × (m+1)), oriented along t_prev or by
+        the sign of its p component. Where p parameterises the branch (R_p in the range
+        of R_y) it is (−R_y⁺R_p, 1) normalised, with the minimum-norm R_y⁺: when the
+        orbits are not isolated (a neutral state, e.g. a stuck Masing slider, μ = 1)
+        this is the tangent that does not drift along the family. At a fold (R_y
+        singular, R_p outside its range) it is the last right singular vector."""
+        Gy, Gp = G[:, :m], G[:, m]
+        ty, *_ = np.linalg.lstsq(Gy, -Gp, rcond=1e-6)
+        res = np.linalg.norm(Gy @ ty + Gp)
+        regular = bool(np.all(np.isfinite(ty)) and
+                       res <= 1e-6 * max(np.linalg.norm(Gp), 1e-300))
+        t = np.concatenate([ty, [1.0]]) if regular else np.linalg.svd(G)[2][-1]
+        t = t / np.linalg.norm(t)
+        if t_prev is not None and float(t @ t_prev) < 0:
+            t = -t
+        if sign_p is not None and t[m] * sign_p < 0:
+            t = -t
+        tangent.regular = regular
+        return t
+
+    Gu = fd_jac(sh, y, p_start, fy, scale)
+    t = tangent(scaled(Gu, scale[free] * sw), sign_p=1.0 if p_end > p_start else -1.0)
+
+    P, Y, MEAS, ST, MU, MON, PH, FRESH = [], [], [], [], [], [], [], []
+    special = []
+
+    def record(p, y, res, Gu, fresh):
+        M = Gu[:, :m] + np.eye(m)
+        mu = floquet(M)
+        P.append(p)
+        Y.append(y.copy())
+        MEAS.append(float(measure(res)))
+        ST.append(instability(mu) is None)
+        MU.append(mu)
+        MON.append(M)
+        PH.append(sec["phase"])
+        FRESH.append(fresh)
+
+    record(p_start, y, res, Gu, True)
+    p = p_start
+    tp_prev = t[m]
+    message = f"reached max_points = {max_points}"
+    h = float(ds)
+    since_fresh = 0
+    while len(P) < max_points:
+        s = scale[free] * sw
+        x = np.concatenate([y[free] / s, [p / ps]])
+        xp = x + h * t
+        yg = y.copy()
+        yg[free] = xp[:m] * s
+        pg = xp[m] * ps
+        ok = False
+        G = scaled(Gu, s)
+        A = np.vstack([G, t[None, :]])
+        k = 0
+        try:
+            shk = shooter(pg)
+            yg = np.clip(yg, shk.lo, shk.hi)
+            res = shk.sample(yg, n_samples)     # the period run, sampled for the measure
+            fg = res.y[-1]
+            r = (fg[free] - yg[free]) / s
+            xg = np.concatenate([yg[free] / s, [pg / ps]])
+            g = float(t @ (xg - x) - h)
+            for k in range(1, max_corrector + 1):
+                if float(np.max(np.abs(r))) <= tol_r and abs(g) <= 1e-6:
+                    ok = True
+                    break
+                dx = -min_norm_solve(A, np.concatenate([r, [g]]))
+                pn = (xg[m] + dx[m]) * ps
+                shn = shooter(pn)
+                yn = yg.copy()
+                yn[free] = (xg[:m] + dx[:m]) * s
+                yn = np.clip(yn, shn.lo, shn.hi)
+                resn = shn.sample(yn, n_samples)
+                fn = resn.y[-1]
+                rn = (fn[free] - yn[free]) / s
+                if not np.all(np.isfinite(rn)):
+                    break
+                xn = np.concatenate([yn[free] / s, [pn / ps]])
+                d = xn - xg
+                # Broyden update of the R rows; the arclength row is exact
+                A[:m] += np.outer(rn - r - A[:m] @ d, d) / max(float(d @ d), 1e-300)
+                yg, pg, fg, r, xg, shk, res = yn, pn, fn, rn, xn, shn, resn
+                g = float(t @ (xn - x) - h)
+            else:
+                ok = float(np.max(np.abs(r))) <= tol_r and abs(g) <= 1e-6
+        except (SimulationError, ConvergenceError, ValueError, np.linalg.LinAlgError):
+            ok = False
+        if not ok:
+            h *= 0.5
+            Gu = fd_jac(shooter(p), y, p, shooter(p).flow(y), scale) if since_fresh else Gu
+            since_fresh = 0
+            if h < ds_min:
+                message = f"step size fell below ds_min = {ds_min:g} at p = {p:.6g}"
+                break
+            continue
+        if max_measure_step is not None and h > 2 * ds_min:
+            # resolve sharp peaks: the measure may change by max_measure_step (relative)
+            mv = float(measure(res))
+            if abs(mv - MEAS[-1]) > max_measure_step * max(abs(MEAS[-1]), 1e-300):
+                h *= 0.5
+                continue
+        # accepted point: maybe move the section; Jacobian fresh or Broyden-updated
+        p_now[0] = pg
+        moved = False
+        if shk.assembly.elements and shk.section_quality(res)[0] < 0.3:
+            try:
+                shk, yg, fg, res, scale_new = converge(shk, yg)
+                moved = True
+            except (SimulationError, ConvergenceError) as e:
+                message = f"could not move the section at p = {pg:.6g}: {e}"
+                break
+        else:
+            scale_new = shk.scales(yg, res)
+        since_fresh += 1
+        fresh = moved or k > 5 or since_fresh >= jacobian_every
+        if fresh:
+            Gu = fd_jac(shk, yg, pg, fg, scale_new)
+            since_fresh = 0
+        else:
+            Gu = unscaled(A[:m], s)
+        # a bifurcation seen on a Broyden Jacobian is confirmed on a fresh one
+        if not fresh:
+            mu_try = floquet(Gu[:, :m] + np.eye(m))
+            if crossing_counts(mu_try) != crossing_counts(MU[-1]):
+                Gu = fd_jac(shk, yg, pg, fg, scale_new)
+                fresh = True
+                since_fresh = 0
+        s_new = scale_new[free] * sw
+        if moved:       # new coordinates: keep only the direction of travel in p
+            t_new = tangent(scaled(Gu, s_new), sign_p=np.sign(t[m]) or 1.0)
+        else:
+            # orient by the secant from the previous point (robust to a noisy tangent)
+            sec_dir = np.concatenate([(yg[free] - y[free]) / s_new, [(pg - p) / ps]])
+            t_new = tangent(scaled(Gu, s_new), sec_dir)
+        if not moved and (t_new[m] * t[m] < 0 or abs(t_new[m]) < 0.05):
+            # a turning point is confirmed on a fresh Jacobian and by a real multiplier
+            # crossing +1 (a saddle-node changes the stability); without that crossing
+            # the flow is only piecewise smooth there (e.g. a grazing stick-slip
+            # transition) and the travel in p goes on the same way
+            if not fresh:
+                Gu = fd_jac(shk, yg, pg, fg, scale_new)
+                fresh = True
+                since_fresh = 0
+                t_new = tangent(scaled(Gu, s_new), sec_dir)
+            n_plus_new = crossing_counts(floquet(Gu[:, :m] + np.eye(m)))[0]
+            if t_new[m] * t[m] < 0 and n_plus_new == crossing_counts(MU[-1])[0]:
+                t_new = tangent(scaled(Gu, s_new), sign_p=float(np.sign(t[m])) or 1.0)
+        y, p, scale, t = yg, pg, scale_new, t_new
+        tols["scale"] = scale
+        record(p, y, res, Gu, fresh)
+        i = len(P) - 1
+        if tp_prev * t[m] < 0 and i >= 2:
+            special.append(_fold(P, MEAS, i))
+        tp_prev = t[m]
+        c0, c1 = crossing_counts(MU[i - 1]), crossing_counts(MU[i])
+        if c0[1] != c1[1]:
+            special.append(_crossing("period-doubling", P, MEAS, MU, i, -1.0))
+        if c0[2] != c1[2]:
+            special.append(_crossing("neimark-sacker", P, MEAS, MU, i, None))
+        if progress is not None:
+            progress(min(1.0, abs(p - p_start) / ps), f"p = {p:.6g}, measure = {MEAS[-1]:.6g}, "
+                     f"{'stable' if ST[-1] else 'unstable'}")
+        if k <= 3:
+            h = min(ds_max, 1.5 * h)
+        elif k >= 6:
+            h = max(ds_min, 0.5 * h)
+        if not lo_p - 1e-12 * ps <= p <= hi_p + 1e-12 * ps:
+            message = f"left the parameter range at p = {p:.6g}"
+            break
+    return Branch(p=np.array(P), y=np.array(Y), measure=np.array(MEAS), stable=np.array(ST),
+                  multipliers=MU, n_periods=int(n_periods), special=special, message=message,
+                  n_sims=sum(x.n_sims for x in made), wall_s=time.perf_counter() - tic,
+                  names=list(sh.names), monodromy=MON, phase=np.array(PH),
+                  fresh=np.array(FRESH))
+
+
+def _fold(P, MEAS, i):
+    """Fold between points i−2 .. i: vertex of the parabola p(σ) through them (σ the
+    point index), measure interpolated at the same σ."""
+    sig = np.array([0.0, 1.0, 2.0])
+    pp = np.array(P[i - 2:i + 1])
+    mm = np.array(MEAS[i - 2:i + 1])
+    c = np.polyfit(sig, pp, 2)
+    sv = -c[1] / (2 * c[0]) if c[0] != 0 else 1.0
+    sv = min(max(sv, 0.0), 2.0)
+    return {"kind": "fold", "p": float(np.polyval(c, sv)),
+            "measure": float(np.polyval(np.polyfit(sig, mm, 2), sv)), "index": i - 1}
+
+
+def _crossing(kind, P, MEAS, MU, i, target):
+    """Bifurcation between points i−1 and i, located by linear interpolation of the
+    modulus of the crossing multiplier to 1."""
+    def lead(mu):
+        mu = np.asarray(mu)
+        if target is not None:
+            cand = mu[np.abs(mu.imag) <= 1e-3 * np.abs(mu)]
+            cand = cand[cand.real < 0] if target < 0 else cand[cand.real > 0]
+        else:
+            cand = mu[np.abs(mu.imag) > 1e-3 * np.abs(mu)]
+        return float(np.abs(cand).max()) if cand.size else 0.0
+    a, b = lead(MU[i - 1]), lead(MU[i])
+    w = 0.5 if a == b else min(max((1.0 - a) / (b - a), 0.0), 1.0)
+    return {"kind": kind, "p": float(P[i - 1] + w * (P[i] - P[i - 1])),
+            "measure": float(MEAS[i - 1] + w * (MEAS[i] - MEAS[i - 1])), "index": i}
+
+
+def switch_period_doubling(branch: Branch, build: Callable, index: int | None = None, *,
+                           p_end: float, amplitude: float = 0.05, **kw) -> Branch:
+    """Start the period-2n·T branch born at a period doubling of ``branch`` and follow it
+    towards p_end. index: the point just past the bifurcation (default the first
+    period-doubling found); the guess is the n·T orbit plus ``amplitude`` × (its
+    excursion) along the eigenvector of the multiplier nearest −1, tried on both sides
+    (the doubled branch exists on the side where the n·T orbit is unstable).
+    kw: further options of :func:`continue_orbits`."""
+    if index is None:
+        pds = branch.bifurcations("period-doubling")
+        if not pds:
+            raise ValueError("the branch has no period-doubling point; give index")
+        index = pds[0]["index"]
+    index = int(index)
+    if not 0 <= index < branch.p.size:
+        raise ValueError(f"index must be in [0, {branch.p.size - 1}] (got {index!r})")
+    mu = np.asarray(branch.multipliers[index])
+    M = branch.monodromy[index]
+    w, V = np.linalg.eig(M)
+    j = int(np.argmin(np.abs(w + 1.0)))
+    v = np.real(V[:, j])
+    p = float(branch.p[index])
+    n2 = 2 * branch.n_periods
+    opts = {k: kw[k] for k in ("t0", "method", "options") if k in kw}
+    per = kw.get("period")
+    sh = Shooter(build(p), None if per is None else per(p), n_periods=n2, **opts)
+    y1 = branch.y[index]
+    scale = sh.scales(y1)
+    free = sh.free
+    vn = v / np.max(np.abs(v / scale[free]))
+    last = None
+    for a in (amplitude, 2 * amplitude, 4 * amplitude):
+        for sg in (1.0, -1.0):
+            y = y1.copy()
+            y[free] += sg * a * vn
+            try:
+                y2, _, err, it, fy = newton_shoot(sh, y, scale, tol=kw.get("tol", 1e-7))
+            except (ConvergenceError, SimulationError) as e:
+                last = e
+                continue
+            if np.max(np.abs((y2 - y1)[free] / scale[free])) > 1e-3:
+                kw2 = {k: v for k, v in kw.items() if k not in ("n_periods",)}
+                return continue_orbits(build, p, p_end, y0=y2, n_periods=n2, **kw2)
+    raise ConvergenceError(f"switch_period_doubling: no period-{n2} orbit found near p = {p:g} "
+                           f"(multiplier {mu[np.argmin(np.abs(mu + 1))]:.4g}; last: {last})")

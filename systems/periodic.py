@@ -1,0 +1,754 @@
+"""Periodic steady states of forced assemblies by shooting, with Floquet stability.
+
+A periodic orbit of an :class:`~hystmech.systems.Assembly` forced with period
+T = 2π/Ω (``Harmonic`` forces or imposed motions) is a state y* at t0 that the flow over
+n·T maps onto itself: the shooting residual
+
+    R(y) = φ_{nT}(y) − y = 0
+
+is solved by Newton's method, J = M − I with M = ∂φ_{nT}/∂y the monodromy matrix. Its
+eigenvalues are the Floquet multipliers μ: the orbit is asymptotically stable when every
+|μ| < 1; a multiplier leaving the unit circle through +1 is a fold (saddle-node, jump of
+the frequency response), through −1 a period doubling, and a complex pair a
+Neimark–Sacker (torus) bifurcation.
+
+Where the monodromy comes from (per kind of law):
+
+* every kind: finite differences of the compiled simulation
+  (:func:`hystmech.systems.simulate`) — one extra period per unknown, forward
+  differences inside Newton (with Broyden rank-one updates between full Jacobians),
+  central differences for the converged orbit's multipliers of smooth assemblies;
+  step ``fd_eps`` relative to each unknown's scale (its excursion over the period).
+  For smooth laws this is the first-order finite-difference approximation of the
+  variational equations ∂ẏ/∂y (the elements' ``jac``) integrated along the orbit; it is
+  used because the assembly's compiled right-hand side and Jacobian are not public API.
+* inclusions (Masing, Maxwell-slip): the discrete map is the projection scheme
+  (Bastien et al. (2007), eqs. (A.7)–(A.9)) at the step ``h``, piecewise smooth in y;
+  differences are taken into the box when a state sits on a face, so the one-sided
+  derivative of the stuck/slipping branch is used.
+* operators (relay, Preisach): Newton runs on the DOF positions/velocities (and the
+  states of the other elements) only. The operator memory at t0 is not an unknown: it
+  is carried over from the end of the previous period of the iteration, which is exact
+  at convergence because a periodic input wipes the memory out (Preisach/Mayergoyz
+  wiping-out property: after one cycle the memory holds only the cycle's dominant
+  extrema, the same after every cycle). The multipliers are those of the DOF map with
+  the memory frozen during one period.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..components.base import check_finite, check_positive
+from .assembly import Assembly, Harmonic
+from .solvers import SimulationError, simulate
+
+UNIT_TOL = 5e-3     # |μ| within this of 1 counts as neutral: the finite-difference
+                    # monodromy (steps 1e-4 of the excursion) is not more accurate near 1
+
+
+# -- forcing period ----------------------------------------------------------------------------
+
+def forcing_omega(assembly: Assembly) -> float:
+    """The common pulsation Ω [rad/s] of the assembly's Harmonic forces and imposed
+    motions (Bastien et al. (2007), eq. (52)); ValueError when there is none or when
+    they differ (give the period explicitly then)."""
+    oms = set()
+    for f in assembly.forces:
+        if isinstance(f.f, Harmonic):
+            if f.f.omega != 0.0 and f.f.amplitude != 0.0:
+                oms.add(abs(f.f.omega))
+        else:
+            raise ValueError(f"period: force {f.name!r} is not a Harmonic; give period= [s]")
+    for b in assembly.imposed.values():
+        if isinstance(b.u, Harmonic):
+            if b.u.omega != 0.0 and b.u.amplitude != 0.0:
+                oms.add(abs(b.u.omega))
+        else:
+            raise ValueError(f"period: imposed motion {b.name!r} is not a Harmonic; give period= [s]")
+    if not oms:
+        raise ValueError("period: the assembly has no harmonic forcing with omega > 0; give "
+                         "period= [s]")
+    w = max(oms)
+    for o in oms:
+        r = w / o
+        if abs(r - round(r)) > 1e-9 * r:
+            raise ValueError(f"period: the forcing pulsations {sorted(oms)} rad/s are not "
+                             f"commensurate; give period= [s]")
+    return min(oms)
+
+
+# -- the flow over one period ---------------------------------------------------------------
+
+class Shooter:
+    """The period map y(t0) -> y(t0 + n·T) of an assembly, by the compiled simulation.
+
+    assembly: the forced system; period T [s] (default 2π/Ω of its Harmonic forcing);
+    n_periods n >= 1 (subharmonic orbits of period n·T); t0 [s] + phase·T the time of
+    the section (phase in forcing periods); method/options: those of :func:`hystmech.systems.simulate` (``"auto"``:
+    ``"RK45"`` at rtol 1e-9 for smooth assemblies with Harmonic inputs, else the
+    projection scheme at h = 1e-5 s).
+    """
+
+    def __init__(self, assembly: Assembly, period: float | None = None, *, n_periods: int = 1,
+                 t0: float = 0.0, phase: float = 0.0, method: str = "auto",
+                 options: dict | None = None):
+        if not isinstance(assembly, Assembly):
+            raise ValueError(f"assembly must be a hystmech.systems.Assembly "
+                             f"(got {type(assembly).__name__})")
+        self.assembly = assembly
+        if period is None:
+            period = 2.0 * math.pi / forcing_omega(assembly)
+        self.period = check_positive("period", period)
+        if int(n_periods) != n_periods or int(n_periods) < 1:
+            raise ValueError(f"n_periods must be an integer in [1, inf) (got {n_periods!r})")
+        self.n_periods = int(n_periods)
+        # the section t0 + phase·T: a phase stays put when the period changes
+        self.t0 = check_finite("t0", t0) + check_finite("phase", phase) * self.period
+        opts = dict(options or {})
+        if method == "auto":
+            if assembly.smooth:
+                method = "RK45"
+                opts.setdefault("rtol", 1e-9)
+            else:
+                method = "projection"
+        self.method = method
+        self.options = opts
+        # adaptive solvers: absolute tolerances follow each state's excursion (set by
+        # use_scale) instead of simulate's fixed 1e-12 m floor, which would cap the
+        # accuracy of small orbits
+        self.auto_atol = method in ("RK45", "BDF", "Radau", "LSODA") and "atol" not in opts
+        names = assembly.state_names()
+        self.names = names
+        N = len(names)
+        self.N = N
+        nq = len(assembly.dofs)
+        lo = np.full(N, -np.inf)
+        hi = np.full(N, np.inf)
+        free = np.ones(N, dtype=bool)
+        xs = np.concatenate([np.full(nq, 1e-9), np.full(nq, 1e-7)])
+        o = 2 * nq
+        kinds = []
+        for e in assembly.elements:
+            el = e.element
+            n = el.n_states
+            sc = np.broadcast_to(np.asarray(el.x_scale if el.x_scale is not None else 1.0,
+                                            float), (n,))
+            xs = np.concatenate([xs, 1e-6 * np.maximum(np.abs(sc), 1e-300)])
+            if el.kind == "inclusion":
+                lo[o:o + n] = el.box_lo
+                hi[o:o + n] = el.box_hi
+            elif el.kind == "operator":
+                free[o:o + n] = False
+            kinds.append(el.kind)
+            o += n
+        self.kinds = kinds
+        self.smooth = all(k == "smooth" for k in kinds)
+        self.lo, self.hi = lo, hi
+        self.free = np.flatnonzero(free)
+        self.floor = xs
+        self.n_sims = 0
+
+    @property
+    def span(self) -> float:
+        return self.n_periods * self.period
+
+    def run(self, y, t_eval=None, energy=False):
+        """simulate() from the full state y at t0 over n·T; the SimResult."""
+        self.n_sims += 1
+        t1 = self.t0 + self.span
+        te = [t1] if t_eval is None else t_eval
+        return simulate(self.assembly, (self.t0, t1), x0=np.clip(y, self.lo, self.hi),
+                        method=self.method, t_eval=te, energy=energy, **self.options)
+
+    def flow(self, y) -> np.ndarray:
+        """The full state at t0 + n·T from the full state y at t0."""
+        return self.run(y).y[-1].copy()
+
+    def sample(self, y, n: int = 400, energy: bool = False):
+        """One period n·T sampled at n + 1 equally spaced times (SimResult)."""
+        te = self.t0 + self.span * np.linspace(0.0, 1.0, int(n) + 1)
+        te[-1] = self.t0 + self.span
+        return self.run(y, te, energy)
+
+    # -- derivatives ---------------------------------------------------------------------
+    def jacobian(self, y, scale, fy=None, *, eps: float = 1e-4, central: bool = False):
+        """∂φ/∂y on the free unknowns (columns/rows ``self.free``) by finite differences,
+        steps eps·scale, one-sided into the box for inclusion states on a face.
+        Returns (M (m, m), φ(y) full)."""
+        free = self.free
+        if fy is None:
+            fy = self.flow(y)
+        M = np.empty((free.size, free.size))
+        for j, i in enumerate(free):
+            d = eps * scale[i]
+            room_up = self.hi[i] - y[i]
+            room_dn = y[i] - self.lo[i]
+            if central and room_up > d and room_dn > d:
+                yp = y.copy()
+                ym = y.copy()
+                yp[i] += d
+                ym[i] -= d
+                M[:, j] = (self.flow(yp)[free] - self.flow(ym)[free]) / (2 * d)
+                continue
+            sgn = 1.0 if room_up >= d or room_up >= room_dn else -1.0
+            dd = sgn * min(d, max(room_up if sgn > 0 else room_dn, 0.0))
+            if dd == 0.0:
+                M[:, j] = 0.0
+                continue
+            yp = y.copy()
+            yp[i] += dd
+            M[:, j] = (self.flow(yp)[free] - fy[free]) / dd
+        return M, fy
+
+    def section_quality(self, res) -> np.ndarray:
+        """Per sample of ``res`` (one period): min over elements of |v_e| / max|v_e|.
+        Hysteretic laws switch branch where an element's velocity reverses, so the flow
+        has a kink in the initial state when the section sits on a reversal (v_e = 0);
+        the best section is where every element moves fastest (1: no elements)."""
+        q = np.ones(res.t.size)
+        for e in self.assembly.elements:
+            v = np.abs(res.deflection(e.name)[1])
+            q = np.minimum(q, v / max(float(v.max()), 1e-300))
+        return q
+
+    def use_scale(self, scale):
+        """Absolute tolerances rtol·1e-3·scale for the adaptive solvers (unless the
+        user gave atol); returns scale."""
+        if self.auto_atol:
+            self.options = dict(self.options, atol=float(self.options.get("rtol", 1e-6))
+                                * 1e-3 * np.asarray(scale, float))
+        return scale
+
+    def scales(self, y, res=None):
+        """Scale of each state: its excursion over one period from y (floored)."""
+        if res is None:
+            res = self.sample(y, 64)
+        Y = res.y
+        s = np.maximum(np.ptp(Y, axis=0), 1e-3 * np.max(np.abs(Y), axis=0))
+        return np.maximum(s, self.floor)
+
+
+# -- results ---------------------------------------------------------------------------------
+
+def floquet(monodromy) -> np.ndarray:
+    """Floquet multipliers: the eigenvalues of the monodromy matrix, sorted by
+    decreasing modulus."""
+    M = np.asarray(monodromy, dtype=float)
+    if M.size == 0:
+        return np.zeros(0, dtype=complex)
+    mu = np.linalg.eigvals(M)
+    return mu[np.argsort(-np.abs(mu), kind="stable")]
+
+
+def instability(multipliers, tol: float = UNIT_TOL) -> str | None:
+    """How the leading multiplier leaves the unit circle: None (|μ| <= 1 + tol, stable),
+    ``"fold"`` (real μ > 1: saddle-node, the orbit's branch turns back), 
+    ``"period-doubling"`` (real μ < −1) or ``"neimark-sacker"`` (complex pair)."""
+    mu = np.asarray(multipliers, dtype=complex)
+    if mu.size == 0 or np.abs(mu).max() <= 1.0 + tol:
+        return None
+    m = mu[np.argmax(np.abs(mu))]
+    if abs(m.imag) > tol * abs(m):
+        return "neimark-sacker"
+    return "fold" if m.real > 0 else "period-doubling"
+
+
+def crossing_counts(multipliers, tol: float = UNIT_TOL):
+    """(n_plus, n_minus, n_complex): multipliers outside the unit circle that are real
+    positive, real negative, complex. A change between two orbits of a branch marks a
+    fold, a period doubling or a Neimark–Sacker bifurcation between them."""
+    mu = np.asarray(multipliers, dtype=complex)
+    out = mu[np.abs(mu) > 1.0 + tol]
+    cplx = np.abs(out.imag) > tol * np.abs(out)
+    return (int(np.sum(~cplx & (out.real > 0))), int(np.sum(~cplx & (out.real < 0))),
+            int(np.sum(cplx)))
+
+
+@dataclass
+class PeriodicOrbit:
+    """A periodic orbit found by :func:`periodic_orbit`.
+
+    y0: full state at t0 (names ``names``); period [s] of the forcing and n_periods
+    (the orbit repeats after n_periods·period); multipliers: Floquet multipliers (of the
+    free unknowns, see the module docstring); monodromy matrix; stable (all |μ| < 1);
+    bifurcation: how it is unstable (``instability``); residual: max |φ(y0) − y0| / scale;
+    iterations, n_sims (simulations used).
+    """
+
+    y0: np.ndarray
+    period: float
+    n_periods: int
+    t0: float
+    multipliers: np.ndarray
+    monodromy: np.ndarray
+    stable: bool
+    bifurcation: str | None
+    residual: float
+    iterations: int
+    n_sims: int
+    names: list
+    shooter: Shooter = field(repr=False)
+    scale: np.ndarray = field(repr=False, default=None)
+
+    @property
+    def omega(self) -> float:
+        """Forcing pulsation Ω = 2π/period [rad/s]."""
+        return 2.0 * math.pi / self.period
+
+    def simulate(self, n: int = 400, energy: bool = False):
+        """One period of the orbit sampled at n + 1 times (a SimResult)."""
+        return self.shooter.sample(self.y0, n, energy)
+
+
+class ConvergenceError(RuntimeError):
+    """Newton's method of the shooting did not converge; ``y`` is the last iterate."""
+
+    def __init__(self, message, y=None, residual=math.nan):
+        super().__init__(message)
+        self.y = y
+        self.residual = residual
+
+
+# -- Newton --------------------------------------------------------------------------------
+
+def min_norm_solve(A, b, rcond: float = 1e-9):
+    """The minimum-norm least-squares solution of A·x = b, singular values below
+    rcond·max dropped. Orbits are not isolated when a state is neutral (e.g. a stuck
+    Masing slider: every stuck offset w gives a periodic orbit, multiplier 1); the
+    minimum-norm Newton step then does not drift along that family."""
+    return np.linalg.lstsq(A, b, rcond=rcond)[0]
+
+
+def newton_shoot(sh: Shooter, y, scale, *, tol: float = 1e-8, max_iter: int = 30,
+                 eps: float = 1e-4, J=None, broyden: bool = True):
+    """Newton iterations on R(y) = φ(y) − y (free unknowns), scaled by ``scale``.
+
+    J: initial Jacobian ∂R/∂y (e.g. from the previous orbit of a branch), else finite
+    differences; broyden: rank-one (good Broyden) updates between Jacobians, a fresh
+    finite-difference Jacobian when an update fails to reduce the residual.
+    Returns (y, J, residual, iterations, φ(y))."""
+    free = sh.free
+    y = np.clip(np.asarray(y, float).copy(), sh.lo, sh.hi)
+    fy = sh.flow(y)
+    r = fy[free] - y[free]
+    s = scale[free]
+    err = float(np.max(np.abs(r / s))) if free.size else 0.0
+    fresh = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        if err <= tol:
+            return y, J, err, it - 1, fy
+        if J is None:
+            M, _ = sh.jacobian(y, scale, fy, eps=eps)
+            J = M - np.eye(free.size)
+            fresh = True
+        dz = -min_norm_solve(J * s[None, :], r) * s   # scaled columns: conditioning
+        # damped step: halve until the scaled residual decreases (or give up halving)
+        lam = 1.0
+        accepted = False
+        for _ in range(6):
+            yn = y.copy()
+            yn[free] = np.clip(y[free] + lam * dz, sh.lo[free], sh.hi[free])
+            # operator memory: carried over from the end of the last period (wiped out)
+            yn[~np.isin(np.arange(sh.N), free)] = fy[~np.isin(np.arange(sh.N), free)]
+            try:
+                fn = sh.flow(yn)
+            except SimulationError:
+                lam *= 0.5
+                continue
+            rn = fn[free] - yn[free]
+            en = float(np.max(np.abs(rn / s)))
+            if np.isfinite(en) and (en < err or lam < 0.1):
+                accepted = True
+                break
+            lam *= 0.5
+        if not accepted:
+            if fresh:
+                raise ConvergenceError(f"shooting: Newton's step does not reduce the residual "
+                                       f"({err:.3g})", y, err)
+            J = None
+            continue
+        if broyden and en < err:
+            dy = yn[free] - y[free]
+            J = J + np.outer(rn - r - J @ dy, dy) / max(float(dy @ dy), 1e-300)
+            fresh = False
+        else:
+            J = None
+        if en > 0.5 * err and not fresh:
+            J = None       # slow progress: refresh the Jacobian
+        y, fy, r, err = yn, fn, rn, en
+    if err <= tol:
+        return y, J, err, max_iter, fy
+    raise ConvergenceError(f"shooting: no convergence in {max_iter} Newton iterations "
+                           f"(scaled residual {err:.3g} > tol {tol:g})", y, err)
+
+
+def default_fd_eps(assembly: Assembly) -> float:
+    """Finite-difference step of the monodromy, relative to each state's excursion:
+    1e-4, or 1e-2 with an operator (a Preisach/Prandtl-Ishlinskii operator is a sum of
+    relays on a grid: a step below the grid spacing sees single relay flips, not the
+    operator's slope)."""
+    return 1e-2 if any(e.element.kind == "operator" for e in assembly.elements) else 1e-4
+
+
+def periodic_orbit(assembly: Assembly, period: float | None = None, y0=None, *,
+                   n_periods: int = 1, t0: float = 0.0, method: str = "auto",
+                   transient_periods: int = 0, tol: float = 1e-8, max_iter: int = 30,
+                   fd_eps: float | None = None, section: str = "auto", monodromy: str = "fd",
+                   options: dict | None = None) -> PeriodicOrbit:
+    """Periodic orbit of a forced assembly by shooting with Newton's method.
+
+    assembly: forced with period T [s] (default 2π/Ω of its Harmonic inputs, Bastien et
+    al. (2007), eq. (52)); y0: initial guess of the full state at t0 [s] (default the
+    assembly's initial state after ``transient_periods`` periods); n_periods: look for an
+    orbit of period n·T (subharmonic); method/options: of
+    :func:`hystmech.systems.simulate`; fd_eps: finite-difference step relative to the
+    excursion (default :func:`default_fd_eps`); tol: on max |φ(y) − y| / scale, scale = the
+    excursion of each state over one period; section: ``"auto"`` moves t0 off velocity
+    reversals of the elements (where hysteretic laws make the flow non-smooth),
+    ``"fixed"`` keeps it; monodromy of the converged orbit: ``"fd"`` (finite
+    differences) or ``"variational"`` (smooth assemblies: the variational equations
+    with the elements' jac, :func:`variational_monodromy`). Returns a :class:`PeriodicOrbit` with its
+    Floquet multipliers and stability (see the module docstring for the monodromy).
+    """
+    sh = Shooter(assembly, period, n_periods=n_periods, t0=t0, method=method, options=options)
+    tol = check_positive("tol", tol)
+    fd_eps = default_fd_eps(assembly) if fd_eps is None else check_positive("fd_eps", fd_eps)
+    if int(max_iter) < 1:
+        raise ValueError(f"max_iter must be in [1, inf) (got {max_iter!r})")
+    if int(transient_periods) < 0:
+        raise ValueError(f"transient_periods must be in [0, inf) (got {transient_periods!r})")
+    y = assembly.initial_state() if y0 is None else np.asarray(y0, dtype=float).ravel().copy()
+    if y.size != sh.N:
+        raise ValueError(f"y0 must have {sh.N} components ({', '.join(sh.names)}); got {y.size}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y0 must be finite")
+    for _ in range(int(transient_periods)):
+        y = sh.flow(y)
+    if monodromy not in ("fd", "variational"):
+        raise ValueError(f"monodromy must be 'fd' or 'variational' (got {monodromy!r})")
+    if monodromy == "variational":
+        assembly_rhs_jac(assembly)      # raises for non-smooth elements / no jac
+    if section not in ("auto", "fixed"):
+        raise ValueError(f"section must be 'auto' or 'fixed' (got {section!r})")
+    if section == "auto" and assembly.elements:
+        sh, y = rephase(sh, y)
+    o = _converge(sh, y, tol=tol, max_iter=int(max_iter), eps=fd_eps)
+    if section == "auto" and assembly.elements:
+        sh2, y2 = rephase(o.shooter, o.y0)
+        if sh2 is not o.shooter:
+            o = _converge(sh2, y2, tol=tol, max_iter=int(max_iter), eps=fd_eps)
+    if monodromy == "variational":
+        M, _ = variational_monodromy(o.shooter, o.y0,
+                                     rtol=min(1e-8, float(o.shooter.options.get("rtol", 1e-8))))
+        mu = floquet(M)
+        o.monodromy, o.multipliers = M, mu
+        o.bifurcation = instability(mu)
+        o.stable = o.bifurcation is None and (mu.size == 0 or np.abs(mu).max() < 1.0 + UNIT_TOL)
+    return o
+
+
+def rephase(sh: Shooter, y, res=None, *, min_quality: float = 0.3, n: int = 256):
+    """Move the section of ``sh`` to where the elements move fastest when their
+    velocity nearly reverses at t0 (see :meth:`Shooter.section_quality`). Returns
+    (shooter, state at its section): the same ones when t0 is good enough."""
+    if res is None:
+        res = sh.sample(y, n)
+    q = sh.section_quality(res)
+    if q[0] >= min_quality:
+        return sh, y
+    k = int(np.argmax(q[:-1]))
+    new = Shooter(sh.assembly, sh.period, n_periods=sh.n_periods, t0=float(res.t[k]),
+                  method=sh.method, options=sh.options)
+    new.n_sims = sh.n_sims
+    return new, res.y[k].copy()
+
+
+def _converge(sh: Shooter, y, *, tol, max_iter, eps, J=None, scale=None):
+    if scale is None:
+        scale = sh.use_scale(sh.scales(y))
+    y, J, err, it, fy = newton_shoot(sh, y, scale, tol=tol, max_iter=max_iter, eps=eps, J=J)
+    # the orbit's scale may differ from the guess's: re-check on the orbit's own scale
+    scale2 = sh.scales(y)
+    if sh.auto_atol and np.any(scale2 < 0.5 * scale):
+        sh.use_scale(scale2)
+    free = sh.free
+    err2 = float(np.max(np.abs((fy[free] - y[free]) / scale2[free]))) if free.size else 0.0
+    if err2 > tol:
+        y, J, err2, it2, fy = newton_shoot(sh, y, scale2, tol=tol, max_iter=max_iter,
+                                           eps=eps, J=J)
+        it += it2
+    return finish_orbit(sh, y, scale2, err2, it, eps=eps)
+
+
+def finish_orbit(sh: Shooter, y, scale, residual, iterations, *, eps=1e-4, M=None):
+    """The converged orbit with its monodromy (central differences for smooth
+    assemblies) and Floquet multipliers."""
+    if M is None:
+        M, _ = sh.jacobian(y, scale, eps=eps, central=sh.smooth)
+    mu = floquet(M)
+    kind = instability(mu)
+    return PeriodicOrbit(y0=y.copy(), period=sh.period, n_periods=sh.n_periods, t0=sh.t0,
+                         multipliers=mu, monodromy=M, stable=kind is None and
+                         (mu.size == 0 or np.abs(mu).max() < 1.0 + UNIT_TOL),
+                         bifurcation=kind, residual=float(residual),
+                         iterations=int(iterations), n_sims=sh.n_sims, names=list(sh.names),
+                         shooter=sh, scale=scale)
+
+
+# -- amplitudes ---------------------------------------------------------------------------
+
+def peak_to_peak(t, x) -> float:
+    """max(x) − min(x) [same unit] of a sampled periodic signal, each extremum refined
+    by the parabola through it and its two neighbours (cyclic samples, last = first)."""
+    x = np.asarray(x, dtype=float)
+    if x.size < 4:
+        return float(np.ptp(x))
+    xc = x[:-1] if abs(x[-1] - x[0]) <= 1e-9 * max(np.abs(x).max(), 1e-300) else x
+    n = xc.size
+
+    def refine(i):
+        a, b, c = xc[(i - 1) % n], xc[i], xc[(i + 1) % n]
+        den = a - 2 * b + c
+        if den == 0.0:
+            return b
+        d = 0.5 * (a - c) / den
+        return b - 0.25 * (a - c) * d
+
+    return float(refine(int(np.argmax(xc))) - refine(int(np.argmin(xc))))
+
+
+# -- variational equations (smooth assemblies) ------------------------------------------
+
+def assembly_rhs_jac(assembly: Assembly):
+    """(f(t, y), J(t, y)) of a smooth assembly in plain Python, built from its public
+    structure (DOFs, springs, dampers, forces, imposed motions) and the elements' own
+    kernels (force, rate, jac): ẏ = f(t, y), J = ∂f/∂y. Same sign conventions as
+    :class:`~hystmech.systems.Assembly` (a connection (a, b) acts −F on a, +F on b).
+    ValueError when an element is not smooth or has no jac kernel."""
+    for e in assembly.elements:
+        if e.element.kind != "smooth" or e.element.jac is None:
+            raise ValueError(f"the variational equations need smooth elements with a jac "
+                             f"kernel; element {e.name!r} is {e.element.kind}"
+                             f"{'' if e.element.jac is not None else ' without jac'}")
+    dofs = list(assembly.dofs)
+    nq = len(dofs)
+    idx = {d: i for i, d in enumerate(dofs)}
+    imp = assembly.imposed
+    mass = np.array([assembly.dofs[d].mass for d in dofs])
+    g = assembly.gravity
+    els = []
+    o = 2 * nq
+    for e in assembly.elements:
+        els.append((e.a, e.b, o, e.element.n_states, e.element))
+        o += e.element.n_states
+    N = o
+
+    def node(name, y, t):
+        # (position, velocity, index of the free DOF or -1)
+        if name == "ground":
+            return 0.0, 0.0, -1
+        if name in idx:
+            i = idx[name]
+            return y[i], y[nq + i], i
+        b = imp[name]
+        return float(b.u(t)), float(b.v(t)) if b.v is not None else 0.0, -1
+
+    def fj(t, y, want_jac):
+        dy = np.zeros(N)
+        J = np.zeros((N, N)) if want_jac else None
+        fn = mass * g
+        dy[:nq] = y[nq:2 * nq]
+        for f in assembly.forces:
+            fn[idx[f.dof]] += float(f.f(t))
+        conns = [(s.a, s.b, lambda u, v, s=s: (s.k * (u - s.u0) + s.preload, s.k, 0.0))
+                 for s in assembly.springs]
+        conns += [(d.a, d.b, lambda u, v, d=d: (d.c * v, 0.0, d.c)) for d in assembly.dampers]
+        for a, b, law in conns:
+            ua, va, ia = node(a, y, t)
+            ub, vb, ib = node(b, y, t)
+            F, dFu, dFv = law(ua - ub, va - vb)
+            for i, sg in ((ia, -1.0), (ib, 1.0)):
+                if i < 0:
+                    continue
+                fn[i] += sg * F
+                if want_jac:
+                    for j, sj in ((ia, 1.0), (ib, -1.0)):
+                        if j >= 0:
+                            J[nq + i, j] += sg * sj * dFu / mass[i]
+                            J[nq + i, nq + j] += sg * sj * dFv / mass[i]
+        for a, b, o, n, el in els:
+            ua, va, ia = node(a, y, t)
+            ub, vb, ib = node(b, y, t)
+            u, v = ua - ub, va - vb
+            x = np.ascontiguousarray(y[o:o + n])
+            F = float(el.force(x, u, v, el.p))
+            if n:
+                out = np.empty(n)
+                el.rate(x, u, v, el.p, out)
+                dy[o:o + n] = out
+            if want_jac:
+                Je = np.zeros((n + 1, n + 2))
+                el.jac(x, u, v, el.p, Je)
+                for r in range(n):
+                    J[o + r, o:o + n] += Je[r, :n]
+                    for j, sj in ((ia, 1.0), (ib, -1.0)):
+                        if j >= 0:
+                            J[o + r, j] += sj * Je[r, n]
+                            J[o + r, nq + j] += sj * Je[r, n + 1]
+            for i, sg in ((ia, -1.0), (ib, 1.0)):
+                if i < 0:
+                    continue
+                fn[i] += sg * F
+                if want_jac:
+                    J[nq + i, o:o + n] += sg * Je[n, :n] / mass[i]
+                    for j, sj in ((ia, 1.0), (ib, -1.0)):
+                        if j >= 0:
+                            J[nq + i, j] += sg * sj * Je[n, n] / mass[i]
+                            J[nq + i, nq + j] += sg * sj * Je[n, n + 1] / mass[i]
+        dy[nq:2 * nq] = fn / mass
+        if want_jac:
+            for i in range(nq):
+                J[i, nq + i] = 1.0
+        return dy, J
+
+    return (lambda t, y: fj(t, y, False)[0]), (lambda t, y: fj(t, y, True)[1])
+
+
+def variational_monodromy(sh: Shooter, y0, *, rtol: float = 1e-10, method: str = "Radau"):
+    """Monodromy matrix of a smooth assembly by integrating the variational equations
+    Φ' = J(t, y(t))·Φ, Φ(t0) = I along the orbit with the state, J from the elements'
+    ``jac`` kernels (:func:`assembly_rhs_jac`), by scipy ``solve_ivp`` (Radau: the belt
+    rig's pulley mode is stiff). Returns (M, y(t0 + n·T))."""
+    from scipy.integrate import solve_ivp
+
+    f, jac = assembly_rhs_jac(sh.assembly)
+    N = sh.N
+
+    def rhs(t, z):
+        y = z[:N]
+        J = jac(t, y)
+        return np.concatenate([f(t, y), (J @ z[N:].reshape(N, N)).ravel()])
+
+    def rhs_jac(t, z):
+        # block-diagonal part of the augmented Jacobian (the second derivatives of f
+        # only slow the implicit solver's Newton, they do not change the solution)
+        J = jac(t, z[:N])
+        A = np.zeros((N + N * N, N + N * N))
+        A[:N, :N] = J
+        A[N:, N:] = np.kron(J, np.eye(N))
+        return A
+
+    z0 = np.concatenate([np.asarray(y0, float), np.eye(N).ravel()])
+    kw = dict(jac=rhs_jac) if method in ("Radau", "BDF", "LSODA") else {}
+    sol = solve_ivp(rhs, (sh.t0, sh.t0 + sh.span), z0, method=method, rtol=rtol,
+                    atol=rtol * np.concatenate([sh.floor, np.full(N * N, 1e-3)]), **kw)
+    if not sol.success:
+        raise RuntimeError(f"variational equations: {sol.message}")
+    M = sol.y[N:, -1].reshape(N, N)
+    return M, sol.y[:N, -1]
+
+
+# -- elements under a periodic input (drive-type problems) --------------------------------
+
+class _DriveMap(Shooter):
+    """The period map x(t0) -> x(t0 + T) of one element driven by a periodic
+    displacement (hystmech.drive), in the interface newton_shoot uses."""
+
+    def __init__(self, element, t, u, v, rtol):
+        self.element = element
+        self.t, self.u, self.v, self.rtol = t, u, v, rtol
+        n = element.n_states
+        self.N = n
+        self.names = list(element.state_names) or [f"x{i}" for i in range(n)]
+        self.lo = np.full(n, -np.inf)
+        self.hi = np.full(n, np.inf)
+        if element.kind == "inclusion":
+            self.lo = np.asarray(element.box_lo, float).copy()
+            self.hi = np.asarray(element.box_hi, float).copy()
+        self.free = np.arange(n)
+        self.smooth = element.kind == "smooth"
+        sc = np.broadcast_to(np.asarray(element.x_scale if element.x_scale is not None
+                                        else 1.0, float), (n,))
+        self.floor = 1e-6 * np.maximum(np.abs(sc), 1e-300)
+        self.n_sims = 0
+
+    def run_drive(self, x):
+        from ..drive import drive
+
+        self.n_sims += 1
+        return drive(self.element, self.t, self.u, self.v, rtol=self.rtol,
+                     x0=np.clip(x, self.lo, self.hi))
+
+    def flow(self, y):
+        return self.run_drive(y).state[-1].copy()
+
+    def scales(self, y, res=None):
+        X = (self.run_drive(y) if res is None else res).state
+        s = np.maximum(np.ptp(X, axis=0), 1e-3 * np.max(np.abs(X), axis=0))
+        return np.maximum(s, self.floor)
+
+
+@dataclass
+class SteadyLoop:
+    """Result of :func:`periodic_state`: x0 the periodic state at t[0]; result the
+    DriveResult of one period from it (t, u, force, state); iterations (Newton steps),
+    n_periods (periods simulated in all, Jacobians included), residual (max |x(T) − x0|
+    / scale), multipliers (eigenvalues of ∂x(T)/∂x0: the contraction per period)."""
+
+    x0: np.ndarray
+    result: object
+    iterations: int
+    n_periods: int
+    residual: float
+    multipliers: np.ndarray
+
+
+def periodic_state(element, t, u, v=None, *, rtol: float = 1e-10, tol: float = 1e-10,
+                   max_iter: int = 20, x0=None, fd_eps: float = 1e-6) -> SteadyLoop:
+    """Steady hysteresis loop of an element under a periodic input, by Newton's method
+    on the period map instead of simulating period after period.
+
+    t [s], u [m] (and optionally v [m/s]): one period of the input for
+    :func:`hystmech.drive` (u[-1] must equal u[0]); x0: initial guess (default the
+    element's x0). The fixed point x* = φ_T(x*) of the period map is the state on the
+    attracting loop (for the Dahl/LuGre models the closed forms of Ikhouane, Mañosa &
+    Pujol, Theorem 2, eqs. (6), (8)); the Jacobian is by finite differences of the
+    exact (or rtol-accurate) segment updates. Operators (relay, Preisach) reach it in
+    one period by the wiping-out property and need no Newton step.
+    """
+    from ..components.base import ForceElement
+
+    if not isinstance(element, ForceElement):
+        raise ValueError(f"element must be a hystmech force element (got {type(element).__name__})")
+    t = np.asarray(t, dtype=float).ravel()
+    u = np.asarray(u, dtype=float).ravel()
+    if t.size < 2 or u.size != t.size:
+        raise ValueError(f"t and u must have the same length >= 2 (got {t.size}, {u.size})")
+    span = float(np.ptp(u)) if u.size else 0.0
+    if not np.all(np.isfinite(u)) or abs(u[-1] - u[0]) > 1e-9 * max(span, 1e-300):
+        raise ValueError(f"u must describe one period: finite, with u[-1] == u[0] "
+                         f"(got {u[0]!r} and {u[-1]!r})")
+    if element.n_report_states < element.n_states:
+        raise ValueError(f"{element.name}: drive() reports only {element.n_report_states} of "
+                         f"its {element.n_states} states, periodic_state needs them all")
+    tol = check_positive("tol", tol)
+    sh = _DriveMap(element, t, u, v, rtol)
+    x = element.x0.copy() if x0 is None else np.asarray(x0, dtype=float).ravel().copy()
+    if x.size != element.n_states:
+        raise ValueError(f"x0 must have {element.n_states} component(s) (got {x.size})")
+    if element.kind == "operator":
+        x = sh.flow(x)                  # one period wipes the memory out
+        res = sh.run_drive(x)
+        err = float(np.max(np.abs(res.state[-1] - x) / sh.scales(x, res)))
+        return SteadyLoop(x0=x, result=res, iterations=0, n_periods=sh.n_sims,
+                          residual=err, multipliers=np.zeros(0))
+    scale = sh.scales(x)
+    x, J, err, it, fx = newton_shoot(sh, x, scale, tol=tol, max_iter=max_iter, eps=fd_eps)
+    M, _ = sh.jacobian(x, scale, eps=fd_eps, central=sh.smooth)
+    res = sh.run_drive(x)
+    return SteadyLoop(x0=x, result=res, iterations=it, n_periods=sh.n_sims, residual=err,
+                      multipliers=floquet(M))

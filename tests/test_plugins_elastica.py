@@ -1,0 +1,123 @@
+"""Hysteretic bending of PyElastica Cosserat rods (hystmech.plugins.elastica): the
+moment transcription against PyElastica's own bending law (a per-node LinearSpring is
+a raised bend matrix, to rounding), the planar cantilever with the cable law of
+Manfredo et al. (2023) against hystmech.systems.rod at equilibrium, trial/commit once
+per step, and the PositionVerlet requirement."""
+import numpy as np
+import pytest
+
+ea = pytest.importorskip("elastica")
+
+from hystmech.components import get_element_class  # noqa: E402
+from hystmech.plugins import elastica as hel  # noqa: E402
+
+
+class Sim(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.CallBacks, ea.Damping):
+    pass
+
+
+def cantilever(n, L, r, E, rho, *, tip, ramp, law=None, x0=None, raise_B=1.0, add_B=None,
+               damping=None, dt=None, twist=0.0, torsion=False):
+    sim = Sim()
+    rod = ea.CosseratRod.straight_rod(n, np.zeros(3), np.array([1.0, 0, 0]),
+                                      np.array([0, 0, 1.0]), L, r, rho, youngs_modulus=E,
+                                      shear_modulus=E / 3)
+    rod.bend_matrix[0, 0, :] *= raise_B
+    rod.bend_matrix[1, 1, :] *= raise_B
+    if add_B is not None:
+        for i in range(3):
+            rod.bend_matrix[i, i, :] += add_B
+    sim.append(rod)
+    sim.constrain(rod).using(ea.OneEndFixedBC, constrained_position_idx=(0,),
+                             constrained_director_idx=(0,))
+    sim.add_forcing_to(rod).using(ea.EndpointForces, np.zeros(3), np.asarray(tip, float),
+                                  ramp_up_time=ramp)
+    if twist:
+        sim.add_forcing_to(rod).using(ea.UniformTorques, torque=twist,
+                                      direction=np.array([1.0, 0.0, 0.0]))
+    if damping:
+        sim.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=damping,
+                              time_step=dt)
+    mem = (hel.add_hysteretic_bending(sim, rod, law, x0=x0, torsion=torsion)
+           if law is not None else None)
+    sim.finalize()
+    return sim, rod, mem
+
+
+def test_per_node_linear_spring_is_a_raised_bend_matrix():
+    """LinearSpring(k = 0.2·EI) on both bending axes of every Voronoi node equals the
+    rod whose bend matrix is 1.2·EI, in 3D (tip force along both normals)."""
+    LinearSpring = get_element_class("LinearSpring")
+    kw = dict(n=20, L=0.4, r=0.005, E=1e6, rho=1000.0, tip=[0.0, 0.02, 0.03], ramp=0.01)
+    simA, rodA, _ = cantilever(**kw, raise_B=1.2)
+    EI = float(rodA.bend_matrix[0, 0, 3]) / 1.2
+    simB, rodB, mem = cantilever(**kw, law=LinearSpring(k=0.2 * EI))
+    steps = 1500
+    hel.integrate(simA, steps * 1e-5, steps)
+    hel.integrate(simB, steps * 1e-5, steps)
+    scale = np.max(np.abs(rodA.position_collection[1:]))
+    assert scale > 1e-4                                   # a real 3D deflection
+    assert np.max(np.abs(rodA.position_collection - rodB.position_collection)) <= 1e-12 * scale
+    assert np.max(np.abs(rodA.director_collection - rodB.director_collection)) <= 1e-12
+    assert mem.commits == steps                           # one commit per step
+
+
+def test_planar_cable_equilibrium_matches_hystmech_rod():
+    """The cable law of Manfredo et al. (2023) (rod's own EI_el + the hysteretic part
+    per node) under a slowly ramped transverse tip load, relaxed by damping, against
+    hystmech.systems.rod's quasi-static equilibrium on the same monotone load path with
+    the same EI_el + hysteretic law, EA and GA. PyElastica's clamp locks the first
+    element, so its bending starts at the first Voronoi domain (s = dx/2): the hystmech
+    rod is clamped there (length L − dx/2)."""
+    from hystmech.systems.rod import Rod, quasi_static
+
+    P, EI, m0 = hel.cable_hysteresis(levels=30)
+    L, r, rho, N, F, dt = 0.4, 0.02, 1000.0, 20, 0.8, 2e-4
+    E = EI / (np.pi * r ** 4 / 4)
+    sim, rod, mem = cantilever(N, L, r, E, rho, tip=[0.0, F, 0.0], ramp=1.5, law=P, x0=m0,
+                               damping=8.0, dt=dt)
+    hel.integrate(sim, 3.0, int(round(3.0 / dt)))
+    assert np.max(np.abs(rod.velocity_collection)) < 1e-3   # at rest
+    tip = rod.position_collection[:2, -1]
+    S = rod.shear_matrix[:, :, 0].diagonal()
+    law = get_element_class("LinearSpring")(k=EI) + P
+    dx = L / N
+    hr = Rod(N=N, L=L - dx / 2, law=law, EA=S[2], GA=S[0], memory0=law.demagnetized_state())
+    ref = quasi_static(hr, tip_force=np.linspace(0.0, F, 41))
+    tip_ref = ref.tip[-1] + np.array([dx / 2, 0.0])
+    assert np.max(np.abs(tip - tip_ref)) <= 5e-3 * abs(tip_ref[1])
+    # the hysteresis is engaged: the clamp curvature is well into the Preisach triangle
+    assert ref.K[-1, 1] > 5.0
+    # and it dissipated energy on the way (non-negative work of the hysteretic part)
+    assert mem.work.sum() > 0
+
+
+def test_torsion_elements_are_a_raised_twist_stiffness():
+    """With torsion=True the same per-node LinearSpring(k) also acts on the twist: the
+    rod equals one with k added to all three diagonal entries of its bend matrix
+    (tip force and a uniform twisting torque)."""
+    LinearSpring = get_element_class("LinearSpring")
+    kw = dict(n=12, L=0.4, r=0.005, E=1e6, rho=1000.0, tip=[0.0, 0.02, 0.0], ramp=0.01,
+              twist=2e-4)
+    k = 1e-4
+    simA, rodA, _ = cantilever(**kw, add_B=k)
+    simB, rodB, mem = cantilever(**kw, law=LinearSpring(k=k), torsion=True)
+    assert mem.X.shape[1] == 3
+    steps = 1000
+    hel.integrate(simA, steps * 1e-5, steps)
+    hel.integrate(simB, steps * 1e-5, steps)
+    assert np.max(np.abs(rodA.kappa[2])) > 1e-3                 # twisted
+    np.testing.assert_allclose(rodB.director_collection, rodA.director_collection,
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rodB.kappa, rodA.kappa, rtol=0,
+                               atol=1e-12 * np.max(np.abs(rodA.kappa)))
+
+
+def test_position_verlet_is_required():
+    LinearSpring = get_element_class("LinearSpring")
+    sim, rod, mem = cantilever(8, 0.4, 0.005, 1e6, 1000.0, tip=[0, 0.01, 0], ramp=0.01,
+                               law=LinearSpring(k=1e-4))
+    with pytest.raises(ValueError, match="PositionVerlet"):
+        hel.integrate(sim, 1e-3, 10, stepper=ea.PEFRL())
+    with pytest.raises(RuntimeError, match="PositionVerlet"):
+        ea.integrate(ea.PEFRL(), sim, 1e-3, 10, progress_bar=False)

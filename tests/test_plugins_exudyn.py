@@ -1,0 +1,194 @@
+"""hystmech laws inside Exudyn (hystmech.plugins.exudyn) against hystmech's own
+Assembly: the forced 1-DOF rig with RK44 at h = 1e-5 (trial/commit route), the
+measured order of RK44 with the committed states, the ODE1 route under the adaptive
+DOPRI5, several elements of different laws behind one commit call, restart from a saved
+system state (the committed states ride in NodeGenericData), and the belt–tensioner
+rig of Bastien et al. (2007)."""
+import numpy as np
+import pytest
+
+exu = pytest.importorskip("exudyn")
+
+from hystmech.components import get_element_class  # noqa: E402
+from hystmech.plugins import exudyn as hex  # noqa: E402
+from hystmech.systems import Assembly, Harmonic, simulate  # noqa: E402
+
+from plugin_rig import CASES, reference, rig  # noqa: E402
+
+T = 0.1
+
+
+def one_dof(el, m, k, F0, w, *, route="commit"):
+    a = Assembly()
+    a.add_dof("m", mass=m)
+    a.add_spring("m", "ground", k=k)
+    a.add_element("e", el, "m", "ground")
+    a.add_force("m", Harmonic(amplitude=F0, omega=w, phase=-np.pi / 2))
+    return hex.from_assembly(a, route=route)
+
+
+def rel_error(name, h, *, route="commit", solver="RK44"):
+    el, prm, te, xr = reference(name, T)
+    SC, mbs, nodes = one_dof(el, *prm, route=route)
+    t, X, _ = hex.simulate(SC, mbs, T, h, solver=solver, record=[nodes["m"]])
+    return float(np.max(np.abs(np.interp(te, t, X[:, 0]) - xr)) / np.max(np.abs(xr)))
+
+
+# every law of the FMU/MuJoCo cases (sums are checked against the Assembly in the MuJoCo
+# tests; here a sum runs through the same Python kernels as any law)
+EXU_CASES = sorted(set(CASES) - {"CableLaw", "SumDahlSpring"})
+
+
+@pytest.mark.parametrize("name", EXU_CASES)
+def test_one_dof_rk44_matches_assembly(name):
+    # operators: the projection reference at h = 1e-6 is itself first order (its error
+    # is ~1e-5 of max|x| on this short horizon); RK44 agrees with the smooth and
+    # inclusion references to 1e-8 and better
+    tol = 1e-4 if CASES[name][0]().kind == "operator" else 1e-5
+    assert rel_error(name, 1e-5) <= tol
+
+
+@pytest.mark.parametrize("name", ["Masing", "PreisachContinuous"])
+def test_rk44_order_with_committed_states(name):
+    """Self-convergence of RK44 with trial/commit on a law with kinks (Masing stop,
+    continuous Preisach): the stage forces come from trial copies, the state is
+    committed once per step, and the order measured from successive halvings is about
+    2 (the kinks cap RK44's order 4)."""
+    ctor, A, _ = CASES[name]
+    el = ctor()
+    prm = rig(el, A)
+    te = np.linspace(0.1, 1.0, 10)
+    xs = []
+    for h in (4e-3, 2e-3, 1e-3, 5e-4):
+        SC, mbs, nodes = one_dof(el, *prm)
+        t, X, _ = hex.simulate(SC, mbs, 1.0, h, record=[nodes["m"]])
+        xs.append(np.interp(te, t, X[:, 0]))
+    d = np.array([np.max(np.abs(xs[i] - xs[i + 1])) for i in range(3)])
+    order = np.log2(d[:-1] / d[1:])
+    assert np.all((order > 1.5) & (order < 2.8)), (d, order)
+
+
+@pytest.mark.parametrize("name", ["LuGre", "Dahl"])
+def test_ode1_route_under_adaptive_dopri5(name):
+    """Smooth laws as ObjectGenericODE1 states: Exudyn's adaptive DOPRI5 integrates
+    them with the mechanics (no commit) and matches the Assembly."""
+    assert rel_error(name, 1e-4, route="ode1", solver="DOPRI5") <= 1e-7
+
+
+@pytest.mark.parametrize("route, name", [("commit", "Masing"), ("ode1", "LuGre")])
+def test_implicit_generalized_alpha(route, name):
+    """Under Exudyn's implicit GeneralizedAlpha the force user function is evaluated at
+    every Newton iteration (trials) and the state committed once per accepted step."""
+    assert rel_error(name, 5e-5, route=route, solver="GeneralizedAlpha") <= 1e-6
+
+
+def chain_assembly():
+    LuGre = get_element_class("LuGre")
+    Masing = get_element_class("Masing")
+    Dahl = get_element_class("Dahl")
+    a = Assembly()
+    a.add_dof("m1", mass=1.0)
+    a.add_dof("m2", mass=0.5)
+    a.add_spring("m1", "ground", k=50.0)
+    a.add_spring("m2", "m1", k=80.0)
+    a.add_element("lugre", LuGre(sigma0=1e3, sigma1=5.0, Fc=1.0, Fs=1.5, vs=0.01, beta=2.0,
+                                 sigma2=0.4), "m1", "ground")
+    a.add_element("masing", Masing(k=200.0, k0=0.0, alpha=1.0), "m2", "m1")
+    a.add_element("dahl", Dahl(rho=300.0, Fc=0.5, w0=0.0), "m2", "m1")
+    a.add_force("m2", Harmonic(amplitude=6.0, omega=2 * np.pi, phase=-np.pi / 2))
+    return a
+
+
+def test_several_laws_one_commit_call_match_assembly():
+    """Three elements of three laws on a 2-DOF chain: one post-step call per accepted
+    step commits all of them, and the motion matches the event-driven Assembly."""
+    a = chain_assembly()
+    SC, mbs, nodes = hex.from_assembly(a)
+    host = mbs.sys["hystmech_host"]
+    calls = []
+    orig = host.post_step
+
+    def counting(mbs_, t):
+        calls.append(t)
+        return orig(mbs_, t)
+
+    mbs.SetPostStepUserFunction(counting)
+    mbs.Assemble()
+    sim = exu.SimulationSettings()
+    sim.timeIntegration.numberOfSteps = 6000
+    sim.timeIntegration.endTime = 0.6
+    sim.solution.file.write = False
+    sim.timeIntegration.verboseMode = 0
+    exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.RK44)
+    assert len(calls) == 6001                     # once at the start, once per step
+    te = np.linspace(0.02, 0.6, 30)
+    r = simulate(a, (0, 0.6), method="event", t_eval=te, energy=False)
+    x1 = float(np.ravel(mbs.GetNodeOutput(nodes["m1"], exu.OutputVariableType.Coordinates))[0])
+    x2 = float(np.ravel(mbs.GetNodeOutput(nodes["m2"], exu.OutputVariableType.Coordinates))[0])
+    scale = np.max(np.abs(r.x("m2")))
+    assert abs(x1 - r.x("m1")[-1]) <= 1e-6 * scale
+    assert abs(x2 - r.x("m2")[-1]) <= 1e-6 * scale
+    # the readers: committed state and force by name
+    Fm = hex.element_force(mbs, "masing")
+    assert hex.element_state(mbs, "masing").shape == (a.element("masing").n_states,)
+    assert abs(Fm - r.force("masing")[-1]) <= 1e-5 * np.max(np.abs(r.force("masing")))
+
+
+def test_restart_from_saved_state():
+    """The committed states are data coordinates of the system state: a run stopped at
+    t1 and restarted from its saved state equals the uninterrupted run, and replaying
+    from the same saved state is bitwise identical."""
+    a = chain_assembly()
+    SC, mbs, nodes = hex.from_assembly(a)
+    rec = [nodes["m1"], nodes["m2"]]
+    t, X, _ = hex.simulate(SC, mbs, 0.6, 1e-4, record=rec)
+    SC2, mbs2, _ = hex.from_assembly(a)
+    hex.simulate(SC2, mbs2, 0.3, 1e-4, record=rec)
+    S = mbs2.systemData.GetSystemState(configuration=exu.ConfigurationType.Current)
+    assert S[4][0] == 1.0          # the data block holds the committed state
+    runs = []
+    for _ in range(2):
+        mbs2.systemData.SetSystemState(S, configuration=exu.ConfigurationType.Initial)
+        runs.append(hex.simulate(SC2, mbs2, 0.6, 1e-4, t_start=0.3, record=rec,
+                                 assemble=False)[1])
+    assert np.array_equal(runs[0], runs[1])
+    np.testing.assert_allclose(runs[0], X[3000:], rtol=0, atol=1e-12 * np.max(np.abs(X)))
+    assert np.ptp(X[3000:, 1]) > 0.05
+
+
+@pytest.mark.parametrize("model", ["mdm", "masing"])
+def test_belt_tensioner_rig_matches_hystmech(model):
+    """The belt–tensioner–mass rig of Bastien et al. (2007), eqs. (38)-(51), built in
+    Exudyn from hystmech's belt_assembly with the paper's tensioner, against hystmech's
+    own solution (compiled RK45 at rtol 1e-11 for the modified Dahl tensioner, the
+    event-driven solver for Masing) over 0.1 s."""
+    from hystmech.systems import belt_assembly, paper_tensioner
+
+    el = paper_tensioner(model)
+    a, info = belt_assembly(el)
+    t0, T_ = 1.6e-3, 0.1
+    SC, mbs, nodes = hex.from_assembly(a)
+    t, X, _ = hex.simulate(SC, mbs, t0 + T_, 1e-5, t_start=t0, record=[nodes["m1"], nodes["m2"]])
+    te = np.linspace(t0 + 0.005, t0 + T_, 40)
+    if model == "mdm":
+        r = simulate(a, (t0, t0 + T_), method="RK45", t_eval=te, rtol=1e-11, atol=1e-14,
+                     energy=False)
+    else:
+        r = simulate(a, (t0, t0 + T_), method="event", t_eval=te, energy=False)
+    for j, d in enumerate(("m1", "m2")):
+        xr = r.x(d)
+        assert np.max(np.abs(np.interp(te, t, X[:, j]) - xr)) <= 1e-6 * np.max(np.abs(xr))
+
+
+def test_bad_input_and_ode1_refuses_nonsmooth():
+    a = Assembly()
+    a.add_dof("m", mass=1.0)
+    a.add_element("e", get_element_class("Masing")(k=200.0, k0=0.0, alpha=1.0), "m")
+    with pytest.raises(ValueError, match="route 'ode1' needs a smooth law"):
+        hex.from_assembly(a, route="ode1")
+    SC = exu.SystemContainer()
+    mbs = SC.AddSystem()
+    with pytest.raises(ValueError, match="route must be"):
+        hex.add_element(mbs, a.element("e"), [0, 1], route="x")
+    with pytest.raises(ValueError, match="markers must be two"):
+        hex.add_element(mbs, a.element("e"), None)

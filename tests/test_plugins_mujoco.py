@@ -1,0 +1,328 @@
+"""hystmech laws as native MuJoCo plugins (hystmech.plugins.mujoco) against hystmech's
+own Assembly: a forced 1-DOF mass–spring with each law in parallel (tight references:
+compiled RK45 at rtol 1e-11 for smooth laws, the event-driven solver for inclusions,
+the projection scheme at h = 1e-6 for operators), the measured convergence order of
+MuJoCo's semi-implicit Euler, bitwise save/restore/replay, several laws in one model,
+tendons, anchoring and mjd_transitionFD."""
+import math
+import sys
+
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+import mujoco.rollout  # noqa: E402
+
+from hystmech.components import get_element_class  # noqa: E402
+from hystmech.plugins import mujoco as hmj  # noqa: E402
+from hystmech.systems import Assembly, Harmonic, simulate  # noqa: E402
+
+from plugin_rig import CASES, reference  # noqa: E402
+
+T = 1.0                            # horizon [s]
+
+XML = """<mujoco><option timestep="{h}" gravity="0 0 0" integrator="Euler"/>
+<worldbody><body name="b"><joint name="x" type="slide" axis="1 0 0" stiffness="{k}"/>
+<inertial pos="0 0 0" mass="{m}" diaginertia="1 1 1"/></body></worldbody></mujoco>"""
+
+
+def run_mujoco(el, m, k, F0, w, h, T_=T):
+    spec = mujoco.MjSpec.from_string(XML.format(h=h, k=k, m=m))
+    hmj.add_element(spec, el, joint="x", name="e")
+    model = spec.compile()
+    d = mujoco.MjData(model)
+    n = int(round(T_ / h))
+    ctrl = (F0 * np.sin(w * np.arange(n) * h))[None, :, None]
+    full = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    s0 = np.empty(mujoco.mj_stateSize(model, full))
+    mujoco.mj_getState(model, d, s0, full)
+    st, _ = mujoco.rollout.rollout(model, d, s0, ctrl,
+                                   control_spec=mujoco.mjtState.mjSTATE_QFRC_APPLIED)
+    return st[0, :, 1]            # qpos after steps 1..n (column 0 is the time)
+
+
+def rel_error(name, h, T_=T):
+    el, prm, te, xr = reference(name, T_)
+    x = run_mujoco(el, *prm, h, T_)
+    idx = np.rint(te / h).astype(int) - 1
+    return float(np.max(np.abs(x[idx] - xr)) / np.max(np.abs(xr)))
+
+
+# laws whose output jumps when a relay switches: the switching time is only known to
+# within one step, an O(h) error of size ~ h·ω·ΔF/F that no host with a constant force
+# per step avoids
+DISCONTINUOUS = {"Relay", "Preisach"}
+# operators against the first-order projection reference at h = 1e-6 (its own error is
+# a few 1e-6 of max|x|), on a shorter horizon to keep that reference cheap
+OPERATORS = {n for n in CASES if CASES[n][0]().kind == "operator"}
+
+
+# the cable law (EI·K + continuous Preisach, a sum) is checked through its parts below:
+# both parts are laws checked here, and its Assembly reference alone costs 15 s
+@pytest.mark.parametrize("name", sorted(set(CASES) - {"CableLaw"}))
+def test_one_dof_matches_assembly(name):
+    T_ = 0.5 if name in OPERATORS else T
+    err = rel_error(name, 1e-5, T_)
+    assert err <= (1e-4 if name in DISCONTINUOUS else 1e-5), err
+
+
+@pytest.mark.parametrize("name", ["LuGre", "Masing", "SumDahlSpring"])
+def test_euler_convergence_order(name):
+    """MuJoCo's semi-implicit Euler with the element's exact segment update is first
+    order in h (the velocity-dependent and non-smooth parts are explicit)."""
+    e = np.array([rel_error(name, h) for h in (4e-5, 2e-5, 1e-5)])
+    order = np.log2(e[:-1] / e[1:])
+    assert np.all((order > 0.9) & (order < 1.15)), (e, order)
+
+
+def test_sum_equals_its_parts_as_separate_plugins():
+    """A parallel sum (one generated plugin, hm_sum.c) equals its parts added as
+    separate plugins on the same joint: the cable law of Manfredo et al. (2023)."""
+    law = CASES["CableLaw"][0]()
+    runs = []
+    for els in ([law], list(law.parts)):
+        spec = mujoco.MjSpec.from_string(XML.format(h=1e-4, k=0.01, m=1e-3))
+        for i, el in enumerate(els):
+            hmj.add_element(spec, el, joint="x", name=f"e{i}")
+        model = spec.compile()
+        d = mujoco.MjData(model)
+        xs = []
+        for _ in range(4000):
+            d.qfrc_applied[0] = 12.0 * math.sin(2 * math.pi * 2.0 * d.time)
+            mujoco.mj_step(model, d)
+            xs.append(d.qpos[0])
+        runs.append(np.array(xs))
+    np.testing.assert_allclose(runs[0], runs[1], rtol=0, atol=1e-12 * np.max(np.abs(runs[1])))
+    assert np.max(np.abs(runs[0])) > 10.0   # curvatures well into the Preisach triangle
+
+
+# -- several laws in one model, tendons -----------------------------------------------
+CHAIN = """<mujoco><option timestep="{h}" gravity="0 0 0" integrator="Euler"/>
+<worldbody><body name="b1"><joint name="q1" type="slide" axis="1 0 0" stiffness="{k1}"/>
+<inertial pos="0 0 0" mass="{m1}" diaginertia="1 1 1"/>
+<body name="b2"><joint name="q2" type="slide" axis="1 0 0" stiffness="{k2}"/>
+<inertial pos="0 0 0" mass="{m2}" diaginertia="1 1 1"/></body></body></worldbody>
+<tendon><fixed name="t2"><joint joint="q2" coef="1"/></fixed></tendon></mujoco>"""
+
+
+def chain_elements():
+    LuGre = get_element_class("LuGre")
+    Masing = get_element_class("Masing")
+    Dahl = get_element_class("Dahl")
+    return (LuGre(sigma0=1e3, sigma1=5.0, Fc=1.0, Fs=1.5, vs=0.01, beta=2.0, sigma2=0.4),
+            Masing(k=200.0, k0=0.0, alpha=1.0),
+            Dahl(rho=300.0, Fc=0.5, w0=0.0))
+
+
+def chain_model(h, *, tendon=True, els=None):
+    e1, e2, e3 = els or chain_elements()
+    spec = mujoco.MjSpec.from_string(CHAIN.format(h=h, k1=50.0, k2=80.0, m1=1.0, m2=0.5))
+    hmj.add_element(spec, e1, joint="q1", name="lugre")
+    hmj.add_element(spec, e2, joint="q2", name="masing")
+    if tendon:
+        hmj.add_element(spec, e3, tendon="t2", name="dahl")
+    else:
+        hmj.add_element(spec, e3, joint="q2", name="dahl")
+    return spec
+
+
+def chain_force(t):
+    return 6.0 * math.sin(2 * math.pi * 1.0 * t)
+
+
+def run_chain(model, n, record_state=False):
+    d = mujoco.MjData(model)
+    X, S = [], []
+    for _ in range(n):
+        d.qfrc_applied[:] = chain_force(d.time)   # on body 2: both relative dofs
+        mujoco.mj_step(model, d)
+        X.append(d.qpos.copy())
+        if record_state:
+            S.append(d.plugin_state.copy())
+    return np.array(X), (np.array(S) if record_state else None), d
+
+
+def test_several_laws_in_one_model_match_assembly():
+    """A 2-DOF chain (relative slide joints) with LuGre on joint 1, Masing on joint 2
+    and Dahl on a fixed tendon over joint 2, forced on the outer body; against the same
+    system in absolute coordinates in hystmech's Assembly (projection scheme at
+    h = 1e-6, first order)."""
+    h, T_ = 1e-5, 0.6
+    model = chain_model(h).compile()
+    X, _, _ = run_chain(model, int(round(T_ / h)))
+    e1, e2, e3 = chain_elements()
+    a = Assembly()
+    a.add_dof("m1", mass=1.0)
+    a.add_dof("m2", mass=0.5)
+    a.add_spring("m1", "ground", k=50.0)
+    a.add_spring("m2", "m1", k=80.0)
+    a.add_element("lugre", e1, "m1", "ground")
+    a.add_element("masing", e2, "m2", "m1")
+    a.add_element("dahl", e3, "m2", "m1")
+    a.add_force("m2", Harmonic(amplitude=6.0, omega=2 * np.pi, phase=-np.pi / 2))
+    te = np.linspace(T_ / 30, T_, 30)
+    r = simulate(a, (0, T_), method="projection", t_eval=te, h=1e-6, energy=False)
+    idx = np.rint(te / h).astype(int) - 1
+    x1, x2 = X[idx, 0], X[idx, 0] + X[idx, 1]
+    scale = max(np.max(np.abs(r.x("m1"))), np.max(np.abs(r.x("m2"))))
+    assert np.max(np.abs(x1 - r.x("m1"))) <= 2e-5 * scale
+    assert np.max(np.abs(x2 - r.x("m2"))) <= 2e-5 * scale
+    # a real stick-slip/hysteresis run, not a linear one
+    assert np.ptp(r.force("masing")) > 1.5
+
+
+def test_tendon_equals_joint():
+    """An element on a fixed tendon of coefficient 1 over a joint is the element on the
+    joint (u = tendon length, F along the tendon Jacobian)."""
+    n = 20000
+    Xt, _, dt_ = run_chain(chain_model(1e-5, tendon=True).compile(), n)
+    Xj, _, dj = run_chain(chain_model(1e-5, tendon=False).compile(), n)
+    np.testing.assert_allclose(Xt, Xj, rtol=0, atol=1e-12 * np.max(np.abs(Xj)))
+
+
+def test_save_restore_replay_bitwise():
+    """The element states live in mjData.plugin_state: save (mj_getState and
+    mj_copyData), step, restore, replay gives bit-identical trajectories."""
+    model = chain_model(1e-4).compile()
+    _, _, d = run_chain(model, 3000)
+    full = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    saved = np.empty(mujoco.mj_stateSize(model, full))
+    mujoco.mj_getState(model, d, saved, full)
+    dcopy = mujoco.MjData(model)
+    mujoco.mj_copyData(dcopy, model, d)
+
+    def go(dd):
+        out = []
+        for _ in range(3000):
+            dd.qfrc_applied[:] = chain_force(dd.time)
+            mujoco.mj_step(model, dd)
+            out.append(np.concatenate([dd.qpos, dd.qvel, dd.plugin_state]))
+        return np.array(out)
+
+    first = go(d)
+    mujoco.mj_setState(model, d, saved, full)
+    second = go(d)
+    third = go(dcopy)
+    assert np.array_equal(first, second)
+    assert np.array_equal(first, third)
+    # and the memory did change along the run (the replay is not trivially equal)
+    assert np.ptp(first[:, 4:], axis=0).max() > 0
+
+
+def test_mjcf_round_trip_and_readers():
+    """The spec written as MJCF (config attributes by the laws' Python names) compiles
+    to the same model; readers give the committed state and force by name."""
+    spec = chain_model(1e-4)
+    xml = spec.to_xml()
+    assert 'plugin="hystmech.LuGre"' in xml and 'key="sigma0"' in xml
+    m1 = spec.compile()
+    m2 = mujoco.MjModel.from_xml_string(xml)
+    X1, _, d1 = run_chain(m1, 2000)
+    X2, _, d2 = run_chain(m2, 2000)
+    assert np.array_equal(X1, X2)
+    e1, e2, e3 = chain_elements()
+    x = hmj.element_state(m1, d1, "lugre")
+    u = hmj.element_u(m1, d1, "lugre")
+    assert u == d1.qpos[0]
+    assert hmj.element_force(m1, d1, "lugre") == pytest.approx(
+        e1.force_of(x, u, d1.qvel[0]), rel=1e-14)
+    # Masing's force from its own state and input
+    xm = hmj.element_state(m1, d1, "masing")
+    assert hmj.element_force(m1, d1, "masing") == pytest.approx(
+        e2.force_of(xm, d1.qpos[1], d1.qvel[1]), rel=1e-14)
+    with pytest.raises(ValueError, match="no plugin instance named"):
+        hmj.element_state(m1, d1, "nope")
+
+
+def test_anchor_at_first_step_not_qpos0():
+    """u is measured from the joint coordinate at the first step: starting at
+    qpos = 0.3 with the spring reference there gives the trajectory from 0, shifted."""
+    Dahl = get_element_class("Dahl")
+    el = Dahl(rho=300.0, Fc=0.5, w0=0.0)
+    out = []
+    for q0 in (0.0, 0.3):
+        xml = XML.format(h=1e-4, k=50.0, m=1.0).replace('stiffness="50.0"',
+                                                       f'stiffness="50.0" springref="{q0}"')
+        spec = mujoco.MjSpec.from_string(xml)
+        hmj.add_element(spec, el, joint="x", name="e")
+        model = spec.compile()
+        d = mujoco.MjData(model)
+        d.qpos[0] = q0
+        xs = []
+        for _ in range(3000):
+            d.qfrc_applied[0] = 2.0 * math.sin(2 * math.pi * d.time)
+            mujoco.mj_step(model, d)
+            xs.append(d.qpos[0] - q0)
+        out.append(np.array(xs))
+    np.testing.assert_allclose(out[1], out[0], rtol=0, atol=1e-12)
+    assert np.max(np.abs(out[0])) > 1e-3
+
+
+def test_transition_fd_runs_and_sees_the_tangent():
+    """mjd_transitionFD through the plugin: ∂v⁺/∂x = −h·(k + dF/du)/m with dF/du the
+    Dahl tangent on the active branch (forward differences along the motion)."""
+    Dahl = get_element_class("Dahl")
+    el = Dahl(rho=300.0, Fc=0.5, w0=0.0)
+    h, k, m = 1e-4, 50.0, 1.0
+    spec = mujoco.MjSpec.from_string(XML.format(h=h, k=k, m=m))
+    hmj.add_element(spec, el, joint="x", name="e")
+    model = spec.compile()
+    d = mujoco.MjData(model)
+    for _ in range(1000):
+        d.qfrc_applied[0] = 2.0 * math.sin(2 * math.pi * d.time)
+        mujoco.mj_step(model, d)
+    assert d.qvel[0] > 0
+    A = np.zeros((2, 2))
+    B = np.zeros((2, 0))
+    mujoco.mjd_transitionFD(model, d, 1e-7, 0, A, B, None, None)
+    assert np.all(np.isfinite(A))
+    x = hmj.element_state(model, d, "e")
+    slope = el.slope(x, hmj.element_u(model, d, "e"), 1.0, el.p)
+    assert A[1, 0] == pytest.approx(-h * (k + slope) / m, rel=1e-3)
+    assert A[0, 0] == pytest.approx(1.0 - h * h * (k + slope) / m, rel=1e-6)
+
+
+def test_kernel_failure_is_counted_per_instance():
+    """A Preisach memory deeper than max_depth (a decaying oscillation nests its
+    reversals) is a kernel failure (hm_fail): counted in that instance's state, while
+    an instance of the same law with enough depth in the same model is unaffected."""
+    Preisach = get_element_class("Preisach")
+    kw = dict(a1=np.array([-0.004, -0.002, -0.003, 0.0, 0.001]),
+              a2=np.array([-0.001, 0.003, 0.001, 0.002, 0.004]),
+              weights=np.array([3.0, 5.0, 2.0, 4.0, 1.5]), initial=-1, k0=200.0, offset=0.5)
+    xml = """<mujoco><option timestep="1e-4" gravity="0 0 0" integrator="Euler"/>
+    <worldbody><body><joint name="x" type="slide" axis="1 0 0" stiffness="100" damping="0.3"/>
+    <inertial pos="0 0 0" mass="0.01" diaginertia="1 1 1"/>
+    <body><joint name="y" type="slide" axis="0 1 0" stiffness="100" damping="0.3"/>
+    <inertial pos="0 0 0" mass="0.01" diaginertia="1 1 1"/></body></body></worldbody></mujoco>"""
+    spec = mujoco.MjSpec.from_string(xml)
+    hmj.add_element(spec, Preisach(**kw, max_depth=4), joint="x", name="shallow")
+    hmj.add_element(spec, Preisach(**kw, max_depth=64), joint="y", name="deep")
+    model = spec.compile()
+    d = mujoco.MjData(model)
+    d.qvel[:] = 1.0
+    for _ in range(4000):
+        mujoco.mj_step(model, d)
+    assert hmj.element_failures(model, d, "shallow") > 0
+    assert hmj.element_failures(model, d, "deep") == 0
+
+
+def test_bad_input_and_missing_engine(monkeypatch):
+    Dahl = get_element_class("Dahl")
+    el = Dahl(rho=300.0, Fc=0.5, w0=0.0)
+    spec = mujoco.MjSpec.from_string(XML.format(h=1e-4, k=1.0, m=1.0))
+    with pytest.raises(ValueError, match="exactly one of joint= and tendon="):
+        hmj.add_element(spec, el, name="e")
+    with pytest.raises(ValueError, match="no joint named 'nope'"):
+        hmj.add_element(spec, el, joint="nope", name="e")
+    with pytest.raises(ValueError, match="rtol must be in"):
+        hmj.add_element(spec, el, joint="x", name="e", rtol=2.0)
+    Duhem = get_element_class("LuGre")
+    with pytest.raises(ValueError, match="callable"):
+        hmj.add_element(spec, Duhem(sigma0=1e3, sigma1=1.0, Fc=1.0, Fs=1.5, vs=0.01,
+                                    g=lambda v: 1.0), joint="x", name="e")
+    from hystmech.plugins import _build
+
+    monkeypatch.setitem(sys.modules, "mujoco", None)
+    with pytest.raises(ImportError, match=r"hystmech\[mujoco\]"):
+        _build.engine("mujoco")
