@@ -88,7 +88,9 @@ def parse_range(doc: str) -> Range | None:
     """The range a Param description states: "> 0", ">= 0", "in [-1, 1]", "in (0, 1]";
     None when the text states none (or a range relative to another parameter)."""
     d = (doc or "").strip()
-    m = re.search(r"(?:^|[\s,])(>=|>)\s*(-?[\d.]+(?:e-?\d+)?)(?=$|[\s,;)])", d)
+    # a bound opens the text or a comma-separated clause ("> 0", "stiffness, > 0"); a
+    # comparison of another parameter ("n > 1 needs beta >= 0") is not this one's range
+    m = re.search(r"(?:^|,\s*)(>=|>)\s*(-?[\d.]+(?:e-?\d+)?)(?=$|[\s,;)])", d)
     if m:
         return Range(float(m.group(2)), lo_open=m.group(1) == ">")
     m = re.search(r"\bin\s*([\[(])\s*(-?[\d.]+(?:e-?\d+)?|-inf)\s*,\s*(-?[\d.]+(?:e-?\d+)?|inf)"

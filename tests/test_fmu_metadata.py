@@ -339,6 +339,19 @@ def test_ranges_are_the_constructor_checks(name):
                 cls(**_with(el, pname, val))
 
 
+# checks that depend on another (tunable) parameter: no fixed-number range to declare
+RELATIVE = {("BoucWen", "beta"), ("BoucWen", "gamma"), ("BoucWen", "z0"), ("Masing", "w0"),
+            ("MaxwellSlip", "z0"), ("LuGre", "Fs")}
+
+
+def test_parse_range_reads_only_this_parameters_bound():
+    assert md.parse_range("> 0") == md.Range(0.0, lo_open=True)
+    assert md.parse_range("series spring stiffness, >= 0") == md.Range(0.0)
+    assert md.parse_range("initial state, in [-1, 1]") == md.Range(-1.0, 1.0)
+    assert md.parse_range("finite; n > 1 needs beta >= 0, beta + gamma >= 0") is None
+    assert md.parse_range("in (-beta, beta]") is None
+
+
 def test_ranges_cover_the_positive_and_unit_interval_parameters():
     """The declarations do not silently miss a checked parameter: every parameter of
     these laws whose constructor refuses 0 or -2 (a fixed-number check) has a range."""
@@ -359,8 +372,7 @@ def test_ranges_cover_the_positive_and_unit_interval_parameters():
                 except ValueError as e:
                     # refusals that name another parameter are relative checks
                     refused |= str(e).startswith(pi.name)
-            relative = pi.name in ("gamma", "w0", "z0", "Fs") and name in (
-                "BoucWen", "Masing", "MaxwellSlip", "LuGre")
+            relative = (name, pi.name) in RELATIVE
             if refused and not relative:
                 assert pi.name in have, (name, pi.name)
 
