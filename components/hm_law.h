@@ -16,8 +16,22 @@
  * the Python constructor, so that an FMU user who changes a parameter gets the
  * same error).
  *
+ * Optional, appended at the end of a law's file when the law needs them in the FMU:
+ *
+ *   double LAW_switch(const double *x, double u, double dir, const double *p);
+ *       inclusions/operators: the next input value from u in the direction dir (±1)
+ *       where F jumps or has a kink (face, threshold, memory corner), or dir·inf;
+ *       model exchange puts an event indicator on it
+ *   const char *LAW_check(const double *x, const double *p);
+ *       NULL or what is wrong with a state from outside (a deserialised FMU state),
+ *       checked before any kernel indexes with it (e.g. the Preisach memory depth)
+ *   void LAW_events(const double *x, double u, double v, const double *p, double *z);
+ *       smooth laws with a non-Lipschitz point: #define LAW_NZ n event indicators
+ *       (optionally followed by the comment hm:events-if PARAM OP VALUE: only then)
+ *
  * The FMI boilerplate (fmu/templates/) calls these through the macros HM_ADVANCE,
- * HM_FORCE, HM_RATE, HM_SETUP defined by the exporter.
+ * HM_FORCE, HM_RATE, HM_SETUP, HM_SWITCH, HM_CHECK_STATE, HM_EVENTS defined by the
+ * exporter, which also renames every external symbol with the model identifier.
  */
 #ifndef HM_LAW_H
 #define HM_LAW_H
@@ -34,12 +48,50 @@ typedef void (*hm_rate_fn)(const double *x, double u, double v, const double *p,
 
 static double hm_sign(double v) { return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : 0.0); }
 
+/* Thread-local so that instances driven from different threads never see each
+ * other's messages; the FMI boilerplate copies them into its instance right after
+ * every kernel call (error state is per instance). */
+#ifndef HM_TLS
+#if defined(_MSC_VER)
+#define HM_TLS __declspec(thread)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
+#define HM_TLS _Thread_local
+#else
+#define HM_TLS __thread
+#endif
+#endif
+
 /* message buffer for LAW_setup errors */
-static char hm_msg[256];
+static HM_TLS char hm_msg[256];
 
 /* set by a kernel that cannot continue (e.g. the Preisach memory stack is full); the
  * FMI boilerplate reports it as an error after the step */
-static const char *hm_fail = NULL;
+static HM_TLS const char *hm_fail = NULL;
+
+/* Work budget of the adaptive integrators below: the FMI boilerplate sets it before a
+ * kernel call (< 0: unlimited) so that one doStep does bounded work; when it runs
+ * out the integrator stops and sets hm_fail = HM_BUDGET_MSG. */
+static HM_TLS long hm_budget = -1;
+static const char HM_BUDGET_MSG[] = "maximum number of internal steps reached";
+
+static int hm_spend(void)
+{
+    if (hm_budget < 0) return 0;
+    if (hm_budget == 0) { hm_fail = HM_BUDGET_MSG; return 1; }
+    hm_budget--;
+    return 0;
+}
+
+/* Portable Linux binaries: glibc 2.29 added new symbol versions of exp/log/pow (same
+ * results, no errno wrapper); bind to the x86_64 baseline ones so that the FMU loads
+ * on any glibc >= 2.2.5 (checked in tests/test_fmu_robust.py). */
+#if defined(__GLIBC__) && defined(__x86_64__) && defined(__ELF__) && !defined(HM_NO_SYMVER)
+__asm__(".symver exp,exp@GLIBC_2.2.5");
+__asm__(".symver log,log@GLIBC_2.2.5");
+__asm__(".symver pow,pow@GLIBC_2.2.5");
+__asm__(".symver exp2,exp2@GLIBC_2.2.5");
+__asm__(".symver log2,log2@GLIBC_2.2.5");
+#endif
 
 #define HM_CHECK(cond, ...) do { if (!(cond)) { snprintf(hm_msg, sizeof hm_msg, __VA_ARGS__); return hm_msg; } } while (0)
 
@@ -72,6 +124,7 @@ static int hm_rk_advance(hm_rate_fn rate, double *x, int n, double u0, double dt
     rate(x, u0, v, p, k1);
     while (s < dt) {
         double err = 0.0;
+        if (hm_spend()) return steps;
         if (s + h > dt) h = dt - s;
         for (i = 0; i < n; i++) y[i] = x[i] + h * A21 * k1[i];
         rate(y, u0 + v * (s + C2 * h), v, p, k2);
@@ -248,6 +301,7 @@ static double hm_power_law_advance(double y, double L, double q0, double q1, dou
     while (s < L) {
         double rem = L - s, kap, tol, h, yn = y, err;
         int it, kk, j;
+        if (hm_spend()) return y;
         if (ystar == ystar && fabs(y - ystar) <= snap) return ystar;
         if (fabs(y) < eps) {
             double s_y, target, se;
@@ -267,7 +321,8 @@ static double hm_power_law_advance(double y, double L, double q0, double q1, dou
             continue;
         }
         kap = hm_side_k(y, q1, q2);
-        tol = 0.01 * rtol * fmax(fabs(y), scale);
+        /* no step meets a tolerance below round-off: floor it at 1e-15 (relative) */
+        tol = fmax(0.01 * rtol, 1e-15) * fmax(fabs(y), scale);
         h = rem;
         for (it = 0; it < 60; it++) {
             kk = hm_taylor_coeffs(y, q0, kap, m, h, tol, c, &err);

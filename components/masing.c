@@ -43,3 +43,20 @@ const char *masing_setup(const double *q, int nq, double *p, int np, double *x0,
     x0[0] = q[5];
     return NULL;
 }
+
+/* Model exchange (fmu/templates): the next input value, moving from u in the direction
+ * dir (±1), at which the force has a kink (w reaches the face of [−η, η]), or
+ * dir·inf while w slides on that face. */
+double masing_switch(const double *x, double u, double dir, const double *p)
+{
+    double eta = p[2], w = x[0];
+    if (dir > 0.0 ? w < eta : w > -eta) return u + (dir * eta - w);
+    return dir * INFINITY;
+}
+
+/* a state from outside (deserialised FMU state): NULL or what is wrong with it */
+const char *masing_check(const double *x, const double *p)
+{
+    if (!(fabs(x[0]) <= p[2] * (1.0 + 1e-12))) return "Masing: w outside [-eta, eta]";
+    return NULL;
+}

@@ -54,3 +54,28 @@ const char *maxwell_slip_setup(const double *q, int nq, double *p, int np, doubl
     }
     return NULL;
 }
+
+/* Model exchange (fmu/templates): the nearest input value in the direction dir (±1)
+ * at which an asperity reaches its slip limit (a kink of F), or dir·inf. */
+double maxwell_slip_switch(const double *x, double u, double dir, const double *p)
+{
+    int i, n = (int)p[0];
+    double best = INFINITY;
+    for (i = 0; i < n; i++) {
+        double d = p[1 + n + i], z = x[i];
+        if (dir > 0.0 ? z < d : z > -d) {
+            double gap = fabs(dir * d - z);
+            if (gap < best) best = gap;
+        }
+    }
+    return u + dir * best;
+}
+
+const char *maxwell_slip_check(const double *x, const double *p)
+{
+    int i, n = (int)p[0];
+    for (i = 0; i < n; i++)
+        if (!(fabs(x[i]) <= p[1 + n + i] * (1.0 + 1e-12)))
+            return "MaxwellSlip: Z[i] outside [-Delta_i, Delta_i]";
+    return NULL;
+}

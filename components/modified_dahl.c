@@ -74,3 +74,16 @@ const char *modified_dahl_setup(const double *q, int nq, double *p, int np, doub
     x0[0] = q[6];
     return NULL;
 }
+
+/* Model exchange (fmu/templates): event indicators [v, h_u(u) − F, h_l(u) − F]. With
+ * μ < 1 the rate is not Lipschitz where F meets the active envelope, so the host
+ * integrator must restart there instead of stepping across (Bastien et al. (2007),
+ * eqs. (3)-(4)); the sign of v selects the branch. */
+#define MODIFIED_DAHL_NZ 3  /* hm:events-if mu < 1 */
+void modified_dahl_events(const double *x, double u, double v, const double *p, double *z)
+{
+    z[0] = v;
+    if (p[1] >= 1.0) { z[1] = z[2] = 1.0; return; }  /* Lipschitz: no restart needed */
+    z[1] = p[2] * u + p[3] - x[0];
+    z[2] = p[4] * u + p[5] - x[0];
+}

@@ -224,7 +224,8 @@ def power_law_advance(y, L, q0, q1, q2, m, rtol, scale):
             y = sa * eps
             continue
         kap = _side_k(y, q1, q2)
-        tol = 0.01 * rtol * max(abs(y), scale)
+        # no step meets a tolerance below round-off: floor it at 1e-15 (relative)
+        tol = max(0.01 * rtol, 1e-15) * max(abs(y), scale)
         h = rem
         for _ in range(60):
             kk, err = _taylor_coeffs(y, q0, kap, m, h, tol, c)

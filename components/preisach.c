@@ -375,3 +375,73 @@ const char *preisach_setup(const double *q, int nq, double *p, int np, double *x
     free(A2); free(A1); free(H);
     return NULL;
 }
+
+/* ------------------------------------------- model exchange and state checks ---- */
+/* The next input value in the direction dir (±1) from u at which the relay switches
+ * (a jump of F), or dir·inf. */
+double relay_switch(const double *x, double u, double dir, const double *p)
+{
+    if (dir > 0.0 && x[0] < 0.0 && u < p[1]) return p[1];
+    if (dir < 0.0 && x[0] > 0.0 && u > p[0]) return p[0];
+    return dir * INFINITY;
+}
+
+const char *relay_check(const double *x, const double *p)
+{
+    (void)p;
+    return (x[0] == 1.0 || x[0] == -1.0) ? NULL : "Relay: state must be -1 or +1";
+}
+
+/* The next input value in the direction dir from u where F jumps or has a kink: a
+ * threshold of the discrete operator (A2 rising, A1 falling), a node of the continuous
+ * grid, or the memory corner where wiping-out sets in; dir·inf if none. */
+double preisach_switch(const double *x, double u, double dir, const double *p)
+{
+    int n2 = (int)p[0], n1 = (int)p[1], n = (int)x[1], k, rising;
+    double best = dir * INFINITY, cand;
+    if (p[8] == 0.0) {                      /* continuous: the uniform node grid */
+        double t0 = p[PR_HEAD], tn = p[PR_HEAD + n1 - 1], h = (tn - t0) / (n1 - 1);
+        if (dir > 0.0 && u < tn) {
+            k = (int)floor((u - t0) / h) + 1;
+            if (k < 0) k = 0;
+            cand = t0 + h * k;
+            if (cand <= u) cand = t0 + h * (k + 1);
+            best = fmin(cand, tn) > u ? fmin(cand, tn) : best;
+        } else if (dir < 0.0 && u > t0) {
+            k = (int)ceil((u - t0) / h) - 1;
+            if (k > n1 - 1) k = n1 - 1;
+            cand = t0 + h * k;
+            if (cand >= u) cand = t0 + h * (k - 1);
+            best = fmax(cand, t0) < u ? fmax(cand, t0) : best;
+        }
+    } else if (dir > 0.0) {                 /* first A2 > u */
+        int lo = 0, hi = n2;
+        while (lo < hi) { int mid = (lo + hi) >> 1; if (p[PR_HEAD + mid] <= u) lo = mid + 1; else hi = mid; }
+        if (lo < n2) best = p[PR_HEAD + lo];
+    } else {                                /* last A1 < u */
+        int lo = 0, hi = n1;
+        while (lo < hi) { int mid = (lo + hi) >> 1; if (p[PR_HEAD + n2 + mid] < u) lo = mid + 1; else hi = mid; }
+        if (lo > 0) best = p[PR_HEAD + n2 + lo - 1];
+    }
+    /* memory corner: moving on in the last direction wipes the older extremum
+     * stack[n − 2]; reversing first stores c and then wipes stack[n − 1] */
+    rising = !preisach_is_max(x, n - 1);
+    if ((dir > 0.0) == rising) cand = n >= 2 ? x[3 + n - 2] : dir * INFINITY;
+    else cand = x[3 + n - 1];
+    if (dir > 0.0 ? (cand > u && cand < best) : (cand < u && cand > best)) best = cand;
+    return best;
+}
+
+/* a memory from outside (deserialised FMU state): stack depth, branch type and
+ * extrema checked before any kernel indexes with them */
+const char *preisach_check(const double *x, const double *p)
+{
+    int D = (int)p[2], j;
+    double n = x[1];
+    if (!(n >= 1.0 && n <= (double)D && n == floor(n)))
+        return "Preisach: memory depth outside [1, max_depth]";
+    if (x[2] != 1.0 && x[2] != -1.0) return "Preisach: type of stack[0] must be -1 or +1";
+    for (j = 0; j < 3 + 2 * D; j++)
+        if (!isfinite(x[j])) return "Preisach: non-finite memory entry";
+    return NULL;
+}

@@ -60,14 +60,15 @@ class LawSpec:
     sources: list = None     # C files the law needs in sources/ (default: [c_file])
     generated: str = ""      # C text of c_file when the exporter writes it (sums)
     # metadata (fmu/metadata.py): parameter bounds (None: unbounded), state units and
-    # descriptions, and what F and each state rate depend on: a set of "u", "v" and
-    # state indices (None: not declared, i.e. everything)
+    # descriptions, and what F and each continuous state's rate depend on: a set of "u",
+    # "v" and state indices (None: not declared, i.e. everything)
     q_min: list = None
     q_max: list = None
     state_units: list = None
     state_docs: list = None
     force_deps: frozenset = None
-    rate_deps: list = None
+    rate_deps: dict = None    # continuous state index -> its rate's dependencies
+    cont_states: list = None  # model exchange: indices of continuous states (None: by kind)
 
     def c_sources(self) -> list:
         return list(self.sources) if self.sources is not None else [self.c_file]
@@ -191,11 +192,10 @@ def _add_metadata(spec: LawSpec, element) -> None:
             spec.state_names = [f"state_{n}" if n in taken else n for n, _, _ in info]
             spec.state_units = [u for _, u, _ in info]
             spec.state_docs = [d for _, _, d in info]
-    xs = set(range(spec.n_x)) if spec.kind == "smooth" else set()
-    known = {"u": {"u"}, "v": {"v"}, "x": xs}
+    cont = set(continuous_states(spec))
+    known = _knowns(cont, set(range(spec.n_x)) - cont)
     spec.force_deps = frozenset().union(*(known[k] for k in meta.force))
-    if spec.kind == "smooth":
-        spec.rate_deps = [frozenset().union(*(known[k] for k in meta.rate))] * spec.n_x
+    spec.rate_deps = {i: frozenset().union(*(known[k] for k in meta.rate)) for i in cont}
 
 
 def _state_names(element) -> list:
@@ -229,9 +229,13 @@ def _sum_spec(element) -> LawSpec:
         files += [f for f in sp.c_sources() if f not in files]
     kind = element.kind
     gen = _sum_source(element, specs, files)
+    cs = None
+    if kind != "smooth":  # the smooth parts' states stay continuous states
+        cs = [o + j for el, sp, o in zip(element.parts, specs, element.state_offsets)
+              if sp.kind == "smooth" for j in range(sp.n_x)]
     spec = LawSpec("SumElement", "hm_sum", Path("hm_sum.c"), kind, q_names, q_values, q_units,
                    q_docs, int(element.p.size), int(element.n_states), sn, x_nom,
-                   sources=files, generated=gen)
+                   sources=files, generated=gen, cont_states=cs)
     _sum_metadata(spec, element, specs)
     return spec
 
@@ -255,15 +259,24 @@ def _sum_metadata(spec: LawSpec, element, specs) -> None:
     spec.state_names, spec.state_units, spec.state_docs = names, units, docs
     if any(m is None for m in metas):
         return
-    smooth = spec.kind == "smooth"
-    force, rate = set(), []
+    cont = set(continuous_states(spec))
+    force, rate = set(), {}
     for el, meta, xo in zip(element.parts, metas, element.state_offsets):
-        own = set(range(xo, xo + el.n_states)) if smooth else set()
-        known = {"u": {"u"}, "v": {"v"}, "x": own}
+        own = set(range(xo, xo + el.n_states))
+        known = _knowns(own & cont, own - cont)
         force |= set().union(*(known[k] for k in meta.force))
-        rate += [frozenset().union(*(known[k] for k in meta.rate))] * el.n_states
+        for i in own & cont:
+            rate[i] = frozenset().union(*(known[k] for k in meta.rate))
     spec.force_deps = frozenset(force)
-    spec.rate_deps = rate if smooth else None
+    spec.rate_deps = rate
+
+
+def _knowns(cont: set, other: set) -> dict:
+    """What "u", "v", "x" of a law's declaration stand for in <Dependencies>: the inputs,
+    and the law's continuous states; a state that is not a continuous state is evaluated
+    at the current input (fmu/templates: the memory carried along u to the input), so
+    "x" there means a dependency on u."""
+    return {"u": {"u"}, "v": {"v"}, "x": set(cont) | ({"u"} if other else set())}
 
 
 def _sum_source(element, specs, files) -> str:
@@ -300,7 +313,7 @@ def _sum_source(element, specs, files) -> str:
         L.append("}\n")
     L.append("const char *hm_sum_setup(const double *q, int nq, double *p, int np, double *x0,"
              " int nx)\n{")
-    L.append("    static char msg[320];\n    const char *e;")
+    L.append("    static HM_TLS char msg[320];\n    const char *e;")
     L.append(f'    HM_CHECK(nq == {nq} && np == {element.p.size} && nx == {element.n_states}, '
              f'"SumElement: wrong vector sizes");')
     for i, (el, sp) in enumerate(zip(parts, specs)):
@@ -309,7 +322,83 @@ def _sum_source(element, specs, files) -> str:
         L.append(f'    if (e) {{ snprintf(msg, sizeof msg, "part{i} ({sp.cls_name}): %s", e); '
                  f'return msg; }}')
     L.append("    return NULL;\n}")
+    L += _sum_extras(element, specs, xo, po)
     return "\n".join(L) + "\n"
+
+
+def _sum_extras(element, specs, xo, po) -> list:
+    """C of the sum's model-exchange switch point (the nearest of the parts') and state
+    check (every part's), for the FMI boilerplate (fmu/templates)."""
+    feats = [_c_features(sp) for sp in specs]
+    L = []
+    smooth = [sp.kind == "smooth" and sp.n_x > 0 for sp in specs]
+    if element.kind != "smooth" and any(smooth):
+        # model exchange of a mixed sum: the anchor advances the inclusions/operators only,
+        # the smooth parts are integrated by the host (their rates)
+        L.append("\nvoid hm_sum_advance_ops(double *x, double u0, double u1, double dt, double v,"
+                 " const double *p, double rtol)\n{")
+        for i, sp in enumerate(specs):
+            if not smooth[i]:
+                L.append(f"    {sp.prefix}_advance(x + {xo[i]}, u0, u1, dt, v, p + {po[i]}, rtol);")
+        L.append("}")
+        L.append("\nvoid hm_sum_rate_smooth(const double *x, double u, double v, const double *p,"
+                 " double *out)\n{")
+        for i, sp in enumerate(specs):
+            if smooth[i]:
+                L.append(f"    {sp.prefix}_rate(x + {xo[i]}, u, v, p + {po[i]}, out + {xo[i]});")
+        L.append("}")
+    if element.kind != "smooth":
+        L.append("\ndouble hm_sum_switch(const double *x, double u, double dir, const double *p)"
+                 "\n{\n    double best = dir * INFINITY, s;")
+        for i, (sp, f) in enumerate(zip(specs, feats)):
+            if f["switch"]:
+                L.append(f"    s = {sp.prefix}_switch(x + {xo[i]}, u, dir, p + {po[i]});")
+                L.append("    if (dir * s < dir * best) best = s;")
+        L.append("    return best;\n}")
+    L.append("\nconst char *hm_sum_check(const double *x, const double *p)\n{"
+             "\n    const char *e = NULL;")
+    for i, (sp, f) in enumerate(zip(specs, feats)):
+        if f["check"]:
+            L.append(f"    if ((e = {sp.prefix}_check(x + {xo[i]}, p + {po[i]})) != NULL) return e;")
+    L.append("    (void)x; (void)p;\n    return e;\n}")
+    return L
+
+
+_C_FUNC = re.compile(r"^(?!static\b)(?:const\s+)?(?:void|double|int|char|float|long|unsigned)"
+                     r"\b[\s*]*([A-Za-z_]\w*)\s*\(", re.M)
+
+
+def _c_features(spec: LawSpec) -> dict:
+    """What the law's C file offers beyond the four kernels: model-exchange switch
+    points (inclusions/operators), event indicators (smooth laws with a non-Lipschitz
+    point, with their count LAW_NZ), a check of a state from outside; and every
+    external symbol, which hm_config.h renames with the model identifier."""
+    text = spec.generated or spec.c_file.read_text()
+    pre = spec.prefix
+    nz = re.search(rf"#define {pre.upper()}_NZ (\d+)(?:\s*/\* hm:events-if (\w+) ([<>]=?) "
+                   rf"([-+.\deE]+) \*/)?", text)
+    if nz and nz.group(2):  # indicators only where the exported parameters need them
+        val = dict(zip(spec.q_names, spec.q_values)).get(nz.group(2))
+        lim = float(nz.group(4))
+        op = {"<": val < lim, "<=": val <= lim, ">": val > lim, ">=": val >= lim} if val is not None else {}
+        if not op.get(nz.group(3), True):
+            nz = None
+    syms = []
+    for f in ([] if spec.generated else [spec.c_file]) + [
+            f for f in spec.c_sources() if f != spec.c_file]:
+        syms += _C_FUNC.findall(f.read_text())
+    if spec.generated:
+        syms += _C_FUNC.findall(spec.generated)
+    return {"switch": f"{pre}_switch(" in text, "check": f"{pre}_check(" in text,
+            "events": int(nz.group(1)) if nz and f"{pre}_events(" in text else 0,
+            "symbols": sorted(set(syms))}
+
+
+def n_event_indicators(spec: LawSpec) -> int:
+    """Event indicators of the FMU in model exchange (fmu/templates/fmi2_model.c):
+    2 for inclusions and operators (reversal of u, next switch point), the law's own
+    for smooth laws with a non-Lipschitz point (e.g. ModifiedDahl: 3), else 0."""
+    return 2 if spec.kind != "smooth" else _c_features(spec)["events"]
 
 
 # -- units ---------------------------------------------------------------------------
@@ -401,10 +490,25 @@ def _fmt(x: float) -> str:
     return repr(float(x))
 
 
-def _config_h(spec: LawSpec, guid: str, rtol: float) -> str:
+def _config_h(spec: LawSpec, guid: str, rtol: float, ident: str = "hystmech") -> str:
     q = ", ".join(_fmt(v) for v in spec.q_values) or "0.0"
     xn = ", ".join(_fmt(v) for v in spec.x_nominal) or "1.0"
     rate = f"#define HM_RATE {spec.prefix}_rate\n" if spec.kind == "smooth" else ""
+    feat = _c_features(spec)
+    if feat["switch"] and spec.kind != "smooth":
+        rate += f"#define HM_SWITCH {spec.prefix}_switch\n"
+    if feat["check"]:
+        rate += f"#define HM_CHECK_STATE {spec.prefix}_check\n"
+    if feat["events"] and spec.kind == "smooth":
+        rate += f"#define HM_EVENTS {spec.prefix}_events\n#define HM_NZ_LAW {feat['events']}\n"
+    cs = continuous_states(spec)
+    if spec.kind != "smooth" and cs:
+        rate += (f"#define HM_NCS_MIXED {len(cs)}\n#define HM_ADVANCE_OPS {spec.prefix}_advance_ops\n"
+                 f"#define HM_RATE_SMOOTH {spec.prefix}_rate_smooth\n"
+                 f"static const int HM_CS_IDX[] = {{{', '.join(map(str, cs))}}};\n")
+    # every external kernel symbol gets the model identifier, so that source FMUs of
+    # several laws (or of one law twice) link into one program
+    rate += "".join(f"#define {n} {ident}__{n}\n" for n in feat["symbols"])
     return f"""/* generated by hystmech.fmu.export_fmu for {spec.cls_name}: law in {spec.c_file.name} */
 #ifndef HM_CONFIG_H
 #define HM_CONFIG_H
@@ -450,6 +554,14 @@ class Var(NamedTuple):
     state: int | None = None      # index of the state it is
 
 
+def continuous_states(spec: LawSpec) -> list:
+    """Indices of the states that are continuous states in model exchange: all of a
+    smooth law, none of an inclusion/operator, the smooth parts' of a mixed sum."""
+    if spec.cont_states is not None:
+        return list(spec.cont_states)
+    return list(range(spec.n_x)) if spec.kind == "smooth" else []
+
+
 def variables(spec: LawSpec, rtol: float) -> list[Var]:
     """The FMU's variables in modelDescription order, shared by the FMI 2.0 and 3.0
     descriptions."""
@@ -470,30 +582,32 @@ def variables(spec: LawSpec, rtol: float) -> list[Var]:
                    "one)", min=float(np.nextafter(0.0, 1.0)), max=float(np.nextafter(1.0, 0.0))))
     units = spec.state_units or [""] * spec.n_x
     docs = spec.state_docs or [f"internal state {i}" for i in range(spec.n_x)]
+    cs = continuous_states(spec)
     for i, n in enumerate(spec.state_names):
-        out.append(Var(n, VR_X + i, "local", "continuous" if smooth else "discrete",
-                       "calculated", None, units[i],
-                       docs[i] + ("" if smooth else " (updated at step boundaries and events)"),
-                       spec.x_nominal[i] if smooth else None, state=i))
-    if smooth:
-        for i, n in enumerate(spec.state_names):
-            out.append(Var(f"der({n})", VR_DX + i, "local", "continuous", "calculated", None,
-                           rate_unit(units[i]) if units[i] else "", f"rate of {n}", der_of=i))
+        out.append(Var(n, VR_X + i, "local", "continuous", "calculated", None, units[i],
+                       docs[i] + ("" if i in cs else
+                                  " (at the current input; the memory changes at events)"),
+                       spec.x_nominal[i] if i in cs else None, state=i))
+    for i in cs:
+        n = spec.state_names[i]
+        out.append(Var(f"der({n})", VR_DX + i, "local", "continuous", "calculated", None,
+                       rate_unit(units[i]) if units[i] else "", f"rate of {n}", der_of=i))
     return out
 
 
 def dependencies(spec: LawSpec, ref) -> tuple[str | None, list]:
-    """The <Dependencies> lists: (of F, [of each state rate]) as space-separated
-    references ``ref(known)`` (known: "u", "v" or a state index); None = undeclared
-    (the attribute is then omitted: depends on every known)."""
+    """The <Dependencies> lists: (of F, [of the rate of each continuous state, in
+    continuous_states order]) as space-separated references ``ref(known)`` (known: "u",
+    "v" or a state index); None = undeclared (the attribute is then omitted: depends on
+    every known)."""
     def fmt(deps):
         if deps is None:
             return None
         keys = sorted(deps, key=lambda k: (0, k) if isinstance(k, str) else (1, str(k)))
         return " ".join(str(r) for r in sorted(ref(k) for k in keys))
 
-    rates = spec.rate_deps if spec.rate_deps is not None else [None] * spec.n_x
-    return fmt(spec.force_deps), [fmt(d) for d in rates]
+    rates = spec.rate_deps or {}
+    return fmt(spec.force_deps), [fmt(rates.get(i)) for i in continuous_states(spec)]
 
 
 def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> str:
@@ -538,7 +652,7 @@ def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> s
     def dep(d):
         return "" if d is None else f' dependencies="{d}"'
 
-    init = sorted([idx["F"]] + (list(state_idx.values()) + der_idx if smooth else []))
+    init = sorted([idx["F"]] + [state_idx[i] for i in continuous_states(spec)] + der_idx)
     md_der = "".join(f'\n      <Unknown index="{i}"{dep(d)}/>' for i, d in zip(der_idx, r_deps))
     md_init = "".join(f'\n      <Unknown index="{i}"/>' for i in init)
     src = '\n    <SourceFiles>\n      <File name="fmi2_model.c"/>\n    </SourceFiles>\n  '
@@ -550,12 +664,12 @@ def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> s
 <fmiModelDescription fmiVersion="2.0" modelName="{spec.cls_name}" guid="{guid}"
   description="hystmech {spec.cls_name} force element ({spec.kind}): inputs u [m], v [m/s], output F [N]"
   {head} generationDateAndTime="{now}"
-  variableNamingConvention="flat" numberOfEventIndicators="0">
+  variableNamingConvention="flat" numberOfEventIndicators="{n_event_indicators(spec)}">
   <ModelExchange modelIdentifier="{ident}" canGetAndSetFMUstate="true" canSerializeFMUstate="true"
     completedIntegratorStepNotNeeded="{cisn}" canNotUseMemoryManagementFunctions="false">{src}</ModelExchange>
   <CoSimulation modelIdentifier="{ident}" canHandleVariableCommunicationStepSize="true"
-    canGetAndSetFMUstate="true" canSerializeFMUstate="true" canInterpolateInputs="false"
-    canNotUseMemoryManagementFunctions="false">{src}</CoSimulation>
+    canGetAndSetFMUstate="true" canSerializeFMUstate="true" canInterpolateInputs="true"
+    maxOutputDerivativeOrder="0" canNotUseMemoryManagementFunctions="false">{src}</CoSimulation>
   <UnitDefinitions>
 {units_xml}
   </UnitDefinitions>
@@ -661,11 +775,12 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
         raise FMUExportError(f"model_identifier must be a C identifier (got {ident!r})")
     # the GUID is a hash of everything compiled into the binary, so that equal exports
     # give equal FMUs (and the compiled object can be cached)
-    h = hashlib.sha256(_config_h(spec, "", rtol).encode() + ident.encode()
+    h = hashlib.sha256(_config_h(spec, "", rtol, ident).encode() + ident.encode()
                        + str(fmi_version).encode())
     comp = spec.c_sources()[0].parent
     for f in (*spec.c_sources(), comp / "hm_law.h",
-              TEMPLATES / ("fmi2_model.c" if fmi_version == 2 else "fmi3_model.c")):
+              TEMPLATES / ("fmi2_model.c" if fmi_version == 2 else "fmi3_model.c"),
+              TEMPLATES / "hm_fmu.h"):
         h.update(f.read_bytes())
     h.update(spec.generated.encode())
     guid = "{" + str(uuid.UUID(h.hexdigest()[:32])) + "}"
@@ -678,7 +793,7 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
             shutil.copy(f, src / f.name)
         if spec.generated:
             (src / spec.c_file.name).write_text(spec.generated)
-        (src / "hm_config.h").write_text(_config_h(spec, guid, rtol))
+        (src / "hm_config.h").write_text(_config_h(spec, guid, rtol, ident))
         if fmi_version == 2:
             main_c = "fmi2_model.c"
             md = _model_description_2(spec, guid, ident, rtol)
@@ -688,6 +803,7 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
             main_c = "fmi3_model.c"
             md = model_description_3(spec, guid, ident, rtol)
         shutil.copy(TEMPLATES / main_c, src / main_c)
+        shutil.copy(TEMPLATES / "hm_fmu.h", src / "hm_fmu.h")
         (root / "modelDescription.xml").write_text(md)
         if fmi_version == 3:
             (src / "buildDescription.xml").write_text(

@@ -4,8 +4,10 @@ from __future__ import annotations
 import datetime
 from xml.sax.saxutils import escape
 
-from .export import (VR_DX, VR_F, VR_X, _fmt, _unit_defs, dependencies, header_attributes,
-                     variables)
+from .export import (VR_DX, VR_F, VR_X, _fmt, _unit_defs, continuous_states, dependencies,
+                     header_attributes, n_event_indicators, variables)
+
+VR_Z = 300000  # event indicators (fmu/templates/fmi3_model.c: HM_VR_Z)
 
 
 def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
@@ -46,13 +48,17 @@ def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
     def dep(d):
         return "" if d is None else f' dependencies="{d}"'
 
+    nz = n_event_indicators(spec)  # FMI 3.0 declares them as variables
+    rows += [f'    <Float64 name="eventIndicator[{i}]" valueReference="{VR_Z + i}" '
+             f'description="event indicator of model exchange (reversal of u, next switch '
+             f'point)" causality="local" variability="continuous"/>' for i in range(nz)]
+    cs = continuous_states(spec)
     ms = [f'    <Output valueReference="{VR_F}"{dep(f_deps)}/>']
-    if smooth:
-        ms += [f'    <ContinuousStateDerivative valueReference="{VR_DX + i}"{dep(d)}/>'
-               for i, d in enumerate(r_deps)]
-    init = [VR_F] + ([VR_X + i for i in range(spec.n_x)] + [VR_DX + i for i in range(spec.n_x)]
-                     if smooth else [])
+    ms += [f'    <ContinuousStateDerivative valueReference="{VR_DX + i}"{dep(d)}/>'
+           for i, d in zip(cs, r_deps)]
+    init = [VR_F] + [VR_X + i for i in cs] + [VR_DX + i for i in cs]
     ms += [f'    <InitialUnknown valueReference="{r}"/>' for r in init]
+    ms += [f'    <EventIndicator valueReference="{VR_Z + i}"/>' for i in range(nz)]
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     cis = "false" if smooth else "true"
     if "s" not in unit_of:  # the unit of the independent variable time

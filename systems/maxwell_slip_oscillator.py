@@ -24,7 +24,7 @@ import numpy as np
 
 from ..components.base import check_finite, check_nonnegative, check_positive
 from .assembly import Assembly, Harmonic
-from .solvers import simulate
+from .simulate import simulate
 
 HEIGHTS = (1.21667e-6, 1.65000e-6, 2.08330e-6, 2.51670e-6, 2.95000e-6)   # m, the paper's
 FRICTION = dict(kt=1e6, kn=2e6, mu=0.5, d=1.1e-6)                       # REFERENCE.md set

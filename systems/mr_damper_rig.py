@@ -26,7 +26,7 @@ import numpy as np
 
 from ..components.base import check_nonnegative, check_positive, check_range
 from .assembly import Assembly
-from .solvers import simulate
+from .simulate import simulate
 
 # identified values (viscous + Dahl paper, §5–7; REFERENCE.md)
 PAPER = dict(kx1=1.6299e5, kw1=5.2620e4, kx2=1.3352e5, kw2=6.2986e4, rho=768.73)

@@ -100,14 +100,16 @@ def test_analytic_jacobian_matches_finite_differences():
     rng = np.random.default_rng(1)
     for k in rng.integers(0, len(r.t), 5):
         t, y = r.t[k], np.ascontiguousarray(r.y[k])
-        fext, ub, vb = m.forcing_at(t)
+        # the compiled protocol implicit methods call: fun(t, y, prm, dy, w, V) and
+        # jac(t, y, prm, J, w, V), w a work vector and V = scratch(prm)
+        w = np.zeros(m.layout.n_work)
+        V = m.code.scratch(m.prm)
         J = np.zeros((m.N, m.N))
-        m.jac_fn(t, y, ub, vb, fext, *m.args(), J)
+        m.code.jac(t, y, m.prm, J, w, V)
 
         def f(yy):
             dy = np.empty(m.N)
-            m.core(t, yy, ub, vb, fext, *m.args(), dy, np.empty(m.ne), np.empty(m.ne),
-                   np.empty(m.ne), np.empty(m.nq + m.nb))
+            m.code.fun(t, yy, m.prm, dy, w, V)
             return dy
         Jfd = np.empty_like(J)
         for j in range(m.N):
@@ -136,7 +138,10 @@ def test_bdf_and_rk45_agree():
     t = np.linspace(0, 0.5, 51)
     r1 = simulate(a, (0.0, 0.5), method="BDF", t_eval=t, rtol=1e-10)
     r2 = simulate(a, (0.0, 0.5), method="RK45", t_eval=t, rtol=1e-10)
-    np.testing.assert_allclose(r1.y, r2.y, rtol=1e-6, atol=1e-9)
+    # the Dahl rates switch with sgn(v): at velocity reversals both methods lose order
+    # and their global errors (against DOP853 at rtol 1e-12 on the same right-hand side)
+    # reach 8e-8 in the element states (~0.06-0.3): agreement to 2e-7 absolute
+    np.testing.assert_allclose(r1.y, r2.y, rtol=1e-6, atol=2e-7)
 
 
 def test_signals_and_state_names():
@@ -195,14 +200,21 @@ def test_nonsmooth_element_rejected_by_bdf():
 
 
 def test_failure_reports_time_and_keeps_partial():
-    # explicit projection step far beyond stability (h·ω = 1e3): the state blows up
+    # explicit projection step far beyond stability (h·ω = 1e3): refused up front,
+    # naming h and the bound 2/ω (ω = 1e6 rad/s), rather than returning garbage
     a = Assembly()
     a.add_dof("m", mass=1e-3, x0=1e-3)
     a.add_spring("m", "ground", k=1e9)
-    with pytest.raises(SimulationError) as ei:
+    with pytest.raises(ValueError, match=r"h = 0\.001 s .*h <= 2e-06 s"):
         simulate(a, (0.0, 1.0), method="projection", h=1e-3)
+    # a force that turns NaN at t = 0.3 s: the projection scheme stops there and
+    # keeps the finite part
+    c = _smd(F=0.0)
+    c.add_force("m", lambda t: 1.0 if t < 0.3 else float("nan"), name="bad")
+    with pytest.raises(SimulationError) as ei:
+        simulate(c, (0.0, 1.0), method="projection", h=1e-4)
     err = ei.value
-    assert 0.0 < err.t_reached < 1.0
+    assert err.t_reached == pytest.approx(0.3, abs=2e-4)
     assert "failed at t =" in str(err)
     p = err.partial
     assert p is not None and p.t.size >= 2 and np.all(np.isfinite(p.y))

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from hystmech.systems.belt_tensioner import (FORCING, MASING_PARAMS, RIG, T_START, _rig_rhs,
+from hystmech.systems.belt_tensioner import (FORCING, MASING_PARAMS, RIG, T_START,
                                              belt_assembly, masing_damping, paper_tensioner,
                                              simulate_belt, static_init)
 
@@ -21,12 +21,16 @@ def test_static_equilibrium_eq51_gives_zero_accelerations(model):
     assert F_t0 == pytest.approx(_f_t0() + (m1 + m2) * g, rel=1e-14)     # eq. (51a)
     assert T0 == pytest.approx(_f_t0() + m1 * g, rel=1e-14)              # eq. (51b)
     assert el.force_of(x0, 0.0, 0.0) + pre == pytest.approx(F_t0, rel=1e-14)
-    y = np.concatenate([np.zeros(4), x0])
-    rig = np.array([m1, m2, RIG["K"], RIG["C"], g, T0, FORCING["f0"], FORCING["f1"],
-                    FORCING["Omega0"], FORCING["phi"], pre])
-    dy = np.empty(y.size)
-    _rig_rhs(T_START, y, el.rate, el.force, el.p, rig, np.empty(el.n_states), dy)
-    assert abs(dy[1]) < 1e-12 and abs(dy[3]) < 1e-9          # ü1 = ü2 = 0 at t0
+    # the rig's equations of motion (38) at t0: the compiled right-hand side of the
+    # belt Assembly
+    from hystmech.systems.model import Model
+
+    asm, _ = belt_assembly(el)
+    m = Model(asm)
+    dy = np.empty(m.N)
+    m.code.fun(T_START, asm.initial_state(), m.prm, dy, np.zeros(m.layout.n_work),
+               m.code.scratch(m.prm))
+    assert abs(dy[2]) < 1e-12 and abs(dy[3]) < 1e-9          # ü1 = ü2 = 0 at t0
     if model == "mdm":
         assert x0[0] == pytest.approx(F_t0) and pre == 0.0    # F(t0) is the MDM state
     else:
@@ -37,8 +41,10 @@ def test_static_equilibrium_eq51_gives_zero_accelerations(model):
 @pytest.mark.parametrize("model,method", [("mdm", "rk45"), ("masing", "projection")])
 def test_constant_force_keeps_rig_at_rest(model, method):
     # f1 = 0: the static initialisation is an exact equilibrium of eqs. (38)
+    # (rk45 at rtol 1e-10: at rest the modified Dahl branch is a stiff spring,
+    # ω ≈ 2.3e3 rad/s, whose round-off excitation RK45 leaves at the tolerance level)
     r = simulate_belt(paper_tensioner(model), t_end=0.3, f1=0.0, f0=50.0, method=method,
-                      dt_out=1e-3)
+                      dt_out=1e-3, rtol=1e-10)
     # (only round-off drift: forced motion is ~1e-3 m)
     assert np.max(np.abs(r.u1)) < 1e-9 and np.max(np.abs(r.u2)) < 1e-9
     assert np.allclose(r.T, r.info["T0"], rtol=1e-9)
@@ -71,7 +77,7 @@ def test_stuck_regime_is_the_stiff_linear_rig(omega, tol):
 
 
 def test_dedicated_kernel_equals_generic_projection_simulate():
-    from hystmech.systems.solvers import simulate
+    from hystmech.systems import simulate
 
     el = paper_tensioner("masing")
     asm, info = belt_assembly(el)
@@ -86,7 +92,7 @@ def test_dedicated_kernel_equals_generic_projection_simulate():
 
 
 def test_dedicated_rk45_agrees_with_generic_bdf_for_modified_dahl():
-    from hystmech.systems.solvers import simulate
+    from hystmech.systems import simulate
 
     el = paper_tensioner("mdm")
     asm, _ = belt_assembly(el)
@@ -129,7 +135,8 @@ def test_energy_balance_with_the_masing_tensioner():
          - (m1 * r.u1 + m2 * r.u2) * g)
     slip = (w[:-1] + h * r.v2[:-1]) - w[1:]               # what the projection removed
     fric = k * w[1:] * slip                                # α·|slip increment| >= 0
-    assert np.all(fric >= 0.0)
+    # (the last step is h_last = t_end − t0 − (n − 1)·h, equal to h only up to round-off)
+    assert np.all(fric[:-1] >= 0.0) and fric[-1] >= -1e-9 * np.max(np.abs(fric))
     visc = h * (C * (r.v1 - r.v2) ** 2 + c0 * r.v2 ** 2)
     work = h * f * r.v1
     lhs = np.sum(work[:-1])

@@ -206,11 +206,12 @@ def forced_fmu(tmp_path_factory):
     comp = Path(ex.__file__).resolve().parent.parent / "components"
     shutil.copy(comp / "hm_law.h", src / "hm_law.h")
     (src / "hm_config.h").write_text(ex._config_h(spec, guid, 1e-8))
-    tpl = (ex.TEMPLATES / "fmi2_model.c").read_text()
-    for old in ("((hm_inst *)c)->s.time = t;", "m->s.time = m->s.t_last = t0;"):
+    shutil.copy(ex.TEMPLATES / "fmi2_model.c", src / "fmi2_model.c")
+    tpl = (ex.TEMPLATES / "hm_fmu.h").read_text()  # the FMI core: record fmi2SetTime/start
+    for old in ("    c->s.time = t;", "c->s.time = c->s.t_c = t0;"):
         assert old in tpl
         tpl = tpl.replace(old, old + " forced_time = " + old.split("= ")[-1])
-    (src / "fmi2_model.c").write_text(tpl)
+    (src / "hm_fmu.h").write_text(tpl)
     (root / "binaries" / "linux64").mkdir(parents=True)
     ex._compile(src, "fmi2_model.c", root / "binaries" / "linux64" / "Forced.so",
                 ex.find_compiler())

@@ -3,97 +3,50 @@
  * The law comes from hm_config.h, written by hystmech.fmu.export_fmu: it defines the
  * sizes (HM_NX states, HM_NP kernel parameters, HM_NQ constructor parameters), the
  * kind (HM_KIND 0 smooth, 1 inclusion, 2 operator), the value references, the start
- * values and the kernel names HM_ADVANCE/HM_FORCE/HM_RATE/HM_SETUP, and includes the
- * law's C file (components/LAW.c, see components/hm_law.h for the protocol).
+ * values, the kernel names HM_ADVANCE/HM_FORCE/HM_RATE/HM_SETUP and the optional
+ * HM_SWITCH/HM_EVENTS/HM_CHECK_STATE, renames every kernel symbol with the model
+ * identifier (so any number of hystmech source FMUs link into one program), and
+ * includes the law's C file (components/LAW.c, see components/hm_law.h). The calls are
+ * thin wrappers of the API-neutral core hm_fmu.h, shared with fmi3_model.c.
  *
- * Co-simulation: between communication points the input is u(t) = u_k + v_k (t − t_k)
- * and doStep advances the state with the law's own segment update HM_ADVANCE (exact
- * where the law allows, adaptive Dormand-Prince to rtol otherwise).
- * Model exchange: smooth laws expose their state as continuous states with
- * derivatives HM_RATE; inclusions and operators keep their state as discrete states
- * advanced with HM_ADVANCE at each completed integrator step and at events (the
- * projection/memory update needs the input path, not a rate).
+ * Co-simulation (second order): the committed state follows the piecewise-linear
+ * input path through the received u_k (at doStep k+1 the FMU knows u_k and u_{k+1});
+ * the output at t_k + h comes from a predicted copy advanced along
+ * u_k + u̇_k (t − t_k) (u̇_k = fmi2SetRealInputDerivatives of u if given, else v_k).
+ *
+ * Model exchange: smooth laws expose continuous states with derivatives HM_RATE (and
+ * the law's event indicators HM_EVENTS where the rate is not Lipschitz). Inclusions
+ * and operators keep their state at an anchor (x_a at u_a), changed only in event
+ * mode; F at u is the law's exact segment update from the anchor, which is exact
+ * while u moves monotonically and has not passed the next switch point. Two event
+ * indicators: dir·v (a reversal of the input) and dir·(u_switch − u) (the next face,
+ * threshold or memory corner, HM_SWITCH). A host that misses a crossing is asked for
+ * a step event in fmi2CompletedIntegratorStep; otherwise the anchor moves with the
+ * completed step (output-neutral along a monotone path).
+ *
+ * Never crash, never lie: the FMI state machine is enforced (wrong calls return
+ * fmi2Error with a logged message), non-finite inputs are rejected with the state
+ * untouched, deserialised states are validated field by field before use, one doStep
+ * does bounded work (fmi2Discard with fmi2LastSuccessfulTime), all error state lives
+ * in the instance.
  */
-#include <stdlib.h>
-#include <string.h>
-#include <stdarg.h>
-#include <stdio.h>
-
 #include "fmi2Functions.h"
-#include "hm_config.h"
 
-#if HM_KIND == 0
-#define HM_NCS HM_NX
-#else
-#define HM_NCS 0
-#endif
+#define HM_API_FIELDS fmi2CallbackFunctions cb;
+#include "hm_fmu.h"
 
-typedef struct {
-    double time, t_last;
-    double u, v, u_eval, u_last;
-    double rtol;
-    double q[HM_NQ + 1], p[HM_NP + 1], x[HM_NX + 1], x0[HM_NX + 1];
-    int initialized;  /* setup done after the last parameter change */
-} hm_state;
-
-typedef struct {
-    hm_state s;
-    fmi2CallbackFunctions cb;
-    char *name;
-    int cosim, loggingOn, mode;  /* mode 0 instantiated, 1 init, 2 running, 3 terminated */
-} hm_inst;
-
-static void hm_log(hm_inst *c, fmi2Status st, const char *cat, const char *fmt, ...)
+static void hm_emit(struct hm_inst_ *c, int st, const char *cat, const char *msg)
 {
-    char buf[512];
-    va_list ap;
-    if (!c || !c->cb.logger) return;
-    if (st == fmi2OK && !c->loggingOn) return;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    c->cb.logger(c->cb.componentEnvironment, c->name, st, cat, "%s", buf);
+    if (c->cb.logger)
+        c->cb.logger(c->cb.componentEnvironment, c->name, (fmi2Status)st, cat, "%s", msg);
 }
 
-/* constructor parameters -> kernel parameters and initial state (the law's checks) */
-static fmi2Status hm_setup(hm_inst *c, int reset_state)
-{
-    const char *err = HM_SETUP(c->s.q, HM_NQ, c->s.p, HM_NP, c->s.x0, HM_NX);
-    if (err) {
-        hm_log(c, fmi2Error, "logStatusError", "%s", err);
-        return fmi2Error;
-    }
-    if (!(c->s.rtol > 0.0 && c->s.rtol < 1.0)) {
-        hm_log(c, fmi2Error, "logStatusError", "rtol must be in (0, 1) (got %g)", c->s.rtol);
-        return fmi2Error;
-    }
-    if (reset_state) memcpy(c->s.x, c->s.x0, sizeof(double) * HM_NX);
-    c->s.initialized = 1;
-    return fmi2OK;
-}
-
-static double hm_F(hm_inst *c)
-{
-    return HM_FORCE(c->s.x, c->s.u_eval, c->s.v, c->s.p);
-}
-
-/* discrete update of inclusions/operators over the input path since the last one */
-static void hm_catch_up(hm_inst *c)
-{
-#if HM_KIND != 0
-    double dt = c->s.time - c->s.t_last;
-    double vs = dt > 0.0 ? (c->s.u - c->s.u_last) / dt : c->s.v;
-    if (dt > 0.0 || c->s.u != c->s.u_last) {
-        hm_fail = NULL;
-        HM_ADVANCE(c->s.x, c->s.u_last, c->s.u, dt, vs, c->s.p, c->s.rtol);
-        if (hm_fail) hm_log(c, fmi2Error, "logStatusError", "%s (t = %g)", hm_fail, c->s.time);
-    }
-    c->s.t_last = c->s.time;
-    c->s.u_last = c->s.u;
-#else
-    (void)c;
-#endif
-}
+#define INST ((hm_inst *)c)
+#define ST(x) ((fmi2Status)(x))
+/* the state machine and the interface type, checked first by every call */
+#define GUARD(modes, fn) if (hm_refuse(INST, (modes), fn)) return fmi2Error
+#define GUARD_ME(modes, fn) GUARD(modes, fn); if (hm_need_type(INST, 0, fn)) return fmi2Error
+#define GUARD_CS(modes, fn) GUARD(modes, fn); if (hm_need_type(INST, 1, fn)) return fmi2Error
 
 /* ---------------------------------------------------------------- common ------ */
 const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
@@ -103,7 +56,7 @@ fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean on, size_t n, const 
 {
     (void)n; (void)cats;
     if (!c) return fmi2Error;
-    ((hm_inst *)c)->loggingOn = on;
+    INST->loggingOn = on;
     return fmi2OK;
 }
 
@@ -112,13 +65,18 @@ fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid,
                               fmi2Boolean visible, fmi2Boolean loggingOn)
 {
     hm_inst *c;
-    int i;
     (void)location; (void)visible;
     if (!cb || !cb->allocateMemory || !cb->freeMemory) return NULL;
     if (!guid || strcmp(guid, HM_GUID) != 0) {
         if (cb->logger)
             cb->logger(cb->componentEnvironment, name, fmi2Error, "logStatusError",
                        "GUID %s does not match %s", guid ? guid : "(null)", HM_GUID);
+        return NULL;
+    }
+    if (type != fmi2CoSimulation && type != fmi2ModelExchange) {
+        if (cb->logger)
+            cb->logger(cb->componentEnvironment, name, fmi2Error, "logStatusError",
+                       "unknown fmuType %d", (int)type);
         return NULL;
     }
     c = (hm_inst *)cb->allocateMemory(1, sizeof(hm_inst));
@@ -129,9 +87,8 @@ fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid,
     if (c->name) strcpy(c->name, name ? name : "");
     c->cosim = (type == fmi2CoSimulation);
     c->loggingOn = loggingOn;
-    for (i = 0; i < HM_NQ; i++) c->s.q[i] = HM_Q_START[i];
-    c->s.rtol = HM_RTOL_START;
-    if (hm_setup(c, 1) != fmi2OK) {
+    hm_defaults(c);
+    if (hm_setup(c, 1) != HM_OK) {
         cb->freeMemory(c->name);
         cb->freeMemory(c);
         return NULL;
@@ -141,109 +98,55 @@ fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid,
 
 void fmi2FreeInstance(fmi2Component c)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m) return;
-    m->cb.freeMemory(m->name);
-    m->cb.freeMemory(m);
+    if (!c) return;
+    INST->cb.freeMemory(INST->name);
+    INST->cb.freeMemory(c);
 }
 
 fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean tolDefined, fmi2Real tol,
                                fmi2Real t0, fmi2Boolean stopDefined, fmi2Real tstop)
 {
-    hm_inst *m = (hm_inst *)c;
-    (void)tolDefined; (void)tol; (void)stopDefined; (void)tstop;
-    if (!m) return fmi2Error;
-    m->s.time = m->s.t_last = t0;
-    return fmi2OK;
+    (void)stopDefined; (void)tstop;
+    GUARD(B(M_INST), "fmi2SetupExperiment");
+    return ST(hm_start(INST, tolDefined, tol, t0));
 }
 
 fmi2Status fmi2EnterInitializationMode(fmi2Component c)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m) return fmi2Error;
-    m->mode = 1;
+    GUARD(B(M_INST), "fmi2EnterInitializationMode");
+    INST->s.mode = M_INIT;
     return fmi2OK;
 }
 
 fmi2Status fmi2ExitInitializationMode(fmi2Component c)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m) return fmi2Error;
-    if (!m->s.initialized && hm_setup(m, 1) != fmi2OK) return fmi2Error;
-    m->s.u_eval = m->s.u_last = m->s.u;
-    m->s.t_last = m->s.time;
-    m->mode = 2;
+    GUARD(B(M_INIT), "fmi2ExitInitializationMode");
+    return ST(hm_exit_init(INST));
+}
+
+fmi2Status fmi2Terminate(fmi2Component c)
+{
+    GUARD(M_RUN, "fmi2Terminate");
+    INST->s.mode = M_TERM;
     return fmi2OK;
 }
 
-fmi2Status fmi2Terminate(fmi2Component c) { if (!c) return fmi2Error; ((hm_inst *)c)->mode = 3; return fmi2OK; }
-
 fmi2Status fmi2Reset(fmi2Component c)
 {
-    hm_inst *m = (hm_inst *)c;
-    int i;
-    if (!m) return fmi2Error;
-    memset(&m->s, 0, sizeof m->s);
-    for (i = 0; i < HM_NQ; i++) m->s.q[i] = HM_Q_START[i];
-    m->s.rtol = HM_RTOL_START;
-    m->mode = 0;
-    return hm_setup(m, 1);
+    if (!c) return fmi2Error;
+    return ST(hm_reset(INST));
 }
 
 fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, fmi2Real value[])
 {
-    hm_inst *m = (hm_inst *)c;
-    size_t i;
-    if (!m) return fmi2Error;
-    if (nvr > 0 && !m->s.initialized && hm_setup(m, 1) != fmi2OK) return fmi2Error;
-    for (i = 0; i < nvr; i++) {
-        fmi2ValueReference r = vr[i];
-        if (r == HM_VR_U) value[i] = m->s.u;
-        else if (r == HM_VR_V) value[i] = m->s.v;
-        else if (r == HM_VR_F) value[i] = hm_F(m);
-        else if (r == HM_VR_RTOL) value[i] = m->s.rtol;
-        else if (r >= HM_VR_Q && r < HM_VR_Q + HM_NQ) value[i] = m->s.q[r - HM_VR_Q];
-        else if (r >= HM_VR_X && r < HM_VR_X + HM_NX) value[i] = m->s.x[r - HM_VR_X];
-#if HM_KIND == 0
-        else if (r >= HM_VR_DX && r < HM_VR_DX + HM_NX) {
-            double d[HM_NX + 1];
-            HM_RATE(m->s.x, m->s.u_eval, m->s.v, m->s.p, d);
-            value[i] = d[r - HM_VR_DX];
-        }
-#endif
-        else {
-            hm_log(m, fmi2Error, "logStatusError", "fmi2GetReal: unknown value reference %u", r);
-            return fmi2Error;
-        }
-    }
-    return fmi2OK;
+    if (!c) return fmi2Error;
+    return ST(hm_get_real(INST, vr, nvr, value, "fmi2GetReal"));
 }
 
 fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, const fmi2Real value[])
 {
-    hm_inst *m = (hm_inst *)c;
-    size_t i;
-    if (!m) return fmi2Error;
-    for (i = 0; i < nvr; i++) {
-        fmi2ValueReference r = vr[i];
-        if (r == HM_VR_U) { m->s.u = value[i]; m->s.u_eval = value[i]; }
-        else if (r == HM_VR_V) m->s.v = value[i];
-        else if ((r >= HM_VR_Q && r < HM_VR_Q + HM_NQ) || r == HM_VR_RTOL) {
-            if (m->mode >= 2) {
-                hm_log(m, fmi2Error, "logStatusError",
-                       "parameter (value reference %u) can only be set before initialization", r);
-                return fmi2Error;
-            }
-            if (r == HM_VR_RTOL) m->s.rtol = value[i];
-            else m->s.q[r - HM_VR_Q] = value[i];
-            m->s.initialized = 0;
-        } else {
-            hm_log(m, fmi2Error, "logStatusError", "fmi2SetReal: value reference %u is not settable", r);
-            return fmi2Error;
-        }
-    }
-    if (m->mode < 2 && !m->s.initialized) return hm_setup(m, 1);
-    return fmi2OK;
+    if (!c) return fmi2Error;
+    return ST(hm_set_real(INST, vr, nvr, value, "fmi2SetReal"));
 }
 
 fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Integer v[])
@@ -259,30 +162,28 @@ fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t
 fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2String v[])
 { (void)vr; (void)v; return (c && n == 0) ? fmi2OK : fmi2Error; }
 
-/* the whole simulation state is the plain struct hm_state: copy it */
+/* ------------------------------------------------------------- FMU state ------ */
 fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *st)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m || !st) return fmi2Error;
-    if (!*st) *st = m->cb.allocateMemory(1, sizeof(hm_state));
-    if (!*st) return fmi2Error;
-    memcpy(*st, &m->s, sizeof(hm_state));
-    return fmi2OK;
+    GUARD(M_ANY & ~B(M_ERROR), "fmi2GetFMUstate");
+    if (!st) return ST(hm_error(INST, "fmi2GetFMUstate: NULL pointer"));
+    if (*st && ((hm_state *)*st)->magic != HM_MAGIC)
+        return ST(hm_error(INST, "fmi2GetFMUstate: *FMUstate is not a state of this FMU"));
+    if (!*st) *st = INST->cb.allocateMemory(1, sizeof(hm_state));
+    if (!*st) return ST(hm_error(INST, "fmi2GetFMUstate: out of memory"));
+    return ST(hm_state_get(INST, (hm_state *)*st));
 }
 
 fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate st)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m || !st) return fmi2Error;
-    memcpy(&m->s, st, sizeof(hm_state));
-    return fmi2OK;
+    if (!c) return fmi2Error;
+    return ST(hm_state_set(INST, (const hm_state *)st, "fmi2SetFMUstate"));
 }
 
 fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *st)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m || !st) return fmi2Error;
-    if (*st) m->cb.freeMemory(*st);
+    if (!c || !st) return fmi2Error;
+    if (*st) INST->cb.freeMemory(*st);
     *st = NULL;
     return fmi2OK;
 }
@@ -290,26 +191,36 @@ fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *st)
 fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate st, size_t *size)
 {
     (void)st;
-    if (!c) return fmi2Error;
+    if (!c || !size) return fmi2Error;
     *size = sizeof(hm_state);
     return fmi2OK;
 }
 
 fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate st, fmi2Byte buf[], size_t size)
 {
-    if (!c || !st || size < sizeof(hm_state)) return fmi2Error;
+    if (!c) return fmi2Error;
+    if (!st || !buf || size < sizeof(hm_state) || ((hm_state *)st)->magic != HM_MAGIC) {
+        hm_log(INST, HM_ERROR, "logStatusError", "fmi2SerializeFMUstate: bad state or buffer");
+        return fmi2Error;
+    }
     memcpy(buf, st, sizeof(hm_state));
     return fmi2OK;
 }
 
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte buf[], size_t size, fmi2FMUstate *st)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m || size != sizeof(hm_state)) return fmi2Error;
-    if (!*st) *st = m->cb.allocateMemory(1, sizeof(hm_state));
-    if (!*st) return fmi2Error;
-    memcpy(*st, buf, sizeof(hm_state));
-    return fmi2OK;
+    hm_state *tmp;
+    if (!c || !st) return fmi2Error;
+    tmp = (hm_state *)malloc(sizeof(hm_state));
+    if (!tmp) return fmi2Error;
+    if (hm_state_read(INST, buf, size, tmp, "fmi2DeSerializeFMUstate") != HM_OK) {
+        free(tmp);
+        return fmi2Error;
+    }
+    if (!*st) *st = INST->cb.allocateMemory(1, sizeof(hm_state));
+    if (*st) memcpy(*st, tmp, sizeof(hm_state));
+    free(tmp);
+    return *st ? fmi2OK : fmi2Error;
 }
 
 fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference vu[], size_t nu,
@@ -317,22 +228,24 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
                                         const fmi2Real dvk[], fmi2Real dvu[])
 {
     (void)vu; (void)nu; (void)vk; (void)nk; (void)dvk; (void)dvu;
-    hm_log((hm_inst *)c, fmi2Error, "logStatusError", "directional derivatives are not provided");
+    if (!c) return fmi2Error;
+    hm_log(INST, HM_ERROR, "logStatusError", "directional derivatives are not provided");
     return fmi2Error;
 }
 
 /* -------------------------------------------------------- model exchange ------ */
 fmi2Status fmi2EnterEventMode(fmi2Component c)
 {
-    if (!c) return fmi2Error;
-    hm_catch_up((hm_inst *)c);
+    GUARD_ME(B(M_EVENT) | B(M_CONT), "fmi2EnterEventMode");
+    INST->s.mode = M_EVENT;
     return fmi2OK;
 }
 
 fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *ev)
 {
-    if (!c) return fmi2Error;
-    hm_catch_up((hm_inst *)c);
+    GUARD_ME(B(M_EVENT), "fmi2NewDiscreteStates");
+    if (!ev) return ST(hm_error(INST, "fmi2NewDiscreteStates: NULL eventInfo"));
+    if (hm_new_discrete(INST) != HM_OK) return fmi2Error;
     ev->newDiscreteStatesNeeded = fmi2False;
     ev->terminateSimulation = fmi2False;
     ev->nominalsOfContinuousStatesChanged = fmi2False;
@@ -342,65 +255,67 @@ fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *ev)
     return fmi2OK;
 }
 
-fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c) { return c ? fmi2OK : fmi2Error; }
+fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c)
+{
+    GUARD_ME(B(M_EVENT), "fmi2EnterContinuousTimeMode");
+    INST->s.mode = M_CONT;
+    return fmi2OK;
+}
 
 fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetPrior,
                                        fmi2Boolean *enterEvent, fmi2Boolean *terminate)
 {
+    int enter;
     (void)noSetPrior;
-    if (!c) return fmi2Error;
-    hm_catch_up((hm_inst *)c);
-    *enterEvent = fmi2False;
+    GUARD_ME(B(M_CONT), "fmi2CompletedIntegratorStep");
+    if (!enterEvent || !terminate)
+        return ST(hm_error(INST, "fmi2CompletedIntegratorStep: NULL pointer"));
+    if (hm_completed_step(INST, &enter) != HM_OK) return fmi2Error;
+    *enterEvent = enter ? fmi2True : fmi2False;
     *terminate = fmi2False;
     return fmi2OK;
 }
 
 fmi2Status fmi2SetTime(fmi2Component c, fmi2Real t)
 {
-    if (!c) return fmi2Error;
-    ((hm_inst *)c)->s.time = t;
-    return fmi2OK;
+    GUARD_ME(B(M_EVENT) | B(M_CONT), "fmi2SetTime");
+    return ST(hm_set_time(INST, t, "fmi2SetTime"));
 }
 
 fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t nx)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m || nx != HM_NCS) return fmi2Error;
-    if (nx) memcpy(m->s.x, x, sizeof(double) * nx);
-    return fmi2OK;
+    GUARD_ME(B(M_CONT), "fmi2SetContinuousStates");
+    return ST(hm_set_x(INST, x, nx, "fmi2SetContinuousStates"));
 }
 
 fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real dx[], size_t nx)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m || nx != HM_NCS) return fmi2Error;
-#if HM_KIND == 0
-    HM_RATE(m->s.x, m->s.u, m->s.v, m->s.p, dx);
-#else
-    (void)dx;
-#endif
-    return fmi2OK;
+    GUARD_ME(B(M_INIT) | M_RUN | B(M_TERM), "fmi2GetDerivatives");
+    return ST(hm_get_dx(INST, dx, nx, "fmi2GetDerivatives"));
 }
 
 fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real z[], size_t nz)
 {
-    (void)z;
-    return (c && nz == 0) ? fmi2OK : fmi2Error;
+    GUARD_ME(B(M_INIT) | M_RUN | B(M_TERM), "fmi2GetEventIndicators");
+    return ST(hm_get_z(INST, z, nz, "fmi2GetEventIndicators"));
 }
 
 fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t nx)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m || nx != HM_NCS) return fmi2Error;
-    if (nx) memcpy(x, m->s.x, sizeof(double) * nx);
-    return fmi2OK;
+    GUARD_ME(B(M_INIT) | M_RUN | B(M_TERM), "fmi2GetContinuousStates");
+    return ST(hm_get_x(INST, x, nx, "fmi2GetContinuousStates"));
 }
 
 fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real xn[], size_t nx)
 {
     size_t i;
-    if (!c || nx != HM_NCS) return fmi2Error;
-    for (i = 0; i < nx; i++) xn[i] = HM_X_NOMINAL[i];
+    GUARD(M_ANY & ~B(M_ERROR), "fmi2GetNominalsOfContinuousStates");
+    if (nx != HM_NCS || (nx && !xn))
+        return ST(hm_error(INST, "fmi2GetNominalsOfContinuousStates: nx = %lu, expected %d",
+                           (unsigned long)nx, HM_NCS));
+#if HM_NCS > 0
+    for (i = 0; i < nx; i++) xn[i] = HM_X_NOMINAL[HM_CS(i)];
+#endif
     return fmi2OK;
 }
 
@@ -408,67 +323,54 @@ fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real xn[], siz
 fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                                        const fmi2Integer order[], const fmi2Real value[])
 {
-    (void)vr; (void)nvr; (void)order; (void)value;
-    hm_log((hm_inst *)c, fmi2Error, "logStatusError", "input derivatives are not supported: set v");
-    return fmi2Error;
+    GUARD_CS(B(M_INIT) | B(M_STEP), "fmi2SetRealInputDerivatives");
+    return ST(hm_input_derivatives(INST, vr, nvr, order, value, "fmi2SetRealInputDerivatives"));
 }
 
 fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                                         const fmi2Integer order[], fmi2Real value[])
 {
     (void)vr; (void)nvr; (void)order; (void)value;
-    hm_log((hm_inst *)c, fmi2Error, "logStatusError", "output derivatives are not provided");
+    if (!c) return fmi2Error;
+    hm_log(INST, HM_ERROR, "logStatusError", "output derivatives are not provided");
     return fmi2Error;
 }
 
 fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noSetPrior)
 {
-    hm_inst *m = (hm_inst *)c;
-    double u0, u1;
     (void)noSetPrior;
-    if (!m) return fmi2Error;
-    if (h < 0.0) {
-        hm_log(m, fmi2Error, "logStatusError", "communication step size must be >= 0 (got %g)", h);
-        return fmi2Error;
-    }
-    /* u(t) = u_k + v_k (t − t_k) on [t_k, t_k + h] */
-    u0 = m->s.u;
-    u1 = u0 + m->s.v * h;
-    hm_fail = NULL;
-    HM_ADVANCE(m->s.x, u0, u1, h, m->s.v, m->s.p, m->s.rtol);
-    if (hm_fail) {
-        hm_log(m, fmi2Error, "logStatusError", "%s (t = %g)", hm_fail, t);
-        return fmi2Error;
-    }
-    m->s.u_eval = u1;
-    m->s.time = t + h;
-    m->s.t_last = m->s.time;
-    m->s.u_last = u1;
-    {
-        double F = hm_F(m);
-        if (F != F) {
-            hm_log(m, fmi2Error, "logStatusError", "non-finite force at t = %g", m->s.time);
-            return fmi2Error;
-        }
-    }
-    return fmi2OK;
+    GUARD_CS(B(M_STEP), "fmi2DoStep");
+    return ST(hm_do_step(INST, t, h, "fmi2DoStep"));
 }
 
-fmi2Status fmi2CancelStep(fmi2Component c) { (void)c; return fmi2Error; }
+fmi2Status fmi2CancelStep(fmi2Component c)
+{
+    if (!c) return fmi2Error;
+    hm_log(INST, HM_ERROR, "logStatusError", "fmi2CancelStep: doStep never runs asynchronously");
+    return fmi2Error;
+}
 
 fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *v)
-{ (void)c; (void)s; (void)v; return fmi2Discard; }
+{
+    (void)s;
+    if (!c || !v) return fmi2Error;
+    return fmi2Discard;
+}
 
 fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *v)
 {
-    if (!c) return fmi2Error;
-    if (s == fmi2LastSuccessfulTime) { *v = ((hm_inst *)c)->s.time; return fmi2OK; }
+    if (!c || !v) return fmi2Error;
+    if (s == fmi2LastSuccessfulTime) { *v = INST->s.time; return fmi2OK; }
     return fmi2Discard;
 }
 
 fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *v)
 { (void)c; (void)s; (void)v; return fmi2Discard; }
 fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boolean *v)
-{ (void)c; (void)s; (void)v; return fmi2Discard; }
+{
+    if (!c || !v) return fmi2Error;
+    if (s == fmi2Terminated) { *v = fmi2False; return fmi2OK; }  /* never asks to stop */
+    return fmi2Discard;
+}
 fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *v)
 { (void)c; (void)s; (void)v; return fmi2Discard; }

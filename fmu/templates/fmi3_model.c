@@ -1,86 +1,31 @@
 /* FMI 3.0 boilerplate shared by every hystmech law (co-simulation + model exchange).
- * Same structure and semantics as fmi2_model.c (see there); the law comes from
- * hm_config.h. Value reference 0 is the independent variable time.
+ * Same semantics as fmi2_model.c (see there for what each mode guarantees): both are
+ * thin wrappers of the API-neutral core hm_fmu.h; the law comes from hm_config.h.
+ * Value reference 0 is the independent variable time. FMI 3.0 has no input
+ * derivatives: in co-simulation v_k is the slope of the predicted input path.
  */
-#include <stdlib.h>
-#include <string.h>
-#include <stdarg.h>
-#include <stdio.h>
-
 #include "fmi3Functions.h"
-#include "hm_config.h"
 
-#if HM_KIND == 0
-#define HM_NCS HM_NX
-#else
-#define HM_NCS 0
-#endif
+#define HM_VR_TIME 0
+#define HM_VR_Z 300000  /* event indicators (fmu/fmi3.py VR_Z) */
+#define HM_API_FIELDS fmi3InstanceEnvironment env; fmi3LogMessageCallback logger;
+#include "hm_fmu.h"
 
-typedef struct {
-    double time, t_last;
-    double u, v, u_eval, u_last;
-    double rtol;
-    double q[HM_NQ + 1], p[HM_NP + 1], x[HM_NX + 1], x0[HM_NX + 1];
-    int initialized;
-} hm_state;
-
-typedef struct {
-    hm_state s;
-    fmi3InstanceEnvironment env;
-    fmi3LogMessageCallback logger;
-    char *name;
-    int cosim, loggingOn, mode;
-} hm_inst;
-
-static void hm_log(hm_inst *c, fmi3Status st, const char *cat, const char *fmt, ...)
+static void hm_emit(struct hm_inst_ *c, int st, const char *cat, const char *msg)
 {
-    char buf[512];
-    va_list ap;
-    if (!c || !c->logger) return;
-    if (st == fmi3OK && !c->loggingOn) return;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    c->logger(c->env, st, cat, buf);
+    if (c->logger) c->logger(c->env, (fmi3Status)st, cat, msg);
 }
 
-static fmi3Status hm_setup(hm_inst *c, int reset_state)
-{
-    const char *err = HM_SETUP(c->s.q, HM_NQ, c->s.p, HM_NP, c->s.x0, HM_NX);
-    if (err) { hm_log(c, fmi3Error, "logStatusError", "%s", err); return fmi3Error; }
-    if (!(c->s.rtol > 0.0 && c->s.rtol < 1.0)) {
-        hm_log(c, fmi3Error, "logStatusError", "rtol must be in (0, 1) (got %g)", c->s.rtol);
-        return fmi3Error;
-    }
-    if (reset_state) memcpy(c->s.x, c->s.x0, sizeof(double) * HM_NX);
-    c->s.initialized = 1;
-    return fmi3OK;
-}
-
-static double hm_F(hm_inst *c) { return HM_FORCE(c->s.x, c->s.u_eval, c->s.v, c->s.p); }
-
-static void hm_catch_up(hm_inst *c)
-{
-#if HM_KIND != 0
-    double dt = c->s.time - c->s.t_last;
-    double vs = dt > 0.0 ? (c->s.u - c->s.u_last) / dt : c->s.v;
-    if (dt > 0.0 || c->s.u != c->s.u_last) {
-        hm_fail = NULL;
-        HM_ADVANCE(c->s.x, c->s.u_last, c->s.u, dt, vs, c->s.p, c->s.rtol);
-        if (hm_fail) hm_log(c, fmi3Error, "logStatusError", "%s (t = %g)", hm_fail, c->s.time);
-    }
-    c->s.t_last = c->s.time;
-    c->s.u_last = c->s.u;
-#else
-    (void)c;
-#endif
-}
+#define INST ((hm_inst *)c)
+#define ST(x) ((fmi3Status)(x))
+#define GUARD(modes, fn) if (hm_refuse(INST, (modes), fn)) return fmi3Error
+#define GUARD_ME(modes, fn) GUARD(modes, fn); if (hm_need_type(INST, 0, fn)) return fmi3Error
+#define GUARD_CS(modes, fn) GUARD(modes, fn); if (hm_need_type(INST, 1, fn)) return fmi3Error
 
 static fmi3Instance hm_new(fmi3String name, fmi3String token, fmi3Boolean loggingOn,
                            fmi3InstanceEnvironment env, fmi3LogMessageCallback logger, int cosim)
 {
     hm_inst *c;
-    int i;
     if (!token || strcmp(token, HM_GUID) != 0) {
         if (logger) logger(env, fmi3Error, "logStatusError", "instantiationToken does not match");
         return NULL;
@@ -93,9 +38,8 @@ static fmi3Instance hm_new(fmi3String name, fmi3String token, fmi3Boolean loggin
     if (c->name) strcpy(c->name, name ? name : "");
     c->cosim = cosim;
     c->loggingOn = loggingOn;
-    for (i = 0; i < HM_NQ; i++) c->s.q[i] = HM_Q_START[i];
-    c->s.rtol = HM_RTOL_START;
-    if (hm_setup(c, 1) != fmi3OK) { free(c->name); free(c); return NULL; }
+    hm_defaults(c);
+    if (hm_setup(c, 1) != HM_OK) { free(c->name); free(c); return NULL; }
     return c;
 }
 
@@ -105,7 +49,7 @@ fmi3Status fmi3SetDebugLogging(fmi3Instance c, fmi3Boolean on, size_t n, const f
 {
     (void)n; (void)cats;
     if (!c) return fmi3Error;
-    ((hm_inst *)c)->loggingOn = on;
+    INST->loggingOn = on;
     return fmi3OK;
 }
 
@@ -124,8 +68,11 @@ fmi3Instance fmi3InstantiateCoSimulation(fmi3String name, fmi3String token, fmi3
                                          fmi3InstanceEnvironment env, fmi3LogMessageCallback log,
                                          fmi3IntermediateUpdateCallback upd)
 {
-    (void)res; (void)visible; (void)eventModeUsed; (void)earlyReturnAllowed; (void)req;
-    (void)nreq; (void)upd;
+    (void)res; (void)visible; (void)earlyReturnAllowed; (void)req; (void)nreq; (void)upd;
+    if (eventModeUsed) {  /* hasEventMode="false" */
+        if (log) log(env, fmi3Error, "logStatusError", "event mode in co-simulation is not supported");
+        return NULL;
+    }
     return hm_new(name, token, loggingOn, env, log, 1);
 }
 
@@ -145,114 +92,63 @@ fmi3Instance fmi3InstantiateScheduledExecution(fmi3String name, fmi3String token
 
 void fmi3FreeInstance(fmi3Instance c)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m) return;
-    free(m->name);
-    free(m);
+    if (!c) return;
+    free(INST->name);
+    free(c);
 }
 
 fmi3Status fmi3EnterInitializationMode(fmi3Instance c, fmi3Boolean tolDef, fmi3Float64 tol,
                                        fmi3Float64 t0, fmi3Boolean stopDef, fmi3Float64 tstop)
 {
-    hm_inst *m = (hm_inst *)c;
-    (void)tolDef; (void)tol; (void)stopDef; (void)tstop;
-    if (!m) return fmi3Error;
-    m->s.time = m->s.t_last = t0;
-    m->mode = 1;
+    (void)stopDef; (void)tstop;
+    GUARD(B(M_INST), "fmi3EnterInitializationMode");
+    if (hm_start(INST, tolDef, tol, t0) != HM_OK) return fmi3Error;
+    INST->s.mode = M_INIT;
     return fmi3OK;
 }
 
 fmi3Status fmi3ExitInitializationMode(fmi3Instance c)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m) return fmi3Error;
-    if (!m->s.initialized && hm_setup(m, 1) != fmi3OK) return fmi3Error;
-    m->s.u_eval = m->s.u_last = m->s.u;
-    m->s.t_last = m->s.time;
-    m->mode = 2;
-    return fmi3OK;
+    GUARD(B(M_INIT), "fmi3ExitInitializationMode");
+    return ST(hm_exit_init(INST));
 }
 
 fmi3Status fmi3EnterEventMode(fmi3Instance c)
 {
-    if (!c) return fmi3Error;
-    hm_catch_up((hm_inst *)c);
+    GUARD_ME(B(M_EVENT) | B(M_CONT), "fmi3EnterEventMode");
+    INST->s.mode = M_EVENT;
     return fmi3OK;
 }
 
-fmi3Status fmi3Terminate(fmi3Instance c) { if (!c) return fmi3Error; ((hm_inst *)c)->mode = 3; return fmi3OK; }
+fmi3Status fmi3Terminate(fmi3Instance c)
+{
+    GUARD(M_RUN, "fmi3Terminate");
+    INST->s.mode = M_TERM;
+    return fmi3OK;
+}
 
 fmi3Status fmi3Reset(fmi3Instance c)
 {
-    hm_inst *m = (hm_inst *)c;
-    int i;
-    if (!m) return fmi3Error;
-    memset(&m->s, 0, sizeof m->s);
-    for (i = 0; i < HM_NQ; i++) m->s.q[i] = HM_Q_START[i];
-    m->s.rtol = HM_RTOL_START;
-    m->mode = 0;
-    return hm_setup(m, 1);
+    if (!c) return fmi3Error;
+    return ST(hm_reset(INST));
 }
 
 fmi3Status fmi3GetFloat64(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr,
                           fmi3Float64 value[], size_t nv)
 {
-    hm_inst *m = (hm_inst *)c;
-    size_t i;
-    (void)nv;
-    if (!m) return fmi3Error;
-    if (nvr > 0 && !m->s.initialized && hm_setup(m, 1) != fmi3OK) return fmi3Error;
-    for (i = 0; i < nvr; i++) {
-        fmi3ValueReference r = vr[i];
-        if (r == 0) value[i] = m->s.time;
-        else if (r == HM_VR_U) value[i] = m->s.u;
-        else if (r == HM_VR_V) value[i] = m->s.v;
-        else if (r == HM_VR_F) value[i] = hm_F(m);
-        else if (r == HM_VR_RTOL) value[i] = m->s.rtol;
-        else if (r >= HM_VR_Q && r < HM_VR_Q + HM_NQ) value[i] = m->s.q[r - HM_VR_Q];
-        else if (r >= HM_VR_X && r < HM_VR_X + HM_NX) value[i] = m->s.x[r - HM_VR_X];
-#if HM_KIND == 0
-        else if (r >= HM_VR_DX && r < HM_VR_DX + HM_NX) {
-            double d[HM_NX + 1];
-            HM_RATE(m->s.x, m->s.u_eval, m->s.v, m->s.p, d);
-            value[i] = d[r - HM_VR_DX];
-        }
-#endif
-        else {
-            hm_log(m, fmi3Error, "logStatusError", "fmi3GetFloat64: unknown value reference %u", r);
-            return fmi3Error;
-        }
-    }
-    return fmi3OK;
+    if (!c) return fmi3Error;
+    if (nv < nvr) return ST(hm_error(INST, "fmi3GetFloat64: nValues = %lu < %lu", (unsigned long)nv,
+                                     (unsigned long)nvr));
+    return ST(hm_get_real(INST, vr, nvr, value, "fmi3GetFloat64"));
 }
 
 fmi3Status fmi3SetFloat64(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr,
                           const fmi3Float64 value[], size_t nv)
 {
-    hm_inst *m = (hm_inst *)c;
-    size_t i;
-    (void)nv;
-    if (!m) return fmi3Error;
-    for (i = 0; i < nvr; i++) {
-        fmi3ValueReference r = vr[i];
-        if (r == HM_VR_U) { m->s.u = value[i]; m->s.u_eval = value[i]; }
-        else if (r == HM_VR_V) m->s.v = value[i];
-        else if ((r >= HM_VR_Q && r < HM_VR_Q + HM_NQ) || r == HM_VR_RTOL) {
-            if (m->mode >= 2) {
-                hm_log(m, fmi3Error, "logStatusError",
-                       "parameter (value reference %u) can only be set before initialization", r);
-                return fmi3Error;
-            }
-            if (r == HM_VR_RTOL) m->s.rtol = value[i];
-            else m->s.q[r - HM_VR_Q] = value[i];
-            m->s.initialized = 0;
-        } else {
-            hm_log(m, fmi3Error, "logStatusError", "fmi3SetFloat64: value reference %u is not settable", r);
-            return fmi3Error;
-        }
-    }
-    if (m->mode < 2 && !m->s.initialized) return hm_setup(m, 1);
-    return fmi3OK;
+    if (!c) return fmi3Error;
+    if (nv < nvr) return ST(hm_error(INST, "fmi3SetFloat64: nValues = %lu < %lu", (unsigned long)nv,
+                                     (unsigned long)nvr));
+    return ST(hm_set_real(INST, vr, nvr, value, "fmi3SetFloat64"));
 }
 
 /* no variables of the other types: calls with nothing to do succeed, others fail */
@@ -305,20 +201,19 @@ fmi3Status fmi3GetVariableDependencies(fmi3Instance c, fmi3ValueReference d, siz
 
 fmi3Status fmi3GetFMUState(fmi3Instance c, fmi3FMUState *st)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m || !st) return fmi3Error;
+    GUARD(M_ANY & ~B(M_ERROR), "fmi3GetFMUState");
+    if (!st) return ST(hm_error(INST, "fmi3GetFMUState: NULL pointer"));
+    if (*st && ((hm_state *)*st)->magic != HM_MAGIC)
+        return ST(hm_error(INST, "fmi3GetFMUState: *FMUState is not a state of this FMU"));
     if (!*st) *st = calloc(1, sizeof(hm_state));
-    if (!*st) return fmi3Error;
-    memcpy(*st, &m->s, sizeof(hm_state));
-    return fmi3OK;
+    if (!*st) return ST(hm_error(INST, "fmi3GetFMUState: out of memory"));
+    return ST(hm_state_get(INST, (hm_state *)*st));
 }
 
 fmi3Status fmi3SetFMUState(fmi3Instance c, fmi3FMUState st)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m || !st) return fmi3Error;
-    memcpy(&m->s, st, sizeof(hm_state));
-    return fmi3OK;
+    if (!c) return fmi3Error;
+    return ST(hm_state_set(INST, (const hm_state *)st, "fmi3SetFMUState"));
 }
 
 fmi3Status fmi3FreeFMUState(fmi3Instance c, fmi3FMUState *st)
@@ -330,11 +225,15 @@ fmi3Status fmi3FreeFMUState(fmi3Instance c, fmi3FMUState *st)
 }
 
 fmi3Status fmi3SerializedFMUStateSize(fmi3Instance c, fmi3FMUState st, size_t *size)
-{ (void)st; if (!c) return fmi3Error; *size = sizeof(hm_state); return fmi3OK; }
+{ (void)st; if (!c || !size) return fmi3Error; *size = sizeof(hm_state); return fmi3OK; }
 
 fmi3Status fmi3SerializeFMUState(fmi3Instance c, fmi3FMUState st, fmi3Byte buf[], size_t size)
 {
-    if (!c || !st || size < sizeof(hm_state)) return fmi3Error;
+    if (!c) return fmi3Error;
+    if (!st || !buf || size < sizeof(hm_state) || ((hm_state *)st)->magic != HM_MAGIC) {
+        hm_log(INST, HM_ERROR, "logStatusError", "fmi3SerializeFMUState: bad state or buffer");
+        return fmi3Error;
+    }
     memcpy(buf, st, sizeof(hm_state));
     return fmi3OK;
 }
@@ -342,11 +241,18 @@ fmi3Status fmi3SerializeFMUState(fmi3Instance c, fmi3FMUState st, fmi3Byte buf[]
 fmi3Status fmi3DeserializeFMUState(fmi3Instance c, const fmi3Byte buf[], size_t size,
                                    fmi3FMUState *st)
 {
-    if (!c || size != sizeof(hm_state)) return fmi3Error;
+    hm_state *tmp;
+    if (!c || !st) return fmi3Error;
+    tmp = (hm_state *)malloc(sizeof(hm_state));
+    if (!tmp) return fmi3Error;
+    if (hm_state_read(INST, (const char *)buf, size, tmp, "fmi3DeserializeFMUState") != HM_OK) {
+        free(tmp);
+        return fmi3Error;
+    }
     if (!*st) *st = calloc(1, sizeof(hm_state));
-    if (!*st) return fmi3Error;
-    memcpy(*st, buf, sizeof(hm_state));
-    return fmi3OK;
+    if (*st) memcpy(*st, tmp, sizeof(hm_state));
+    free(tmp);
+    return *st ? fmi3OK : fmi3Error;
 }
 
 fmi3Status fmi3GetDirectionalDerivative(fmi3Instance c, const fmi3ValueReference u[], size_t nu,
@@ -383,77 +289,100 @@ fmi3Status fmi3SetShiftDecimal(fmi3Instance c, const fmi3ValueReference vr[], si
 fmi3Status fmi3SetShiftFraction(fmi3Instance c, const fmi3ValueReference vr[], size_t n,
                                 const fmi3UInt64 cn[], const fmi3UInt64 rs[])
 { (void)c; (void)vr; (void)n; (void)cn; (void)rs; return fmi3Error; }
-fmi3Status fmi3EvaluateDiscreteStates(fmi3Instance c) { if (!c) return fmi3Error; hm_catch_up((hm_inst *)c); return fmi3OK; }
+fmi3Status fmi3EvaluateDiscreteStates(fmi3Instance c)
+{
+    GUARD_ME(B(M_EVENT), "fmi3EvaluateDiscreteStates");
+    return fmi3OK;
+}
 
 fmi3Status fmi3UpdateDiscreteStates(fmi3Instance c, fmi3Boolean *need, fmi3Boolean *term,
                                     fmi3Boolean *nomChanged, fmi3Boolean *valChanged,
                                     fmi3Boolean *nextDef, fmi3Float64 *next)
 {
-    if (!c) return fmi3Error;
-    hm_catch_up((hm_inst *)c);
+    GUARD_ME(B(M_EVENT), "fmi3UpdateDiscreteStates");
+    if (!need || !term || !nomChanged || !valChanged || !nextDef || !next)
+        return ST(hm_error(INST, "fmi3UpdateDiscreteStates: NULL pointer"));
+    if (hm_new_discrete(INST) != HM_OK) return fmi3Error;
     *need = fmi3False; *term = fmi3False; *nomChanged = fmi3False; *valChanged = fmi3False;
     *nextDef = fmi3False; *next = 0.0;
     return fmi3OK;
 }
 
-fmi3Status fmi3EnterContinuousTimeMode(fmi3Instance c) { return c ? fmi3OK : fmi3Error; }
+fmi3Status fmi3EnterContinuousTimeMode(fmi3Instance c)
+{
+    GUARD_ME(B(M_EVENT), "fmi3EnterContinuousTimeMode");
+    INST->s.mode = M_CONT;
+    return fmi3OK;
+}
 
 fmi3Status fmi3CompletedIntegratorStep(fmi3Instance c, fmi3Boolean noSet, fmi3Boolean *enter,
                                        fmi3Boolean *term)
 {
+    int e;
     (void)noSet;
-    if (!c) return fmi3Error;
-    hm_catch_up((hm_inst *)c);
-    *enter = fmi3False;
+    GUARD_ME(B(M_CONT), "fmi3CompletedIntegratorStep");
+    if (!enter || !term) return ST(hm_error(INST, "fmi3CompletedIntegratorStep: NULL pointer"));
+    if (hm_completed_step(INST, &e) != HM_OK) return fmi3Error;
+    *enter = e ? fmi3True : fmi3False;
     *term = fmi3False;
     return fmi3OK;
 }
 
-fmi3Status fmi3SetTime(fmi3Instance c, fmi3Float64 t) { if (!c) return fmi3Error; ((hm_inst *)c)->s.time = t; return fmi3OK; }
+fmi3Status fmi3SetTime(fmi3Instance c, fmi3Float64 t)
+{
+    GUARD_ME(B(M_EVENT) | B(M_CONT), "fmi3SetTime");
+    return ST(hm_set_time(INST, t, "fmi3SetTime"));
+}
 
 fmi3Status fmi3SetContinuousStates(fmi3Instance c, const fmi3Float64 x[], size_t nx)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m || nx != HM_NCS) return fmi3Error;
-    if (nx) memcpy(m->s.x, x, sizeof(double) * nx);
-    return fmi3OK;
+    GUARD_ME(B(M_CONT), "fmi3SetContinuousStates");
+    return ST(hm_set_x(INST, x, nx, "fmi3SetContinuousStates"));
 }
 
 fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance c, fmi3Float64 dx[], size_t nx)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m || nx != HM_NCS) return fmi3Error;
-#if HM_KIND == 0
-    HM_RATE(m->s.x, m->s.u, m->s.v, m->s.p, dx);
-#else
-    (void)dx;
-#endif
-    return fmi3OK;
+    GUARD_ME(B(M_INIT) | M_RUN | B(M_TERM), "fmi3GetContinuousStateDerivatives");
+    return ST(hm_get_dx(INST, dx, nx, "fmi3GetContinuousStateDerivatives"));
 }
 
 fmi3Status fmi3GetEventIndicators(fmi3Instance c, fmi3Float64 z[], size_t nz)
-{ (void)z; return (c && nz == 0) ? fmi3OK : fmi3Error; }
+{
+    GUARD_ME(B(M_INIT) | M_RUN | B(M_TERM), "fmi3GetEventIndicators");
+    return ST(hm_get_z(INST, z, nz, "fmi3GetEventIndicators"));
+}
 
 fmi3Status fmi3GetContinuousStates(fmi3Instance c, fmi3Float64 x[], size_t nx)
 {
-    hm_inst *m = (hm_inst *)c;
-    if (!m || nx != HM_NCS) return fmi3Error;
-    if (nx) memcpy(x, m->s.x, sizeof(double) * nx);
-    return fmi3OK;
+    GUARD_ME(B(M_INIT) | M_RUN | B(M_TERM), "fmi3GetContinuousStates");
+    return ST(hm_get_x(INST, x, nx, "fmi3GetContinuousStates"));
 }
 
 fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance c, fmi3Float64 xn[], size_t nx)
 {
     size_t i;
-    if (!c || nx != HM_NCS) return fmi3Error;
-    for (i = 0; i < nx; i++) xn[i] = HM_X_NOMINAL[i];
+    GUARD(M_ANY & ~B(M_ERROR), "fmi3GetNominalsOfContinuousStates");
+    if (nx != HM_NCS || (nx && !xn))
+        return ST(hm_error(INST, "fmi3GetNominalsOfContinuousStates: nx = %lu, expected %d",
+                           (unsigned long)nx, HM_NCS));
+#if HM_NCS > 0
+    for (i = 0; i < nx; i++) xn[i] = HM_X_NOMINAL[HM_CS(i)];
+#endif
     return fmi3OK;
 }
 
-fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance c, size_t *n) { if (!c) return fmi3Error; *n = 0; return fmi3OK; }
-fmi3Status fmi3GetNumberOfContinuousStates(fmi3Instance c, size_t *n) { if (!c) return fmi3Error; *n = HM_NCS; return fmi3OK; }
+fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance c, size_t *n)
+{ if (!c || !n) return fmi3Error; *n = HM_NZ; return fmi3OK; }
+fmi3Status fmi3GetNumberOfContinuousStates(fmi3Instance c, size_t *n)
+{ if (!c || !n) return fmi3Error; *n = HM_NCS; return fmi3OK; }
 
-fmi3Status fmi3EnterStepMode(fmi3Instance c) { return c ? fmi3OK : fmi3Error; }
+fmi3Status fmi3EnterStepMode(fmi3Instance c)
+{
+    if (!c) return fmi3Error;
+    hm_log(INST, HM_ERROR, "logStatusError", "fmi3EnterStepMode: co-simulation without event "
+           "mode is in step mode after initialization (hasEventMode=\"false\")");
+    return fmi3Error;
+}
 
 fmi3Status fmi3GetOutputDerivatives(fmi3Instance c, const fmi3ValueReference vr[], size_t n,
                                     const fmi3Int32 o[], fmi3Float64 v[], size_t nv)
@@ -463,34 +392,15 @@ fmi3Status fmi3DoStep(fmi3Instance c, fmi3Float64 t, fmi3Float64 h, fmi3Boolean 
                       fmi3Boolean *eventNeeded, fmi3Boolean *term, fmi3Boolean *early,
                       fmi3Float64 *lastTime)
 {
-    hm_inst *m = (hm_inst *)c;
-    double u0, u1, F;
+    int st;
     (void)noSet;
-    if (!m) return fmi3Error;
-    *eventNeeded = fmi3False; *term = fmi3False; *early = fmi3False; *lastTime = t;
-    if (h < 0.0) {
-        hm_log(m, fmi3Error, "logStatusError", "communication step size must be >= 0 (got %g)", h);
-        return fmi3Error;
-    }
-    u0 = m->s.u;                       /* u(t) = u_k + v_k (t − t_k) on the step */
-    u1 = u0 + m->s.v * h;
-    hm_fail = NULL;
-    HM_ADVANCE(m->s.x, u0, u1, h, m->s.v, m->s.p, m->s.rtol);
-    if (hm_fail) {
-        hm_log(m, fmi3Error, "logStatusError", "%s (t = %g)", hm_fail, t);
-        return fmi3Error;
-    }
-    m->s.u_eval = u1;
-    m->s.time = t + h;
-    m->s.t_last = m->s.time;
-    m->s.u_last = u1;
-    *lastTime = m->s.time;
-    F = hm_F(m);
-    if (F != F) {
-        hm_log(m, fmi3Error, "logStatusError", "non-finite force at t = %g", m->s.time);
-        return fmi3Error;
-    }
-    return fmi3OK;
+    GUARD_CS(B(M_STEP), "fmi3DoStep");
+    if (!eventNeeded || !term || !early || !lastTime)
+        return ST(hm_error(INST, "fmi3DoStep: NULL pointer"));
+    *eventNeeded = fmi3False; *term = fmi3False; *early = fmi3False;
+    st = hm_do_step(INST, t, h, "fmi3DoStep");
+    *lastTime = INST->s.time;
+    return ST(st);
 }
 
 fmi3Status fmi3ActivateModelPartition(fmi3Instance c, fmi3ValueReference clk, fmi3Float64 t)

@@ -1,0 +1,453 @@
+"""The one code generator of assemblies: per structure, straight-line numba code.
+
+For one assembly *structure* (which DOFs each spring, damper and element connects, the
+element kernels and state sizes, which inputs are harmonic) this module writes a small
+Python module whose functions have every connection index and parameter slice baked
+in as constants and the element kernels as globals, so numba compiles them to code as
+tight as a loop written by hand for one rig. Every *number* (masses, stiffnesses,
+element parameters, harmonic amplitudes and pulsations) stays an argument, in the
+:class:`~hystmech.systems.model.Params` record, so one compiled structure serves a
+whole parameter sweep.
+
+Generated functions. ``prm`` is the Params record; ``w`` one work vector holding the
+inputs and what the last evaluation found (see :class:`Layout`: external forces,
+imposed positions and velocities, then element forces F, deflections u, rates v and
+node forces); ``V = scratch(prm)`` the elements' scratch arrays, made once per loop:
+
+``core(t, y, prm, dy, w, V)``                right-hand side ẏ of the smooth part, with
+                                             the inputs already in w
+``fun(t, y, prm, dy, w, V)``                 the same with the inputs computed at t (the
+                                             compiled rhs implicit methods call)
+``jac(t, y, prm, J, w, V)``                  analytic ∂ẏ/∂y from the elements' jac
+``jac_core(t, y, prm, J, w, V)``             the same with the inputs already in w
+``inputs(t, prm, w)``                        external forces / imposed motions at t
+``inputs_rot(t, p, cs, prm, TF, TU, TV, w)`` the same, cos(Ωt+φ) of each row given
+``powers(y, w, prm, pw, off)``               integrands of the energy account
+``signal(y, w, prm)``                        the observed connection-force sum
+``step(y, dy, h, lo, hi, yn)``               Euler step + projection on the boxes
+``ops(y0, y1, w0, w1, dt, prm, rtol)``       operator elements' own update
+``stop(t, y)``                               the user's callback (False if none)
+
+and the generic loops ``projection``, ``rk45`` (with ``dopri_step``) and
+``eval_samples``, whose source is taken from :mod:`~hystmech.systems.methods` and
+:mod:`~hystmech.systems.model` and which call the functions above as globals. Nothing
+takes a function argument, so numba inlines the kernels and can cache everything on disk (:mod:`._codegen` names the file
+after a hash of the source and of every module it draws on: an edited kernel gives a
+new file). Kernels that cannot be imported by name (closures, FMU kernels) get the
+same source compiled in memory; Python kernels get it run as plain Python. Callers
+see one :class:`Compiled` object either way.
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..components.base import is_compiled
+
+_DECOR = "@njit(cache=True)"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Sizes of a structure: nq free DOFs, nb imposed, ne elements, nf forces; aux =
+    [F (ne), u (ne), v (ne), node forces (nq + nb)]; work = [fext, ub, vb, aux]."""
+    nq: int
+    nb: int
+    ne: int
+    nf: int
+    N: int
+    nquad: int
+
+    @property
+    def n_aux(self) -> int:
+        return 3 * self.ne + self.nq + self.nb
+
+    @property
+    def n_work(self) -> int:
+        return self.nf + 2 * self.nb + self.n_aux
+
+
+def _x(k, L):
+    # position of node k: free DOF in y, imposed in w, ground 0
+    if k < 0:
+        return "0.0"
+    return f"y[{k}]" if k < L.nq else f"w[{L.nf + k - L.nq}]"
+
+
+def _v(k, L):
+    if k < 0:
+        return "0.0"
+    return f"y[{L.nq + k}]" if k < L.nq else f"w[{L.nf + L.nb + k - L.nq}]"
+
+
+def _input_lines(m, rot: bool):
+    """Lines filling the inputs part of w; rows of the harmonic table H = [HF; HU; HV]."""
+    L = m.layout
+    out = []
+    groups = (("HF", "TF", m.fkinds, "fc", 0, 0),
+              ("HU", "TU", m.ukinds, "uc", L.nf, L.nf),
+              ("HV", "TV", m.vkinds, "vc", L.nf + L.nb, L.nf + L.nb))
+    for H, T, kinds, pre, r0, w0 in groups:
+        for j, k in enumerate(kinds):
+            if k == "h":
+                c = f"cs[{r0 + j}]" if rot else \
+                    f"math.cos(prm.{H}[{j}, 2] * t + prm.{H}[{j}, 3])"
+                out.append(f"    w[{w0 + j}] = prm.{H}[{j}, 0] + prm.{H}[{j}, 1] * {c}")
+            elif k == "c":
+                out.append(f"    w[{w0 + j}] = {pre}_{j}(t)")
+            elif k == "d":          # central difference of a compiled imposed motion
+                out += ["    dlt = 1e-6 * (1.0 + abs(t))",
+                        f"    w[{w0 + j}] = (uc_{j}(t + dlt) - uc_{j}(t - dlt)) / (2.0 * dlt)"]
+            elif rot:               # "t": sampled by Python on the step grid
+                out.append(f"    w[{w0 + j}] = {T}[p, {j}]")
+            else:                   # (methods that need inputs at any t refuse "t")
+                out.append(f"    w[{w0 + j}] = math.nan")
+    return out
+
+
+def _core(m):
+    L = m.layout
+    nq, nb, ne = L.nq, L.nb, L.ne
+    A = L.nf + 2 * nb           # start of aux in w
+    lines = ["def core(t, y, prm, dy, w, V):"]
+    for i in range(nq):
+        lines.append(f"    f{i} = prm.mass[{i}] * prm.grav")
+    for j in range(nb):
+        lines.append(f"    f{nq + j} = 0.0")
+
+    def act(a, b):
+        r = []
+        if a >= 0:
+            r.append(f"    f{a} -= F")
+        if b >= 0:
+            r.append(f"    f{b} += F")
+        return r
+    for s, (a, b) in enumerate(zip(m.sa, m.sb)):
+        lines.append(f"    F = prm.k[{s}] * ({_x(a, L)} - {_x(b, L)} - prm.u0[{s}]) + prm.pre[{s}]")
+        lines += act(a, b)
+    for s, (a, b) in enumerate(zip(m.da, m.db)):
+        lines.append(f"    F = prm.c[{s}] * ({_v(a, L)} - {_v(b, L)})")
+        lines += act(a, b)
+    for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
+        x, pp, d = f"V[{3 * e}]", f"V[{3 * e + 1}]", f"V[{3 * e + 2}]"
+        lines += [f"    {x}[{i}] = y[{o + i}]" for i in range(n)]
+        lines += [f"    u = {_x(a, L)} - {_x(b, L)}",
+                  f"    v = {_v(a, L)} - {_v(b, L)}",
+                  f"    F = force_{e}({x}, u, v, {pp})"]
+        if kind == "operator":
+            lines += [f"    dy[{o + i}] = 0.0" for i in range(n)]
+        else:
+            lines.append(f"    rate_{e}({x}, u, v, {pp}, {d})")
+            lines += [f"    dy[{o + i}] = {d}[{i}]" for i in range(n)]
+        lines += [f"    w[{A + e}] = F", f"    w[{A + ne + e}] = u", f"    w[{A + 2 * ne + e}] = v"]
+        lines += act(a, b)
+    for j, d in enumerate(m.fdof):
+        lines.append(f"    f{d} += w[{j}]")
+    for i in range(nq + nb):
+        lines.append(f"    w[{A + 3 * ne + i}] = f{i}")
+    for i in range(nq):
+        lines += [f"    dy[{i}] = y[{nq + i}]", f"    dy[{nq + i}] = f{i} / prm.mass[{i}]"]
+    lines.append("    return 0")
+    # per-element scratch: the element's state and rate copied in and out (a view of y
+    # made per call costs reference counting that numba cannot prune across the
+    # kernels' branches) and its parameter slice, made once per loop
+    items = []
+    for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
+        items += [f"np.empty({n})", f"prm.P[{p0}:{p1}]", f"np.empty({n})"]
+    lines += ["", "", _DECOR, "def scratch(prm):",
+              f"    return ({', '.join(items)}{',' if len(items) == 1 else ''})"]
+    return "\n".join(lines) + "\n"
+
+
+def _core_body(m):
+    # the statements of core (without its def line and return)
+    return _core(m).split("\n\n\n")[0].splitlines()[1:-1]
+
+
+def _fun(m):
+    # inputs and core written out in one body: a numba call of a function that calls
+    # others costs far more (measured ~0.7 µs) than the straight-line code itself
+    ins = _input_lines(m, False)
+    body = _core_body(m)
+    return "\n".join([
+        "def fun(t, y, prm, dy, w, V):", *ins, *body, "    return 0", "", "", _DECOR,
+        "def fun_full(t, y, prm, dy, w, V, energy):", *ins, *body,
+        "    if energy:",
+        f"        powers(y, w, prm, dy, {m.layout.N})",
+        "    return 0"]) + "\n"
+
+
+def _inputs(m, rot):
+    head = ("def inputs_rot(t, p, cs, prm, TF, TU, TV, w):" if rot else
+            "def inputs(t, prm, w):")
+    return "\n".join([head, *_input_lines(m, rot), "    return 0"]) + "\n"
+
+
+def _jac(m):
+    L = m.layout
+    nq = L.nq
+    lines = ["def jac_core(t, y, prm, J, w, V):",
+             "    J[:, :] = 0.0"]
+    for i in range(nq):
+        lines.append(f"    J[{i}, {nq + i}] = 1.0")
+
+    def pair(a, b, coef, off):
+        # connection force F = coef·(q_a − q_b) (q = x or v): −F on a, +F on b
+        r = []
+        for node, sg in ((a, "-"), (b, "+")):
+            if 0 <= node < nq:
+                if 0 <= a < nq:
+                    r.append(f"    J[{nq + node}, {off + a}] += {sg}{coef} / prm.mass[{node}]")
+                if 0 <= b < nq:
+                    r.append(f"    J[{nq + node}, {off + b}] -= {sg}{coef} / prm.mass[{node}]")
+        return r
+    for s, (a, b) in enumerate(zip(m.sa, m.sb)):
+        lines += pair(a, b, f"prm.k[{s}]", 0)
+    for s, (a, b) in enumerate(zip(m.da, m.db)):
+        lines += pair(a, b, f"prm.c[{s}]", nq)
+    for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
+        x, pp = f"V[{3 * e}]", f"V[{3 * e + 1}]"
+        lines += [f"    {x}[{i}] = y[{o + i}]" for i in range(n)]
+        lines += [f"    Je = np.zeros(({n + 1}, {n + 2}))",
+                  f"    jac_{e}({x}, {_x(a, L)} - {_x(b, L)}, {_v(a, L)} - {_v(b, L)}, {pp}, Je)"]
+        # Je rows 0..n-1 = ∂ẋe/∂(xe, u, v), row n = ∂F/∂(xe, u, v); ∂u/∂x_a = +1, ∂u/∂x_b = −1
+        if kind != "operator":
+            for r in range(n):
+                for c in range(n):
+                    lines.append(f"    J[{o + r}, {o + c}] += Je[{r}, {c}]")
+                for node, sg in ((a, "+"), (b, "-")):
+                    if 0 <= node < nq:
+                        lines.append(f"    J[{o + r}, {node}] {sg}= Je[{r}, {n}]")
+                        lines.append(f"    J[{o + r}, {nq + node}] {sg}= Je[{r}, {n + 1}]")
+        for node, sg in ((a, "-"), (b, "")):
+            if 0 <= node < nq:
+                wt = f"{sg}1.0 / prm.mass[{node}]"
+                for c in range(n):
+                    lines.append(f"    J[{nq + node}, {o + c}] += {wt} * Je[{n}, {c}]")
+                for nd, s2 in ((a, "+"), (b, "-")):
+                    if 0 <= nd < nq:
+                        lines.append(f"    J[{nq + node}, {nd}] {s2}= {wt} * Je[{n}, {n}]")
+                        lines.append(f"    J[{nq + node}, {nq + nd}] {s2}= {wt} * Je[{n}, {n + 1}]")
+    lines.append("    return 0")
+    lines += ["", "", _DECOR,
+              "def jac(t, y, prm, J, w, V):",
+              "    inputs(t, prm, w)",
+              "    return jac_core(t, y, prm, J, w, V)"]
+    return "\n".join(lines) + "\n"
+
+
+def _powers(m):
+    L = m.layout
+    nq, ne = L.nq, L.ne
+    A = L.nf + 2 * L.nb
+    lines = ["def powers(y, w, prm, pw, off):"]
+    k = 0
+    for e in range(ne):          # F·v absorbed by each element
+        lines.append(f"    pw[off + {k}] = w[{A + e}] * w[{A + 2 * ne + e}]")
+        k += 1
+    for s, (a, b) in enumerate(zip(m.da, m.db)):       # c·v² dissipated by dampers
+        lines += [f"    dv = {_v(a, L)} - {_v(b, L)}", f"    pw[off + {k}] = prm.c[{s}] * dv * dv"]
+        k += 1
+    for j, d in enumerate(m.fdof):                     # f·ẋ input by external forces
+        lines.append(f"    pw[off + {k}] = w[{j}] * y[{nq + d}]")
+        k += 1
+    for j in range(L.nb):                              # −R·ẋ input by imposed motions
+        lines.append(f"    pw[off + {k}] = -w[{A + 3 * ne + nq + j}] * w[{L.nf + L.nb + j}]")
+        k += 1
+    lines.append("    return 0")
+    return "\n".join(lines) + "\n"
+
+
+def _signal(m):
+    L = m.layout
+    A = L.nf + 2 * L.nb
+    terms = []
+    for kind, i in m.observed:
+        if kind == "element":
+            terms.append(f"w[{A + i}]")
+        elif kind == "spring":
+            a, b = m.sa[i], m.sb[i]
+            terms.append(f"(prm.k[{i}] * ({_x(a, L)} - {_x(b, L)} - prm.u0[{i}]) + prm.pre[{i}])")
+        else:
+            a, b = m.da[i], m.db[i]
+            terms.append(f"prm.c[{i}] * ({_v(a, L)} - {_v(b, L)})")
+    return ("def signal(y, w, prm):\n"
+            f"    return {' + '.join(terms) if terms else '0.0'}\n")
+
+
+def _step(m):
+    # explicit Euler step of the smooth part, then the resolvent of the box indicator =
+    # projection on the box (Bastien et al. (2007), eq. (A.9)); returns a finite-check sum
+    # (branch-free: numba cannot prune the reference counting of array arguments
+    # across branches, which would cost more than the step itself)
+    N = m.layout.N
+    lines = ["def step(y, dy, h, lo, hi, yn):"]
+    for i in range(N):
+        z = f"y[{i}] + h * dy[{i}]"
+        lines.append(f"    z{i} = min(max({z}, lo[{i}]), hi[{i}])" if m.boxed[i] else
+                     f"    z{i} = {z}")
+    lines += [f"    yn[{i}] = z{i}" for i in range(N)]
+    lines.append("    return " + " + ".join(f"z{i}" for i in range(N)))
+    return "\n".join(lines) + "\n"
+
+
+def _ops(m):
+    L = m.layout
+    lines = ["def ops(y0, y1, w0, w1, dt, prm, rtol):", "    P = prm.P"]
+    for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
+        if kind != "operator":
+            continue
+        def at(k, yy, ww):  # noqa: E306
+            return _x(k, L).replace("y[", f"{yy}[").replace("w[", f"{ww}[")
+        lines += [f"    u0 = {at(a, 'y0', 'w0')} - {at(b, 'y0', 'w0')}",
+                  f"    u1 = {at(a, 'y1', 'w1')} - {at(b, 'y1', 'w1')}"]
+        lines += [f"    y1[{o + i}] = y0[{o + i}]" for i in range(n)]
+        lines.append(f"    advance_{e}(y1[{o}:{o + n}], u0, u1, dt, (u1 - u0) / dt, "
+                     f"P[{p0}:{p1}], rtol)")
+    lines.append("    return 0")
+    return "\n".join(lines) + "\n"
+
+
+
+
+def templates() -> str:
+    """Source of the generic loops compiled into every structure's module: the
+    projection and RK45 loops, the Dormand–Prince step and the sample evaluation.
+    They call the structure's functions as globals (never as arguments), so numba
+    inlines them and can cache the loops on disk."""
+    import inspect
+
+    from .methods import projection, rk45
+    from .model import eval_samples
+
+    global _TEMPLATES
+    if _TEMPLATES is not None:
+        return _TEMPLATES
+    out = ""
+    for fn in (projection.projection, rk45.dopri_step, rk45.initial_step, rk45.rk45,
+               eval_samples):
+        out += f"\n\n{_DECOR}\n" + inspect.getsource(fn)
+    _TEMPLATES = out
+    return out
+
+
+_TEMPLATES = None
+
+
+def generate(m, refs: dict) -> str:
+    """Module source for model ``m`` (see the module docstring); ``refs`` maps each
+    kernel global name to (module, qualname) or to None when it is bound at run time."""
+    pkg = __name__.rpartition(".")[0]
+    L = m.layout
+    head = ['"""Generated by hystmech for one assembly structure (systems/codegen.py)."""',
+            "import math", "", "import numpy as np", "from numba import njit", "",
+            f"from {pkg}._codegen import resolve",
+            f"from {pkg}.observers import observe",
+            f"from {pkg}.methods.rk45 import DP_A, DP_C, dp45_dense, dp45_factor, dp45_norm",
+            ""]
+    for name, ref in sorted(refs.items()):
+        if ref is not None:
+            head.append(f"{name} = resolve({ref[0]!r}, {ref[1]!r})")
+    src = "\n".join(head) + "\n"
+    parts = [_core(m), _fun(m), _inputs(m, False), _inputs(m, True), _powers(m),
+             _signal(m), _step(m), _ops(m)]
+    if m.has_jac:
+        parts.append(_jac(m))
+    if "stop" not in refs:
+        parts.append("def stop(t, y):\n    return False\n")
+    for p in parts:
+        src += f"\n\n{_DECOR}\n" + p
+    return src + templates()
+
+
+NAMES = ("core", "scratch", "fun", "jac", "jac_core", "inputs", "inputs_rot", "powers",
+         "signal", "step", "ops", "stop", "fun_full", "projection", "rk45", "eval_samples")
+
+
+class Compiled:
+    """The compiled functions of one structure (attributes named as in the module
+    docstring), whatever the path: disk-cached module, in-memory numba or Python."""
+
+    def __init__(self, mod, how: str, path=None):
+        self.mod = mod
+        self.how = how              # "disk", "memory" or "python"
+        self.path = path
+        for name in NAMES:
+            setattr(self, name, getattr(mod, name, None))
+
+    def cache_hits(self) -> int:
+        """Functions numba loaded from the disk cache (not compiled) in this process."""
+        if self.how != "disk":
+            return 0
+        return sum(sum(getattr(self.mod, n).stats.cache_hits.values())
+                   for n in NAMES if getattr(self.mod, n, None) is not None)
+
+
+_MEMORY: dict = {}
+
+
+def build(m, kernels: dict, callback=None) -> Compiled:
+    """Compile the generated module of model ``m``.
+
+    kernels: {global name: function} for force_e, rate_e, jac_e, advance_e and the
+    compiled inputs fc_j/uc_j/vc_j; callback: the user's stop(t, y) or None."""
+    from . import _codegen
+    from .methods import rk45 as _rk
+    from .observers import observe
+
+    glb = dict(kernels)
+    if callback is not None:
+        if not is_compiled(callback):
+            try:                # numba-compile a plain callback; else the run is Python
+                cb = njit(callback)
+                bool(cb(0.0, np.zeros(m.layout.N)))
+                callback = cb
+            except Exception:  # noqa: BLE001 - not compilable: Python path
+                pass
+        glb["stop"] = callback
+    compiled = all(is_compiled(f) for f in glb.values())
+    refs = {name: (_codegen.kernel_ref(fn) if compiled else None) for name, fn in glb.items()}
+    src = generate(m, refs)
+    if compiled and all(r is not None for r in refs.values()):
+        mods = {__name__, f"{__package__}.methods.projection", f"{__package__}.methods.rk45",
+                f"{__package__}.model", f"{__package__}.observers"}
+        mods |= {r[0] for r in refs.values()}
+        mod, where = _codegen.load(src, sorted(mods))
+        if mod is not None:
+            return Compiled(mod, "disk", where)
+        reason = where
+    else:
+        reason = "a kernel or input is not a module-level numba function"
+    key = (src, tuple(sorted((k, id(v)) for k, v in glb.items())))
+    if key in _MEMORY:
+        _MEMORY[key].reason = reason
+        return _MEMORY[key]
+    ns = {"__name__": f"_hystmech_asm_mem_{len(_MEMORY)}", "njit": njit}
+    ns.update({k: getattr(_rk, k) for k in dir(_rk)
+               if k.startswith(("DP_", "dp45"))})
+    ns.update(glb)
+    if compiled:
+        code, how = src.replace(_DECOR, "@njit"), "memory"
+        ns["observe"] = observe
+    else:
+        # Python kernels (e.g. an FMU element without compiled kernels): the same code
+        # run by the interpreter
+        code, how = src.replace(_DECOR + "\n", ""), "python"
+        obs_py = observe.py_func
+
+        def observe_py(obs, t, s):
+            # attribute access to the record's fields, as numba offers it
+            return obs_py(obs.view(np.recarray), t, s)
+        ns["observe"] = observe_py
+    lines = [ln for ln in code.splitlines()
+             if not ln.startswith(("from numba", f"from {__package__}"))
+             and " = resolve(" not in ln]
+    exec(compile("\n".join(lines) + "\n", f"<hystmech generated {ns['__name__']}>", "exec"), ns)
+    out = Compiled(types.SimpleNamespace(**{k: v for k, v in ns.items()
+                                            if not k.startswith("__")}), how)
+    out.reason = reason
+    _MEMORY[key] = out
+    return out

@@ -1,0 +1,199 @@
+"""method="projection": the first-order implicit scheme of Bastien et al. (2007),
+eqs. (A.7)-(A.9), compiled.
+
+With the state U = (positions, velocities, element states) and A = ∂ψ_Q the
+sub-differential of the indicator of the box Q of the inclusion states (Masing,
+Maxwell-slip: kind "inclusion", box [box_lo, box_hi]),
+
+    U^{p+1} = (I + hA)^{-1}(U^p + h·f(t_p, U^p)),
+
+where f is the smooth part and the resolvent (I + hA)^{-1} is the projection onto Q, a
+clip of each inclusion component to its box (any number of inclusion elements,
+§4.2.2). Operators (relay, Preisach) are advanced by their own memory update over each
+step's input segment. First order (eq. (A.10)); explicit in the linear part, so h must
+resolve the fastest mode (checked: see :func:`~hystmech.systems.model.Model.stability_limit`).
+
+Options: h [s] (default 1e-5, eq. (57)); rtol of the operators' advance (1e-8);
+max_points (thin the default every-step output to at most this many points), stride
+and record_from (keep every stride-th step from record_from [s] on).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from . import MethodResult, check_options
+
+NAME = "projection"
+OPTIONS = ("h", "rtol", "max_points", "stride", "record_from")
+SMOOTH_ONLY = False
+COMPILED = True
+
+
+def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, nquad, nw,
+               nin, rtol, obs, k_obs, has_ops):
+    """TEMPLATE compiled into each structure's generated module (systems/codegen.py),
+    where core, scratch, inputs_rot, step, ops, powers, signal and stop are that
+    structure's straight-line functions (globals, so numba inlines them and caches the
+    loop); nw: size of the work vector, nin: its inputs part.
+
+    Steps p = 0..nsteps-1 of eq. (A.9); records the state after step rec[k] (0: the
+    initial state), feeds the observed signal to ``obs`` from step k_obs on and calls
+    the user's stop(t, y) at every recorded sample. Returns (status, steps done, Y, Q,
+    state reached): status 0 done, 2 non-finite state, 4 stopped by the observer, 5 by
+    the callback."""
+    N = y0.size
+    y = y0.copy()
+    yn = np.empty(N)
+    dy = np.empty(N)
+    w = np.zeros(nw)
+    w1 = np.zeros(nw)
+    V = scratch(prm)
+    pw = np.zeros(nquad)
+    Q = np.zeros(nquad)
+    nrec = rec.size
+    Yout = np.empty((nrec, N))
+    Qout = np.empty((nrec, nquad))
+    # cos(Ωt + φ) of every harmonic input row by a rotation recurrence, re-anchored every
+    # 1024 steps (saves a cos per input and step; drift stays at round-off level)
+    nf = prm.HF.shape[0]
+    nb = prm.HU.shape[0]
+    nr = nf + 2 * nb
+    om = np.empty(nr)
+    ph = np.empty(nr)
+    for j in range(nf):
+        om[j] = prm.HF[j, 2]
+        ph[j] = prm.HF[j, 3]
+    for j in range(nb):
+        om[nf + j] = prm.HU[j, 2]
+        ph[nf + j] = prm.HU[j, 3]
+        om[nf + nb + j] = prm.HV[j, 2]
+        ph[nf + nb + j] = prm.HV[j, 3]
+    cs = np.empty(nr)
+    sn = np.empty(nr)
+    cr = np.empty(nr)
+    sr = np.empty(nr)
+    for r in range(nr):
+        cs[r] = math.cos(om[r] * t0 + ph[r])
+        sn[r] = math.sin(om[r] * t0 + ph[r])
+        cr[r] = math.cos(om[r] * h)
+        sr[r] = math.sin(om[r] * h)
+    inputs_rot(t0, 0, cs, prm, TF, TU, TV, w)
+    k = 0
+    status = 0
+    p_done = 0
+    for p in range(nsteps + 1):
+        t = t0 + p * h
+        core(t, y, prm, dy, w, V)
+        while k < nrec and rec[k] == p:
+            for i in range(N):
+                Yout[k, i] = y[i]
+            for i in range(nquad):
+                Qout[k, i] = Q[i]
+            k += 1
+            if stop(t, y):
+                status = 5
+        if p >= k_obs:
+            if observe(obs, t, signal(y, w, prm)):
+                status = 4
+        if status != 0 or p == nsteps:
+            break
+        hp = h if p < nsteps - 1 else h_last
+        if energy:
+            # left-point quadrature, consistent with the explicit f(t_p, U^p) of (A.9)
+            powers(y, w, prm, pw, 0)
+            for i in range(nquad):
+                Q[i] += hp * pw[i]
+        s = step(y, dy, hp, lo, hi, yn)
+        if ((p + 1) & 1023) == 0:
+            tn = t0 + (p + 1) * h
+            for r in range(nr):
+                cs[r] = math.cos(om[r] * tn + ph[r])
+                sn[r] = math.sin(om[r] * tn + ph[r])
+        else:
+            for r in range(nr):
+                c_new = cs[r] * cr[r] - sn[r] * sr[r]
+                sn[r] = sn[r] * cr[r] + cs[r] * sr[r]
+                cs[r] = c_new
+        inputs_rot(t + hp, p + 1, cs, prm, TF, TU, TV, w1)
+        if has_ops:
+            ops(y, yn, w, w1, hp, prm, rtol)
+            s = 0.0
+            for i in range(N):
+                s += yn[i]
+        if not math.isfinite(s):
+            status = 2
+            break
+        # copies, not swaps: a swapped array variable costs reference counting per step
+        for i in range(N):
+            y[i] = yn[i]
+        for i in range(nin):
+            w[i] = w1[i]
+        p_done = p + 1
+    return status, p_done, Yout[:k], Qout[:k], y
+
+
+def step_grid(t0: float, t1: float, h: float):
+    """(nsteps, h_last): steps of size h from t0, the last one shortened to end at t1."""
+    n = int(math.ceil((t1 - t0) / h - 1e-9))
+    n = max(n, 1)
+    h_last = (t1 - t0) - (n - 1) * h
+    return n, h_last
+
+
+def _first_step_at(t, t0, h, nsteps):
+    # first step index whose time t0 + k·h is at or after t (nsteps + 1: never)
+    if not t <= t0 + nsteps * h:
+        return nsteps + 1
+    return max(0, int(math.ceil((t - t0) / h - 1e-9)))
+
+
+def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodResult:
+    """Run the projection scheme (see the module docstring)."""
+    opts = check_options(NAME, options, OPTIONS)
+    h = opts.get("h", 1e-5)
+    try:
+        h = float(h)
+    except (TypeError, ValueError):
+        raise ValueError(f"h must be a step in s, > 0 (got {h!r})") from None
+    if not (math.isfinite(h) and h > 0):
+        raise ValueError(f"h must be in (0, inf) s (got {h!r})")
+    if h > (t1 - t0):
+        raise ValueError(f"h must be <= t_end - t_start = {t1 - t0!r} s (got {h!r})")
+    model.check_step(h, NAME)
+    rtol = float(opts.get("rtol", 1e-8))
+    max_points = int(opts.get("max_points", 200_001))
+    nsteps, h_last = step_grid(t0, t1, h)
+    if t_eval is not None:
+        rec = np.clip(np.rint((t_eval - t0) / h).astype(np.int64), 0, nsteps)
+    else:
+        rfrom = opts.get("record_from")
+        k0 = 0 if rfrom is None else _first_step_at(float(rfrom), t0, h, nsteps)
+        if "stride" in opts:
+            stride = int(opts["stride"])
+            if stride < 1:
+                raise ValueError(f"stride must be an integer >= 1 (got {opts['stride']!r})")
+        else:
+            stride = max(1, int(math.ceil((nsteps + 1 - min(k0, nsteps)) / max_points)))
+        rec = np.arange(k0, nsteps + 1, stride, dtype=np.int64)
+    k_obs = nsteps + 1 if obs is None else _first_step_at(model.observer_start(obs), t0, h,
+                                                          nsteps)
+    code = model.code
+    if model.has_tables:
+        grid = t0 + h * np.arange(nsteps + 1)
+        grid[-1] = t1
+        TF, TU, TV = model.tables_on(grid)
+    else:
+        TF = TU = TV = np.zeros((1, 1))
+    L = model.layout
+    status, p_done, Y, Q, y_last = code.projection(
+        float(t0), h, nsteps, float(h_last), y0, model.prm, TF, TU, TV, model.box_lo,
+        model.box_hi, rec, bool(energy), L.nquad, L.n_work, L.nf + 2 * L.nb, rtol,
+        model.obs_or_dummy(obs), k_obs, model.ops_present())
+    def time_of(k):
+        return np.where(k == nsteps, t1, t0 + h * k)
+    T = time_of(rec[:Y.shape[0]])
+    msg = {0: "the end of the time span was reached", 2: "non-finite state",
+           4: "steady state reached", 5: "stopped by the callback"}[status]
+    return MethodResult(T, Y, Q if energy else None, {"nsteps": int(p_done), "h": h},
+                        status != 2, msg, float(time_of(p_done)), status in (4, 5), y_last)

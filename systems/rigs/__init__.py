@@ -1,0 +1,1 @@
+"""Rigs of the papers built as Assemblies (physics only; runners beside the others)."""
