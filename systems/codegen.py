@@ -368,7 +368,9 @@ def generate(m, refs: dict) -> str:
     if "stop" not in refs:
         parts.append("def stop(t, y):\n    return False\n")
     for p in parts:
-        src += f"\n\n{_DECOR}\n" + p
+        # the per-step functions of the projection loop: inlined (see _DECOR_INLINE)
+        hot = p.startswith(("def core(", "def inputs_rot(", "def step(", "def signal("))
+        src += f"\n\n{_DECOR_INLINE if hot else _DECOR}\n" + p
     return src + templates()
 
 
