@@ -1,7 +1,8 @@
 """An FMU as a force element: ``FMUElement(path, inputs=("u", "v"), output="F")``.
 
-Wraps an FMI 2.0 FMU (fmpy's low-level classes underneath) so that it can be driven
-by ``hystmech.drive`` and sit in assemblies like any law:
+Wraps an FMI 2.0 or 3.0 FMU (fmpy's low-level classes underneath; FMI 3.0 through
+fmu/fmi3_adapter.py, which maps the FMI 2.0 calls below to their FMI 3.0 counterparts)
+so that it can be driven by ``hystmech.drive`` and sit in assemblies like any law:
 
 - co-simulation (``mode="cs"``): an ``"operator"`` element; ``advance`` is a small
   co-simulation master that steps the FMU over the input segment at the
@@ -124,6 +125,13 @@ def _kernel_error_lookup(key):
 FMUKernelError.lookup = staticmethod(_kernel_error_lookup)
 
 
+def _generated_by_hystmech(md) -> bool:
+    """The FMU was written by hystmech's exporter (generationTool "hystmech <version>";
+    plain "hystmech" before versions were recorded): its laws are autonomous."""
+    tool = (md.generationTool or "").strip()
+    return tool == "hystmech" or tool.startswith("hystmech ")
+
+
 class FMUElement(ForceElement):
     """An FMU used as a force element.
 
@@ -169,10 +177,11 @@ class FMUElement(ForceElement):
             md = read_model_description(str(self.path), validate=False)
         except Exception as e:  # noqa: BLE001 - zip, XML or schema errors alike
             raise FMUError(f"{self._tag} is not a valid FMU: {str(e).splitlines()[0]}") from None
-        if md.fmiVersion != "2.0":
+        if md.fmiVersion not in ("2.0", "3.0"):
             raise FMUError(f"{self._tag}: FMI {md.fmiVersion} FMUs are not supported as "
-                           f"elements (FMI 2.0 only)")
+                           f"elements (FMI 2.0 and 3.0)")
         self.md = md
+        self.fmi3 = md.fmiVersion == "3.0"
         has_cs, has_me = md.coSimulation is not None, md.modelExchange is not None
         if mode is None:
             mode = "cs" if has_cs else "me"
@@ -183,8 +192,9 @@ class FMUElement(ForceElement):
                            f"{'co-simulation' if mode == 'cs' else 'model exchange'}")
         self.mode = mode
         plats = fmpy.supported_platforms(str(self.path))
-        if fmpy.platform not in plats:
-            raise FMUError(f"{self._tag} has no binary for this platform ({fmpy.platform}); "
+        here = fmpy.platform       # fmpy names FMI 3.0's x86_64-linux linux64 too
+        if here not in plats:
+            raise FMUError(f"{self._tag} has no binary for this platform ({here}); "
                            f"it has: {', '.join(plats) or 'none'}")
         self.variables = {v.name: v for v in md.modelVariables}
         if isinstance(inputs, str):
@@ -211,9 +221,9 @@ class FMUElement(ForceElement):
         for name in self.parameters:
             v = self._check_var(name, ("parameter", "input", "local", "calculatedParameter"),
                                 "parameter")
-            if v.type != "Real":
+            if v.type not in ("Real", "Float64"):
                 raise FMUError(f"{self._tag}: parameter {name!r} is {v.type}; only Real "
-                               f"parameters can be set")
+                               f"(Float64) parameters can be set")
         if step is not None and not (isinstance(step, (int, float)) and step > 0
                                      and math.isfinite(step)):
             raise FMUError(f"step must be in (0, inf) s (got {step!r})")
@@ -246,7 +256,7 @@ class FMUElement(ForceElement):
         if compiled and self.error_control:
             raise FMUError("error_control runs in Python: use compiled=False or None")
         if time_state is None:
-            time_state = mode == "me" and (md.generationTool or "") != "hystmech"
+            time_state = mode == "me" and not _generated_by_hystmech(md)
         self.time_state = bool(time_state) and mode == "me"
         self.compiled = bool(compiled) and (mode == "cs" or md.numberOfContinuousStates > 0
                                             or self.time_state)
@@ -333,8 +343,18 @@ class FMUElement(ForceElement):
                  nv.CI_EXIT: "fmi2ExitInitializationMode",
                  nv.CI_SETX: "fmi2SetContinuousStates", nv.CI_GETDX: "fmi2GetDerivatives",
                  nv.CI_TIME: "fmi2SetTime"}
+        if self.fmi3:
+            from .fmi3_adapter import NATIVE
+
+            names = {nv.CI_SET: NATIVE["set"], nv.CI_GET: NATIVE["get"],
+                     nv.CI_STEP: NATIVE["step"], nv.CI_GETST: NATIVE["getst"],
+                     nv.CI_SETST: NATIVE["setst"], nv.CI_RESET: NATIVE["reset"],
+                     nv.CI_SETUP: NATIVE["setup"], nv.CI_ENTER: NATIVE["enter"],
+                     nv.CI_EXIT: NATIVE["exit"], nv.CI_SETX: NATIVE["setx"],
+                     nv.CI_GETDX: NATIVE["getdx"], nv.CI_TIME: NATIVE["time"]}
         for slot, name in names.items():
             ci[slot] = addr(name)
+        ci[nv.CI_VER] = 3 if self.fmi3 else 2
         need = [nv.CI_SET, nv.CI_GET] + ([nv.CI_STEP, nv.CI_RESET, nv.CI_SETUP, nv.CI_ENTER,
                                           nv.CI_EXIT] if self.mode == "cs" else
                                          [nv.CI_SETX, nv.CI_GETDX])
@@ -381,8 +401,9 @@ class FMUElement(ForceElement):
         if v.causality not in causalities:
             raise FMUError(f"{self._tag}: variable {name!r} has causality {v.causality!r}, "
                            f"cannot be the {role}")
-        if v.type != "Real":
-            raise FMUError(f"{self._tag}: variable {name!r} is {v.type}, not Real ({role})")
+        if v.type not in ("Real", "Float64"):
+            raise FMUError(f"{self._tag}: variable {name!r} is {v.type}, not Real/Float64 "
+                           f"({role})")
         return v
 
     def _open(self, ident):
@@ -390,11 +411,25 @@ class FMUElement(ForceElement):
 
         cls = FMU2Slave if self.mode == "cs" else FMU2Model
         try:
-            self._fmu = cls(guid=self.md.guid, unzipDirectory=self._unzip,
-                            modelIdentifier=ident, instanceName=self._instance_name)
+            if self.fmi3:
+                from .fmi3_adapter import Fmi3
+
+                self._fmu = Fmi3(self.mode, self.md.guid, self._unzip, ident,
+                                 self._instance_name, self._log)
+            else:
+                self._fmu = cls(guid=self.md.guid, unzipDirectory=self._unzip,
+                                modelIdentifier=ident, instanceName=self._instance_name)
         except Exception as e:  # noqa: BLE001
             raise FMUError(f"{self._tag}: cannot load its binary: {e}") from None
         _LIVE.add(self)
+        if self.fmi3:  # the adapter's per-step calls have the FMI 2.0 signatures
+            a = self._fmu
+            self._c_set, self._c_get = a.c_set, a.c_get
+            if self.mode == "cs":
+                self._c_step = a.c_step
+            else:
+                self._c_setx, self._c_getdx, self._c_time = a.c_setx, a.c_getdx, a.c_time
+            return
         dll = self._fmu.dll
         # raw C entry points (no Python status wrapper) for the per-step calls
         self._c_set = dll.fmi2SetReal

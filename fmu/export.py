@@ -19,6 +19,7 @@ import tempfile
 import uuid
 import zipfile
 from dataclasses import dataclass
+from typing import NamedTuple
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -58,6 +59,15 @@ class LawSpec:
     x_nominal: list
     sources: list = None     # C files the law needs in sources/ (default: [c_file])
     generated: str = ""      # C text of c_file when the exporter writes it (sums)
+    # metadata (fmu/metadata.py): parameter bounds (None: unbounded), state units and
+    # descriptions, and what F and each continuous state's rate depend on: a set of "u",
+    # "v" and state indices (None: not declared, i.e. everything)
+    q_min: list = None
+    q_max: list = None
+    state_units: list = None
+    state_docs: list = None
+    force_deps: frozenset = None
+    rate_deps: dict = None    # continuous state index -> its rate's dependencies
     cont_states: list = None  # model exchange: indices of continuous states (None: by kind)
 
     def c_sources(self) -> list:
@@ -148,8 +158,44 @@ def law_spec(element: ForceElement) -> LawSpec:
     x_nom = [1.0] * n_x if xs is None else [float(abs(s)) or 1.0 for s in np.ravel(xs)]
     if len(x_nom) != n_x:
         x_nom = [1.0] * n_x
-    return LawSpec(name, prefix, c_file, element.kind, q_names, q_values, q_units, q_docs,
+    spec = LawSpec(name, prefix, c_file, element.kind, q_names, q_values, q_units, q_docs,
                    int(element.p.size), int(n_x), sn, x_nom)
+    _add_metadata(spec, element)
+    return spec
+
+
+def _add_metadata(spec: LawSpec, element) -> None:
+    """Bounds, units, state descriptions and dependencies of a single law (fmu/metadata.py)."""
+    from . import metadata as md
+
+    spec.q_units = [md.param_unit(element, n, u) for n, u in zip(spec.q_names, spec.q_units)]
+    spec.q_min, spec.q_max = [], []
+    for j, (n, val) in enumerate(zip(spec.q_names, spec.q_values)):
+        if md.is_fixed(element, n):
+            lo = hi = val
+            spec.q_docs[j] = (spec.q_docs[j] + "; " if spec.q_docs[j] else "") + \
+                "fixed when the FMU is built"
+        else:
+            r = md.param_range(element, n)
+            lo, hi = (r.fmi_min(), r.fmi_max()) if r is not None else (None, None)
+            if r is not None and not spec.q_docs[j]:
+                spec.q_docs[j] = f"in {r.text()}"
+        spec.q_min.append(lo)
+        spec.q_max.append(hi)
+    meta = md.law_meta(element)
+    if meta is None:
+        return
+    if meta.states is not None:
+        info = meta.states(element)
+        if len(info) == spec.n_x:
+            taken = {"u", "v", "F", "rtol", *spec.q_names}
+            spec.state_names = [f"state_{n}" if n in taken else n for n, _, _ in info]
+            spec.state_units = [u for _, u, _ in info]
+            spec.state_docs = [d for _, _, d in info]
+    cont = set(continuous_states(spec))
+    known = _knowns(cont, set(range(spec.n_x)) - cont)
+    spec.force_deps = frozenset().union(*(known[k] for k in meta.force))
+    spec.rate_deps = {i: frozenset().union(*(known[k] for k in meta.rate)) for i in cont}
 
 
 def _state_names(element) -> list:
@@ -187,9 +233,50 @@ def _sum_spec(element) -> LawSpec:
     if kind != "smooth":  # the smooth parts' states stay continuous states
         cs = [o + j for el, sp, o in zip(element.parts, specs, element.state_offsets)
               if sp.kind == "smooth" for j in range(sp.n_x)]
-    return LawSpec("SumElement", "hm_sum", Path("hm_sum.c"), kind, q_names, q_values, q_units,
+    spec = LawSpec("SumElement", "hm_sum", Path("hm_sum.c"), kind, q_names, q_values, q_units,
                    q_docs, int(element.p.size), int(element.n_states), sn, x_nom,
                    sources=files, generated=gen, cont_states=cs)
+    _sum_metadata(spec, element, specs)
+    return spec
+
+
+def _sum_metadata(spec: LawSpec, element, specs) -> None:
+    """The parts' metadata on the sum's slices: bounds and units carry over, F depends
+    on the union of the parts' knowns, a part's state rates on that part's knowns."""
+    from . import metadata as md
+
+    spec.q_min = [b for sp in specs for b in sp.q_min]
+    spec.q_max = [b for sp in specs for b in sp.q_max]
+    metas = [md.law_meta(el) for el in element.parts]
+    units, docs, names = [], [], []
+    for i, (el, sp, meta) in enumerate(zip(element.parts, specs, metas)):
+        info = meta.states(el) if meta is not None and meta.states is not None else None
+        if info is None or len(info) != sp.n_x:
+            info = [(n, "", "") for n in _state_names(el)]
+        names += [f"part{i}.{n}" for n, _, _ in info]
+        units += [u for _, u, _ in info]
+        docs += [f"{sp.cls_name}: {d}" if d else "" for _, _, d in info]
+    spec.state_names, spec.state_units, spec.state_docs = names, units, docs
+    if any(m is None for m in metas):
+        return
+    cont = set(continuous_states(spec))
+    force, rate = set(), {}
+    for el, meta, xo in zip(element.parts, metas, element.state_offsets):
+        own = set(range(xo, xo + el.n_states))
+        known = _knowns(own & cont, own - cont)
+        force |= set().union(*(known[k] for k in meta.force))
+        for i in own & cont:
+            rate[i] = frozenset().union(*(known[k] for k in meta.rate))
+    spec.force_deps = frozenset(force)
+    spec.rate_deps = rate
+
+
+def _knowns(cont: set, other: set) -> dict:
+    """What "u", "v", "x" of a law's declaration stand for in <Dependencies>: the inputs,
+    and the law's continuous states; a state that is not a continuous state is evaluated
+    at the current input (fmu/templates: the memory carried along u to the input), so
+    "x" there means a dependency on u."""
+    return {"u": {"u"}, "v": {"v"}, "x": set(cont) | ({"u"} if other else set())}
 
 
 def _sum_source(element, specs, files) -> str:
@@ -345,17 +432,57 @@ def unit_exponents(unit: str) -> dict | None:
 
 
 def _unit_defs(units) -> tuple[str, dict]:
-    """XML of <UnitDefinitions> and a map unit string -> declared name (or None)."""
+    """XML of <UnitDefinitions> and a map unit string -> declared name (or None).
+
+    Every unit is declared: SI ones with their base-unit exponents, "1" as dimensionless,
+    and units whose exponents depend on a parameter (BoucWen's 1/(m.N^(n-1)), modified
+    Dahl's N^(1-mu)/m) by name only (no BaseUnit: a tool shows but cannot convert them)."""
     names, xml = {}, []
     for u in units:
-        if u in names:
+        u = (u or "").strip()
+        if u in names or u in ("", "-"):
+            names.setdefault(u, None)
             continue
+        names[u] = u
         ex = unit_exponents(u)
-        names[u] = u if ex is not None else None
         if ex is not None:
             attrs = " ".join(f'{k}="{v}"' for k, v in sorted(ex.items()))
             xml.append(f'    <Unit name="{escape(u)}"><BaseUnit {attrs}/></Unit>')
+        elif u == "1":
+            xml.append('    <Unit name="1"><BaseUnit/></Unit>')
+        else:
+            xml.append(f'    <Unit name="{escape(u)}"/>')
     return "\n".join(xml), names
+
+
+def rate_unit(unit: str) -> str:
+    """Unit of the time derivative of a quantity in ``unit``."""
+    u = (unit or "").strip()
+    if u in ("", "1", "-"):
+        return "1/s"
+    if unit_exponents(u) is not None and "/" not in u:
+        return f"{u}/s"
+    return f"({u})/s" if "/" in u else f"{u}/s"
+
+
+def generation_tool() -> str:
+    """``hystmech <version>`` (the installed distribution's version)."""
+    return f"hystmech {package_version()}"
+
+
+def package_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("hystmech")
+    except Exception:  # noqa: BLE001 - a source tree without installed metadata
+        return "0+unknown"
+
+
+def header_attributes(spec: LawSpec) -> str:
+    """generationTool, author, version, license attributes shared by FMI 2.0 and 3.0."""
+    return (f'generationTool="{escape(generation_tool())}" author="hystmech contributors" '
+            f'version="{escape(package_version())}" license="MIT"')
 
 
 # -- generated files -----------------------------------------------------------------
@@ -409,6 +536,24 @@ static const double HM_X_NOMINAL[] = {{{xn}}};
 """
 
 
+class Var(NamedTuple):
+    """One FMU variable (shared by the FMI 2.0 and 3.0 descriptions)."""
+
+    name: str
+    vr: int
+    causality: str
+    variability: str
+    initial: str | None
+    start: float | None
+    unit: str
+    desc: str
+    nominal: float | None = None
+    der_of: int | None = None     # index of the state it is the derivative of
+    min: float | None = None
+    max: float | None = None
+    state: int | None = None      # index of the state it is
+
+
 def continuous_states(spec: LawSpec) -> list:
     """Indices of the states that are continuous states in model exchange: all of a
     smooth law, none of an inclusion/operator, the smooth parts' of a mixed sum."""
@@ -417,77 +562,108 @@ def continuous_states(spec: LawSpec) -> list:
     return list(range(spec.n_x)) if spec.kind == "smooth" else []
 
 
-def variables(spec: LawSpec, rtol: float) -> list[tuple]:
+def variables(spec: LawSpec, rtol: float) -> list[Var]:
     """The FMU's variables in modelDescription order, shared by the FMI 2.0 and 3.0
-    descriptions: (name, value reference, causality, variability, initial, start, unit,
-    description, nominal, index of the state it is the derivative of)."""
+    descriptions."""
     smooth = spec.kind == "smooth"
-    out = [("u", VR_U, "input", "continuous", None, 0.0, "m", "relative displacement",
-            None, None),
-           ("v", VR_V, "input", "continuous", None, 0.0, "m/s",
-            "relative velocity (co-simulation: u(t) = u_k + v_k (t - t_k) within a step)",
-            None, None),
-           ("F", VR_F, "output", "continuous", "calculated", None, "N", "force", None, None)]
+    out = [Var("u", VR_U, "input", "continuous", None, 0.0, "m", "relative displacement"),
+           Var("v", VR_V, "input", "continuous", None, 0.0, "m/s",
+               "relative velocity (co-simulation: u(t) = u_k + v_k (t - t_k) within a step)"),
+           Var("F", VR_F, "output", "continuous", "calculated", None, "N", "force")]
+    nq = len(spec.q_names)
+    qmin = spec.q_min or [None] * nq
+    qmax = spec.q_max or [None] * nq
     for j, (n, val, u, d) in enumerate(zip(spec.q_names, spec.q_values, spec.q_units,
                                            spec.q_docs)):
-        out.append((n, VR_Q + j, "parameter", "fixed", "exact", val, u, d, None, None))
-    out.append(("rtol", VR_RTOL, "parameter", "fixed", "exact", rtol, "1",
-                "relative tolerance of the adaptive segment update (laws without an exact one)",
-                None, None))
+        out.append(Var(n, VR_Q + j, "parameter", "fixed", "exact", val, u, d,
+                       min=qmin[j], max=qmax[j]))
+    out.append(Var("rtol", VR_RTOL, "parameter", "fixed", "exact", rtol, "1",
+                   "relative tolerance of the adaptive segment update (laws without an exact "
+                   "one)", min=float(np.nextafter(0.0, 1.0)), max=float(np.nextafter(1.0, 0.0))))
+    units = spec.state_units or [""] * spec.n_x
+    docs = spec.state_docs or [f"internal state {i}" for i in range(spec.n_x)]
     cs = continuous_states(spec)
     for i, n in enumerate(spec.state_names):
-        out.append((n, VR_X + i, "local", "continuous", "calculated",
-                    None, "", f"internal state {i}"
-                    + ("" if i in cs else " (at the current input; the memory changes at events)"),
-                    spec.x_nominal[i] if i in cs else None, None))
+        out.append(Var(n, VR_X + i, "local", "continuous", "calculated", None, units[i],
+                       docs[i] + ("" if i in cs else
+                                  " (at the current input; the memory changes at events)"),
+                       spec.x_nominal[i] if i in cs else None, state=i))
     for i in cs:
         n = spec.state_names[i]
-        out.append((f"der({n})", VR_DX + i, "local", "continuous", "calculated", None, "",
-                    f"rate of {n}", None, i))
+        out.append(Var(f"der({n})", VR_DX + i, "local", "continuous", "calculated", None,
+                       rate_unit(units[i]) if units[i] else "", f"rate of {n}", der_of=i))
     return out
+
+
+def dependencies(spec: LawSpec, ref) -> tuple[str | None, list]:
+    """The <Dependencies> lists: (of F, [of the rate of each continuous state, in
+    continuous_states order]) as space-separated references ``ref(known)`` (known: "u",
+    "v" or a state index); None = undeclared (the attribute is then omitted: depends on
+    every known)."""
+    def fmt(deps):
+        if deps is None:
+            return None
+        keys = sorted(deps, key=lambda k: (0, k) if isinstance(k, str) else (1, str(k)))
+        return " ".join(str(r) for r in sorted(ref(k) for k in keys))
+
+    rates = spec.rate_deps or {}
+    return fmt(spec.force_deps), [fmt(rates.get(i)) for i in continuous_states(spec)]
 
 
 def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> str:
     smooth = spec.kind == "smooth"
-    units_xml, unit_of = _unit_defs(["m", "m/s", "N"] + spec.q_units)
+    vs = variables(spec, rtol)
+    units_xml, unit_of = _unit_defs([v.unit for v in vs])
 
     def ua(u):
         n = unit_of.get(u)
         return f' unit="{escape(n)}"' if n else ""
 
-    vars_, idx = [], {}
+    rows, idx, state_idx, der_idx = [], {}, {}, []
+    for v in vs:
+        attrs = f'name="{escape(v.name)}" valueReference="{v.vr}"'
+        if v.desc:
+            attrs += f' description="{escape(v.desc)}"'
+        attrs += f' causality="{v.causality}" variability="{v.variability}"'
+        if v.initial:
+            attrs += f' initial="{v.initial}"'
+        extra = ua(v.unit)
+        if v.min is not None:
+            extra += f' min="{_fmt(v.min)}"'
+        if v.max is not None:
+            extra += f' max="{_fmt(v.max)}"'
+        if v.nominal is not None:
+            extra += f' nominal="{_fmt(v.nominal)}"'
+        if v.der_of is not None:  # FMI 2.0 points at the state's 1-based index in the list
+            extra += f' derivative="{state_idx[v.der_of]}"'
+        if v.start is not None:
+            extra += f' start="{_fmt(v.start)}"'
+        rows.append(f'    <ScalarVariable {attrs}>\n      <Real{extra}/>\n'
+                    f'    </ScalarVariable>')
+        idx[v.name] = len(rows)
+        if v.state is not None:
+            state_idx[v.state] = len(rows)
+        if v.der_of is not None:
+            der_idx.append(len(rows))
+    # knowns of FMI 2.0 ModelStructure: inputs and continuous states, by 1-based index
+    f_deps, r_deps = dependencies(
+        spec, lambda k: idx[k] if isinstance(k, str) else state_idx[k])
 
-    def add(name, vr, causality, variability, initial, start, unit, desc, extra=""):
-        attrs = f'name="{escape(name)}" valueReference="{vr}"'
-        if desc:
-            attrs += f' description="{escape(desc)}"'
-        attrs += f' causality="{causality}" variability="{variability}"'
-        if initial:
-            attrs += f' initial="{initial}"'
-        st = f' start="{_fmt(start)}"' if start is not None else ""
-        vars_.append(f'    <ScalarVariable {attrs}>\n      <Real{ua(unit)}{st}{extra}/>\n'
-                     f'    </ScalarVariable>')
-        idx[name] = len(vars_)
+    def dep(d):
+        return "" if d is None else f' dependencies="{d}"'
 
-    state_idx, der_idx = [], []
-    for (name, vr, caus, var, init_, start, unit, desc, nominal, der_of) in variables(spec, rtol):
-        extra = f' nominal="{_fmt(nominal)}"' if nominal is not None else ""
-        if der_of is not None:  # FMI 2.0 points at the state's 1-based index in the list
-            extra = f' derivative="{state_idx[der_of]}"'
-        add(name, vr, caus, var, init_, start, unit, desc, extra)
-        if caus == "local":
-            (der_idx if der_of is not None else state_idx).append(len(vars_))
     init = sorted([idx["F"]] + [state_idx[i] for i in continuous_states(spec)] + der_idx)
-    md_der = "".join(f'\n      <Unknown index="{i}"/>' for i in der_idx)
+    md_der = "".join(f'\n      <Unknown index="{i}"{dep(d)}/>' for i, d in zip(der_idx, r_deps))
     md_init = "".join(f'\n      <Unknown index="{i}"/>' for i in init)
     src = '\n    <SourceFiles>\n      <File name="fmi2_model.c"/>\n    </SourceFiles>\n  '
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     derivs = f"\n    <Derivatives>{md_der}\n    </Derivatives>" if der_idx else ""
     cisn = "true" if smooth else "false"
+    head = header_attributes(spec)
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <fmiModelDescription fmiVersion="2.0" modelName="{spec.cls_name}" guid="{guid}"
   description="hystmech {spec.cls_name} force element ({spec.kind}): inputs u [m], v [m/s], output F [N]"
-  generationTool="hystmech" generationDateAndTime="{now}"
+  {head} generationDateAndTime="{now}"
   variableNamingConvention="flat" numberOfEventIndicators="{n_event_indicators(spec)}">
   <ModelExchange modelIdentifier="{ident}" canGetAndSetFMUstate="true" canSerializeFMUstate="true"
     completedIntegratorStepNotNeeded="{cisn}" canNotUseMemoryManagementFunctions="false">{src}</ModelExchange>
@@ -499,11 +675,11 @@ def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> s
   </UnitDefinitions>
   <DefaultExperiment startTime="0" stopTime="1" stepSize="1e-4"/>
   <ModelVariables>
-{chr(10).join(vars_)}
+{chr(10).join(rows)}
   </ModelVariables>
   <ModelStructure>
     <Outputs>
-      <Unknown index="{idx['F']}"/>
+      <Unknown index="{idx['F']}"{dep(f_deps)}/>
     </Outputs>{derivs}
     <InitialUnknowns>{md_init}
     </InitialUnknowns>

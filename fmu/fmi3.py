@@ -4,56 +4,69 @@ from __future__ import annotations
 import datetime
 from xml.sax.saxutils import escape
 
-from .export import (VR_DX, VR_F, VR_X, _fmt, _unit_defs, continuous_states,
-                     n_event_indicators, variables)
+from .export import (VR_DX, VR_F, VR_X, _fmt, _unit_defs, continuous_states, dependencies,
+                     header_attributes, n_event_indicators, variables)
 
 VR_Z = 300000  # event indicators (fmu/templates/fmi3_model.c: HM_VR_Z)
 
 
 def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
     smooth = spec.kind == "smooth"
-    units_xml, unit_of = _unit_defs(["m", "m/s", "N"] + spec.q_units)
+    vs = variables(spec, rtol)
+    units_xml, unit_of = _unit_defs([v.unit for v in vs])
 
     def ua(u):
         n = unit_of.get(u)
         return f' unit="{escape(n)}"' if n else ""
 
     rows = ['    <Float64 name="time" valueReference="0" causality="independent" '
-            'variability="continuous" description="simulation time"/>']
-
-    def add(name, vr, causality, variability, initial, start, unit, desc, extra=""):
-        a = f'name="{escape(name)}" valueReference="{vr}"'
-        if desc:
-            a += f' description="{escape(desc)}"'
-        a += f' causality="{causality}" variability="{variability}"'
-        if initial:
-            a += f' initial="{initial}"'
-        a += ua(unit) + extra
-        if start is not None:
-            a += f' start="{_fmt(start)}"'
+            'variability="continuous" description="simulation time" unit="s"/>']
+    vr_of = {}
+    for v in vs:
+        a = f'name="{escape(v.name)}" valueReference="{v.vr}"'
+        if v.desc:
+            a += f' description="{escape(v.desc)}"'
+        a += f' causality="{v.causality}" variability="{v.variability}"'
+        if v.initial:
+            a += f' initial="{v.initial}"'
+        a += ua(v.unit)
+        if v.min is not None:
+            a += f' min="{_fmt(v.min)}"'
+        if v.max is not None:
+            a += f' max="{_fmt(v.max)}"'
+        if v.nominal is not None:
+            a += f' nominal="{_fmt(v.nominal)}"'
+        if v.der_of is not None:  # FMI 3.0 points at the state's value reference
+            a += f' derivative="{VR_X + v.der_of}"'
+        if v.start is not None:
+            a += f' start="{_fmt(v.start)}"'
         rows.append(f"    <Float64 {a}/>")
+        vr_of[v.name] = v.vr
+    # knowns of FMI 3.0 ModelStructure: inputs and continuous states, by value reference
+    f_deps, r_deps = dependencies(spec, lambda k: vr_of[k] if isinstance(k, str) else VR_X + k)
 
-    for (name, vr, caus, var, init_, start, unit, desc, nominal, der_of) in variables(spec, rtol):
-        extra = f' nominal="{_fmt(nominal)}"' if nominal is not None else ""
-        if der_of is not None:  # FMI 3.0 points at the state's value reference
-            extra = f' derivative="{VR_X + der_of}"'
-        add(name, vr, caus, var, init_, start, unit, desc, extra)
+    def dep(d):
+        return "" if d is None else f' dependencies="{d}"'
+
     nz = n_event_indicators(spec)  # FMI 3.0 declares them as variables
-    for i in range(nz):
-        add(f"eventIndicator[{i}]", VR_Z + i, "local", "continuous", None, None, "",
-            "event indicator of model exchange (reversal of u, next switch point)")
-    ms = [f'    <Output valueReference="{VR_F}"/>']
+    rows += [f'    <Float64 name="eventIndicator[{i}]" valueReference="{VR_Z + i}" '
+             f'description="event indicator of model exchange (reversal of u, next switch '
+             f'point)" causality="local" variability="continuous"/>' for i in range(nz)]
     cs = continuous_states(spec)
-    ms += [f'    <ContinuousStateDerivative valueReference="{VR_DX + i}"/>' for i in cs]
+    ms = [f'    <Output valueReference="{VR_F}"{dep(f_deps)}/>']
+    ms += [f'    <ContinuousStateDerivative valueReference="{VR_DX + i}"{dep(d)}/>'
+           for i, d in zip(cs, r_deps)]
     init = [VR_F] + [VR_X + i for i in cs] + [VR_DX + i for i in cs]
     ms += [f'    <InitialUnknown valueReference="{r}"/>' for r in init]
     ms += [f'    <EventIndicator valueReference="{VR_Z + i}"/>' for i in range(nz)]
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     cis = "false" if smooth else "true"
+    if "s" not in unit_of:  # the unit of the independent variable time
+        units_xml += ("\n" if units_xml else "") + '    <Unit name="s"><BaseUnit s="1"/></Unit>'
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <fmiModelDescription fmiVersion="3.0" modelName="{spec.cls_name}" instantiationToken="{guid}"
   description="hystmech {spec.cls_name} force element ({spec.kind}): inputs u [m], v [m/s], output F [N]"
-  generationTool="hystmech" generationDateAndTime="{now}" variableNamingConvention="flat">
+  {header_attributes(spec)} generationDateAndTime="{now}" variableNamingConvention="flat">
   <ModelExchange modelIdentifier="{ident}" canGetAndSetFMUState="true" canSerializeFMUState="true"
     needsCompletedIntegratorStep="{cis}"/>
   <CoSimulation modelIdentifier="{ident}" canGetAndSetFMUState="true" canSerializeFMUState="true"

@@ -1,4 +1,5 @@
-"""Compiled (numba) kernels of an imported FMU: the FMI 2.0 C functions called directly.
+"""Compiled (numba) kernels of an imported FMU: the FMI 2.0 (or 3.0) C functions called
+directly.
 
 An :class:`~hystmech.fmu.element.FMUElement` whose FMU binary is loaded with ctypes
 exposes the addresses of its C entry points (fmi2SetReal, fmi2DoStep, ...). The kernels
@@ -46,7 +47,8 @@ CI_CF = 20           # address of cf
 CI_KEY = 21          # element key (for error messages)
 CI_ME_READY = 22     # me: the FMU is initialised and in continuous-time mode
 CI_TIME = 23         # fmi2SetTime (me with a time state x[nx] = t; 0: no time state)
-NCI = 24
+CI_VER = 24          # FMI version of the entry points: 2, or 3 (fmi3SetFloat64, fmi3DoStep...)
+NCI = 25
 
 # -- layout of the float64 block cf -----------------------------------------------------------
 CF_T = 0             # FMU time [s]
@@ -59,6 +61,8 @@ CF_OUT = 6           # output slot of fmi2GetReal
 CF_STEP = 7          # communication step (0: one step per input segment)
 CF_F0 = 8            # output right after the last initialisation
 CF_TSET = 9          # me: time last given to fmi2SetTime (NaN: unknown)
+CF_DOSTEP_OUT = 10   # FMI 3: fmi3DoStep's three fmi3Boolean outputs (bytes of cf[10..12])
+CF_LAST_T = 13       # FMI 3: fmi3DoStep's lastSuccessfulTime
 CF_PAR = 16          # parameter values, then scratch for x and dx (me)
 
 # error codes raised from the kernels (FMUKernelError(code, key))
@@ -149,6 +153,18 @@ def c_ppzp(typingctx, fn, a, b, c, d):
 
 
 @intrinsic
+def c_ppzpz(typingctx, fn, a, b, c, d, e):
+    """int fn(void*, const unsigned*, size_t, double*, size_t): fmi3Set/GetFloat64"""
+    return _sig("ppzpz"), _codegen("ppzpz")
+
+
+@intrinsic
+def c_pddipppp(typingctx, fn, a, b, c, d, e, f, g, h):
+    """int fn(void*, double, double, bool, bool*, bool*, bool*, double*): fmi3DoStep"""
+    return _sig("pddipppp"), _codegen("pddipppp")
+
+
+@intrinsic
 def c_pd(typingctx, fn, a, b):
     """int fn(void*, double): fmi2SetTime"""
     return _sig("pd"), _codegen("pd")
@@ -184,6 +200,17 @@ def _f64_ptr(typingctx, addr):
     return sig, codegen
 
 
+@intrinsic
+def _byte(typingctx, addr):
+    """The byte at an address (an fmi3Boolean output), as int64."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, sig, args):
+        ptr = builder.inttoptr(args[0], ir.IntType(8).as_pointer())
+        return builder.zext(builder.load(ptr), ir.IntType(64))
+    return sig, codegen
+
+
 @njit(cache=True)
 def blocks(p):
     """(ci, cf) views of the element's blocks from p = [addr(ci), addr(cf)]."""
@@ -200,7 +227,11 @@ def _set_inputs(ci, u, v):
     cf = carray(_f64_ptr(cf_addr), CF_PAR)
     cf[CF_U] = u
     cf[CF_V] = v
-    st = c_ppzp(ci[CI_SET], ci[CI_COMP], ci[CI_VR], ci[CI_NIN], cf_addr + 8 * CF_U)
+    if ci[CI_VER] == 3:
+        st = c_ppzpz(ci[CI_SET], ci[CI_COMP], ci[CI_VR], ci[CI_NIN], cf_addr + 8 * CF_U,
+                     ci[CI_NIN])
+    else:
+        st = c_ppzp(ci[CI_SET], ci[CI_COMP], ci[CI_VR], ci[CI_NIN], cf_addr + 8 * CF_U)
     if st > 1:
         raise FMUKernelError(ERR_SET, ci[CI_KEY])
 
@@ -208,7 +239,10 @@ def _set_inputs(ci, u, v):
 @njit(cache=True)
 def _get_output(ci):
     cf_addr = ci[CI_CF]
-    st = c_ppzp(ci[CI_GET], ci[CI_COMP], ci[CI_VR] + 8, 1, cf_addr + 8 * CF_OUT)
+    if ci[CI_VER] == 3:
+        st = c_ppzpz(ci[CI_GET], ci[CI_COMP], ci[CI_VR] + 8, 1, cf_addr + 8 * CF_OUT, 1)
+    else:
+        st = c_ppzp(ci[CI_GET], ci[CI_COMP], ci[CI_VR] + 8, 1, cf_addr + 8 * CF_OUT)
     if st > 1:
         raise FMUKernelError(ERR_GET, ci[CI_KEY])
     return carray(_f64_ptr(cf_addr), CF_PAR)[CF_OUT]
@@ -221,12 +255,22 @@ def restart(ci, cf, u, v):
     comp = ci[CI_COMP]
     if comp == 0:
         raise FMUKernelError(ERR_CLOSED, ci[CI_KEY])
-    if c_p(ci[CI_RESET], comp) > 1 or c_piddid(ci[CI_SETUP], comp, 0, 0.0, 0.0, 0, 0.0) > 1 \
-            or c_p(ci[CI_ENTER], comp) > 1:
+    if c_p(ci[CI_RESET], comp) > 1:
+        raise FMUKernelError(ERR_INIT, ci[CI_KEY])
+    if ci[CI_VER] == 3:
+        # fmi3EnterInitializationMode(instance, toleranceDefined, tolerance, startTime,
+        # stopTimeDefined, stopTime) takes what fmi2SetupExperiment took
+        if c_piddid(ci[CI_ENTER], comp, 0, 0.0, 0.0, 0, 0.0) > 1:
+            raise FMUKernelError(ERR_INIT, ci[CI_KEY])
+    elif c_piddid(ci[CI_SETUP], comp, 0, 0.0, 0.0, 0, 0.0) > 1 or c_p(ci[CI_ENTER], comp) > 1:
         raise FMUKernelError(ERR_INIT, ci[CI_KEY])
     n = ci[CI_NPAR]
     if n > 0:
-        if c_ppzp(ci[CI_SET], comp, ci[CI_VR] + 12, n, ci[CI_CF] + 8 * CF_PAR) > 1:
+        if ci[CI_VER] == 3:
+            st = c_ppzpz(ci[CI_SET], comp, ci[CI_VR] + 12, n, ci[CI_CF] + 8 * CF_PAR, n)
+        else:
+            st = c_ppzp(ci[CI_SET], comp, ci[CI_VR] + 12, n, ci[CI_CF] + 8 * CF_PAR)
+        if st > 1:
             raise FMUKernelError(ERR_INIT, ci[CI_KEY])
     _set_inputs(ci, u, v)
     if c_p(ci[CI_EXIT], comp) > 1:
@@ -276,7 +320,17 @@ def cs_advance(x, u0, u1, dt, v, p, rtol):
     t = t0
     for i in range(n):
         _set_inputs(ci, u0 + v * (t - t0), v)
-        if c_pddi(ci[CI_STEP], comp, t, h, 1) > 1:
+        if ci[CI_VER] == 3:
+            o = ci[CI_CF] + 8 * CF_DOSTEP_OUT
+            cf[CF_DOSTEP_OUT] = 0.0   # clears the three bool outputs
+            st = c_pddipppp(ci[CI_STEP], comp, t, h, 1, o, o + 1, o + 2,
+                            ci[CI_CF] + 8 * CF_LAST_T)
+            # terminate or early return (bytes 1, 2): the step did not cover h
+            if st <= 1 and (_byte(o + 1) != 0 or _byte(o + 2) != 0):
+                st = 3
+        else:
+            st = c_pddi(ci[CI_STEP], comp, t, h, 1)
+        if st > 1:
             raise FMUKernelError(ERR_STEP, ci[CI_KEY])
         t = t0 + (i + 1) * h
     cf[CF_T] = t

@@ -1,5 +1,6 @@
 """FMUElement: FMUs (exported by hystmech or built by another toolchain) as force
 elements in drive and in assemblies, with clear errors."""
+import re
 import shutil
 import subprocess
 import sys
@@ -53,12 +54,14 @@ def pyfmu(tmp_path_factory):
     return d / "PySpringDamper.fmu"
 
 
-@pytest.fixture(scope="module")
-def dahl_fmu(tmp_path_factory):
+@pytest.fixture(scope="module", params=[2, 3], ids=["fmi2", "fmi3"])
+def dahl_fmu(tmp_path_factory, request):
+    """hystmech's Dahl exported as FMI 2.0 and as FMI 3.0: FMUElement imports both."""
     from hystmech.components import Dahl
 
     return export_fmu(Dahl(rho=200.0, Fc=2.0, w0=0.1),
-                      tmp_path_factory.mktemp("dahl") / "Dahl.fmu")
+                      tmp_path_factory.mktemp("dahl") / f"Dahl{request.param}.fmu",
+                      fmi_version=request.param)
 
 
 def test_foreign_fmu_in_assembly_gives_analytic_free_vibration(pyfmu):
@@ -98,7 +101,8 @@ def test_foreign_fmu_in_drive(pyfmu):
 
 @pytest.mark.parametrize("kw", [dict(mode="cs", step=1e-4), dict(mode="cs", rollback=True),
                                 dict(mode="cs", step=1e-3, error_control=True, tol=1e-9),
-                                dict(mode="me")])
+                                dict(mode="me"), dict(mode="me", compiled=False),
+                                dict(mode="cs", step=1e-4, compiled=False)])
 def test_exported_fmu_round_trip_in_drive(dahl_fmu, kw):
     """Our own FMU imported back: the same force as the native Dahl element, in
     co-simulation (any communication step: Dahl's update is exact) and in model
@@ -146,7 +150,7 @@ def test_clear_errors(dahl_fmu, tmp_path, pyfmu):
     with pytest.raises(FMUError, match="no variable 'G'"):
         FMUElement(dahl_fmu, output="G")
     # the FMU's own error message is relayed, naming file and variable
-    with pytest.raises(FMUError, match=r"Dahl.fmu.*'rho'.*rho must be in \(0, inf\)"):
+    with pytest.raises(FMUError, match=r"Dahl\d\.fmu.*'rho'.*rho must be in \(0, inf\)"):
         FMUElement(dahl_fmu, parameters={"rho": -1.0})
     # no binary for this platform
     nobin = tmp_path / "nobin.fmu"
@@ -213,7 +217,7 @@ def forced_fmu(tmp_path_factory):
                 ex.find_compiler())
     md = ex._model_description_2(spec, guid, "Forced", 1e-8)
     (root / "modelDescription.xml").write_text(
-        md.replace('generationTool="hystmech"', 'generationTool="hand-written test"'))
+        re.sub(r'generationTool="hystmech[^"]*"', 'generationTool="hand-written test"', md))
     path = d / "Forced.fmu"
     with zipfile.ZipFile(path, "w") as zf:
         for f in sorted(root.rglob("*")):
@@ -277,3 +281,173 @@ def test_model_exchange_time_in_an_assembly(forced_fmu):
     assert scale > 0.01
     assert np.max(np.abs(res.x("m") - ref.y[1])) <= 1e-6 * scale
     fe.close()
+
+
+# -- a foreign FMI 3.0 FMU, hand-written in C (no hystmech boilerplate) --------------------
+FORCED3_C = r'''/* FMI 3.0 model exchange + co-simulation, written by hand for the tests:
+ * x' = -x/tau + A sin(w t),  F = x + B cos(w t) + k u  (value references: 0 time, 1 u,
+ * 2 v, 3 F, 10..14 tau A w B k, 20 x, 21 der(x)); doStep is the exact solution. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#define API __attribute__((visibility("default")))
+typedef struct { double t, x, u, v, q[5]; } inst;
+static const double Q0[5] = {0.2, 3.0, 7.0, 0.5, 10.0};
+static void *mk(void) { inst *m = calloc(1, sizeof(inst)); if (m) memcpy(m->q, Q0, sizeof Q0); return m; }
+static double F(const inst *m) { return m->x + m->q[3] * cos(m->q[2] * m->t) + m->q[4] * m->u; }
+static double dx(const inst *m) { return -m->x / m->q[0] + m->q[1] * sin(m->q[2] * m->t); }
+static double part(const inst *m, double t)   /* a particular solution */
+{ double a = 1.0 / m->q[0], w = m->q[2]; return m->q[1] / (a * a + w * w) * (a * sin(w * t) - w * cos(w * t)); }
+API const char *fmi3GetVersion(void) { return "3.0"; }
+API void *fmi3InstantiateModelExchange(const char *n, const char *tok, const char *r, bool vis,
+    bool log, void *env, void *cb) { (void)n; (void)tok; (void)r; (void)vis; (void)log; (void)env; (void)cb; return mk(); }
+API void *fmi3InstantiateCoSimulation(const char *n, const char *tok, const char *r, bool vis,
+    bool log, bool ev, bool early, const unsigned *req, size_t nreq, void *env, void *cb, void *iu)
+{ (void)n; (void)tok; (void)r; (void)vis; (void)log; (void)ev; (void)early; (void)req; (void)nreq; (void)env; (void)cb; (void)iu; return mk(); }
+API void fmi3FreeInstance(void *c) { free(c); }
+API int fmi3EnterInitializationMode(void *c, bool td, double tol, double t0, bool sd, double st)
+{ inst *m = c; (void)td; (void)tol; (void)sd; (void)st; m->t = t0; m->x = 0.0; return 0; }
+API int fmi3ExitInitializationMode(void *c) { (void)c; return 0; }
+API int fmi3EnterEventMode(void *c) { (void)c; return 0; }
+API int fmi3EnterContinuousTimeMode(void *c) { (void)c; return 0; }
+API int fmi3Terminate(void *c) { (void)c; return 0; }
+API int fmi3Reset(void *c) { inst *m = c; memset(m, 0, sizeof *m); memcpy(m->q, Q0, sizeof Q0); return 0; }
+API int fmi3GetFloat64(void *c, const unsigned *vr, size_t n, double *val, size_t nv)
+{
+    inst *m = c; size_t i; (void)nv;
+    for (i = 0; i < n; i++) {
+        unsigned r = vr[i];
+        if (r == 0) val[i] = m->t; else if (r == 1) val[i] = m->u; else if (r == 2) val[i] = m->v;
+        else if (r == 3) val[i] = F(m); else if (r >= 10 && r < 15) val[i] = m->q[r - 10];
+        else if (r == 20) val[i] = m->x; else if (r == 21) val[i] = dx(m); else return 3;
+    }
+    return 0;
+}
+API int fmi3SetFloat64(void *c, const unsigned *vr, size_t n, const double *val, size_t nv)
+{
+    inst *m = c; size_t i; (void)nv;
+    for (i = 0; i < n; i++) {
+        unsigned r = vr[i];
+        if (r == 1) m->u = val[i]; else if (r == 2) m->v = val[i];
+        else if (r >= 10 && r < 15) m->q[r - 10] = val[i]; else return 3;
+    }
+    return 0;
+}
+API int fmi3GetFMUState(void *c, void **s) { if (!*s) *s = malloc(sizeof(inst)); if (!*s) return 3; memcpy(*s, c, sizeof(inst)); return 0; }
+API int fmi3SetFMUState(void *c, void *s) { if (!s) return 3; memcpy(c, s, sizeof(inst)); return 0; }
+API int fmi3FreeFMUState(void *c, void **s) { (void)c; if (s) { free(*s); *s = NULL; } return 0; }
+API int fmi3UpdateDiscreteStates(void *c, bool *a, bool *b, bool *d, bool *e, bool *f, double *g)
+{ (void)c; *a = *b = *d = *e = *f = false; *g = 0.0; return 0; }
+API int fmi3CompletedIntegratorStep(void *c, bool no, bool *ev, bool *term) { (void)c; (void)no; *ev = *term = false; return 0; }
+API int fmi3SetTime(void *c, double t) { ((inst *)c)->t = t; return 0; }
+API int fmi3SetContinuousStates(void *c, const double *x, size_t n) { if (n != 1) return 3; ((inst *)c)->x = x[0]; return 0; }
+API int fmi3GetContinuousStates(void *c, double *x, size_t n) { if (n != 1) return 3; x[0] = ((inst *)c)->x; return 0; }
+API int fmi3GetContinuousStateDerivatives(void *c, double *d, size_t n) { if (n != 1) return 3; d[0] = dx(c); return 0; }
+API int fmi3GetNominalsOfContinuousStates(void *c, double *x, size_t n) { (void)c; if (n != 1) return 3; x[0] = 1.0; return 0; }
+API int fmi3GetNumberOfContinuousStates(void *c, size_t *n) { (void)c; *n = 1; return 0; }
+API int fmi3GetNumberOfEventIndicators(void *c, size_t *n) { (void)c; *n = 0; return 0; }
+API int fmi3DoStep(void *c, double t, double h, bool no, bool *ev, bool *term, bool *early, double *last)
+{
+    inst *m = c; (void)no;
+    m->t = t;
+    m->x = part(m, t + h) + (m->x - part(m, t)) * exp(-h / m->q[0]);
+    m->t = t + h;
+    *ev = *term = *early = false; *last = m->t;
+    return 0;
+}
+'''
+
+FORCED3_XML = '''<?xml version="1.0" encoding="UTF-8"?>
+<fmiModelDescription fmiVersion="3.0" modelName="Forced3" instantiationToken="{f0rced30-0000-4000-8000-000000000003}"
+  generationTool="hand-written test">
+  <ModelExchange modelIdentifier="Forced3" canGetAndSetFMUState="true" needsCompletedIntegratorStep="false"/>
+  <CoSimulation modelIdentifier="Forced3" canGetAndSetFMUState="true" canHandleVariableCommunicationStepSize="true"/>
+  <ModelVariables>
+    <Float64 name="time" valueReference="0" causality="independent" variability="continuous"/>
+    <Float64 name="u" valueReference="1" causality="input" variability="continuous" start="0"/>
+    <Float64 name="v" valueReference="2" causality="input" variability="continuous" start="0"/>
+    <Float64 name="F" valueReference="3" causality="output" variability="continuous"/>
+    <Float64 name="tau" valueReference="10" causality="parameter" variability="fixed" start="0.2"/>
+    <Float64 name="A" valueReference="11" causality="parameter" variability="fixed" start="3"/>
+    <Float64 name="w" valueReference="12" causality="parameter" variability="fixed" start="7"/>
+    <Float64 name="B" valueReference="13" causality="parameter" variability="fixed" start="0.5"/>
+    <Float64 name="k" valueReference="14" causality="parameter" variability="fixed" start="10"/>
+    <Float64 name="x" valueReference="20" causality="local" variability="continuous" initial="exact" start="0"/>
+    <Float64 name="der(x)" valueReference="21" causality="local" variability="continuous" derivative="20"/>
+  </ModelVariables>
+  <ModelStructure>
+    <Output valueReference="3"/>
+    <ContinuousStateDerivative valueReference="21"/>
+    <InitialUnknown valueReference="3"/>
+    <InitialUnknown valueReference="21"/>
+  </ModelStructure>
+</fmiModelDescription>
+'''
+
+
+@pytest.fixture(scope="module")
+def forced3_fmu(tmp_path_factory):
+    """A foreign FMI 3.0 FMU (model exchange and co-simulation) built from hand-written
+    C; fmpy binds every fmi3 function at load, so the unused ones are stubs that fail."""
+    import fmpy.fmi3 as f3
+
+    from hystmech.fmu.export import find_compiler
+
+    d = tmp_path_factory.mktemp("forced3")
+    done = set(re.findall(r"\b(fmi3\w+)\(", FORCED3_C))
+    names = {n for cls in (f3.FMU3Model, f3.FMU3Slave) for n in dir(cls) if n.startswith("fmi3")}
+    stubs = "".join(f"API int {n}(void) {{ return 3; }}\n" for n in sorted(names - done))
+    (d / "forced3.c").write_text(FORCED3_C + stubs)
+    root = d / "fmu"
+    (root / "binaries" / "x86_64-linux").mkdir(parents=True)
+    r = subprocess.run([find_compiler(), "-shared", "-fPIC", "-O2", "-fvisibility=hidden",
+                        str(d / "forced3.c"), "-o",
+                        str(root / "binaries" / "x86_64-linux" / "Forced3.so"), "-lm"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    (root / "modelDescription.xml").write_text(FORCED3_XML)
+    path = d / "Forced3.fmu"
+    with zipfile.ZipFile(path, "w") as zf:
+        for f in sorted(root.rglob("*")):
+            if f.is_file():
+                zf.write(f, f.relative_to(root).as_posix())
+    return path
+
+
+@pytest.mark.parametrize("kw", [dict(mode="me"), dict(mode="me", compiled=False),
+                                dict(mode="cs", step=1e-3),
+                                dict(mode="cs", step=1e-3, compiled=False)])
+def test_foreign_fmi3_fmu_gives_the_closed_form(forced3_fmu, kw):
+    """The foreign FMI 3.0 FMU through FMUElement: model exchange (time as the last state,
+    fmi3SetTime before each evaluation) and co-simulation (fmi3DoStep, exact inside the
+    FMU) give the closed-form solution of x' = -x/tau + A sin(w t), F = x + B cos(w t) + k u."""
+    fe = FMUElement(forced3_fmu, **kw)
+    assert fe.fmi3 and (fe.time_state or kw["mode"] == "cs")
+    t = np.linspace(0.0, 1.5, 301)
+    u = 0.01 * np.sin(3.0 * t)
+    r = hystmech.drive(fe, t, u, rtol=1e-10)
+    exact = _forced_exact(t, u)
+    assert np.max(np.abs(r.force - exact)) <= 1e-7 * np.max(np.abs(exact))
+    r2 = hystmech.drive(fe, t, u, rtol=1e-10)      # a second run restarts from t = 0
+    assert np.max(np.abs(r2.force - r.force)) <= 1e-12 * np.max(np.abs(exact))
+    fe.close()
+
+
+def test_fmi3_laws_round_trip(tmp_path):
+    """FMI 3.0 exports of an inclusion, an operator and a smooth law imported back, in
+    co-simulation (compiled kernels) and model exchange: drive's force."""
+    import test_fmu_cases as tc
+
+    for name in ("Masing", "Preisach", "BoucWen"):
+        ctor, amp, freq = tc.CASES[name]
+        el = ctor()
+        path = export_fmu(el, tmp_path / f"{name}.fmu", fmi_version=3)
+        t, u = tc.make_input(amp, freq, T=0.2, n=401)
+        ref = hystmech.drive(el, t, u, rtol=1e-10)
+        for mode in ("cs", "me"):
+            fe = FMUElement(path, mode=mode)
+            r = hystmech.drive(fe, t, u, rtol=1e-10)
+            assert np.max(np.abs(r.force - ref.force)) <= 1e-6 * np.max(np.abs(ref.force)), \
+                (name, mode)
+            fe.close()
