@@ -25,14 +25,21 @@ def c_sources() -> list[Path]:
     return sorted(Path(components.__file__).resolve().parent.glob("*.c"))
 
 
+def content_key(text: str, sources) -> str:
+    """Cache key of a kernel build: hash of ``text`` (generated C, "" for none), the C
+    files ``sources`` and the hm_law.h next to them."""
+    sources = list(sources)
+    key = hashlib.sha256(text.encode())
+    for f in sources + [sources[0].parent / "hm_law.h"]:
+        key.update(f.name.encode() + f.read_bytes())
+    return key.hexdigest()[:20]
+
+
 def load_library(cc: str | None = None):
     """Compile every components/*.c into one shared library (cached by content)."""
     srcs = c_sources()
     comp = srcs[0].parent
-    key = hashlib.sha256()
-    for f in srcs + [comp / "hm_law.h"]:
-        key.update(f.name.encode() + f.read_bytes())
-    h = key.hexdigest()[:20]
+    h = content_key("", srcs)
     if h in _LIBS:
         return _LIBS[h]
     so = _cache_dir() / f"kernels-{h}.so"
@@ -55,10 +62,7 @@ def load_generated(spec, cc: str | None = None):
     """Compile a generated law (spec.generated, e.g. a SumElement's hm_sum.c, which
     includes its parts' components/*.c) into its own shared library (cached by content)."""
     comp = spec.c_sources()[0].parent
-    key = hashlib.sha256(spec.generated.encode())
-    for f in spec.c_sources() + [comp / "hm_law.h"]:
-        key.update(f.name.encode() + f.read_bytes())
-    h = key.hexdigest()[:20]
+    h = content_key(spec.generated, spec.c_sources())
     if h in _LIBS:
         return _LIBS[h]
     so = _cache_dir() / f"generated-{h}.so"

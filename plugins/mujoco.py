@@ -122,17 +122,14 @@ def _kernel_library(spec):
     components/*.c for a single law, the exporter's generated hm_sum.c for a sum
     (fmu.export.law_spec: the same per-law configuration as the FMU), compiled and
     cached by content."""
-    from ..fmu.ckernels import c_sources
+    from ..fmu.ckernels import c_sources, content_key
     from ._build import cache_dir
 
     srcs = c_sources()
     comp = srcs[0].parent
     text = spec.generated if spec.generated else "".join(f'#include "{f.name}"\n' for f in srcs)
     text += _SHIM
-    key = hashlib.sha256(text.encode())
-    for f in srcs + [comp / "hm_law.h"]:
-        key.update(f.name.encode() + f.read_bytes())
-    h = key.hexdigest()[:20]
+    h = content_key(text, srcs)
     if h in _KLIBS:
         return _KLIBS[h]
     src = cache_dir() / f"kernels-{h}.c"

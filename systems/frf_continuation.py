@@ -25,6 +25,7 @@ import numpy as np
 from .belt_tensioner import belt_assembly, paper_tensioner
 from .continuation import Branch, continue_orbits
 from .periodic import peak_to_peak
+from .sweep import _table
 
 MODELS = ("mdm", "masing")
 
@@ -92,14 +93,6 @@ def jumps(branch: Branch) -> list:
 
 
 # -- scenario runner --------------------------------------------------------------------------
-
-def _table(cfg, name, allowed):
-    t = dict(cfg.get(name, {}) or {})
-    bad = [k for k in t if k not in allowed]
-    if bad:
-        raise ValueError(f"unknown key {bad[0]!r} in [{name}]; allowed: {', '.join(allowed)}")
-    return t
-
 
 def _brute_force(path, models, f1s, om_min, om_max, n_omega, out, progress):
     """{(model, f1): (omega, amplitude)} from an existing frf.csv, or the reduced grid

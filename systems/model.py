@@ -37,6 +37,7 @@ class Params(NamedTuple):
 
 
 _JITTED: dict = {}
+_CODE: dict = {}      # structure key -> (compiled, kernels, callback, Compiled)
 
 
 def _jit_scalar(fn):
@@ -214,8 +215,24 @@ class Model:
                     g = next(it)
                     if k == "c":
                         kern[f"{prefix}_{j}"] = g
-        self.compiled = all(is_compiled(f) for f in kern.values())
-        self.code = build(self, kern, callback)
+        # the compiled code depends only on the structure and on the kernels' identity:
+        # a model of an already-seen structure (a sweep, one period after another in a
+        # shooting method) reuses it without generating and hashing the source again
+        key = (self.nq, self.nb, tuple(self.sa), tuple(self.sb), tuple(self.da),
+               tuple(self.db), tuple(self.fdof), tuple(self.el_struct), tuple(self.boxed),
+               tuple(self.fkinds), tuple(self.ukinds), tuple(self.vkinds), self.observed,
+               self.has_jac, tuple(sorted((k, id(f)) for k, f in kern.items())),
+               id(callback))
+        hit = _CODE.get(key)
+        if hit is not None and hit[1] == list(kern.values()) and hit[2] is callback:
+            self.compiled, self.code = hit[0], hit[3]
+        else:
+            self.compiled = all(is_compiled(f) for f in kern.values())
+            self.code = build(self, kern, callback)
+            if len(_CODE) > 256:
+                _CODE.clear()
+            # the kernels and callback are kept so their ids cannot be reused by others
+            _CODE[key] = (self.compiled, list(kern.values()), callback, self.code)
         self.compile_cache = {"path": None if self.code.path is None else str(self.code.path),
                               "reason": "cached on disk" if self.code.how == "disk"
                               else getattr(self.code, "reason", "")}

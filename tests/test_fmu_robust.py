@@ -219,10 +219,10 @@ CHILD = textwrap.dedent(r'''
         out["messages"] = sorted({m for st, m, _ in LOG if "corrupted" in m})[:20]
     elif task == "budget":
         c = new(cosim=True)
-        start(c, 0.0, 1.0, params=[(4, 1e-300)])
+        start(c, 0.0, args["v"], params=[(4, args["rtol"])])
         s_before = get(c, [3, VX])
         t0 = time.time()
-        st = lib.fmi2DoStep(c, 0.0, 10.0, 1)
+        st = lib.fmi2DoStep(c, 0.0, args["h_long"], 1)
         out["elapsed"] = time.time() - t0
         out["status"] = st
         last = c_double(-1.0)
@@ -230,9 +230,9 @@ CHILD = textwrap.dedent(r'''
         out["last"] = last.value
         out["state"] = [s_before, get(c, [3, VX])]
         out["log"] = [m for st_, m, _ in LOG if st_ == 2][:1]
-        # a normal step still works after the discard
-        start2 = lib.fmi2DoStep(c, 0.0, 1e-3, 1)
-        out["after"] = start2
+        # the importer retries from the same state with a step that fits the budget
+        out["after"] = lib.fmi2DoStep(c, 0.0, args["h_short"], 1)
+        out["state_after"] = get(c, [3, VX])
     elif task == "threads":
         # instance A overflows its Preisach memory (an error) over and over while
         # instance B steps normally in another thread: B must never see A's error
@@ -287,6 +287,10 @@ def _extract(path, d):
 def _child(tmp_path, path, task, timeout=120, **args):
     d = tmp_path / f"x_{task}_{Path(path).stem}"
     so, guid = _extract(path, d)
+    return _run_child(tmp_path, so, guid, task, timeout, **args)
+
+
+def _run_child(tmp_path, so, guid, task, timeout=120, **args):
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     r = subprocess.run([sys.executable, str(script), so, guid, task, json.dumps(args)],
@@ -354,16 +358,54 @@ def test_corrupted_serialized_states_never_crash(tmp_path, fmus, name):
     assert any("corrupted state" in m for m in r["messages"])
 
 
-def test_long_step_returns_discard_with_the_state_untouched(tmp_path, fmus):
-    """Bounded work per doStep: Bouc-Wen with rtol = 1e-300 cannot finish a 10 s step;
-    fmi2DoStep returns fmi2Discard quickly, fmi2LastSuccessfulTime is the step's start
-    and the state is as before."""
-    r = _child(tmp_path, fmus["BoucWen"], "budget")
+def _bouc_wen_z(z0, v, h, A, beta, gamma, n):
+    """Independent truth: the Bouc-Wen law dz/dt = A v - beta |v| |z|^(n-1) z - gamma v |z|^n
+    (components/bouc_wen.py) at constant v, by scipy's Radau at rtol 1e-12."""
+    from scipy.integrate import solve_ivp
+
+    def rhs(t, z):
+        return [A * v - beta * abs(v) * abs(z[0]) ** (n - 1) * z[0] - gamma * v * abs(z[0]) ** n]
+    sol = solve_ivp(rhs, (0.0, h), [z0], method="Radau", rtol=1e-12, atol=1e-12)
+    return sol.y[0, -1]
+
+
+def test_long_step_returns_discard_with_the_state_untouched(tmp_path):
+    """Bounded work per doStep (fmu/templates/hm_fmu.h, HM_MAX_INTERNAL_STEPS): the
+    Bouc-Wen FMU's sources built with a budget of 20 internal steps; a 1 s step that
+    crosses z = 0 (n = 1.5: |z|^n is not analytic there, the segment map takes short
+    steps) and runs into saturation at rtol 1e-12 needs more: fmi2DoStep returns fmi2Discard,
+    fmi2LastSuccessfulTime is the step's start and the state is as before. The retry
+    with h = 10 ms (still across z = 0) fits the budget and returns fmi2OK with z equal
+    to an independent ODE solution."""
+    from hystmech.fmu.export import find_compiler, fmi_headers_dir
+
+    make, _, _ = CASES["BoucWen"]
+    el = make()
+    path = export_fmu(el, tmp_path / "BW.fmu")
+    d = tmp_path / "bw"
+    _, guid = _extract(path, d)
+    so = tmp_path / "bw_budget20.so"
+    r = subprocess.run([find_compiler(), "-shared", "-fPIC", "-O1", "-std=c99",
+                        "-D_POSIX_C_SOURCE=200809L", "-DHM_MAX_INTERNAL_STEPS=20L",
+                        f"-I{d / 'sources'}", f"-I{fmi_headers_dir()}",
+                        str(d / "sources" / "fmi2_model.c"), "-o", str(so), "-lm"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    v, h_long, h_short = -0.1, 1.0, 0.01
+    r = _run_child(tmp_path, str(so), guid, "budget", v=v, h_long=h_long, h_short=h_short,
+                   rtol=1e-12)
     assert r["status"] == DISCARD and r["elapsed"] < 10.0
     assert r["last_status"] == OK and r["last"] == 0.0
-    assert r["state"][0] == r["state"][1]
-    assert "internal steps" in r["log"][0]
+    assert r["state"][0] == r["state"][1] == [OK, [5.0, 5.0]]  # F = z0 + k_el u, z = z0
+    assert "more than 20 internal steps" in r["log"][0]
     assert r["after"] == OK
+    A, beta, gamma, n, k_el = (el.p[i] for i in range(5))
+    z = _bouc_wen_z(5.0, v, h_short, A, beta, gamma, n)
+    assert z < 0.0  # the retried step crossed z = 0 too
+    st, (F, z_fmu) = r["state_after"]
+    assert st == OK
+    assert z_fmu == pytest.approx(z, rel=1e-8)
+    assert F == pytest.approx(z + k_el * v * h_short, rel=1e-8)
 
 
 def test_error_state_is_per_instance_across_threads(tmp_path):
