@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from ..components.base import is_compiled
+from ._codegen import cache_dir
 from .codegen import Layout, build
 from .observers import first_time, new_observer, observe
 
@@ -222,7 +223,7 @@ class Model:
                tuple(self.db), tuple(self.fdof), tuple(self.el_struct), tuple(self.boxed),
                tuple(self.fkinds), tuple(self.ukinds), tuple(self.vkinds), self.observed,
                self.has_jac, tuple(sorted((k, id(f)) for k, f in kern.items())),
-               id(callback))
+               id(callback), str(cache_dir()))  # a changed/disabled disk cache builds anew
         hit = _CODE.get(key)
         if hit is not None and hit[1] == list(kern.values()) and hit[2] is callback:
             self.compiled, self.code = hit[0], hit[3]
