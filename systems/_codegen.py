@@ -250,10 +250,17 @@ def load(source: str, modules):
     d = cache_dir()
     if d is None:
         return None, f"disabled by ${ENV}"
-    if (d, h) in _LOADED:
-        return _LOADED[d, h]
     path = d / f"{PREFIX}{h}.py"
-    name = f"_hystmech_{PREFIX}{h}"
+    # numba's cached machine code re-imports its module by name when it is loaded, so the
+    # name must be unique per file (the same code cached in two directories) and stay in
+    # sys.modules for as long as the module is in use
+    where = hashlib.sha256(str(os.path.abspath(d)).encode()).hexdigest()[:8]
+    name = f"_hystmech_{PREFIX}{h}_{where}"
+    if (d, h) in _LOADED:
+        mod = _LOADED[d, h][0]
+        sys.modules[name] = mod
+        return _LOADED[d, h]
+    mod = None
     try:
         d.mkdir(parents=True, exist_ok=True)
         _write_once(path, header + source)
@@ -262,7 +269,8 @@ def load(source: str, modules):
         sys.modules[name] = mod
         spec.loader.exec_module(mod)
     except Exception as e:  # noqa: BLE001 - any failure: compile in memory instead
-        sys.modules.pop(name, None)
+        if mod is not None and sys.modules.get(name) is mod:
+            sys.modules.pop(name, None)
         last_error = f"{type(e).__name__}: {e}"
         return None, f"cache not usable ({last_error})"
     _LOADED[d, h] = (mod, path)

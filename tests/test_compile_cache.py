@@ -215,3 +215,19 @@ def test_only_module_level_kernels_are_referenced():
             return x[0]
     """), ns)
     assert _codegen.kernel_ref(ns["h"]) is None            # exec'd, no source file
+
+
+def test_an_unusable_cache_leaves_the_usable_one_importable(tmp_path, monkeypatch):
+    # numba re-imports a cached function's module by name when it loads the machine
+    # code; a failed load of the same code elsewhere must not unregister that module
+    good = tmp_path / "good"
+    monkeypatch.setenv("HYSTMECH_CACHE", str(good))
+    m1, p1 = _codegen.load("VALUE = 5\n", [])
+    blocker = tmp_path / "plain-file"
+    blocker.write_text("")
+    monkeypatch.setenv("HYSTMECH_CACHE", str(blocker / "cache"))
+    m2, reason = _codegen.load("VALUE = 5\n", [])
+    assert m2 is None and "not usable" in reason
+    assert sys.modules[m1.__name__] is m1
+    monkeypatch.setenv("HYSTMECH_CACHE", str(good))
+    assert _codegen.load("VALUE = 5\n", [])[0] is m1
