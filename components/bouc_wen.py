@@ -41,14 +41,15 @@ from .modified_dahl import linear_law_advance, power_law_advance, spow
 @njit(cache=True)
 def bouc_wen_advance(x, u0, u1, dt, v, p, rtol):
     A, beta, gamma, n = p[0], p[1], p[2], p[3]
-    if v == 0.0:
-        return
     sg = 1.0 if v > 0.0 else -1.0
     if n == 1.0:
+        # v = 0 needs no test here (the map of arc length 0 is the identity); an early
+        # return before the map halves drive's rate (the update becomes conditional)
         x[0] = linear_law_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma)
-        return
-    scale = max(bouc_wen_zscale(A, beta, gamma, n), abs(x[0]))
-    x[0] = power_law_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma, n, rtol, scale)
+    elif v != 0.0:
+        scale = max(bouc_wen_zscale(A, beta, gamma, n), abs(x[0]))
+        x[0] = power_law_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma, n, rtol,
+                                 scale)
 
 
 @njit(cache=True)

@@ -185,3 +185,29 @@ def test_numpy_scalars_accepted():
     md = ModifiedDahl(Lambda=np.float32(5.0), mu=np.array(1.0), a=np.int32(1), b=1.0,
                       d=0.5, e=np.float16(-1.0))
     assert md.p.dtype == np.float64
+
+
+@pytest.mark.parametrize("du", [1e-4, 6.2e-3, 6.3e-3, 0.05])
+def test_n1_segment_map_exact_on_both_sides_of_the_series_range(du):
+    # n = 1 segment factor (1 − e^(−κΔu))/κ: a series for |κΔu| ≤ 1/16, expm1 beyond
+    # (κ = β ± γ = 10 and 6 here, so du = 6.2e-3 and 6.3e-3 straddle the switch on the
+    # ahead side). Truth: the closed form of each branch, z* + (z0 − z*)e^(−κ(u − u0)),
+    # the crossing of z = 0 where the behind branch reaches it.
+    A, beta, gamma = 5.0, 8.0, 2.0
+    el = BoucWen(A=A, beta=beta, gamma=gamma, n=1.0, z0=-0.4)
+    u = np.arange(0.0, 0.6, du)
+    r = drive(el, np.arange(u.size, dtype=float), u)
+    kb, ka = beta - gamma, beta + gamma  # behind (z < 0, loading), ahead (z > 0)
+    u0 = -math.log(A / (A + kb * 0.4)) / kb  # dz/du = A − kb z from z = −0.4 reaches 0
+    exact = np.where(u < u0, A / kb + (-0.4 - A / kb) * np.exp(-kb * u),
+                     A / ka * -np.expm1(-ka * (u - u0)))
+    assert np.max(np.abs(r.force - exact)) < 1e-13 * A / ka
+
+
+def test_drive_velocity_is_the_segment_slope():
+    t = np.array([0.0, 0.5, 1.5, 2.0])
+    u = np.array([0.0, 1.0, 0.0, 3.0])
+    r = drive(BoucWen(A=1.0, beta=0.5, gamma=0.5, n=1.0), t, u)
+    assert np.array_equal(r.v, [2.0, 2.0, -1.0, 6.0])
+    v = np.array([1.0, 2.0, 3.0, 4.0])
+    assert np.array_equal(drive(BoucWen(A=1.0, beta=0.5, gamma=0.5, n=1.0), t, u, v).v, v)
