@@ -160,7 +160,8 @@ SCHEMAS: dict[str, dict] = {
                          "gamma": REAL, "delta": REAL, "nu": REAL}),
         "signals": Table({"fs": REAL, "N": COUNT, "upsample": COUNT, "rms": REAL,
                           "f_min": REAL, "f_max": REAL, "seed": INT,
-                          "multisine_periods": COUNT, "B": REAL, "f0": REAL, "f1": REAL}),
+                          "multisine_periods": COUNT, "B": REAL, "f0": REAL, "f1": REAL,
+                          "rate": REAL}),
         "solver": Table({"method": STR, "rtol": REAL}),
     },
     "maxwell-slip-oscillator": {
@@ -345,8 +346,13 @@ def _work_mr_rig(cfg):
 
 def _work_bouc_wen(cfg):
     g = _t(cfg, "signals")
-    n = float(g.get("N", 8192)) * (float(g.get("multisine_periods", 2)) + 1.0)
-    return {"samples": (n, f"signals.N x (multisine_periods + 1) is {n:.3g} samples")}
+    fs = float(g.get("fs", 750.0))
+    n_ms = float(g.get("N", 8192)) * float(g.get("multisine_periods", 2))
+    rate = float(g.get("rate", 10.0)) / 60.0
+    n_sw = fs * abs(float(g.get("f1", 50.0)) - float(g.get("f0", 20.0))) / rate if rate > 0 else 0.0
+    n = n_ms + n_sw
+    return {"samples": (n, f"signals.N x multisine_periods + fs x sweep duration is "
+                           f"{n:.3g} samples")}
 
 
 WORK: dict[str, Callable[[dict], dict]] = {

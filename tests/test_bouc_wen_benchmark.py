@@ -36,3 +36,15 @@ def test_simulate_matches_lsoda_reference():
                     rtol=1e-11, atol=[1e-14, 1e-11, 1e-8], max_step=1 / 3000.0)
     assert np.max(np.abs(y - ref.y[0])) <= 1e-6 * np.max(np.abs(ref.y[0]))
     assert np.max(np.abs(z - ref.y[2])) <= 1e-6 * np.max(np.abs(ref.y[2]))
+
+
+def test_sine_sweep_phase_is_the_integral_of_a_linear_frequency():
+    # zero crossings of B sin(2π∫f dt) with f = f0 + r t over T = (f1 - f0)/r: 2∫f dt
+    from hystmech.systems.bouc_wen_benchmark import sine_sweep
+
+    t, u = sine_sweep(B=40.0, f0=20.0, f1=50.0, rate=10.0, fs=750.0, upsample=4)
+    T = 30.0 / (10.0 / 60.0)
+    assert math.isclose(t[-1], T, abs_tol=1 / 3000.0)
+    crossings = np.count_nonzero(np.signbit(u[1:]) != np.signbit(u[:-1]))
+    assert abs(crossings - 2 * (20.0 * T + 0.5 * (10.0 / 60.0) * T ** 2)) <= 2
+    assert math.isclose(np.max(np.abs(u)), 40.0, rel_tol=1e-4)
