@@ -36,9 +36,9 @@ import numpy as np
 from numba import njit
 from numba.extending import register_jitable
 
-from .radau import (C_NFEV, C_NJEV, C_NLU, C_NREJ, C_NSTEP, EPS, R_H, grow,
-                    initial_step, radau_dense, radau_reset, radau_step, radau_workspace)
-from ...components._ode import DP_A, dp45_dense, dp45_step
+from .radau import (C_NFEV, C_NJEV, C_NLU, C_NREJ, C_NSTEP, EPS, R_H, initial_step,
+                    out_start, out_step, radau_reset, radau_step, radau_workspace)
+from ...components._ode import DP_A, dp45_step
 
 STIFF_HLAMBDA = 2.0    # h·|λ| beyond this: near the stability boundary (−3.3)
 STIFF_STEPS = 15       # dopri5.f: that many times (without 6 non-stiff steps in a row)
@@ -128,22 +128,7 @@ def auto_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step,
     t = t0
     fun(t, y, args, K[0])
     nfev = 1
-    record_all = t_eval.size == 0
-    cap = 1024 if record_all else t_eval.size
-    Tout = np.empty(cap)
-    Yout = np.empty((cap, n))
-    nout = 0
-    ie = 0
-    if record_all:
-        Tout[0] = t0
-        Yout[0] = y
-        nout = 1
-    else:
-        while ie < t_eval.size and t_eval[ie] <= t0:
-            Tout[nout] = t_eval[ie]
-            Yout[nout] = y
-            nout += 1
-            ie += 1
+    Tout, Yout, nout, ie = out_start(t0, y, t_eval)
     for i in range(n):
         if not math.isfinite(K[0, i]):
             out[0] = nfev
@@ -186,18 +171,8 @@ def auto_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step,
                 continue
             t_new = t + h
             hl = dp_hlambda(K, y, ynew, h, nd, ytmp)
-            if record_all:
-                if nout == Tout.size:
-                    Tout, Yout = grow(Tout, Yout, nout)
-                Tout[nout] = t_new
-                Yout[nout] = ynew
-                nout += 1
-            else:
-                while ie < t_eval.size and t_eval[ie] <= t_new:
-                    dp45_dense(K, y, h, (t_eval[ie] - t) / h, Yout[nout])
-                    Tout[nout] = t_eval[ie]
-                    nout += 1
-                    ie += 1
+            Tout, Yout, nout, ie = out_step(Tout, Yout, nout, ie, t_eval, t, t_new, ynew, True,
+                                            Q, yold, K, y, h)
             t = t_new
             for i in range(n):
                 y[i] = ynew[i]
@@ -239,18 +214,8 @@ def auto_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step,
             if not ok:
                 status = 1
                 break
-            if record_all:
-                if nout == Tout.size:
-                    Tout, Yout = grow(Tout, Yout, nout)
-                Tout[nout] = t_new
-                Yout[nout] = y
-                nout += 1
-            else:
-                while ie < t_eval.size and t_eval[ie] <= t_new:
-                    radau_dense(Q, yold, (t_eval[ie] - t) / (t_new - t), Yout[nout])
-                    Tout[nout] = t_eval[ie]
-                    nout += 1
-                    ie += 1
+            Tout, Yout, nout, ie = out_step(Tout, Yout, nout, ie, t_eval, t, t_new, y, False,
+                                            Q, yold, K, y, 0.0)
             t = t_new
             nsteps += 1
             n_ra += 1

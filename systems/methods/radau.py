@@ -41,6 +41,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import register_jitable
 
+from ...components._ode import dp45_dense
+
 S6 = 6.0 ** 0.5
 RADAU_C = np.array([(4.0 - S6) / 10.0, (4.0 + S6) / 10.0, 1.0])
 RADAU_E = np.array([-13.0 - 7.0 * S6, -13.0 + 7.0 * S6, -1.0]) / 3.0
@@ -449,6 +451,58 @@ def grow(Tout, Yout, nout):
     return T2, Y2
 
 
+# Output recording of the compiled cores (radau_solve, auto.auto_solve), one
+# implementation for both methods.
+
+@register_jitable
+def out_start(t0, y, t_eval):
+    """Output buffers (T, Y, nout, ie) of a run from (t0, y): every step is recorded
+    when t_eval is empty (starting with t0), else the points of t_eval (those ≤ t0
+    take y)."""
+    n = y.size
+    cap = 1024 if t_eval.size == 0 else t_eval.size
+    Tout = np.empty(cap)
+    Yout = np.empty((cap, n))
+    nout = 0
+    ie = 0
+    if t_eval.size == 0:
+        Tout[0] = t0
+        Yout[0] = y
+        nout = 1
+    else:
+        while ie < t_eval.size and t_eval[ie] <= t0:
+            Tout[nout] = t_eval[ie]
+            Yout[nout] = y
+            nout += 1
+            ie += 1
+    return Tout, Yout, nout, ie
+
+
+@register_jitable
+def out_step(Tout, Yout, nout, ie, t_eval, t, t_new, y_new, dp, Q, yold, K, y, h):
+    """Record the accepted step (t, t_new]: its end (t_new, y_new) when t_eval is
+    empty, else the points of t_eval it covers, from the dense output of the method
+    that took it: the collocation polynomial (Q, yold) of a Radau step, or with dp the
+    Dormand–Prince interpolant (K, y, h). Returns the (possibly grown) buffers and
+    counters."""
+    if t_eval.size == 0:
+        if nout == Tout.size:
+            Tout, Yout = grow(Tout, Yout, nout)
+        Tout[nout] = t_new
+        Yout[nout] = y_new
+        nout += 1
+    else:
+        while ie < t_eval.size and t_eval[ie] <= t_new:
+            if dp:
+                dp45_dense(K, y, h, (t_eval[ie] - t) / h, Yout[nout])
+            else:
+                radau_dense(Q, yold, (t_eval[ie] - t) / (t_new - t), Yout[nout])
+            Tout[nout] = t_eval[ie]
+            nout += 1
+            ie += 1
+    return Tout, Yout, nout, ie
+
+
 @njit(cache=False)  # takes the right-hand side as an argument: compiled per system
 def radau_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step, t_eval,
                 max_steps):
@@ -467,22 +521,7 @@ def radau_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step
     t = t0
     fun(t, y, args, f)
     cnt[C_NFEV] += 1
-    record_all = t_eval.size == 0
-    cap = 1024 if record_all else t_eval.size
-    Tout = np.empty(cap)
-    Yout = np.empty((cap, n))
-    nout = 0
-    ie = 0
-    if record_all:
-        Tout[0] = t0
-        Yout[0] = y
-        nout = 1
-    else:
-        while ie < t_eval.size and t_eval[ie] <= t0:
-            Tout[nout] = t_eval[ie]
-            Yout[nout] = y
-            nout += 1
-            ie += 1
+    Tout, Yout, nout, ie = out_start(t0, y, t_eval)
     for i in range(n):
         if not math.isfinite(f[i]):
             return 2, t, Tout[:nout], Yout[:nout], cnt
@@ -509,18 +548,8 @@ def radau_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step
         for i in range(n):
             if not (math.isfinite(y[i]) and math.isfinite(f[i])):
                 finite = False
-        if record_all:
-            if nout == Tout.size:
-                Tout, Yout = grow(Tout, Yout, nout)
-            Tout[nout] = t_new
-            Yout[nout] = y
-            nout += 1
-        else:
-            while ie < t_eval.size and t_eval[ie] <= t_new:
-                radau_dense(Q, yold, (t_eval[ie] - t) / (t_new - t), Yout[nout])
-                Tout[nout] = t_eval[ie]
-                nout += 1
-                ie += 1
+        Tout, Yout, nout, ie = out_step(Tout, Yout, nout, ie, t_eval, t, t_new, y, False, Q,
+                                        yold, F, y, 0.0)
         t = t_new
         if not finite:
             status = 2
