@@ -381,7 +381,7 @@ def generate(m, refs: dict) -> str:
 
 NAMES = ("core", "scratch", "fun", "jac", "jac_core", "inputs", "inputs_rot", "powers",
          "signal", "step", "ops", "stop", "fun_full", "projection", "rk45", "eval_samples",
-         "radau5", "auto_stiff")
+         "radau5", "auto_stiff", "auto_stiff_explicit", "auto_stiff_implicit")
 
 
 class Compiled:

@@ -38,6 +38,7 @@ from numba.extending import register_jitable
 
 from .radau import (C_NFEV, C_NJEV, C_NLU, C_NREJ, C_NSTEP, EPS, R_H, initial_step,
                     out_start, out_step, radau_reset, radau_step, radau_workspace)
+from numba.extending import register_jitable
 from ...components._ode import DP_A, dp45_step
 
 STIFF_HLAMBDA = 2.0    # h·|λ| beyond this: near the stability boundary (−3.3)
@@ -106,139 +107,93 @@ def spectral_radius(J, v, w, iters):
 
 
 # -- the driver -------------------------------------------------------------------------------
+# The run is split into phases, each a function that returns when the method changes
+# (status SWITCH), so that a caller can compile the implicit phase only once a system
+# turns out stiff: the generated module of a structure holds both, and run_stiff in
+# radau5.py calls them in turn from Python; a non-stiff system never compiles the Radau
+# code (about two thirds of the stiff cores' compilation).
+# Counters c: [nfev, njev, nlu, nsteps, nrejected, steps_explicit, steps_implicit,
+# switches].
 
-@njit(cache=False)  # takes the right-hand side as an argument: compiled per system
-def auto_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step, t_eval,
-               max_steps):
-    """Integrate y' = fun(t, y, args, out) over [t0, t1], switching between
-    Dormand–Prince 5(4) and Radau IIA 5 on detected stiffness (module docstring).
+SWITCH = 4
 
-    Arguments as :func:`radau.radau_solve`. Returns (status, t_reached, T, Y,
-    counters [nfev, njev, nlu, nsteps, nrejected, steps_explicit, steps_implicit,
-    switches])."""
+
+@register_jitable
+def auto_start(fun, t0, t1, y0, nd, args, rtol, atol, first_step, max_step, t_eval):
+    """Start of a run: f = fun(t0, y0), the first step size and the output buffers.
+    Returns (status (0, or 2 for a non-finite f), f, h, T, Y, nout, ie, c)."""
     n = y0.size
-    (f, J, LUr, pr, LUc, pc, Z, F, W, dW, fr, fc, ynew, ytmp, err, Q, yold, rs,
-     cnt) = radau_workspace(n, nd)
-    out = np.zeros(8, np.int64)
-    K = np.empty((7, n))
-    Jt = np.zeros((nd, nd))
-    v = np.empty(nd)
-    w = np.empty(nd)
-    y = y0.copy()
-    t = t0
-    fun(t, y, args, K[0])
-    nfev = 1
-    Tout, Yout, nout, ie = out_start(t0, y, t_eval)
+    c = np.zeros(8, np.int64)
+    f = np.empty(n)
+    fun(t0, y0, args, f)
+    c[0] = 1
+    Tout, Yout, nout, ie = out_start(t0, y0, t_eval)
     for i in range(n):
-        if not math.isfinite(K[0, i]):
-            out[0] = nfev
-            return 2, t, Tout[:nout], Yout[:nout], out
+        if not math.isfinite(f[i]):
+            return 2, f, 0.0, Tout, Yout, nout, ie, c
     if first_step > 0.0:
         h = min(first_step, max_step)
     else:
-        h = initial_step(fun, t0, y, K[0], args, t1, max_step, 5, rtol, atol, nd, ynew,
-                         ytmp)
-        nfev += 1
-    stiff = False
+        ynew = np.empty(n)
+        ytmp = np.empty(n)
+        h = initial_step(fun, t0, y0, f, args, t1, max_step, 5, rtol, atol, nd, ynew, ytmp)
+        c[0] += 1
+    return 0, f, h, Tout, Yout, nout, ie, c
+
+
+@register_jitable
+def auto_explicit(fun, t, t1, y, f, h, nd, args, rtol, atol, max_step, t_eval, max_steps,
+                  Tout, Yout, nout, ie, c):
+    """Dormand–Prince steps from (t, y), f = fun(t, y), step h, until t1 or until the
+    stiffness test fires (status SWITCH; y, f and the returned h then start the
+    implicit phase). Returns (status, t, h, T, Y, nout, ie)."""
+    n = y.size
+    K = np.empty((7, n))
+    ynew = np.empty(n)
+    ytmp = np.empty(n)
+    for i in range(n):
+        K[0, i] = f[i]
     err_old = 1e-4
     last_rejected = False
     iasti = 0
     nonsti = 0
-    back = 0
-    since_check = 0
-    nsteps = 0
-    nrej = 0
-    n_dp = 0
-    n_ra = 0
-    nswitch = 0
     status = 0
     while t < t1:
-        if nsteps >= max_steps:
+        if c[3] >= max_steps:
             status = 3
             break
-        if not stiff:
-            if t + h > t1:
-                h = t1 - t
-            if h < 10.0 * EPS * max(abs(t), 1e-290):
-                status = 1
-                break
-            e = dp45_step(fun, t, y, h, args, K, ynew, atol, rtol, nd)
-            nfev += 6
-            if not e <= 1.0:
-                nrej += 1
-                last_rejected = True
-                h /= min(5.0, e ** PI_EXPO1 / 0.9) if math.isfinite(e) else 5.0
-                continue
-            t_new = t + h
-            hl = dp_hlambda(K, y, ynew, h, nd, ytmp)
-            Tout, Yout, nout, ie = out_step(Tout, Yout, nout, ie, t_eval, t, t_new, ynew, True,
-                                            Q, yold, K, y, h)
-            t = t_new
-            for i in range(n):
-                y[i] = ynew[i]
-                K[0, i] = K[6, i]
-            nsteps += 1
-            n_dp += 1
-            # PI step-size control of dopri5.f (Hairer, Nørsett & Wanner (1993), §II.4,
-            # β = 0.04), no increase right after a rejection: fewer rejections where the
-            # right-hand side is only piecewise smooth (|u̇| at reversals)
-            fac = max(0.1, min(5.0, e ** PI_EXPO1 / err_old ** PI_BETA / 0.9))
-            err_old = max(e, 1e-4)
-            h_next = h / fac
-            if last_rejected:
-                h_next = min(h_next, h)
-            last_rejected = False
-            h = min(h_next, max_step)
-            if hl > STIFF_HLAMBDA:
-                nonsti = 0
-                iasti += 1
-                if iasti >= STIFF_STEPS:
-                    stiff = True
-                    nswitch += 1
-                    iasti = 0
-                    back = 0
-                    since_check = 0
-                    for i in range(n):
-                        f[i] = K[0, i]
-                    jac(t, y, args, J)
-                    cnt[C_NJEV] += 1
-                    radau_reset(rs, h, rtol)
-            else:
-                nonsti += 1
-                if nonsti >= NONSTIFF_RESET:
-                    iasti = 0
-        else:
-            ok, t_new = radau_step(fun, jac, t, y, t1, args, rtol, atol, nd, max_step, f, J,
-                                   LUr, pr, LUc, pc, Z, F, W, dW, fr, fc, ynew, ytmp, err, Q,
-                                   yold, rs, cnt)
-            if not ok:
-                status = 1
-                break
-            Tout, Yout, nout, ie = out_step(Tout, Yout, nout, ie, t_eval, t, t_new, y, False,
-                                            Q, yold, K, y, 0.0)
-            t = t_new
-            nsteps += 1
-            n_ra += 1
-            since_check += 1
-            if since_check >= BACK_EVERY and t < t1:
-                since_check = 0
-                jac(t, y, args, Jt)
-                cnt[C_NJEV] += 1
-                rho = spectral_radius(Jt, v, w, 24)
-                if rs[R_H] * rho < BACK_HRHO:
-                    back += 1
-                else:
-                    back = 0
-                if back >= BACK_CHECKS:
-                    stiff = False
-                    nswitch += 1
-                    nonsti = 0
-                    iasti = 0
-                    h = min(rs[R_H], max_step)
-                    err_old = 1e-4
-                    last_rejected = False
-                    for i in range(n):
-                        K[0, i] = f[i]
+        if t + h > t1:
+            h = t1 - t
+        if h < 10.0 * EPS * max(abs(t), 1e-290):
+            status = 1
+            break
+        e = dp45_step(fun, t, y, h, args, K, ynew, atol, rtol, nd)
+        c[0] += 6
+        if not e <= 1.0:
+            c[4] += 1
+            last_rejected = True
+            h /= min(5.0, e ** PI_EXPO1 / 0.9) if math.isfinite(e) else 5.0
+            continue
+        t_new = t + h
+        hl = dp_hlambda(K, y, ynew, h, nd, ytmp)
+        Tout, Yout, nout, ie = out_step(Tout, Yout, nout, ie, t_eval, t, t_new, ynew, True,
+                                        K, y, K, y, h)
+        t = t_new
+        for i in range(n):
+            y[i] = ynew[i]
+            K[0, i] = K[6, i]
+        c[3] += 1
+        c[5] += 1
+        # PI step-size control of dopri5.f (Hairer, Nørsett & Wanner (1993), §II.4,
+        # β = 0.04), no increase right after a rejection: fewer rejections where the
+        # right-hand side is only piecewise smooth (|u̇| at reversals)
+        fac = max(0.1, min(5.0, e ** PI_EXPO1 / err_old ** PI_BETA / 0.9))
+        err_old = max(e, 1e-4)
+        h_next = h / fac
+        if last_rejected:
+            h_next = min(h_next, h)
+        last_rejected = False
+        h = min(h_next, max_step)
         finite = True
         for i in range(n):
             if not math.isfinite(y[i]):
@@ -246,15 +201,114 @@ def auto_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step,
         if not finite:
             status = 2
             break
-    out[0] = nfev + cnt[C_NFEV]
-    out[1] = cnt[C_NJEV]
-    out[2] = cnt[C_NLU]
-    out[3] = nsteps
-    out[4] = nrej + cnt[C_NREJ]
-    out[5] = n_dp
-    out[6] = n_ra
-    out[7] = nswitch
-    return status, t, Tout[:nout], Yout[:nout], out
+        if hl > STIFF_HLAMBDA:
+            nonsti = 0
+            iasti += 1
+            if iasti >= STIFF_STEPS and t < t1:
+                c[7] += 1
+                status = SWITCH
+                break
+        else:
+            nonsti += 1
+            if nonsti >= NONSTIFF_RESET:
+                iasti = 0
+    for i in range(n):
+        f[i] = K[0, i]
+    return status, t, h, Tout, Yout, nout, ie
+
+
+@register_jitable
+def auto_implicit(fun, jac, t, t1, y, f, h, nd, args, rtol, atol, max_step, t_eval,
+                  max_steps, Tout, Yout, nout, ie, c):
+    """Radau IIA steps from (t, y), f = fun(t, y), step h, until t1 or until the
+    explicit method is stable again at Radau's step size (status SWITCH; y, f and the
+    returned h then start the explicit phase). Returns (status, t, h, T, Y, nout, ie)."""
+    n = y.size
+    (fw, J, LUr, pr, LUc, pc, Z, F, W, dW, fr, fc, ynew, ytmp, err, Q, yold, rs,
+     cnt) = radau_workspace(n, nd)
+    Jt = np.zeros((nd, nd))
+    v = np.empty(nd)
+    w = np.empty(nd)
+    for i in range(n):
+        fw[i] = f[i]
+    jac(t, y, args, J)
+    c[1] += 1
+    radau_reset(rs, h, rtol)
+    back = 0
+    since_check = 0
+    status = 0
+    while t < t1:
+        if c[3] + cnt[C_NSTEP] >= max_steps:
+            status = 3
+            break
+        ok, t_new = radau_step(fun, jac, t, y, t1, args, rtol, atol, nd, max_step, fw, J, LUr,
+                               pr, LUc, pc, Z, F, W, dW, fr, fc, ynew, ytmp, err, Q, yold,
+                               rs, cnt)
+        if not ok:
+            status = 1
+            break
+        Tout, Yout, nout, ie = out_step(Tout, Yout, nout, ie, t_eval, t, t_new, y, False, Q,
+                                        yold, F, y, 0.0)
+        t = t_new
+        c[6] += 1
+        finite = True
+        for i in range(n):
+            if not math.isfinite(y[i]):
+                finite = False
+        if not finite:
+            status = 2
+            break
+        since_check += 1
+        if since_check >= BACK_EVERY and t < t1:
+            since_check = 0
+            jac(t, y, args, Jt)
+            c[1] += 1
+            rho = spectral_radius(Jt, v, w, 24)
+            if rs[R_H] * rho < BACK_HRHO:
+                back += 1
+            else:
+                back = 0
+            if back >= BACK_CHECKS:
+                c[7] += 1
+                status = SWITCH
+                break
+    for i in range(n):
+        f[i] = fw[i]
+    c[0] += cnt[C_NFEV]
+    c[1] += cnt[C_NJEV]
+    c[2] += cnt[C_NLU]
+    c[3] += cnt[C_NSTEP]
+    c[4] += cnt[C_NREJ]
+    return status, t, min(rs[R_H], max_step), Tout, Yout, nout, ie
+
+
+@njit(cache=False)  # takes the right-hand side as an argument: compiled per system
+def auto_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step, t_eval,
+               max_steps):
+    """Integrate y' = fun(t, y, args, out) over [t0, t1], switching between
+    Dormand–Prince 5(4) and Radau IIA 5 on detected stiffness (module docstring):
+    :func:`auto_start`, then :func:`auto_explicit` and :func:`auto_implicit` in turn.
+
+    Arguments as :func:`radau.radau_solve`. Returns (status, t_reached, T, Y,
+    counters [nfev, njev, nlu, nsteps, nrejected, steps_explicit, steps_implicit,
+    switches])."""
+    y = y0.copy()
+    status, f, h, Tout, Yout, nout, ie, c = auto_start(fun, t0, t1, y, nd, args, rtol, atol,
+                                                       first_step, max_step, t_eval)
+    t = t0
+    stiff = False
+    while status == 0 and t < t1 or status == SWITCH:
+        if stiff:
+            status, t, h, Tout, Yout, nout, ie = auto_implicit(
+                fun, jac, t, t1, y, f, h, nd, args, rtol, atol, max_step, t_eval, max_steps,
+                Tout, Yout, nout, ie, c)
+        else:
+            status, t, h, Tout, Yout, nout, ie = auto_explicit(
+                fun, t, t1, y, f, h, nd, args, rtol, atol, max_step, t_eval, max_steps,
+                Tout, Yout, nout, ie, c)
+        if status == SWITCH:
+            stiff = not stiff
+    return status, t, Tout[:nout], Yout[:nout], c
 
 
 # -- the method module (registry name "auto") -----------------------------------------------

@@ -5,7 +5,7 @@ The core is :func:`~hystmech.systems.methods.radau.radau_solve` (scipy's ``Radau
 algorithm in numba: simplified Newton with reused real and complex LUs, embedded error
 estimate, Gustafsson step control, Jacobian reuse, collocation dense output). It is
 compiled into each structure's generated module through the templates below
-(:func:`radau5`, and :func:`auto_stiff` for method "auto"), which hand it the
+(:func:`radau5`, and :func:`auto_stiff` and its two phases for method "auto"), which hand it the
 structure's ``fun_full`` and ``jac`` as globals, so the whole loop is cached on disk
 with the structure (systems/codegen.py). An element without a ``jac`` kernel gets a
 compiled forward-difference Jacobian (:func:`stiff_jac_fd`).
@@ -67,21 +67,39 @@ def radau5(t0, t1, z0, nd, prm, energy, nw, ysc, rtol, atol, first_step, max_ste
 
 
 def auto_stiff(t0, t1, z0, nd, prm, energy, nw, ysc, rtol, atol, first_step, max_step,
-               t_eval, max_steps):
-    """TEMPLATE: auto_solve (DP45/Radau switching, methods/auto.py) on the globals."""
+               t_eval):
+    """TEMPLATE: the start of method "auto" (methods/auto.py, auto_start) on the globals."""
     a = (prm, np.zeros(nw), scratch(prm), energy, ysc)  # noqa: F821
-    return auto_solve(t0, t1, z0, nd, a, rtol, atol,  # noqa: F821
-                      first_step, max_step, t_eval, max_steps)
+    return auto_start(t0, t1, z0, nd, a, rtol, atol,  # noqa: F821
+                      first_step, max_step, t_eval)
 
 
-TEMPLATES = (stiff_fun, stiff_jac_an, stiff_jac_fd, radau5, auto_stiff)
+def auto_stiff_explicit(t, t1, y, f, h, nd, prm, energy, nw, ysc, rtol, atol, max_step,
+                        t_eval, max_steps, T, Y, nout, ie, c):
+    """TEMPLATE: the explicit phase of method "auto" (auto_explicit) on the globals."""
+    a = (prm, np.zeros(nw), scratch(prm), energy, ysc)  # noqa: F821
+    return auto_explicit(t, t1, y, f, h, nd, a, rtol, atol, max_step,  # noqa: F821
+                         t_eval, max_steps, T, Y, nout, ie, c)
+
+
+def auto_stiff_implicit(t, t1, y, f, h, nd, prm, energy, nw, ysc, rtol, atol, max_step,
+                        t_eval, max_steps, T, Y, nout, ie, c):
+    """TEMPLATE: the implicit phase of method "auto" (auto_implicit) on the globals;
+    compiled only when a run first turns stiff."""
+    a = (prm, np.zeros(nw), scratch(prm), energy, ysc)  # noqa: F821
+    return auto_implicit(t, t1, y, f, h, nd, a, rtol, atol, max_step,  # noqa: F821
+                         t_eval, max_steps, T, Y, nout, ie, c)
+
+
+TEMPLATES = (stiff_fun, stiff_jac_an, stiff_jac_fd, radau5, auto_stiff,
+             auto_stiff_explicit, auto_stiff_implicit)
 
 
 def _core_functions():
     from ...components import _ode
     from . import auto, radau
-    return (_ode.dp45_step, radau.initial_step, radau._collocation, radau.radau_step, radau.radau_solve,
-            auto.auto_solve)
+    return (_ode.dp45_step, radau.initial_step, radau._collocation, radau.radau_step,
+            radau.radau_solve, auto.auto_start, auto.auto_explicit, auto.auto_implicit)
 
 
 def core_source() -> str:
@@ -102,7 +120,7 @@ def core_source() -> str:
         src = re.sub(r"\bfun\(", "stiff_fun(", src)
         src = re.sub(r"\bjac\(", "stiff_jac(", src)
         src = re.sub(r"\binitial_step\(", "radau_initial_step(", src)
-        if fn.__name__ == "auto_solve":
+        if fn.__name__ == "auto_explicit":
             # the explicit step through rk45's dopri_step template (same tableau, norm
             # and stage layout as dp45_step): its one call site of the right-hand side
             # is inlined, where dp45_step's six each pay the reference counting of
@@ -122,7 +140,8 @@ def core_globals() -> dict:
     from ...components import _ode
     from . import auto, radau
     defined = {"dp45_step", "radau_initial_step", "_collocation", "radau_step", "radau_solve",
-               "auto_solve", "stiff_fun", "stiff_jac", "math", "np"}
+               "auto_start", "auto_explicit", "auto_implicit", "stiff_fun", "stiff_jac",
+               "math", "np"}
     out = {}
     for fn in _core_functions():
         code = getattr(fn, "py_func", fn).__code__
@@ -173,10 +192,14 @@ def run_stiff(model, t0, t1, y0, t_eval, energy, obs, options, method):
     ysc = np.maximum(atol / rtol, 1e-300)
     z0 = np.ascontiguousarray(np.concatenate([y0, np.zeros(nquad)]), dtype=float)
     te = np.zeros(0) if t_eval is None else np.ascontiguousarray(t_eval, dtype=float)
-    core = model.code.radau5 if method == "radau5" else model.code.auto_stiff
-    status, t_r, T, Z, cnt = core(float(t0), float(t1), z0, int(N), model.prm, bool(energy),
-                                  model.layout.n_work, ysc, rtol, atol, first_step, max_step,
-                                  te, max_steps)
+    if method == "radau5":
+        status, t_r, T, Z, cnt = model.code.radau5(
+            float(t0), float(t1), z0, int(N), model.prm, bool(energy), model.layout.n_work,
+            ysc, rtol, atol, first_step, max_step, te, max_steps)
+    else:
+        status, t_r, T, Z, cnt = _auto_phases(model, float(t0), float(t1), z0, int(N),
+                                              bool(energy), ysc, rtol, atol, first_step,
+                                              max_step, te, max_steps)
     stats = {"nfev": int(cnt[0]), "njev": int(cnt[1]), "nlu": int(cnt[2]),
              "nsteps": int(cnt[3]), "nrejected": int(cnt[4])}
     if method == "auto":
@@ -191,6 +214,27 @@ def run_stiff(model, t0, t1, y0, t_eval, energy, obs, options, method):
             T, Y, Q, stopped = T[:k], Y[:k], None if Q is None else Q[:k], True
     return MethodResult(T, Y, Q, stats, status == 0, STATUS_MESSAGES[int(status)], float(t_r),
                         stopped)
+
+
+def _auto_phases(model, t0, t1, z0, N, energy, ysc, rtol, atol, first_step, max_step, te,
+                 max_steps):
+    """Method "auto" as its phases (methods/auto.py: auto_solve's loop, run from Python so
+    that the implicit phase is compiled only when a system first turns stiff)."""
+    from .auto import SWITCH
+
+    code, prm, nw = model.code, model.prm, model.layout.n_work
+    status, f, h, T, Z, nout, ie, c = code.auto_stiff(t0, t1, z0, N, prm, energy, nw, ysc,
+                                                      rtol, atol, first_step, max_step, te)
+    y = z0.copy()
+    t = t0
+    stiff = False
+    while status == 0 and t < t1 or status == SWITCH:
+        phase = code.auto_stiff_implicit if stiff else code.auto_stiff_explicit
+        status, t, h, T, Z, nout, ie = phase(t, t1, y, f, h, N, prm, energy, nw, ysc, rtol,
+                                             atol, max_step, te, max_steps, T, Z, nout, ie, c)
+        if status == SWITCH:
+            stiff = not stiff
+    return status, t, T[:nout], Z[:nout], c
 
 
 def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodResult:
