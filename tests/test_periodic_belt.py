@@ -83,7 +83,8 @@ def test_scenario_runner_writes_branches_over_given_sweep(tmp_path):
            "overlay": {"frf_csv": str(csv)}}
     out = run(cfg, tmp_path, lambda f, m: None)
     lines = out.files["frf_branches.csv"].strip().splitlines()
-    assert lines[0] == "model,f1,omega,T_amplitude,stable,max_multiplier,fresh_jacobian"
+    assert lines[0] == ("model,f1,omega,T_amplitude,stable,max_multiplier,fresh_jacobian,"
+                        "leading_real_multiplier")
     rows = [ln.split(",") for ln in lines[1:]]
     w = np.array([float(r[2]) for r in rows])
     a = np.array([float(r[3]) for r in rows])
@@ -109,3 +110,27 @@ def test_frf_branch_bad_input():
         frf_branch("mdm", -1.0)
     with pytest.raises(ValueError, match="omega_max"):
         frf_branch("mdm", 10.0, 50.0, 40.0)
+
+
+def test_fold_evidence_decay_time_is_the_slow_eigenvalue_of_an_overdamped_oscillator():
+    # x'' + 5x' + 4x = cos(Ωt): eigenvalues −1, −4, real multipliers exp(λT); no fold, and a
+    # transient decays to 1 % in ln(100)/1 s whatever Ω
+    import math
+
+    from hystmech.systems import Assembly, Harmonic
+    from hystmech.systems.continuation import continue_orbits
+    from hystmech.systems.frf_continuation import fold_evidence
+
+    def build(Om):
+        a = Assembly()
+        a.add_dof("x", mass=1.0)
+        a.add_spring("x", "ground", k=4.0)
+        a.add_damper("x", "ground", c=5.0)
+        a.add_force("x", Harmonic(0.0, 1.0, Om, 0.0))
+        return a
+    br = continue_orbits(build, 1.5, 2.5, ds=0.2, ds_max=0.3, tol=1e-9,
+                         options=dict(rtol=1e-10))
+    ev = fold_evidence(br)
+    assert not br.folds()
+    assert ev["multiplier"] == pytest.approx(math.exp(-2 * math.pi / ev["omega"]), rel=1e-6)
+    assert ev["decay_s_1pct"] == pytest.approx(math.log(100.0), rel=1e-6)
