@@ -58,7 +58,8 @@ def frf_branch(model: str, f1: float, omega_min: float = 10.0, omega_max: float 
                rtol: float = 1e-6, h: float = 1e-5, tol: float | None = None, ds: float = 0.02,
                ds_max: float = 0.1, state_weight: float = 0.05, jacobian_every: int = 3,
                max_points: int = 500, n_samples: int = 256,
-               max_measure_step: float | None = 0.1, progress=None) -> Branch:
+               max_measure_step: float | None = 0.1, n_periods: int = 1,
+               progress=None) -> Branch:
     """One FRF branch of the rig: periodic orbits from Ω = omega_min to omega_max [rad/s]
     at shaker amplitude f1 [N]; ``measure`` = tension amplitude [N].
 
@@ -68,7 +69,8 @@ def frf_branch(model: str, f1: float, omega_min: float = 10.0, omega_max: float 
     only piecewise smooth where the slider meets its box, so Newton stalls near 1e-4
     there). ds, ds_max, state_weight,
     jacobian_every, max_points, max_measure_step (relative change of the tension
-    amplitude per step, 10 %): see :func:`hystmech.systems.continuation.continue_orbits`.
+    amplitude per step, 10 %), n_periods (orbits of period n·2π/Ω, e.g. 3 for a
+    subharmonic): see :func:`hystmech.systems.continuation.continue_orbits`.
     """
     build = rig_at(model, f1)
     for name, v in (("omega_min", omega_min), ("omega_max", omega_max)):
@@ -86,7 +88,8 @@ def frf_branch(model: str, f1: float, omega_min: float = 10.0, omega_max: float 
                            options=opts, measure=tension_amplitude_of, ds=ds, ds_max=ds_max,
                            tol=tol, state_weight=state_weight, jacobian_every=jacobian_every,
                            max_points=max_points, n_samples=n_samples,
-                           max_measure_step=max_measure_step, progress=progress)
+                           max_measure_step=max_measure_step, n_periods=n_periods,
+                           progress=progress)
 
 
 def jumps(branch: Branch) -> list:
