@@ -195,20 +195,26 @@ def _opensees_rate(alpha, ko, n, gam, bet, A0, u):
         import openseespy.opensees as ops
     except Exception as exc:  # noqa: BLE001 - not installed or its shared libraries missing
         return None, f"{type(exc).__name__}: {exc}"
-    F = np.empty(u.size)
     best = float("inf")
     uu = u.tolist()
+    F = []
     for _ in range(3):
         ops.wipe()  # a fresh material per repetition (the state would carry over)
         ops.uniaxialMaterial("BoucWen", 1, alpha, ko, n, gam, bet, A0, 0.0, 0.0, 0.0)
         ops.testUniaxialMaterial(1)
+        # the leanest Python loop (local names, list append: 7 % faster than indexing
+        # an array through the module); two empty Python calls per sample cost ~40 ns,
+        # openseespy's setStrain + getStress ~400 ns
+        set_strain, get_stress = ops.setStrain, ops.getStress
+        F = []
+        append = F.append
         t0 = time.process_time()
-        for k, x in enumerate(uu):
-            ops.setStrain(x)
-            F[k] = ops.getStress()
+        for x in uu:
+            set_strain(x)
+            append(get_stress())
         best = min(best, time.process_time() - t0)
     ops.wipe()
-    return u.size / best, F
+    return u.size / best, np.asarray(F)
 
 
 def segment_maps(nref: int = 20_001) -> bool:
