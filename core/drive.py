@@ -69,6 +69,10 @@ def _drive_loop(advance, force, t, u, vuser, x0, p, rtol, n_out):
     bad_F = -1
     for j in range(n_out):
         X[0, j] = x[j]
+    # F[0] first: kernels of an external model (FMU) read its current state
+    F[0] = force(x, u[0], vuser[0] if given else (u[1] - u[0]) / (t[1] - t[0]), p)
+    if not abs(F[0]) < np.inf:
+        bad_F = 0
     for k in range(n - 1):
         dt = t[k + 1] - t[k]
         du = u[k + 1] - u[k]
@@ -88,10 +92,6 @@ def _drive_loop(advance, force, t, u, vuser, x0, p, rtol, n_out):
             bad_F = k + 1
         for j in range(n_out):
             X[k + 1, j] = x[j]
-    if bad_in < 0:
-        F[0] = force(x0, u[0], vuser[0] if given else (u[1] - u[0]) / (t[1] - t[0]), p)
-        if not abs(F[0]) < np.inf:
-            bad_F = 0
     return F, X, bad_in, bad_F
 
 
