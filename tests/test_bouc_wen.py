@@ -187,12 +187,11 @@ def test_numpy_scalars_accepted():
     assert md.p.dtype == np.float64
 
 
-@pytest.mark.parametrize("du", [1e-4, 6.2e-3, 6.3e-3, 0.05])
-def test_n1_segment_map_exact_on_both_sides_of_the_series_range(du):
-    # n = 1 segment factor (1 − e^(−κΔu))/κ: a series for |κΔu| ≤ 1/16, expm1 beyond
-    # (κ = β ± γ = 10 and 6 here, so du = 6.2e-3 and 6.3e-3 straddle the switch on the
-    # ahead side). Truth: the closed form of each branch, z* + (z0 − z*)e^(−κ(u − u0)),
-    # the crossing of z = 0 where the behind branch reaches it.
+@pytest.mark.parametrize("du", [1e-4, 6.2e-3, 0.05])
+def test_n1_segment_map_matches_the_closed_form_with_one_crossing(du):
+    # n = 1: on each side of z = 0 the map is z* + (z0 − z*)e^(−κΔu) (κ = β ± γ = 10, 6
+    # here); from z0 = −0.4 on loading the behind branch reaches 0 at u0, then the
+    # ahead branch from 0. Truth: that closed form, written here with numpy.
     A, beta, gamma = 5.0, 8.0, 2.0
     el = BoucWen(A=A, beta=beta, gamma=gamma, n=1.0, z0=-0.4)
     u = np.arange(0.0, 0.6, du)
@@ -202,6 +201,18 @@ def test_n1_segment_map_exact_on_both_sides_of_the_series_range(du):
     exact = np.where(u < u0, A / kb + (-0.4 - A / kb) * np.exp(-kb * u),
                      A / ka * -np.expm1(-ka * (u - u0)))
     assert np.max(np.abs(r.force - exact)) < 1e-13 * A / ka
+
+
+def test_n1_with_beta_equal_gamma_is_linear_on_the_return_branch():
+    # β = γ: κ = 0 behind, dz/du = −A on unloading while z > 0 (a straight line), then
+    # the ahead branch κ = 2β from 0 on the negative side
+    A, b = 3.0, 1.5
+    el = BoucWen(A=A, beta=b, gamma=b, n=1.0, z0=0.6)
+    u = np.linspace(0.0, -1.0, 201)
+    r = drive(el, np.arange(u.size, dtype=float), u)
+    u0 = -0.6 / A
+    exact = np.where(u > u0, 0.6 + A * u, -A / (2 * b) * -np.expm1(-2 * b * (u0 - u)))
+    assert np.max(np.abs(r.force - exact)) < 1e-13 * A
 
 
 def test_drive_velocity_is_the_segment_slope():
