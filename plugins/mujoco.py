@@ -73,7 +73,7 @@ def _lib():
     if _LIB is None:
         engine("mujoco")  # libmujoco must be loaded by the bindings first
         lib = ctypes.CDLL(str(library_path()))
-        lib.hm_mj_register.argtypes = [c_char_p, c_void_p, c_void_p, c_void_p, c_void_p,
+        lib.hm_mj_register.argtypes = [c_char_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p,
                                        c_int, c_int, c_int, POINTER(c_char_p), POINTER(c_int)]
         lib.hm_mj_register.restype = c_int
         lib.hm_mj_header.restype = c_int
@@ -170,8 +170,12 @@ def register(element) -> str:
                              f"attribute of the same name")
     names = (c_char_p * len(attrs))(*[a.encode() for a, _ in attrs])
     lens = (c_int * len(attrs))(*[c for _, c in attrs])
+    try:    # switch points (jumps/kinks of F) of inclusions and operators
+        sw = ptr(f"{pre}_switch") if element.kind != "smooth" else None
+    except AttributeError:
+        sw = None
     slot = _lib().hm_mj_register(name.encode(), ptr(f"{pre}_advance"), ptr(f"{pre}_force"),
-                                 ptr(f"{pre}_setup"), ptr("hm_mj_take_fail"),
+                                 ptr(f"{pre}_setup"), ptr("hm_mj_take_fail"), sw,
                                  spec.n_x, spec.n_p, len(attrs), names, lens)
     if slot < 0:
         raise RuntimeError(f"registering the MuJoCo plugin {name} failed (code {slot}); "
