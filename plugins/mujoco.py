@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._build import HERE, build_shared, engine
+from ._build import HERE, build_shared, engine, kernel_library
 
 __all__ = ["add_element", "register", "element_state", "element_force", "element_u",
            "element_failures",
@@ -111,39 +111,6 @@ def plugin_name(element) -> str:
     return base
 
 
-# exported by every kernel library built here: the kernels' failure message (hm_fail,
-# e.g. a Preisach memory stack overflow) of that translation unit, cleared on reading
-_SHIM = ("\nconst char *hm_mj_take_fail(void)\n"
-         "{ const char *f = hm_fail; hm_fail = NULL; return f; }\n")
-
-
-def _kernel_library(spec):
-    """The laws' C kernels as one translation unit with the failure shim: every
-    components/*.c for a single law, the exporter's generated hm_sum.c for a sum
-    (fmu.export.law_spec: the same per-law configuration as the FMU), compiled and
-    cached by content."""
-    from ..fmu.ckernels import c_sources, content_key
-    from ._build import cache_dir
-
-    srcs = c_sources()
-    comp = srcs[0].parent
-    text = spec.generated if spec.generated else "".join(f'#include "{f.name}"\n' for f in srcs)
-    text += _SHIM
-    h = content_key(text, srcs)
-    if h in _KLIBS:
-        return _KLIBS[h]
-    src = cache_dir() / f"kernels-{h}.c"
-    if not src.exists():
-        src.parent.mkdir(parents=True, exist_ok=True)
-        tmp = src.with_name(f".{src.name}.{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, src)
-    so = build_shared("hystmech-kernels", [src], includes=[comp], key=h)
-    _KLIBS[h] = ctypes.CDLL(str(so))
-    return _KLIBS[h]
-
-
-_KLIBS: dict = {}
 
 
 def register(element) -> str:
@@ -157,7 +124,7 @@ def register(element) -> str:
     if name in _LAWS:
         return name
     spec = law_spec(element)
-    klib = _kernel_library(spec)
+    klib = kernel_library(spec)
     pre = spec.prefix
 
     def ptr(fn):
