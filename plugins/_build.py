@@ -46,8 +46,12 @@ def build_shared(stem: str, sources: list[Path], *, includes=(), link=(), key: s
     concurrent build by another process is harmless (atomic rename)."""
     from ..fmu.export import find_compiler
 
-    flags = ["-O2", "-fPIC", "-shared", "-std=c99", "-D_POSIX_C_SOURCE=200809L",
-             "-Wall", "-Wno-unused-function"]
+    # -DHM_NO_SYMVER: built for this machine, so the kernels bind glibc's current
+    # exp/log/pow rather than the errno-wrapped baseline versions an FMU pins for
+    # portability (hm_law.h; same results, a fraction of the cost per call);
+    # -fno-math-errno: the engines never read errno
+    flags = ["-O2", "-fno-math-errno", "-fPIC", "-shared", "-std=c99",
+             "-D_POSIX_C_SOURCE=200809L", "-DHM_NO_SYMVER", "-Wall", "-Wno-unused-function"]
     h = hashlib.sha256(key.encode())
     for f in sources:
         h.update(Path(f).name.encode() + Path(f).read_bytes())

@@ -346,3 +346,46 @@ def test_bad_input_and_missing_engine(monkeypatch):
     monkeypatch.setitem(sys.modules, "mujoco", None)
     with pytest.raises(ImportError, match=r"hystmech\[mujoco\]"):
         _build.engine("mujoco")
+
+
+MJCF_DAHL = """<mujoco><option timestep="1e-4" gravity="0 0 0" integrator="Euler"/>
+<extension><plugin plugin="hystmech.Dahl"><instance name="fr">
+<config key="rho" value="300"/><config key="Fc" value="0.5"/><config key="w0" value="0"/>
+<config key="joint" value="x"/></instance></plugin></extension>
+<worldbody><body><joint name="x" type="slide" axis="1 0 0" stiffness="50"/>
+<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></body></worldbody></mujoco>"""
+
+
+def test_mjcf_only_after_a_single_import(tmp_path):
+    """An MJCF file naming plugin="hystmech.Dahl" loads after `import
+    hystmech.plugins.mujoco` alone (fresh process, no register/add_element call) and
+    runs as the model built with add_element; without mujoco that import fails with an
+    ImportError naming the extra."""
+    import subprocess
+
+    prog = (
+        "import sys, math, numpy as np, mujoco, hystmech.plugins.mujoco as hmj\n"
+        f"m = mujoco.MjModel.from_xml_string({MJCF_DAHL!r})\n"
+        "d = mujoco.MjData(m)\n"
+        "for _ in range(2000):\n"
+        "    d.qfrc_applied[0] = 2.0 * math.sin(2 * math.pi * d.time)\n"
+        "    mujoco.mj_step(m, d)\n"
+        "print(repr(float(d.qpos[0])), repr(float(hmj.element_force(m, d, 'fr'))))\n")
+    r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr
+    q, F = map(float, r.stdout.split()[-2:])
+    Dahl = get_element_class("Dahl")
+    spec = mujoco.MjSpec.from_string(XML.format(h=1e-4, k=50.0, m=1.0))
+    hmj.add_element(spec, Dahl(rho=300.0, Fc=0.5, w0=0.0), joint="x", name="fr")
+    model = spec.compile()
+    d = mujoco.MjData(model)
+    for _ in range(2000):
+        d.qfrc_applied[0] = 2.0 * math.sin(2 * math.pi * d.time)
+        mujoco.mj_step(model, d)
+    assert q == d.qpos[0] and abs(q) > 1e-3
+    assert F == hmj.element_force(model, d, "fr")
+    r = subprocess.run([sys.executable, "-c", "import sys; sys.modules['mujoco'] = None\n"
+                        "import hystmech.plugins.mujoco"], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=300)
+    assert r.returncode != 0 and "pip install 'hystmech[mujoco]'" in r.stderr, r.stderr
