@@ -24,6 +24,7 @@ from numba import njit
 
 from ..components.base import ForceElement
 from ._build import engine
+from ._switch import inside as _inside, mean_force as _mean_force, switch_of as _switch_of
 
 __all__ = ["add_hysteretic_bending", "HystereticBendingMemory", "cable_hysteresis",
            "add_element", "ElementMemory"]
@@ -202,62 +203,6 @@ def add_hysteretic_bending(sim, rod, law: ForceElement | None = None, *, torsion
     sim.add_forcing_to(rod).using(HB, memory=mem)
     sim.collect_diagnostics(rod).using(CM, memory=mem)
     return mem
-
-
-def _switch_of(law: ForceElement):
-    """sw(x, u, dir) -> the next input value from u in the direction dir where the law's
-    force jumps or kinks (its C kernel LAW_switch, same x and p as the Python kernels),
-    or None for a smooth law or one without a C form."""
-    if law.kind == "smooth":
-        return None
-    import ctypes
-
-    from ..fmu.export import FMUExportError, law_spec
-    from ._build import kernel_library
-
-    try:
-        spec = law_spec(law)
-        fn = getattr(kernel_library(spec), f"{spec.prefix}_switch")
-    except (FMUExportError, AttributeError):
-        return None
-    dp = ctypes.POINTER(ctypes.c_double)
-    fn.argtypes = [dp, ctypes.c_double, ctypes.c_double, dp]
-    fn.restype = ctypes.c_double
-    p = np.ascontiguousarray(law.p, dtype=float)
-    pp = p.ctypes.data_as(dp)
-
-    def sw(x, u, direction):
-        return fn(x.ctypes.data_as(dp), u, direction, pp)
-
-    sw.keep = p
-    return sw
-
-
-def _inside(w, a, b, direction):
-    return direction * (w - a) > 0.0 and direction * (b - w) > 0.0
-
-
-def _mean_force(law, sw, x, a, b, T, v, rtol):
-    """Mean force over the monotone input segment a -> b travelled in the time T at the
-    constant speed (b − a)/T, advancing x along it: cut at the switch points, midpoint
-    rule on the pieces (exact for a force constant or linear between switches)."""
-    d = 1.0 if b > a else -1.0
-    vs = (b - a) / T
-    cur, acc = a, 0.0
-    for _ in range(64):
-        if cur == b:
-            break
-        w = sw(x, cur, d)
-        nxt = w if _inside(w, cur, b, d) else b
-        mid = 0.5 * (cur + nxt)
-        law.advance(x, cur, mid, T * (mid - cur) / (b - a), vs, law.p, rtol)
-        acc += (nxt - cur) * law.force(x, mid, v, law.p)
-        law.advance(x, mid, nxt, T * (nxt - mid) / (b - a), vs, law.p, rtol)
-        cur = nxt
-    if cur != b:
-        law.advance(x, cur, b, T * (b - cur) / (b - a), vs, law.p, rtol)
-        acc += (b - cur) * law.force(x, b, v, law.p)
-    return acc / (b - a)
 
 
 class ElementMemory:

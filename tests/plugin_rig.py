@@ -99,3 +99,44 @@ def relays_reference(name, T, n_out=50):
         t0, y0 = sol.t[-1], sol.y[:, -1]
     _REF[key] = (el, (m, k, F0, w), te, x)
     return _REF[key]
+
+
+def relay_switches(el, x):
+    """How many times the relays of a Relay or discrete Preisach element ``el`` switch
+    along the sampled input path x (up at a2_i, down at a1_i, from its initial state
+    set by x[0] as in relays_reference): a check that a horizon exercises the jumps."""
+    prm = el.params
+    a1 = np.atleast_1d(np.asarray(prm["a1"], float))
+    a2 = np.atleast_1d(np.asarray(prm["a2"], float))
+    x = np.asarray(x, float)
+    n = 0
+    for lo, hi in zip(a1, a2):
+        mark = np.where(x >= hi, 1, np.where(x <= lo, -1, 0))
+        start = mark[0] if mark[0] != 0 else int(np.sign(float(prm["initial"])))
+        mark = np.concatenate([[start], mark[mark != 0]])
+        n += int(np.count_nonzero(np.diff(mark)))
+    return n
+
+
+def extrapolated_reference(name, T, n_out=50):
+    """(element, (m, k, F0, w), output times, x(t), halving ratio) of the rig for an
+    operator: hystmech's first-order projection scheme at h = 2e-6 and 1e-6, Richardson-
+    extrapolated (2·x_h/2 − x_h, second order). The ratio of the successive differences
+    (h = 4e-6 → 2e-6 → 1e-6) should be ≈ 2 for the extrapolation to hold."""
+    key = ("extrapolated", name, T, n_out)
+    if key in _REF:
+        return _REF[key]
+    ctor, A, _ = CASES[name]
+    el = ctor()
+    m, k, F0, w = rig(el, A)
+    a = Assembly()
+    a.add_dof("m", mass=m)
+    a.add_spring("m", "ground", k=k)
+    a.add_element("e", el, "m", "ground")
+    a.add_force("m", Harmonic(amplitude=F0, omega=w, phase=-np.pi / 2))
+    te = np.linspace(T / n_out, T, n_out)
+    x4, x2, x1 = (simulate(a, (0, T), method="projection", t_eval=te, h=h,
+                           energy=False).x("m") for h in (4e-6, 2e-6, 1e-6))
+    ratio = float(np.max(np.abs(x4 - x2)) / np.max(np.abs(x2 - x1)))
+    _REF[key] = (el, (m, k, F0, w), te, 2 * x1 - x2, ratio)
+    return _REF[key]
