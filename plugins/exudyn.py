@@ -15,7 +15,14 @@ post-step user function, called once per accepted step, commits every element of
 system in one call. The committed state (and its u, t) lives in a ``NodeGenericData``,
 so ``mbs.systemData.GetSystemState()`` / ``SetSystemState`` and restart files carry it.
 For fixed-step solvers, explicit (RK44 ...) or implicit (GeneralizedAlpha,
-TrapezoidalIndex2: every Newton iteration is a trial).
+TrapezoidalIndex2: every Newton iteration is a trial). Under explicit fixed-step solvers,
+a step whose predicted path u_n + v_n·s (s ∈ [0, h]) crosses a switch point of the law
+(relay threshold, Masing face, Preisach memory corner) returns, at every stage, the mean
+force over that path cut at the switch points (plugins/_switch.py, as the MuJoCo and
+Elastica hosts do): RK44 integrates it exactly and each switch is placed with an O(h²)
+error, so relay laws converge at second order instead of first. h comes from
+:func:`simulate`, or from two equal intervals between accepted steps when Exudyn's
+solver is called directly (until then, the plain trial).
 
 ``route="ode1"`` (smooth laws): the state is an ``ObjectGenericODE1`` integrated by the
 solver itself with ẋ = rate(x, u, v), for adaptive solvers (DOPRI5) and implicit ones.

@@ -99,12 +99,39 @@ def test_relays_rk44_second_order_with_step_mean_force(name):
     assert 1.8 < slope < 3.0 and np.all(halvings > 1.5), (err, slope, halvings)
 
 
+def test_step_inferred_without_the_wrapper():
+    """Solved by exudyn.SolveDynamic directly (no hex.simulate), the host infers h from
+    two equal intervals between accepted steps and places the relay's switches as
+    well: against the exact-event reference over 0.5 s (2 switches) at h = 1e-4, the
+    same error level as through the wrapper (6.9e-8; pointwise stages: ~1e-4)."""
+    el, prm, te, xr = relays_reference("Relay", T_RELAY)
+    SC, mbs, nodes = one_dof(el, *prm)
+    out = []
+    C = exu.OutputVariableType.Coordinates
+    hex.set_post_step(mbs, lambda m, t: out.append(
+        (t, float(np.ravel(m.GetNodeOutput(nodes["m"], C))[0]))) or True)
+    mbs.Assemble()
+    sim = exu.SimulationSettings()
+    sim.timeIntegration.numberOfSteps = 5000
+    sim.timeIntegration.endTime = T_RELAY
+    sim.solution.file.write = False
+    sim.timeIntegration.verboseMode = 0
+    exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.RK44)
+    assert mbs.sys["hystmech_host"].h == pytest.approx(1e-4, rel=1e-9)
+    t, x = np.array(out).T
+    assert relay_switches(el, x) >= 2
+    err = np.max(np.abs(np.interp(te, t, x) - xr)) / np.max(np.abs(xr))
+    assert err <= 3e-7, err
+
+
 @pytest.mark.parametrize("name", ["Masing", "PreisachContinuous"])
 def test_rk44_order_with_committed_states(name):
     """Self-convergence of RK44 with trial/commit on a law with kinks (Masing stop,
     continuous Preisach): the stage forces come from trial copies, the state is
-    committed once per step, and the order measured from successive halvings is about
-    2 (the kinks cap RK44's order 4)."""
+    committed once per step, and the order measured from successive halvings is at
+    least about 2 (pointwise stage forces: ≈ 2, the kinks cap RK44's order 4; with the
+    step-mean force on kink steps the differences are 2-300× smaller and the measured
+    orders 2 to 5)."""
     ctor, A, _ = CASES[name]
     el = ctor()
     prm = rig(el, A)
@@ -116,7 +143,7 @@ def test_rk44_order_with_committed_states(name):
         xs.append(np.interp(te, t, X[:, 0]))
     d = np.array([np.max(np.abs(xs[i] - xs[i + 1])) for i in range(3)])
     order = np.log2(d[:-1] / d[1:])
-    assert np.all((order > 1.5) & (order < 2.8)), (d, order)
+    assert np.all(order > 1.5), (d, order)
 
 
 @pytest.mark.parametrize("name", ["LuGre", "Dahl"])
