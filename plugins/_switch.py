@@ -21,12 +21,13 @@ def switch_of(law: ForceElement):
     import ctypes
 
     from ..fmu.export import FMUExportError, law_spec
-    from ._build import kernel_library
+    from ._build import PluginBuildError, kernel_library
 
     try:
         spec = law_spec(law)
         fn = getattr(kernel_library(spec), f"{spec.prefix}_switch")
-    except (FMUExportError, AttributeError):
+    except (FMUExportError, PluginBuildError, AttributeError, OSError):
+        # no C form or no compiler: the host keeps its pointwise trial forces
         return None
     dp = ctypes.POINTER(ctypes.c_double)
     fn.argtypes = [dp, ctypes.c_double, ctypes.c_double, dp]
