@@ -30,7 +30,9 @@ node forces); ``V = scratch(prm)`` the elements' scratch arrays, made once per l
 
 and the generic loops ``projection``, ``rk45`` (with ``dopri_step``) and
 ``eval_samples``, whose source is taken from :mod:`~hystmech.systems.methods` and
-:mod:`~hystmech.systems.model` and which call the functions above as globals. Nothing
+:mod:`~hystmech.systems.model` and which call the functions above as globals; in their
+hot loops the calls marked ``# INLINE`` are replaced by the statements themselves
+(:func:`_inline_calls`: no reference counting of arrays per step). Nothing
 takes a function argument, so numba inlines the kernels and can cache everything on disk (:mod:`._codegen` names the file
 after a hash of the source and of every module it draws on: an edited kernel gives a
 new file). Kernels that cannot be imported by name (closures, FMU kernels) get the
