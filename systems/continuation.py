@@ -38,7 +38,7 @@ class Branch:
     p: parameter values; y: full states at t0 (rows); measure: the user's measure of
     each orbit (default peak-to-peak of the first DOF [m]); stable: Floquet-stable;
     multipliers: per point; n_periods: orbit period in forcing periods; special: list of
-    {"kind": "fold" | "period-doubling" | "neimark-sacker" | "end", "p", "measure",
+    {"kind": "fold" | "period-doubling" | "neimark-sacker" | "restart", "p", "measure",
     "index"} (fold p and measure estimated by the parabola through the three points
     around the turning point); message: why the continuation stopped; phase: the
     section of each point, t0 + phase·T (it moves off velocity reversals).
@@ -76,7 +76,7 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                     measure: Callable | None = None, ds: float = 0.02, ds_min: float = 1e-5,
                     ds_max: float = 0.1, max_points: int = 400, tol: float = 1e-7,
                     fd_eps: float | None = None, transient_periods: int = 0, n_samples: int = 256,
-                    max_corrector: int = 8, jacobian_every: int = 1,
+                    max_corrector: int = 8, jacobian_every: int = 1, max_restarts: int = 3,
                     state_weight: float = 1.0, max_measure_step: float | None = None,
                     progress: Callable | None = None) -> Branch:
     """Follow the periodic orbits of ``build(p)`` from p_start towards p_end.
@@ -88,7 +88,9 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     measure(SimResult over one period) -> float, stored per point; ds, ds_min, ds_max:
     dimensionless arclength steps (p scaled by |p_end − p_start|, states by their
     excursion); tol: scaled shooting residual; stops when p leaves [p_start, p_end], at
-    max_points, or when Δs < ds_min. jacobian_every: a finite-difference Jacobian
+    max_points, or when Δs < ds_min and max_restarts restarts are used (a restart
+    shoots at fixed p one step ds further, past a point where the orbits' map is not
+    smooth, and is listed in ``special`` as kind "restart"). jacobian_every: a finite-difference Jacobian
     (and monodromy) every so many points, Broyden updates from the corrector between
     them (also fresh after a slow correction, a failed step, a moved section, or when
     the updated monodromy signals a bifurcation, which is thereby confirmed);
@@ -235,6 +237,7 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     message = f"reached max_points = {max_points}"
     h = float(ds)
     since_fresh = 0
+    restarts = 0
     while len(P) < max_points:
         s = scale[free] * sw
         x = np.concatenate([y[free] / s, [p / ps]])
@@ -279,11 +282,45 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                 ok = float(np.max(np.abs(r))) <= tol_r and abs(g) <= 1e-6
         except (SimulationError, ConvergenceError, ValueError, np.linalg.LinAlgError):
             ok = False
+        if ok and float(np.linalg.norm(xg - x)) > 2.0 * h:
+            # the corrector runs in the hyperplane normal to the tangent; where the tangent
+            # is nearly normal to p it can slide far along the branch (it skipped 10 rad/s
+            # past the Masing resonance peak at f1 = 300 N): a point at more than twice
+            # the step is refused
+            ok = False
         if not ok:
             h *= 0.5
             Gu = fd_jac(shooter(p), y, p, shooter(p).flow(y), scale) if since_fresh else Gu
             since_fresh = 0
             if h < ds_min:
+                # a point where the orbits' map is not smooth (Masing: the slider's stick
+                # phase vanishes): restart past it by shooting at fixed p a step further
+                d = float(np.sign(P[-1] - P[-2])) if len(P) > 1 else float(np.sign(p_end - p_start))
+                pn = p + d * ds * ps
+                if restarts < max_restarts and lo_p - ds * ps <= pn <= hi_p + ds * ps:
+                    try:
+                        p_now[0] = pn
+                        shn, yn, fn, resn, scn = converge(shooter(pn), y.copy())
+                        Gn = fd_jac(shn, yn, pn, fn, scn)
+                    except (SimulationError, ConvergenceError, ValueError,
+                            np.linalg.LinAlgError) as e:
+                        message = (f"step size fell below ds_min = {ds_min:g} at p = {p:.6g} "
+                                   f"and the restart at p = {pn:.6g} failed: {e}")
+                        break
+                    restarts += 1
+                    y, p, scale, Gu = yn, pn, scn, Gn
+                    tols["scale"] = scale
+                    t = tangent(scaled(Gu, scale[free] * sw), sign_p=d)
+                    tp_prev = t[m]
+                    record(p, y, resn, Gu, True)
+                    special.append({"kind": "restart", "p": p, "measure": MEAS[-1],
+                                    "index": len(P) - 1})
+                    h = float(ds)
+                    since_fresh = 0
+                    if not lo_p - 1e-12 * ps <= p <= hi_p + 1e-12 * ps:
+                        message = f"left the parameter range at p = {p:.6g}"
+                        break
+                    continue
                 message = f"step size fell below ds_min = {ds_min:g} at p = {p:.6g}"
                 break
             continue

@@ -10,9 +10,11 @@ part between two folds and the jump frequencies (the folds) come out directly.
 
 Scenario ``belt-tensioner-frf-continuation``: for each tensioner model and f1 level it
 writes ``frf_branches.csv`` (model, f1, omega, T_amplitude, stable, max_multiplier,
-fresh_jacobian), ``frf_folds.csv`` (model, f1, kind, omega, T_amplitude) and the figure
+fresh_jacobian, leading_real_multiplier), ``frf_folds.csv`` (model, f1, kind, omega, T_amplitude) and the figure
 ``frf_continuation`` over the brute-force map of ``belt-tensioner-frf`` (an existing
-``frf.csv`` given in the TOML, else its reduced grid run here).
+``frf.csv`` given in the TOML, else its reduced grid run here). A branch without fold
+states how close it comes to one (:func:`fold_evidence`: the largest real multiplier
+and how long a transient needs there, against the sweep's 20 s runs).
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ import numpy as np
 
 from .belt_tensioner import belt_assembly, paper_tensioner
 from .continuation import Branch, continue_orbits
-from .periodic import peak_to_peak
+from .periodic import UNIT_TOL, peak_to_peak
 from .sweep import _table
 
 MODELS = ("mdm", "masing")
@@ -56,7 +58,8 @@ def frf_branch(model: str, f1: float, omega_min: float = 10.0, omega_max: float 
                rtol: float = 1e-6, h: float = 1e-5, tol: float | None = None, ds: float = 0.02,
                ds_max: float = 0.1, state_weight: float = 0.05, jacobian_every: int = 3,
                max_points: int = 500, n_samples: int = 256,
-               max_measure_step: float | None = 0.1, progress=None) -> Branch:
+               max_measure_step: float | None = 0.1, n_periods: int = 1,
+               progress=None) -> Branch:
     """One FRF branch of the rig: periodic orbits from Ω = omega_min to omega_max [rad/s]
     at shaker amplitude f1 [N]; ``measure`` = tension amplitude [N].
 
@@ -66,7 +69,8 @@ def frf_branch(model: str, f1: float, omega_min: float = 10.0, omega_max: float 
     only piecewise smooth where the slider meets its box, so Newton stalls near 1e-4
     there). ds, ds_max, state_weight,
     jacobian_every, max_points, max_measure_step (relative change of the tension
-    amplitude per step, 10 %): see :func:`hystmech.systems.continuation.continue_orbits`.
+    amplitude per step, 10 %), n_periods (orbits of period n·2π/Ω, e.g. 3 for a
+    subharmonic): see :func:`hystmech.systems.continuation.continue_orbits`.
     """
     build = rig_at(model, f1)
     for name, v in (("omega_min", omega_min), ("omega_max", omega_max)):
@@ -84,12 +88,54 @@ def frf_branch(model: str, f1: float, omega_min: float = 10.0, omega_max: float 
                            options=opts, measure=tension_amplitude_of, ds=ds, ds_max=ds_max,
                            tol=tol, state_weight=state_weight, jacobian_every=jacobian_every,
                            max_points=max_points, n_samples=n_samples,
-                           max_measure_step=max_measure_step, progress=progress)
+                           max_measure_step=max_measure_step, n_periods=n_periods,
+                           progress=progress)
 
 
 def jumps(branch: Branch) -> list:
     """The folds of a branch: jump frequencies Ω [rad/s] and amplitudes [N]."""
     return [{"omega": s["p"], "T_amplitude": s["measure"]} for s in branch.folds()]
+
+
+def leading_real_multiplier(multipliers, neutral_tol: float = UNIT_TOL) -> float:
+    """The largest real positive Floquet multiplier of one orbit that is not the neutral
+    μ = 1 of a stuck Masing slider (|μ − 1| <= neutral_tol); 0 when there is none. A
+    fold (saddle-node, jump) is where it crosses +1."""
+    mu = np.asarray(multipliers, dtype=complex)
+    real = mu[(np.abs(mu.imag) <= 1e-3 * np.abs(mu)) & (mu.real > 0)].real
+    real = real[np.abs(real - 1.0) > neutral_tol]
+    return float(real.max()) if real.size else 0.0
+
+
+def fold_evidence(branch: Branch, sweep_time: float = 20.0, near_peak: float = 0.5) -> dict:
+    """Where a branch comes closest to a fold: the orbit with the largest real
+    multiplier μ < 1 (:func:`leading_real_multiplier`, among the orbits with a fresh
+    finite-difference monodromy and an amplitude above ``near_peak`` × the branch's
+    peak), its Ω [rad/s] and amplitude
+    [N], and how long a transient takes there to decay to 1 % (ln 0.01 / ln μ periods,
+    in s), against the ``sweep_time`` [s] of one brute-force run (Bastien et al. (2007),
+    eq. (59a): 20 s): a longer decay means the sweep does not reach the steady state
+    there and can show a jump the periodic orbits do not have."""
+    lead = np.array([leading_real_multiplier(mu) for mu in branch.multipliers])
+    if branch.fresh is not None and branch.fresh.any():
+        lead[~branch.fresh] = -1.0      # Broyden-updated monodromies are only estimates
+    # a jump of a resonance: where the amplitude is high (elsewhere a real μ near 1 is a
+    # slowly relaxing tensioner state, e.g. the stuck modified Dahl at 13 N)
+    lead[branch.measure < near_peak * branch.measure.max()] = -1.0
+    i = int(np.argmax(lead))
+    mu = max(float(lead[i]), 0.0)
+    om = float(branch.p[i])
+    n = math.log(0.01) / math.log(mu) if 0.0 < mu < 1.0 else None
+    decay_s = None if n is None else n * branch.n_periods * 2 * math.pi / om
+    dp = np.diff(branch.p)
+    k = int(np.argmax(np.abs(np.diff(branch.measure)) / np.maximum(np.abs(dp), 1e-300))) \
+        if dp.size else 0
+    return {"omega": om, "T_amplitude": float(branch.measure[i]), "multiplier": mu,
+            "decay_periods_1pct": n, "decay_s_1pct": decay_s,
+            "sweep_reaches_steady_state": decay_s is not None and decay_s <= sweep_time,
+            "steepest_slope_N_per_rad_s": float(abs(branch.measure[k + 1] - branch.measure[k])
+                                                / max(abs(dp[k]), 1e-300)) if dp.size else 0.0,
+            "steepest_omega": float(branch.p[k]) if dp.size else om}
 
 
 # -- scenario runner --------------------------------------------------------------------------
@@ -153,7 +199,8 @@ def run(cfg: dict, out, progress):
     bf, bf_src = _brute_force(str(o.get("frf_csv", "") or ""), models, f1s, om_min, om_max,
                               n_om, out, progress)
 
-    rows = ["model,f1,omega,T_amplitude,stable,max_multiplier,fresh_jacobian"]
+    rows = ["model,f1,omega,T_amplitude,stable,max_multiplier,fresh_jacobian,"
+            "leading_real_multiplier"]
     frows = ["model,f1,kind,omega,T_amplitude"]
     branches = {}
     summary_b = {}
@@ -171,8 +218,11 @@ def run(cfg: dict, out, progress):
             for i in range(br.p.size):
                 mu = float(np.abs(br.multipliers[i]).max()) if br.multipliers[i].size else 0.0
                 rows.append(f"{m},{a!r},{float(br.p[i])!r},{float(br.measure[i])!r},"
-                            f"{int(br.stable[i])},{mu!r},{int(br.fresh[i])}")
+                            f"{int(br.stable[i])},{mu!r},{int(br.fresh[i])},"
+                            f"{leading_real_multiplier(br.multipliers[i])!r}")
             for sp in br.special:
+                if sp["kind"] == "restart":
+                    continue
                 frows.append(f"{m},{a!r},{sp['kind']},{float(sp['p'])!r},"
                              f"{float(sp['measure'])!r}")
             summary_b[f"{m}_f1_{a:g}"] = {
@@ -183,7 +233,11 @@ def run(cfg: dict, out, progress):
                 "peak_omega": float(br.p[int(np.argmax(br.measure))]),
                 "peak_T_amplitude": float(br.measure.max()),
                 "bifurcations": [{"kind": sp["kind"], "omega": sp["p"]} for sp in br.special
-                                 if sp["kind"] != "fold"]}
+                                 if sp["kind"] not in ("fold", "restart")],
+                "restarts_omega": [round(sp["p"], 4) for sp in br.special
+                                   if sp["kind"] == "restart"],
+                "nearest_fold": {k2: (round(v, 6) if isinstance(v, float) else v)
+                                 for k2, v in fold_evidence(br).items()}}
             k += 1
 
     names = {"mdm": "modified Dahl", "masing": "Masing with viscous damping"}
@@ -209,13 +263,37 @@ def run(cfg: dict, out, progress):
             for j in jumps(br):
                 ax.axvline(j["omega"], color=col, ls=":", lw=0.8)
                 ax.plot(j["omega"], j["T_amplitude"], "x", color="k", ms=6)
+            if not jumps(br):
+                # no fold: mark where a resonance comes close to one (leading real μ < 1)
+                ev = fold_evidence(br)
+                if ev["multiplier"] > 0.98:
+                    ax.plot(ev["omega"], ev["T_amplitude"], "^", color=col, ms=5, mfc="none")
+                    ax.annotate(f"μ={ev['multiplier']:.3f}", (ev["omega"], ev["T_amplitude"]),
+                                fontsize=6, color=col, xytext=(4, -8),
+                                textcoords="offset points")
         ax.set_xlabel("Ω [rad/s]")
         ax.set_ylabel("max(T) − min(T) [N]")
-        ax.set_title(f"{names[m]}: continuation (lines; dashed unstable, x folds) over the "
-                     f"sweep (dots)", fontsize=8)
+        ax.set_title(names[m], fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6, ncol=2)
-    summary = {"brute_force": bf_src, "settings": kw, "branches": summary_b}
+    fig.suptitle("Periodic orbits by continuation (lines; dashed: unstable, ×: folds, △: "
+                 "largest real Floquet multiplier < 1 of a resonance without fold) over the "
+                 "brute-force sweep (dots)", fontsize=8)
+    fig.tight_layout()
+    # the verdict on jumps: folds found, or how close the branches come to one
+    nf = sum(len(jumps(b)) for b in branches.values())
+    if nf:
+        verdict = f"{nf} fold(s): see frf_folds.csv (jump frequencies) and the dashed branches"
+    else:
+        (mc, ac), bc = max(branches.items(), key=lambda kv: fold_evidence(kv[1])["multiplier"])
+        ev = fold_evidence(bc)
+        verdict = (f"no fold and no unstable orbit on any branch (a fold needs a real Floquet "
+                   f"multiplier crossing +1); closest: {mc} at f1 = {ac:g} N, leading real "
+                   f"multiplier {ev['multiplier']:.4f} at Omega = {ev['omega']:.3f} rad/s "
+                   f"(T amplitude {ev['T_amplitude']:.0f} N), where a transient needs "
+                   f"{ev['decay_s_1pct'] or float('inf'):.0f} s to decay to 1 % against the "
+                   f"20 s of one brute-force run")
+    summary = {"brute_force": bf_src, "settings": kw, "folds": verdict, "branches": summary_b}
     return ScenarioOutput(summary=summary, figures={"frf_continuation": fig},
                           files={"frf_branches.csv": "\n".join(rows) + "\n",
                                  "frf_folds.csv": "\n".join(frows) + "\n"})

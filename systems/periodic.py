@@ -40,6 +40,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from ..components.base import check_finite, check_positive
 from .assembly import Assembly, Harmonic
@@ -78,6 +79,18 @@ def forcing_omega(assembly: Assembly) -> float:
             raise ValueError(f"period: the forcing pulsations {sorted(oms)} rad/s are not "
                              f"commensurate; give period= [s]")
     return min(oms)
+
+
+def operator_states(element) -> np.ndarray:
+    """Boolean mask of the element's states that are an operator's memory (relay,
+    Preisach): all of them for an operator, those of its operator parts for a parallel
+    sum (``parts``, whose states are concatenated in order), none otherwise. Shooting
+    carries these over from the end of the previous period instead of solving for them
+    (wiping-out property, see the module docstring)."""
+    if element.parts:
+        masks = [operator_states(el) for el in element.parts]
+        return np.concatenate(masks) if masks else np.zeros(0, dtype=bool)
+    return np.full(element.n_states, element.kind == "operator")
 
 
 # -- the flow over one period ---------------------------------------------------------------
@@ -137,11 +150,11 @@ class Shooter:
             sc = np.broadcast_to(np.asarray(el.x_scale if el.x_scale is not None else 1.0,
                                             float), (n,))
             xs = np.concatenate([xs, 1e-6 * np.maximum(np.abs(sc), 1e-300)])
-            if el.kind == "inclusion":
+            if el.box_lo is not None:
                 lo[o:o + n] = el.box_lo
+            if el.box_hi is not None:
                 hi[o:o + n] = el.box_hi
-            elif el.kind == "operator":
-                free[o:o + n] = False
+            free[o:o + n] &= ~operator_states(el)
             kinds.append(el.kind)
             o += n
         self.kinds = kinds
@@ -654,22 +667,43 @@ def variational_monodromy(sh: Shooter, y0, *, rtol: float = 1e-10, method: str =
 
 # -- elements under a periodic input (drive-type problems) --------------------------------
 
+@njit(cache=False)
+def _advance_period(advance, t, u, vseg, x0, p, rtol):
+    # the full state after one input period by the law's own segment update (drive()
+    # records only the n_report_states leading states, e.g. not a Preisach stack);
+    # not cached on disk for the reason given at core/drive.py's _drive_loop
+    x = x0.copy()
+    for k in range(t.size - 1):
+        advance(x, u[k], u[k + 1], t[k + 1] - t[k], vseg[k], p, rtol)
+    return x
+
+
 class _DriveMap(Shooter):
     """The period map x(t0) -> x(t0 + T) of one element driven by a periodic
-    displacement (hystmech.drive), in the interface newton_shoot uses."""
+    displacement (the segment updates of hystmech.drive), in the interface newton_shoot
+    uses. Operator memory (:func:`operator_states`) is carried over, not solved for."""
 
     def __init__(self, element, t, u, v, rtol):
+        from ..components.base import is_compiled
+
         self.element = element
         self.t, self.u, self.v, self.rtol = t, u, v, rtol
+        # segment velocities as drive() takes them: the slope, or the mean of v
+        self.vseg = np.ascontiguousarray(np.diff(u) / np.diff(t) if v is None
+                                         else 0.5 * (v[1:] + v[:-1]))
+        self.advance_period = (_advance_period if is_compiled(element.advance)
+                               else _advance_period.py_func)
         n = element.n_states
         self.N = n
-        self.names = list(element.state_names) or [f"x{i}" for i in range(n)]
+        names = list(element.state_names)
+        self.names = names + [f"x{i}" for i in range(len(names), n)]
         self.lo = np.full(n, -np.inf)
         self.hi = np.full(n, np.inf)
-        if element.kind == "inclusion":
+        if element.box_lo is not None:
             self.lo = np.asarray(element.box_lo, float).copy()
+        if element.box_hi is not None:
             self.hi = np.asarray(element.box_hi, float).copy()
-        self.free = np.arange(n)
+        self.free = np.flatnonzero(~operator_states(element))
         self.smooth = element.kind == "smooth"
         sc = np.broadcast_to(np.asarray(element.x_scale if element.x_scale is not None
                                         else 1.0, float), (n,))
@@ -684,12 +718,22 @@ class _DriveMap(Shooter):
                      x0=np.clip(x, self.lo, self.hi))
 
     def flow(self, y):
-        return self.run_drive(y).state[-1].copy()
+        self.n_sims += 1
+        x = np.ascontiguousarray(np.clip(np.asarray(y, float), self.lo, self.hi))
+        return self.advance_period(self.element.advance, self.t, self.u, self.vseg, x,
+                                   self.element.p, float(self.rtol))
 
     def scales(self, y, res=None):
+        """Excursion of each state over the period (the recorded ones; the others,
+        e.g. an operator's memory stack, by their size), floored."""
         X = (self.run_drive(y) if res is None else res).state
-        s = np.maximum(np.ptp(X, axis=0), 1e-3 * np.max(np.abs(X), axis=0))
-        return np.maximum(s, self.floor)
+        y = np.asarray(y, float)
+        s = np.maximum(1e-3 * np.abs(y), self.floor)
+        r = X.shape[1]
+        if r:
+            s[:r] = np.maximum(np.maximum(np.ptp(X, axis=0), 1e-3 * np.max(np.abs(X), axis=0)),
+                               self.floor[:r])
+        return s
 
 
 @dataclass
@@ -718,7 +762,10 @@ def periodic_state(element, t, u, v=None, *, rtol: float = 1e-10, tol: float = 1
     attracting loop (for the Dahl/LuGre models the closed forms of Ikhouane, Mañosa &
     Pujol, Theorem 2, eqs. (6), (8)); the Jacobian is by finite differences of the
     exact (or rtol-accurate) segment updates. Operators (relay, Preisach) reach it in
-    one period by the wiping-out property and need no Newton step.
+    one period by the wiping-out property and need no Newton step; in a parallel sum
+    (``parts``) their memory is carried over while Newton solves for the other parts'
+    states. The period map advances the full state (every state, also those drive()
+    does not record, e.g. a Preisach memory stack) with the law's ``advance`` kernel.
     """
     from ..components.base import ForceElement
 
@@ -732,23 +779,29 @@ def periodic_state(element, t, u, v=None, *, rtol: float = 1e-10, tol: float = 1
     if not np.all(np.isfinite(u)) or abs(u[-1] - u[0]) > 1e-9 * max(span, 1e-300):
         raise ValueError(f"u must describe one period: finite, with u[-1] == u[0] "
                          f"(got {u[0]!r} and {u[-1]!r})")
-    if element.n_report_states < element.n_states:
-        raise ValueError(f"{element.name}: drive() reports only {element.n_report_states} of "
-                         f"its {element.n_states} states, periodic_state needs them all")
     tol = check_positive("tol", tol)
     sh = _DriveMap(element, t, u, v, rtol)
     x = element.x0.copy() if x0 is None else np.asarray(x0, dtype=float).ravel().copy()
     if x.size != element.n_states:
         raise ValueError(f"x0 must have {element.n_states} component(s) (got {x.size})")
-    if element.kind == "operator":
-        x = sh.flow(x)                  # one period wipes the memory out
-        res = sh.run_drive(x)
-        err = float(np.max(np.abs(res.state[-1] - x) / sh.scales(x, res)))
-        return SteadyLoop(x0=x, result=res, iterations=0, n_periods=sh.n_sims,
+    if sh.free.size < sh.N:
+        x = sh.flow(x)                  # one period wipes the operator memory out
+    if sh.free.size == 0:
+        scale = sh.scales(x)
+        err = float(np.max(np.abs(sh.flow(x) - x) / scale)) if x.size else 0.0
+        return SteadyLoop(x0=x, result=sh.run_drive(x), iterations=0, n_periods=sh.n_sims,
                           residual=err, multipliers=np.zeros(0))
     scale = sh.scales(x)
     x, J, err, it, fx = newton_shoot(sh, x, scale, tol=tol, max_iter=max_iter, eps=fd_eps)
     M, _ = sh.jacobian(x, scale, eps=fd_eps, central=sh.smooth)
+    mu = floquet(M)
+    if mu.size and np.abs(mu).max() < 1.0:
+        # a contracting loop: one more period multiplies the error Newton left (its
+        # finite-difference Jacobian carries the rounding of every segment) by |μ|
+        x2 = sh.flow(x)
+        err2 = float(np.max(np.abs((sh.flow(x2) - x2)[sh.free] / scale[sh.free])))
+        if err2 < err:
+            x, err = x2, err2
     res = sh.run_drive(x)
     return SteadyLoop(x0=x, result=res, iterations=it, n_periods=sh.n_sims, residual=err,
-                      multipliers=floquet(M))
+                      multipliers=mu)

@@ -192,6 +192,28 @@ def test_subharmonic_option_multipliers_of_the_3T_map():
     assert peak_to_peak(r.t, r.x("x")) / 2 == pytest.approx(X, rel=1e-7)
 
 
+def test_subharmonic_3T_orbit_of_a_duffing_oscillator_against_long_integration():
+    # ẍ + 0.1ẋ + x + x³ = 6·cos(4t): a stable 1/3-subharmonic coexists with the T-periodic
+    # orbit; shooting with n_periods = 3 from a state in its basin finds it
+    c, F, Om = 0.1, 6.0, 4.0
+    T = 2 * math.pi / Om
+    o = periodic_orbit(oscillator(1.0, c, 1.0, F, Om, k3=1.0), n_periods=3, y0=[1.52, 0.23],
+                       transient_periods=20, section="fixed", options=dict(rtol=1e-10))
+
+    def f(t, y):
+        return [y[1], F * math.cos(Om * t) - c * y[1] - y[0] - y[0] ** 3]
+    kw = dict(method="DOP853", rtol=1e-12, atol=1e-12)
+    s = solve_ivp(f, (0.0, 3 * T), o.y0, t_eval=[T, 2 * T, 3 * T], **kw).y.T
+    assert np.max(np.abs(s[2] - o.y0)) < 1e-7                   # returns after 3T ...
+    assert min(np.max(np.abs(s[0] - o.y0)), np.max(np.abs(s[1] - o.y0))) > 0.5   # not T
+    # the attractor of 240 periods of plain integration from the same guess
+    L = solve_ivp(f, (0.0, 240 * T), [1.52, 0.23], **kw).y[:, -1]
+    assert min(np.max(np.abs(L - q)) for q in (o.y0, s[0], s[1])) < 1e-6
+    # Liouville: det M = exp(∫ tr J dt) = exp(−c·3T); stable
+    assert abs(np.prod(o.multipliers)) == pytest.approx(math.exp(-c * 3 * T), rel=1e-5)
+    assert o.stable and o.n_periods == 3
+
+
 def twin_well(g, om=1.2):
     """ẍ + 0.3ẋ − x + x³ = g·cos(1.2t) (Holmes' twin-well Duffing oscillator)."""
     from hystmech.components.linear import LinearSpring

@@ -83,7 +83,8 @@ def test_scenario_runner_writes_branches_over_given_sweep(tmp_path):
            "overlay": {"frf_csv": str(csv)}}
     out = run(cfg, tmp_path, lambda f, m: None)
     lines = out.files["frf_branches.csv"].strip().splitlines()
-    assert lines[0] == "model,f1,omega,T_amplitude,stable,max_multiplier,fresh_jacobian"
+    assert lines[0] == ("model,f1,omega,T_amplitude,stable,max_multiplier,fresh_jacobian,"
+                        "leading_real_multiplier")
     rows = [ln.split(",") for ln in lines[1:]]
     w = np.array([float(r[2]) for r in rows])
     a = np.array([float(r[3]) for r in rows])
@@ -109,3 +110,45 @@ def test_frf_branch_bad_input():
         frf_branch("mdm", -1.0)
     with pytest.raises(ValueError, match="omega_max"):
         frf_branch("mdm", 10.0, 50.0, 40.0)
+
+
+def test_fold_evidence_decay_time_is_the_slow_eigenvalue_of_an_overdamped_oscillator():
+    # x'' + 5x' + 4x = cos(Ωt): eigenvalues −1, −4, real multipliers exp(λT); no fold, and a
+    # transient decays to 1 % in ln(100)/1 s whatever Ω
+    import math
+
+    from hystmech.systems import Assembly, Harmonic
+    from hystmech.systems.continuation import continue_orbits
+    from hystmech.systems.frf_continuation import fold_evidence
+
+    def build(Om):
+        a = Assembly()
+        a.add_dof("x", mass=1.0)
+        a.add_spring("x", "ground", k=4.0)
+        a.add_damper("x", "ground", c=5.0)
+        a.add_force("x", Harmonic(0.0, 1.0, Om, 0.0))
+        return a
+    br = continue_orbits(build, 1.5, 2.5, ds=0.2, ds_max=0.3, tol=1e-9,
+                         options=dict(rtol=1e-10))
+    ev = fold_evidence(br)
+    assert not br.folds()
+    assert ev["multiplier"] == pytest.approx(math.exp(-2 * math.pi / ev["omega"]), rel=1e-6)
+    assert ev["decay_s_1pct"] == pytest.approx(math.log(100.0), rel=1e-6)
+
+
+def test_frf_branch_of_period_3T_on_the_rig_is_the_T_orbit_with_cubed_multipliers():
+    # the Ω ≈ ω1/3 range at 300 N: the 3T orbit the branch finds is the T orbit (no
+    # multiplier of the T branch crosses a cube root of unity, so no distinct 3T orbit
+    # is born from it) and its monodromy is M_T³ (Floquet), so the multipliers are cubes
+    from hystmech.systems.frf_continuation import frf_branch, rig_at
+    from hystmech.systems.periodic import periodic_orbit
+
+    b3 = frf_branch("mdm", 300.0, 14.0, 14.3, ds=0.5, ds_max=0.5, max_points=2, n_periods=3)
+    assert b3.n_periods == 3 and b3.p[0] == 14.0
+    kw = dict(method="RK45", options=dict(rtol=1e-9), section="fixed", tol=1e-9,
+              t0=float(b3.phase[0]) * 2 * np.pi / 14.0)
+    o1 = periodic_orbit(rig_at("mdm", 300.0)(14.0), y0=b3.y[0], **kw)
+    o3 = periodic_orbit(rig_at("mdm", 300.0)(14.0), y0=b3.y[0], n_periods=3, **kw)
+    assert np.max(np.abs(o3.y0 - o1.y0)[:4] / o1.scale[:4]) < 1e-6
+    assert np.max(np.abs(np.sort_complex(o3.multipliers)
+                         - np.sort_complex(o1.multipliers ** 3))) < 1e-5
