@@ -15,7 +15,8 @@ belt–tensioner loops deleted by issue 10. Every timing is the best of a few re
    h = 1e-5 s: ns/step (target <= 300).
 4. Compilation of a new structure in a fresh process: ready in <= 3 s; from the disk
    cache in a second fresh process: <= 0.5 s (import time reported apart).
-5. (opt-in) `hystmech run belt-tensioner-frf`, full 2 x 16 x 116 grid: <= 45 s wall.
+5. (opt-in) `hystmech run belt-tensioner-frf`, full 2 x 16 x 116 grid (default settings:
+   steady-state stop): <= 45 s wall; also the per-point CPU cost x 3712 / 2 cores.
 """
 import os
 import subprocess
@@ -160,15 +161,54 @@ def bench_compile():
     return c1 <= 3.0 and c2 <= 0.5
 
 
+def bench_frf_estimate(stride=8):
+    """Per-point cost of the FRF grid at the scenario's default settings (steady-state
+    stop), timed serially on every stride-th point, and the resulting estimate
+    mean × 3712 / 2 cores (free of the machine's load by other processes, unlike the
+    wall time of the full run)."""
+    from hystmech.systems.sweep import SS_DEFAULT, frf_grid, tension_amplitude
+
+    pts = frf_grid()
+    for m in ("mdm", "masing"):           # compile / load the cache outside the timing
+        tension_amplitude(m, 13.0, 50.0, t_window=(0.5, 0.6))
+    cost = {"mdm": [], "masing": []}
+    for p in pts[::stride]:
+        tic = time.thread_time()
+        tension_amplitude(*p, **SS_DEFAULT)
+        cost[p[0]].append(time.thread_time() - tic)
+    mean = {m: sum(v) / len(v) for m, v in cost.items()}
+    est = sum(mean.values()) / 2 * len(pts) / 2
+    print(f"FRF grid per point (CPU time, {len(pts) // stride} of {len(pts)} points, steady-state "
+          f"stop): modified Dahl {mean['mdm'] * 1e3:.1f} ms, Masing {mean['masing'] * 1e3:.1f} ms; "
+          f"x {len(pts)} / 2 cores = {est:.0f} s (target <= 45)")
+    return est <= 45
+
+
 def bench_frf_full():
+    """The whole grid through the CLI (wall time on this machine, as loaded as it is);
+    HYSTMECH_BENCH_PROTOCOL=frf.csv of a run with [sweep] steady_state = false also
+    prints the largest deviation of the default from the paper's 20 s protocol."""
+    from hystmech.systems.sweep import read_frf
+
     with tempfile.TemporaryDirectory() as d:
+        load0 = os.getloadavg()
         tic = time.perf_counter()
         p = subprocess.run([sys.executable, "-m", "hystmech", "run", "belt-tensioner-frf",
                             "--out", d], capture_output=True, text=True)
         wall = time.perf_counter() - tic
+        load1 = os.getloadavg()
+        vals = read_frf(Path(d) / "frf.csv")
     ok = p.returncode == 0
-    print(f"hystmech run belt-tensioner-frf (full grid): {wall:.0f} s wall (target <= 45)"
+    print(f"hystmech run belt-tensioner-frf (full grid): {wall:.0f} s wall (target <= 45); "
+          f"load average {load0[0]:.1f} before, {load1[0]:.1f} / {load1[1]:.1f} (1 / 5 min) after"
           + ("" if ok else f"; FAILED: {p.stderr.strip().splitlines()[-1:]}"))
+    ref = os.environ.get("HYSTMECH_BENCH_PROTOCOL")
+    if ok and ref:
+        full = read_frf(ref)
+        rel = {k: abs(v - full[k]) / abs(full[k]) for k, v in vals.items() if k in full}
+        k = max(rel, key=rel.get)
+        print(f"  against the 20 s protocol ({len(rel)} points): max relative deviation "
+              f"{rel[k]:.2e} at {k}; {sum(r > 1e-3 for r in rel.values())} points above 1e-3")
     return ok and wall <= 45
 
 
@@ -177,6 +217,7 @@ def main():
     for b in (bench_masing, bench_mdm_rk45, bench_chain, bench_compile):
         ok &= bool(b())
     if os.environ.get("HYSTMECH_BENCH_FULL") or "--full" in sys.argv:
+        ok &= bool(bench_frf_estimate())
         ok &= bool(bench_frf_full())
     return ok
 

@@ -20,7 +20,10 @@ from .base import (ForceElement, Param, check_nonnegative, check_positive, check
 def stribeck_g(v, p):
     """Stribeck curve g(ν) = Fc + (Fs − Fc) exp(−|ν/vs|^β)  [N]."""
     r = abs(v / p[4])
-    if p[5] != 1.0:  # pow is the costliest call of the kernel; skip it for beta = 1
+    # pow is the costliest call of the kernel; skip it for beta = 1 and 2 (the usual values)
+    if p[5] == 2.0:
+        r = r * r
+    elif p[5] != 1.0:
         r = r ** p[5]
     return p[2] + (p[3] - p[2]) * math.exp(-r)
 
@@ -40,7 +43,6 @@ def make_kernels(g, f, compile_=True):
     """Kernels of the LuGre law for friction curve g(ν) [N] and viscous law f(ν) [N]."""
     deco = njit if compile_ else (lambda fn: fn)
     expm1 = math.expm1
-    exp = math.exp
 
     @deco
     def advance(x, u0, u1, dt, v, p, rtol):
@@ -50,7 +52,8 @@ def make_kernels(g, f, compile_=True):
         if z < 1e-300:
             x[0] = x[0] + v * dt
         else:
-            x[0] = x[0] * exp(-z) + v * dt * (-expm1(-z) / z)
+            em = expm1(-z)  # e^{-z} = 1 + em: one transcendental call for both terms
+            x[0] = x[0] * (1.0 + em) + v * dt * (-em / z)
 
     @deco
     def rate(x, u, v, p, out):

@@ -24,8 +24,10 @@ from numba import njit
 
 from ..components.base import ForceElement
 from ._build import engine
+from ._switch import inside as _inside, mean_force as _mean_force, switch_of as _switch_of
 
-__all__ = ["add_hysteretic_bending", "HystereticBendingMemory", "cable_hysteresis"]
+__all__ = ["add_hysteretic_bending", "HystereticBendingMemory", "cable_hysteresis",
+           "add_element", "ElementMemory"]
 
 
 @njit(cache=False)
@@ -200,6 +202,133 @@ def add_hysteretic_bending(sim, rod, law: ForceElement | None = None, *, torsion
     HB, CM = _classes()
     sim.add_forcing_to(rod).using(HB, memory=mem)
     sim.collect_diagnostics(rod).using(CM, memory=mem)
+    return mem
+
+
+class ElementMemory:
+    """The committed state of one force element on a node of a PyElastica system: x,
+    the committed input u [m] and time; the anchor (the node's position at the first
+    force evaluation); the pending trial; the force of the last evaluation F [N]."""
+
+    def __init__(self, law: ForceElement, direction, node: int, rtol: float):
+        self.law = law
+        self.direction = np.asarray(direction, dtype=float)
+        self.node = int(node)
+        self.rtol = float(rtol)
+        self.x = np.array(law.x0, dtype=float)
+        self.xt = self.x.copy()
+        self.u = 0.0
+        self.t = 0.0
+        self.ut = 0.0
+        self.tt = 0.0
+        self.anchor = None
+        self.F = 0.0
+        self.pending = False
+        self.commits = 0
+        self.switch = _switch_of(law)
+
+    def commit(self):
+        """Accept the trial of the step (once per step)."""
+        if self.pending:
+            self.x[...] = self.xt
+            self.u, self.t = self.ut, self.tt
+            self.pending = False
+            self.commits += 1
+
+
+def _element_classes():
+    ea = engine("elastica")
+
+    class ElementForce(ea.NoForces):
+        """NoForces adding −F·e at one node, F the hystmech element's force at the
+        node's displacement u = (r − r_first)·e and velocity v = ṙ·e."""
+
+        def __init__(self, memory: ElementMemory):
+            super().__init__()
+            self.memory = memory
+
+        def apply_forces(self, system, time: np.float64 = np.float64(0.0)) -> None:
+            mem = self.memory
+            if mem.pending:
+                raise RuntimeError(
+                    "hystmech element: the forcing was evaluated twice within one time "
+                    "step; use elastica.PositionVerlet (PEFRL and other multi-stage "
+                    "steppers accumulate external forces across stages)")
+            e, k = mem.direction, mem.node
+            r = system.position_collection[:, k]
+            if mem.anchor is None:
+                # u = 0 at the first force evaluation, as in the MuJoCo plugin
+                mem.anchor = r.copy()
+                mem.t = float(time)
+            u = float((r - mem.anchor) @ e)
+            v = float(system.velocity_collection[:, k] @ e)
+            law = mem.law
+            mem.xt[...] = mem.x
+            dt = float(time) - mem.t
+            sw = mem.switch
+            d = 1.0 if v > 0.0 else -1.0
+            uf = u + 0.5 * dt * v
+            if (sw is not None and dt > 0.0 and u != mem.u and v != 0.0
+                    and (_inside(sw(mem.xt, mem.u, 1.0 if u > mem.u else -1.0), mem.u, u,
+                                 1.0 if u > mem.u else -1.0)
+                         or _inside(sw(mem.xt, u, d), u, uf, d))):
+                # a jump or kink near: the impulse h·F of PositionVerlet's half-step
+                # force stands for the integral of F over the step [t_n, t_n+1]; take the
+                # mean over it (second half of the committed -> trial segment, then the
+                # predicted u + v·(t − t_n+1/2)), so a relay's jump is placed exactly
+                um = 0.5 * (mem.u + u)
+                vs = (u - mem.u) / dt
+                law.advance(mem.xt, mem.u, um, 0.5 * dt, vs, law.p, mem.rtol)
+                Fb = _mean_force(law, sw, mem.xt, um, u, 0.5 * dt, v, mem.rtol)
+                Ff = _mean_force(law, sw, mem.xt.copy(), u, uf, 0.5 * dt, v, mem.rtol)
+                mem.F = 0.5 * (Fb + Ff)
+            else:
+                if dt > 0.0:
+                    law.advance(mem.xt, mem.u, u, dt, (u - mem.u) / dt, law.p, mem.rtol)
+                elif u != mem.u:
+                    law.advance(mem.xt, mem.u, u, 0.0, 0.0, law.p, mem.rtol)
+                mem.F = float(law.force(mem.xt, u, v, law.p))
+            mem.ut, mem.tt, mem.pending = u, float(time), True
+            system.external_forces[:, k] -= mem.F * e
+
+    class CommitElement(ea.CallBackBaseClass):
+        def __init__(self, memory: ElementMemory):
+            super().__init__()
+            self.memory = memory
+
+        def make_callback(self, system, time, current_step: int) -> None:
+            self.memory.commit()
+
+    return ElementForce, CommitElement
+
+
+def add_element(sim, system, law: ForceElement, *, direction, node: int = 0,
+                rtol: float = 1e-8) -> ElementMemory:
+    """Add the force element ``law`` between the ground and node ``node`` of the
+    PyElastica ``system`` (a rigid body: node 0, its centre of mass; a rod: any node)
+    along the unit vector ``direction``, to the simulator ``sim`` (Forcing and CallBacks
+    mixins) before ``sim.finalize()``: u = (r − r_first)·e [m] (r_first the position at
+    the first step), v = ṙ·e [m/s], and the force −F·e [N]. Trial in the forcing,
+    commit in a callback once per step; integrate with ``elastica.PositionVerlet``
+    (:func:`integrate`). Returns the element's memory (committed state, last force)."""
+    ea = engine("elastica")
+    if not isinstance(law, ForceElement):
+        raise ValueError(f"law must be a hystmech force element (got {type(law).__name__})")
+    for mixin in ("Forcing", "CallBacks"):
+        if not isinstance(sim, getattr(ea, mixin)):
+            raise ValueError(f"the simulator must derive from elastica.{mixin}")
+    e = np.asarray(direction, dtype=float)
+    if e.shape != (3,) or not np.all(np.isfinite(e)) or abs(np.linalg.norm(e) - 1) > 1e-12:
+        raise ValueError(f"direction must be a unit 3-vector (got {direction!r})")
+    n = system.position_collection.shape[1]
+    if not (isinstance(node, (int, np.integer)) and -n <= node < n):
+        raise ValueError(f"node must be an integer in [{-n}, {n - 1}] (got {node!r})")
+    if not (isinstance(rtol, (int, float)) and 0 < rtol < 1):
+        raise ValueError(f"rtol must be in (0, 1) (got {rtol!r})")
+    mem = ElementMemory(law, e, int(node) % n, rtol)
+    EF, CE = _element_classes()
+    sim.add_forcing_to(system).using(EF, memory=mem)
+    sim.collect_diagnostics(system).using(CE, memory=mem)
     return mem
 
 

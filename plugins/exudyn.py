@@ -15,7 +15,14 @@ post-step user function, called once per accepted step, commits every element of
 system in one call. The committed state (and its u, t) lives in a ``NodeGenericData``,
 so ``mbs.systemData.GetSystemState()`` / ``SetSystemState`` and restart files carry it.
 For fixed-step solvers, explicit (RK44 ...) or implicit (GeneralizedAlpha,
-TrapezoidalIndex2: every Newton iteration is a trial).
+TrapezoidalIndex2: every Newton iteration is a trial). Under explicit fixed-step solvers,
+a step whose predicted path u_n + v_n·s (s ∈ [0, h]) crosses a switch point of the law
+(relay threshold, Masing face, Preisach memory corner) returns, at every stage, the mean
+force over that path cut at the switch points (plugins/_switch.py, as the MuJoCo and
+Elastica hosts do): RK44 integrates it exactly and each switch is placed with an O(h²)
+error, so relay laws converge at second order instead of first. h comes from
+:func:`simulate`, or from two equal intervals between accepted steps when Exudyn's
+solver is called directly (until then, the plain trial).
 
 ``route="ode1"`` (smooth laws): the state is an ``ObjectGenericODE1`` integrated by the
 solver itself with ẋ = rate(x, u, v), for adaptive solvers (DOPRI5) and implicit ones.
@@ -29,6 +36,7 @@ import numpy as np
 
 from ..components.base import ForceElement
 from ._build import engine
+from ._switch import inside, mean_force, switch_of
 
 __all__ = ["add_element", "set_post_step", "element_state", "element_force", "Host"]
 
@@ -38,7 +46,7 @@ HDR = 3
 
 class _Item:
     __slots__ = ("element", "name", "connector", "node", "ltg", "route", "ode_node", "p",
-                 "advance", "force", "rtol")
+                 "advance", "force", "rtol", "sw", "mean")
 
 
 class Host:
@@ -50,6 +58,12 @@ class Host:
         self.user_post = None
         self._ltg_ready = False
         self._disp = engine("exudyn").OutputVariableType.Displacement
+        # the step size [s]: set by simulate(), else inferred from two equal intervals
+        # between accepted steps (fixed-step solvers); None until known
+        self.h = None
+        self.h_given = False
+        self._t_last = None
+        self._dt_last = None
 
     def _ltg(self):
         # data coordinate indices are known only after mbs.Assemble()
@@ -65,6 +79,13 @@ class Host:
     def post_step(self, mbs, t):
         """Commit every trial/commit element over the accepted step (one call)."""
         self._ltg()
+        if not self.h_given:
+            if self._t_last is not None:
+                dt = t - self._t_last
+                same = self._dt_last is not None and abs(dt - self._dt_last) <= 1e-9 * dt
+                self.h = dt if (dt > 0.0 and same) else None
+                self._dt_last = dt
+            self._t_last = t
         disp = self._disp
         D = None
         for it in self.items:
@@ -92,8 +113,19 @@ class Host:
         return True
 
     def trial_function(self, it: _Item):
-        """The spring-force user function of one element: trial on a copy."""
-        adv, frc, p, rtol = it.advance, it.force, it.p, it.rtol
+        """The spring-force user function of one element: trial on a copy.
+
+        Laws with switch points (relay thresholds, Masing faces, Preisach corners):
+        RK44's pointwise stage forces place a jump inside the step up to h/2 off (an
+        O(h) error per switch). Exudyn calls the first stage at the committed (t_n, u_n,
+        v_n); when a switch point lies in the step's predicted window u_n + v_n·s,
+        s ∈ [0, h], that stage and every later one of the step return the mean force
+        over the window, cut at the switch points. RK44 integrates that constant
+        exactly, and the predicted switch time is off by O(h²), so the switch costs
+        O(h²) per event instead of O(h). No switch in the window (or h unknown, or an
+        implicit solver with no stage at t_n): the plain trial, unchanged."""
+        adv, frc, p, rtol, sw = it.advance, it.force, it.p, it.rtol, it.sw
+        law = it.element
 
         def uf(mbs, t, itemNumber, u, v, k, d, offset):
             if not self._ltg_ready:
@@ -102,7 +134,23 @@ class Host:
             x = s[HDR:]                      # already a copy of the committed state
             if s[0] != 0.0:
                 uc = float(s[1])
-                dt = t - float(s[2])
+                tc = float(s[2])
+                dt = t - tc
+                if sw is not None:
+                    h = self.h
+                    if dt == 0.0 and u == uc:
+                        # the step's first stage: decide the window once per step
+                        it.mean = None
+                        if h is not None and v != 0.0:
+                            dr = 1.0 if v > 0.0 else -1.0
+                            ue = uc + v * h
+                            if ue != uc and inside(sw(x, uc, dr), uc, ue, dr):
+                                it.mean = (tc, uc, mean_force(law, sw, x.copy(), uc, ue, h,
+                                                              v, rtol))
+                    m = it.mean
+                    if m is not None and m[0] == tc and m[1] == uc and h is not None \
+                            and 0.0 <= dt <= h * (1.0 + 1e-9):
+                        return m[2]
                 if dt > 0.0:
                     adv(x, uc, u, dt, (u - uc) / dt, p, rtol)
                 elif u != uc:
@@ -158,6 +206,8 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
     it.element, it.route, it.rtol = element, route, float(rtol)
     it.p, it.advance, it.force = element.p, element.advance, element.force
     it.name = name or f"hystmech{len(host.items)}"
+    it.sw = switch_of(element) if route == "commit" else None
+    it.mean = None
     it.node = it.ode_node = it.ltg = None
     if route == "commit":
         it.node = mbs.AddNode(NodeGenericData(
@@ -312,6 +362,12 @@ def simulate(SC, mbs, t_end: float, h: float, *, t_start: float = 0.0, solver: s
     sim.timeIntegration.endTime = t_end
     sim.solution.file.write = False
     sim.timeIntegration.verboseMode = 0
+    host = _host(mbs)
+    # the fixed step of the step-mean force at switch points: explicit fixed-step
+    # solvers only (an implicit solver has no stage at t_n, DOPRI5 no fixed step)
+    explicit = solver not in ("DOPRI5", "GeneralizedAlpha", "TrapezoidalIndex2")
+    host.h = (t_end - t_start) / sim.timeIntegration.numberOfSteps if explicit else None
+    host.h_given = True
     if solver == "DOPRI5":
         sim.timeIntegration.automaticStepSize = True
         sim.timeIntegration.relativeTolerance = rtol

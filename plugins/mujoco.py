@@ -11,6 +11,13 @@ whitespace-separated values) plus ``joint`` or ``tendon`` and ``rtol``::
     add_element(spec, LuGre(sigma0=1e4, ...), joint="elbow", name="elbow_friction")
     model = spec.compile()
 
+MJCF only: ``import hystmech.plugins.mujoco`` registers the plugins of the laws with
+scalar parameters (:func:`register_laws`), so a file carrying
+``<extension><plugin plugin="hystmech.LuGre"><instance name="f"><config key="sigma0"
+value="1e5"/> ... <config key="joint" value="elbow"/></instance></plugin></extension>``
+loads with ``mujoco.MjModel.from_xml_path``; without mujoco the import raises an
+ImportError naming the extra ``hystmech[mujoco]``.
+
 On a joint (slide or hinge) the element sees u = qpos − qpos(first step), v = qvel
 and adds −F to qfrc_passive; on a tendon u = length − length(first step), v = tendon
 velocity and −F·J (J the tendon Jacobian). Host discipline (trial/commit): a force
@@ -31,11 +38,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ._build import HERE, build_shared, engine
+from ._build import HERE, build_shared, engine, kernel_library
 
-__all__ = ["add_element", "register", "element_state", "element_force", "element_u",
-           "element_failures",
-           "plugin_name", "library_path"]
+__all__ = ["add_element", "register", "register_laws", "element_state", "element_force",
+           "element_u", "element_failures", "plugin_name", "library_path"]
 
 _LIB = None
 _LAWS: dict = {}          # plugin name -> _Law
@@ -73,7 +79,7 @@ def _lib():
     if _LIB is None:
         engine("mujoco")  # libmujoco must be loaded by the bindings first
         lib = ctypes.CDLL(str(library_path()))
-        lib.hm_mj_register.argtypes = [c_char_p, c_void_p, c_void_p, c_void_p, c_void_p,
+        lib.hm_mj_register.argtypes = [c_char_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p,
                                        c_int, c_int, c_int, POINTER(c_char_p), POINTER(c_int)]
         lib.hm_mj_register.restype = c_int
         lib.hm_mj_header.restype = c_int
@@ -111,39 +117,6 @@ def plugin_name(element) -> str:
     return base
 
 
-# exported by every kernel library built here: the kernels' failure message (hm_fail,
-# e.g. a Preisach memory stack overflow) of that translation unit, cleared on reading
-_SHIM = ("\nconst char *hm_mj_take_fail(void)\n"
-         "{ const char *f = hm_fail; hm_fail = NULL; return f; }\n")
-
-
-def _kernel_library(spec):
-    """The laws' C kernels as one translation unit with the failure shim: every
-    components/*.c for a single law, the exporter's generated hm_sum.c for a sum
-    (fmu.export.law_spec: the same per-law configuration as the FMU), compiled and
-    cached by content."""
-    from ..fmu.ckernels import c_sources, content_key
-    from ._build import cache_dir
-
-    srcs = c_sources()
-    comp = srcs[0].parent
-    text = spec.generated if spec.generated else "".join(f'#include "{f.name}"\n' for f in srcs)
-    text += _SHIM
-    h = content_key(text, srcs)
-    if h in _KLIBS:
-        return _KLIBS[h]
-    src = cache_dir() / f"kernels-{h}.c"
-    if not src.exists():
-        src.parent.mkdir(parents=True, exist_ok=True)
-        tmp = src.with_name(f".{src.name}.{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, src)
-    so = build_shared("hystmech-kernels", [src], includes=[comp], key=h)
-    _KLIBS[h] = ctypes.CDLL(str(so))
-    return _KLIBS[h]
-
-
-_KLIBS: dict = {}
 
 
 def register(element) -> str:
@@ -157,7 +130,7 @@ def register(element) -> str:
     if name in _LAWS:
         return name
     spec = law_spec(element)
-    klib = _kernel_library(spec)
+    klib = kernel_library(spec)
     pre = spec.prefix
 
     def ptr(fn):
@@ -170,8 +143,16 @@ def register(element) -> str:
                              f"attribute of the same name")
     names = (c_char_p * len(attrs))(*[a.encode() for a, _ in attrs])
     lens = (c_int * len(attrs))(*[c for _, c in attrs])
+    try:    # switch points (jumps/kinks of F) of inclusions and operators
+        sw = ptr(f"{pre}_switch") if element.kind != "smooth" else None
+    except AttributeError:
+        sw = None
+    # only kernels that set hm_fail themselves can fail here (the work budget of the
+    # adaptive kernels is never set by this host); the others skip the check per step
+    can_fail = bool(spec.generated) or "hm_fail =" in spec.c_file.read_text()
     slot = _lib().hm_mj_register(name.encode(), ptr(f"{pre}_advance"), ptr(f"{pre}_force"),
-                                 ptr(f"{pre}_setup"), ptr("hm_mj_take_fail"),
+                                 ptr(f"{pre}_setup"),
+                                 ptr("hm_mj_take_fail") if can_fail else None, sw,
                                  spec.n_x, spec.n_p, len(attrs), names, lens)
     if slot < 0:
         raise RuntimeError(f"registering the MuJoCo plugin {name} failed (code {slot}); "
@@ -291,3 +272,47 @@ def element_force(model, data, name: str) -> float:
     x = np.ascontiguousarray(s[H:H + law.nx], dtype=float)
     p = np.ascontiguousarray(s[H + law.nx:H + law.nx + law.np_], dtype=float)
     return float(law.force(x.ctypes.data_as(_DP), u, v, p.ctypes.data_as(_DP)))
+
+
+# one instance of each law whose plugin does not depend on the instance (scalar
+# parameters only): registering it makes "hystmech.<Law>" known to MuJoCo's MJCF parser;
+# the values are placeholders (an MJCF file gives its own as config attributes)
+_FIXED_LAWS = {
+    "Dahl": dict(rho=1.0, Fc=1.0),
+    "LuGre": dict(sigma0=1e5, sigma1=316.0, Fc=1.0, Fs=1.5, vs=1e-3),
+    "ModifiedDahl": dict(Lambda=1.0, mu=1.0, a=1.0, b=1.0, d=1.0, e=0.0),
+    "ViscousDahl": dict(kx=1.0, kw=1.0, rho=1.0),
+    "AsymmetricViscousDahl": dict(kx1=1.0, kw1=1.0, kx2=1.0, kw2=1.0, rho=1.0),
+    "BoucWen": dict(A=1.0, beta=1.0, gamma=0.0, n=1.0),
+    "Masing": dict(k=1.0, k0=0.0, alpha=1.0),
+    "Relay": dict(a1=-1.0, a2=1.0),
+    "LinearSpring": dict(k=1.0),
+    "LinearDamper": dict(c=1.0),
+    "SpringDamper": dict(k=1.0, c=1.0),
+}
+
+
+def register_laws() -> list[str]:
+    """Register the MuJoCo plugin of every law whose plugin name is fixed
+    (``hystmech.<Law>``: the laws with scalar parameters), so that an MJCF file can
+    carry ``<extension><plugin plugin="hystmech.LuGre">`` and instances of it; done on
+    ``import hystmech.plugins.mujoco``. Laws with array parameters (MaxwellSlip,
+    Preisach) and sums get instance-specific plugins: :func:`register` those (or use
+    :func:`add_element`). Returns the registered names."""
+    from ..components import get_element_class
+
+    out = []
+    for cls, kw in _FIXED_LAWS.items():
+        try:
+            el = get_element_class(cls)(**kw)
+        except ValueError:        # a law module missing from this tree
+            continue
+        if plugin_name(el) == f"hystmech.{cls}":
+            out.append(register(el))
+    return out
+
+
+# MJCF-only use: importing this module (with the 'mujoco' extra installed) registers
+# every fixed-name law plugin; without mujoco the import fails naming the extra
+engine("mujoco")
+register_laws()

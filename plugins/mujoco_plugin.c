@@ -18,6 +18,20 @@
  *   3 t committed      4 target kind (0 joint, 1 tendon)   5 target id   6 qpos address
  *   7 dof address      8 rtol      9 force at the last compute (diagnostic)
  *   10 number of kernel failures (e.g. a Preisach memory stack overflow, hm_fail)
+ *   11 the mean force over the second half of the last committed segment: 0 unknown,
+ *      1 known (held in 12), 2 known and a switch point lay in that half
+ *
+ * Laws whose force jumps or kinks at switch points (LAW_switch: relay thresholds,
+ * Masing faces, Preisach memory corners), under the semi-implicit integrators (Euler,
+ * implicit, implicitfast): MuJoCo's update v+ = v + h·a(q_n), q+ = q_n + h·v+ is the
+ * leapfrog scheme whose force impulse h·F(q_n) stands for the integral of F over
+ * [t_n − h/2, t_n + h/2]. Second order for a force smooth in q, but a jump of F inside
+ * that window is placed up to h/2 off, an O(h) error per switch. When a switch point
+ * falls in the window, compute() returns the mean force over it instead: the second
+ * half of the committed segment (averaged at commit, header entry 12) and the first
+ * half of the next one along q_n + v·(t − t_n), each split at the switch points and
+ * averaged by the midpoint rule on the pieces. No switch in the window: F(q_n), as
+ * before. RK4 evaluates pointwise forces at its stages, so none of this applies there.
  */
 #include <stdlib.h>
 #include <stdio.h>
@@ -26,7 +40,7 @@
 
 #include <mujoco/mujoco.h>
 
-#define HDR 11
+#define HDR 13
 #define HM_MAX_X 4096
 
 typedef void (*hm_adv_fn)(double *x, double u0, double u1, double dt, double v,
@@ -35,12 +49,14 @@ typedef double (*hm_force_fn)(const double *x, double u, double v, const double 
 typedef const char *(*hm_setup_fn)(const double *q, int nq, double *p, int np, double *x0,
                                    int nx);
 typedef const char *(*hm_fail_fn)(void);
+typedef double (*hm_switch_fn)(const double *x, double u, double dir, const double *p);
 
 typedef struct {
     hm_adv_fn adv;
     hm_force_fn force;
     hm_setup_fn setup;
     hm_fail_fn fail;            /* returns and clears the kernels' hm_fail (or NULL) */
+    hm_switch_fn sw;            /* next jump/kink of F along u (NULL: smooth law) */
     const char *name;
     int nx, np, nq, nattr;      /* nattr: law attributes (without joint/tendon/rtol) */
     char **attr;                /* nattr + 3 names */
@@ -116,6 +132,7 @@ static const char *configure(const mjModel *m, mjtNum *s, int instance)
     tn = mj_getPluginConfig(m, instance, "tendon");
     rt = mj_getPluginConfig(m, instance, "rtol");
     s[0] = 0.0; s[1] = 0.0; s[2] = 0.0; s[3] = 0.0; s[9] = 0.0; s[10] = 0.0;
+    s[11] = 0.0; s[12] = 0.0;
     if (jn && *jn && !(tn && *tn)) {
         int j = mj_name2id(m, mjOBJ_JOINT, jn);
         if (j < 0) {
@@ -205,26 +222,80 @@ static void check_fail(const hm_law_t *L, mjtNum *s, int instance)
     }
 }
 
+/* leapfrog window averaging applies (see the header comment) */
+static int windowed(const mjModel *m, const hm_law_t *L)
+{
+    return L->sw != NULL && m->opt.integrator != mjINT_RK4;
+}
+
+/* is the switch point w strictly inside the segment from a to b (direction dir)? */
+static int inside(double w, double a, double b, double dir)
+{
+    return dir * (w - a) > 0.0 && dir * (b - w) > 0.0;
+}
+
+/* mean force over the monotone segment a -> b travelled at the constant speed vs in
+ * the time T, advancing x along it: the segment is cut at the law's switch points and
+ * each piece contributes its length times the force at its midpoint (exact for a force
+ * constant or linear in u between switches: relays, discrete Preisach) */
+static double mean_force(const hm_law_t *L, double *x, double a, double b, double T,
+                         double vs, double vf, const double *p, double rtol)
+{
+    double dir = b > a ? 1.0 : -1.0, cur = a, acc = 0.0, nxt, mid;
+    int k;
+    for (k = 0; k < 64 && cur != b; k++) {
+        double w = L->sw(x, cur, dir, p);
+        nxt = inside(w, cur, b, dir) ? w : b;
+        mid = 0.5 * (cur + nxt);
+        L->adv(x, cur, mid, T * (mid - cur) / (b - a), vs, p, rtol);
+        acc += (nxt - cur) * L->force(x, mid, vf, p);
+        L->adv(x, mid, nxt, T * (nxt - mid) / (b - a), vs, p, rtol);
+        cur = nxt;
+    }
+    if (cur != b) {      /* more than 64 switch points in half a step: the rest as one */
+        L->adv(x, cur, b, T * (b - cur) / (b - a), vs, p, rtol);
+        acc += (b - cur) * L->force(x, b, vf, p);
+    }
+    return acc / (b - a);
+}
+
 static void hm_compute(const mjModel *m, mjData *d, int instance, int capability_bit)
 {
     const hm_law_t *L = law_of(m, instance);
     mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];
-    double xt[HM_MAX_X];
+    const double *p = s + HDR + L->nx;
+    double xt[L->nx > 0 ? L->nx : 1];
+    double *xs = s + HDR;          /* the state at u: the committed one, or a trial copy */
     double q, v, u, dt, vs, F;
     if (!(capability_bit & mjPLUGIN_PASSIVE)) return;
     target(m, d, s, &q, &v);
     if (s[0] == 0.0) {
         /* anchor u = 0 at the first force evaluation (not at qpos0) */
-        s[0] = 1.0; s[1] = q; s[2] = 0.0; s[3] = d->time;
+        s[0] = 1.0; s[1] = q; s[2] = 0.0; s[3] = d->time; s[11] = 0.0;
     }
     u = q - s[1];
-    memcpy(xt, s + HDR, sizeof(double) * L->nx);
     if (u != s[2] || d->time != s[3]) {
+        memcpy(xt, s + HDR, sizeof(double) * L->nx);
         segment(s[2], s[3], u, d->time, v, &dt, &vs);
-        L->adv(xt, s[2], u, dt, vs, s + HDR + L->nx, s[8]);
+        L->adv(xt, s[2], u, dt, vs, p, s[8]);
         check_fail(L, s, instance);
+        xs = xt;
     }
-    F = L->force(xt, u, v, s + HDR + L->nx);
+    F = L->force(xs, u, v, p);
+    if (windowed(m, L)) {
+        double dir = v > 0.0 ? 1.0 : -1.0, uf = u + 0.5 * m->opt.timestep * v;
+        int fwd = v != 0.0 && inside(L->sw(xs, u, dir, p), u, uf, dir);
+        int back = s[11] != 0.0 && d->time == s[3];   /* the back half's mean is known */
+        if (fwd || (back && s[11] == 2.0)) {
+            double Ff = F;
+            if (v != 0.0) {      /* the first half of the next segment, as predicted */
+                if (xs != xt) memcpy(xt, xs, sizeof(double) * L->nx);
+                Ff = mean_force(L, xt, u, uf, 0.5 * m->opt.timestep, v, v, p, s[8]);
+                check_fail(L, s, instance);
+            }
+            F = 0.5 * ((back ? s[12] : F) + Ff);
+        }
+    }
     s[9] = F;
     if (s[4] == 0.0) {
         d->qfrc_passive[(int)s[7]] -= F;
@@ -240,6 +311,8 @@ static void hm_advance(const mjModel *m, mjData *d, int instance)
 {
     const hm_law_t *L = law_of(m, instance);
     mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];
+    double *x = s + HDR;
+    const double *p = s + HDR + L->nx;
     double q, v, u, dt, vs;
     if (s[0] == 0.0) return;       /* never evaluated: nothing to commit */
     /* after the integration qpos, qvel and time are those of the new step; tendon
@@ -258,7 +331,17 @@ static void hm_advance(const mjModel *m, mjData *d, int instance)
         u = s[2] + (d->time - s[3]) * v;
     }
     segment(s[2], s[3], u, d->time, v, &dt, &vs);
-    L->adv(s + HDR, s[2], u, dt, vs, s + HDR + L->nx, s[8]);
+    s[11] = 0.0;
+    if (windowed(m, L) && u != s[2] && dt > 0.0) {
+        /* commit the first half of the segment, then the second half piece by piece
+           (cut at switch points), keeping its mean force for the next step's window */
+        double dir = u > s[2] ? 1.0 : -1.0, um = 0.5 * (s[2] + u);
+        L->adv(x, s[2], um, 0.5 * dt, vs, p, s[8]);
+        s[11] = inside(L->sw(x, um, dir, p), um, u, dir) ? 2.0 : 1.0;
+        s[12] = mean_force(L, x, um, u, 0.5 * dt, vs, v, p, s[8]);
+    } else {
+        L->adv(x, s[2], u, dt, vs, p, s[8]);
+    }
     check_fail(L, s, instance);
     s[2] = u;
     s[3] = d->time;
@@ -267,7 +350,7 @@ static void hm_advance(const mjModel *m, mjData *d, int instance)
 /* Register a law as the plugin `name`; returns the MuJoCo plugin slot (or -1). The
  * strings are copied. attr_len[i]: number of values of attribute i. */
 int hm_mj_register(const char *name, void *adv, void *force, void *setup, void *fail,
-                   int nx, int np, int nattr, const char **attr, const int *attr_len)
+                   void *sw, int nx, int np, int nattr, const char **attr, const int *attr_len)
 {
     hm_law_t *L;
     mjpPlugin plugin;
@@ -283,6 +366,7 @@ int hm_mj_register(const char *name, void *adv, void *force, void *setup, void *
     L->force = (hm_force_fn)force;
     L->setup = (hm_setup_fn)setup;
     L->fail = (hm_fail_fn)fail;
+    L->sw = (hm_switch_fn)sw;
     L->name = strdup(name);
     L->nx = nx; L->np = np; L->nq = nq; L->nattr = nattr;
     L->attr = malloc(sizeof(char *) * (nattr + 3));

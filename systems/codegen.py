@@ -30,7 +30,9 @@ node forces); ``V = scratch(prm)`` the elements' scratch arrays, made once per l
 
 and the generic loops ``projection``, ``rk45`` (with ``dopri_step``) and
 ``eval_samples``, whose source is taken from :mod:`~hystmech.systems.methods` and
-:mod:`~hystmech.systems.model` and which call the functions above as globals. Nothing
+:mod:`~hystmech.systems.model` and which call the functions above as globals; in their
+hot loops the calls marked ``# INLINE`` are replaced by the statements themselves
+(:func:`_inline_calls`: no reference counting of arrays per step). Nothing
 takes a function argument, so numba inlines the kernels and can cache everything on disk (:mod:`._codegen` names the file
 after a hash of the source and of every module it draws on: an edited kernel gives a
 new file). Kernels that cannot be imported by name (closures, FMU kernels) get the
@@ -39,6 +41,8 @@ see one :class:`Compiled` object either way.
 """
 from __future__ import annotations
 
+import re
+import textwrap
 import types
 from dataclasses import dataclass
 
@@ -185,6 +189,95 @@ def _fun(m):
         "    return 0"]) + "\n"
 
 
+_INLINE_CALL = re.compile(r"^(\s*)(?:([\w, ]+?) = )?(\w+)\(([^()]*)\)\s*# INLINE$", re.M)
+# prm.k, V[3]: an array of the Params record or of the scratch tuple, read through the
+# locals bind_locals makes once per loop (each read in the loop would be a new reference)
+_BOUND = re.compile(r"(?<![.\w])(prm|V)(?:\.(\w+)|\[(\d+)\])")
+
+
+def _first_def(src: str):
+    """(name, parameter names, body lines, return expression) of the first function
+    in ``src`` (a generated function or a template: docstring skipped; the last
+    statement must be ``return EXPR``)."""
+    import ast
+
+    src = textwrap.dedent(src)
+    fn = ast.parse(src).body[0]
+    nodes = fn.body
+    if isinstance(nodes[0], ast.Expr) and isinstance(getattr(nodes[0], "value", None),
+                                                      ast.Constant):
+        nodes = nodes[1:]
+    last = nodes[-1]
+    assert isinstance(last, ast.Return), fn.name
+    lines = src.splitlines()
+    body = [ln for ln in lines[nodes[0].lineno - 1:last.lineno - 1] if ln.strip()]
+    return fn.name, [x.arg for x in fn.args.args], body, ast.get_source_segment(src, last.value)
+
+
+def _inline_calls(src: str, m) -> str:
+    """Replace each template line ``[x = ]f(a, b, ...)  # INLINE`` by f's statements with
+    its parameters renamed to the arguments (plain names; prm and V passed as prm and
+    V) and ``x = `` its return expression; f is a template (dopri_step) or one of this
+    structure's straight-line functions. ``bind_locals(prm, V)  # INLINE`` binds the
+    arrays of prm and V to locals, which the inlined statements read. No call and no
+    array read from a record in the hot loops, so numba counts no references there (a
+    call, even one it inlines at IR level, increfs and decrefs every array argument,
+    and so does each ``prm.k`` read: together ~0.6 µs of a 1.3 µs Dormand–Prince step
+    of the belt rig). Temporaries of the bodies (f0, F, u, v, z0, acc, ...) must not be
+    names the template uses otherwise."""
+    import inspect
+
+    from .methods import rk45
+    fn_full = _fun(m).split("\n\n\n" + _DECOR_INLINE + "\n", 1)[1]
+    gen = {}
+    for text in (_core(m), fn_full, _inputs(m, True), _step(m), _signal(m)):
+        name, params, body, ret = _first_def(text)
+        gen[name] = (params, body, ret)
+    tmpl = {}
+    for fn in (rk45.dopri_step, rk45.emit):
+        name, params, body, ret = _first_def(inspect.getsource(fn))
+        # (a template binds its own locals when called; inlined, the caller's serve)
+        tmpl[name] = (params, [ln for ln in body if "bind_locals(" not in ln], ret)
+    from .model import Params
+    n_v = 3 * len(m.el_struct)
+
+    def expand(funcs):
+        def sub(mt):
+            indent, target, name, args = mt.groups()
+            if name == "bind_locals" and funcs is gen:
+                return "\n".join([f"{indent}prm_{f} = prm.{f}" for f in Params._fields] +
+                                 [f"{indent}V_{i} = V[{i}]" for i in range(n_v)] +
+                                 [f"{indent}pass"])
+            if name not in funcs:
+                return mt.group(0)
+            params, body, ret = funcs[name]
+            args = [a.strip() for a in args.split(",")]
+            ren = dict(zip(params, args))
+            if (len(args) != len(params) or not all(a.isidentifier() for a in args)
+                    or ren.get("prm", "prm") != "prm" or ren.get("V", "V") != "V"):
+                raise ValueError(f"cannot inline {name}({mt.group(4)})")
+            pat = re.compile(r"(?<![.\w])(" + "|".join(params) + r")(?!\w)")
+
+            def fix(ln):
+                if funcs is gen:
+                    ln = _BOUND.sub(lambda x: f"{x.group(1)}_{x.group(2) or x.group(3)}", ln)
+                return pat.sub(lambda x: ren[x.group(1)], ln)
+            out = [indent + fix(ln[4:]) for ln in body]
+            if target:
+                # a, b = x, b: element-wise, without the self-assignments (an array
+                # assigned to itself would still be counted)
+                tg = [x.strip() for x in target.split(",")]
+                rv = [x.strip() for x in fix(ret).split(",")]
+                if len(tg) > 1 and len(rv) != len(tg):
+                    raise ValueError(f"cannot inline {target} = {name}(...)")
+                if len(tg) == 1:
+                    tg, rv = [target.strip()], [fix(ret)]
+                out += [f"{indent}{a} = {b}" for a, b in zip(tg, rv) if a != b]
+            return "\n".join(out) if out else f"{indent}pass"
+        return sub
+    return _INLINE_CALL.sub(expand(gen), _INLINE_CALL.sub(expand(tmpl), src))
+
+
 def _inputs(m, rot):
     head = ("def inputs_rot(t, p, cs, prm, TF, TU, TV, w):" if rot else
             "def inputs(t, prm, w):")
@@ -279,8 +372,13 @@ def _signal(m):
         else:
             a, b = m.da[i], m.db[i]
             terms.append(f"prm.c[{i}] * ({_v(a, L)} - {_v(b, L)})")
+    expr = ' + '.join(terms) if terms else '0.0'
+    # whether the signal reads the work vector (element forces, imposed motions): the
+    # RK45 loop then evaluates the right-hand side at a dense-output point before
+    # observing it, else the state alone gives the signal
     return ("def signal(y, w, prm):\n"
-            f"    return {' + '.join(terms) if terms else '0.0'}\n")
+            f"    return {expr}\n\n\n"
+            f"SIGNAL_NEEDS_W = {'w[' in expr}\n")
 
 
 def _step(m):
@@ -332,7 +430,7 @@ def templates() -> str:
     if _TEMPLATES is not None:
         return _TEMPLATES
     out = ""
-    for fn in (projection.projection, rk45.dopri_step, rk45.initial_step, rk45.rk45,
+    for fn in (projection.projection, rk45.dopri_step, rk45.initial_step, rk45.emit, rk45.rk45,
                eval_samples, *radau5.TEMPLATES):
         out += f"\n\n{_INLINE.get(fn.__name__, _DECOR)}\n" + inspect.getsource(fn)
     out += radau5.core_source()
@@ -344,7 +442,7 @@ _TEMPLATES = None
 # templates inlined into their caller at numba IR level: a call boundary inside a hot
 # loop makes numba incref/decref every array of the Params record and the scratch tuple
 # (atomic operations, ~2 µs per Dormand–Prince step measured), which inlining lets it prune
-_INLINE = {"dopri_step": _DECOR_INLINE}
+_INLINE = {"dopri_step": _DECOR_INLINE, "emit": _DECOR_INLINE}
 
 
 def generate(m, refs: dict) -> str:
@@ -375,7 +473,7 @@ def generate(m, refs: dict) -> str:
         # the per-step functions of the projection loop: inlined (see _DECOR_INLINE)
         hot = p.startswith(("def core(", "def inputs_rot(", "def step(", "def signal("))
         src += f"\n\n{_DECOR_INLINE if hot else _DECOR}\n" + p
-    return src + templates() + \
+    return src + _inline_calls(templates(), m) + \
         f"\n\nstiff_jac = stiff_jac_{'an' if m.has_jac else 'fd'}\n"
 
 

@@ -2,7 +2,10 @@
 moment transcription against PyElastica's own bending law (a per-node LinearSpring is
 a raised bend matrix, to rounding), the planar cantilever with the cable law of
 Manfredo et al. (2023) against hystmech.systems.rod at equilibrium, trial/commit once
-per step, and the PositionVerlet requirement."""
+per step, and the PositionVerlet requirement; a hystmech element on a rigid body
+(add_element): the forced 1-DOF rig with each law against hystmech's Assembly (and an
+event-driven reference for the relay laws) at h = 1e-5, and the measured order of
+PositionVerlet with trial/commit."""
 import numpy as np
 import pytest
 
@@ -10,6 +13,8 @@ ea = pytest.importorskip("elastica")
 
 from hystmech.components import get_element_class  # noqa: E402
 from hystmech.plugins import elastica as hel  # noqa: E402
+
+from plugin_rig import CASES, reference, relays_reference  # noqa: E402
 
 
 class Sim(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.CallBacks, ea.Damping):
@@ -121,3 +126,96 @@ def test_position_verlet_is_required():
         hel.integrate(sim, 1e-3, 10, stepper=ea.PEFRL())
     with pytest.raises(RuntimeError, match="PositionVerlet"):
         ea.integrate(ea.PEFRL(), sim, 1e-3, 10, progress_bar=False)
+
+
+# -- a force element on a rigid body: the forced 1-DOF rig of the other engines ---------
+class RigSim(ea.BaseSystemCollection, ea.Forcing, ea.CallBacks):
+    pass
+
+
+class SpringAndDrive(ea.NoForces):
+    """The rig's linear spring to the ground and its harmonic force F0·sin(ωt) [N]."""
+
+    def __init__(self, k, F0, w):
+        super().__init__()
+        self.k, self.F0, self.w = k, F0, w
+
+    def apply_forces(self, system, time=np.float64(0.0)):
+        system.external_forces[0, 0] += (self.F0 * np.sin(self.w * time)
+                                         - self.k * system.position_collection[0, 0])
+
+
+class Record(ea.CallBackBaseClass):
+    def __init__(self, out):
+        super().__init__()
+        self.out = out
+
+    def make_callback(self, system, time, current_step):
+        self.out.append((float(time), float(system.position_collection[0, 0])))
+
+
+def run_rigid(el, m, k, F0, w, h, T):
+    """A sphere of mass m on the spring, the element along x through
+    hystmech.plugins.elastica.add_element, PositionVerlet (Elastica's own loop)."""
+    sim = RigSim()
+    r = 0.01
+    body = ea.Sphere(np.zeros(3), r, m / (4.0 / 3.0 * np.pi * r ** 3))
+    sim.append(body)
+    sim.add_forcing_to(body).using(SpringAndDrive, k=k, F0=F0, w=w)
+    mem = hel.add_element(sim, body, el, direction=[1.0, 0.0, 0.0])
+    out = []
+    sim.collect_diagnostics(body).using(Record, out=out)
+    sim.finalize()
+    n = int(round(T / h))
+    hel.integrate(sim, T, n)
+    a = np.array(out)
+    assert mem.commits == n
+    return a[:, 0], a[:, 1]
+
+
+DISCONTINUOUS = {"Relay", "Preisach"}
+OPERATORS = {n for n in CASES if CASES[n][0]().kind == "operator"}
+
+
+def rigid_error(name, h):
+    # relays against the independent event-driven reference (the Assembly's projection
+    # scheme places each switch within its own step); operators over 0.5 s (several
+    # switches; the horizon of the MuJoCo tests, whose references are cached)
+    T = 0.5 if name in OPERATORS else 0.1
+    el, prm, te, xr = (relays_reference if name in DISCONTINUOUS else reference)(name, T)
+    t, x = run_rigid(el, *prm, h, T)
+    return float(np.max(np.abs(np.interp(te, t, x) - xr)) / np.max(np.abs(xr)))
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - {"CableLaw"}))
+def test_one_dof_rigid_body_matches_assembly(name):
+    """Each law between the ground and a rigid sphere on a spring, forced, integrated by
+    PositionVerlet at h = 1e-5: within 1e-5 of max|x| of hystmech's Assembly (compiled
+    RK45 at rtol 1e-11, event-driven for inclusions, projection at h = 1e-6 for
+    operators, whose own error is ~2e-6 here; exact switch events for relays)."""
+    assert rigid_error(name, 1e-5) <= 1e-5
+
+
+@pytest.mark.parametrize("name, expected", [("Relay", 2), ("Dahl", 2), ("LuGre", 1)])
+def test_position_verlet_order_with_trial_commit(name, expected):
+    """PositionVerlet with the element's force at the half step (trial from the state
+    committed at the previous half step) is second order for a force depending on u
+    alone, a relay's jumps included (the force is the step's mean, cut at the switch
+    points), and first order once it depends on the velocity, which Elastica gives at
+    the start of the step (LuGre's σ1ẋ + σ2u̇)."""
+    e = np.array([rigid_error(name, h) for h in (4e-5, 2e-5, 1e-5)])
+    order = np.log2(e[:-1] / e[1:])
+    assert np.all((order > expected - 0.15) & (order < expected + 0.3)), (e, order)
+
+
+def test_add_element_bad_input():
+    LinearSpring = get_element_class("LinearSpring")
+    sim = RigSim()
+    body = ea.Sphere(np.zeros(3), 0.01, 1000.0)
+    sim.append(body)
+    with pytest.raises(ValueError, match="direction must be a unit 3-vector"):
+        hel.add_element(sim, body, LinearSpring(k=1.0), direction=[1.0, 1.0, 0.0])
+    with pytest.raises(ValueError, match="node must be an integer"):
+        hel.add_element(sim, body, LinearSpring(k=1.0), direction=[1.0, 0, 0], node=3)
+    with pytest.raises(ValueError, match="law must be a hystmech force element"):
+        hel.add_element(sim, body, "spring", direction=[1.0, 0, 0])

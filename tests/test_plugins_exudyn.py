@@ -1,6 +1,7 @@
 """hystmech laws inside Exudyn (hystmech.plugins.exudyn) against hystmech's own
-Assembly: the forced 1-DOF rig with RK44 at h = 1e-5 (trial/commit route), the
-measured order of RK44 with the committed states, the ODE1 route under the adaptive
+Assembly: the forced 1-DOF rig with RK44 at h = 1e-5 (trial/commit route), the relay
+laws against an exact-event reference over a horizon with switches and their measured
+order with the step-mean force, the measured order of RK44 with the committed states, the ODE1 route under the adaptive
 DOPRI5, several elements of different laws behind one commit call, restart from a saved
 system state (the committed states ride in NodeGenericData), and the belt–tensioner
 rig of Bastien et al. (2007)."""
@@ -13,7 +14,8 @@ from hystmech.components import get_element_class  # noqa: E402
 from hystmech.plugins import exudyn as hex  # noqa: E402
 from hystmech.systems import Assembly, Harmonic, simulate  # noqa: E402
 
-from plugin_rig import CASES, reference, rig  # noqa: E402
+from plugin_rig import (CASES, extrapolated_reference, reference, relay_switches,  # noqa: E402
+                        relays_reference, rig)
 
 T = 0.1
 
@@ -27,33 +29,109 @@ def one_dof(el, m, k, F0, w, *, route="commit"):
     return hex.from_assembly(a, route=route)
 
 
-def rel_error(name, h, *, route="commit", solver="RK44"):
-    el, prm, te, xr = reference(name, T)
+def rel_error(name, h, *, route="commit", solver="RK44", T=T, ref=reference):
+    el, prm, te, xr = ref(name, T)[:4]
     SC, mbs, nodes = one_dof(el, *prm, route=route)
     t, X, _ = hex.simulate(SC, mbs, T, h, solver=solver, record=[nodes["m"]])
     return float(np.max(np.abs(np.interp(te, t, X[:, 0]) - xr)) / np.max(np.abs(xr)))
 
 
 # every law of the FMU/MuJoCo cases (sums are checked against the Assembly in the MuJoCo
-# tests; here a sum runs through the same Python kernels as any law)
-EXU_CASES = sorted(set(CASES) - {"CableLaw", "SumDahlSpring"})
+# tests; here a sum runs through the same Python kernels as any law); the relay laws
+# (force jumps) have their own test below, on a horizon where they switch
+RELAYS = ["Relay", "Preisach"]
+EXU_CASES = sorted(set(CASES) - {"CableLaw", "SumDahlSpring"} - set(RELAYS))
 
 
 @pytest.mark.parametrize("name", EXU_CASES)
 def test_one_dof_rk44_matches_assembly(name):
-    # operators: the projection reference at h = 1e-6 is itself first order (its error
-    # is ~1e-5 of max|x| on this short horizon); RK44 agrees with the smooth and
-    # inclusion references to 1e-8 and better
-    tol = 1e-4 if CASES[name][0]().kind == "operator" else 1e-5
-    assert rel_error(name, 1e-5) <= tol
+    """RK44 at h = 1e-5 against hystmech's Assembly to 1e-5 of max|x| (issue 12):
+    smooth laws against compiled RK45 at rtol 1e-11, inclusions against the event-driven
+    solver, the continuous Preisach operator against the projection scheme Richardson-
+    extrapolated from h = 2e-6 and 1e-6 (the scheme is first order: its successive
+    differences halve, so the extrapolation is second order)."""
+    if CASES[name][0]().kind == "operator":
+        ratio = extrapolated_reference(name, T)[4]
+        assert 1.8 < ratio < 2.2, ratio
+        assert rel_error(name, 1e-5, ref=extrapolated_reference) <= 1e-5
+    else:
+        assert rel_error(name, 1e-5) <= 1e-5
+
+
+T_RELAY = 0.5
+
+
+@pytest.mark.parametrize("name", RELAYS)
+def test_relays_rk44_match_exact_event_reference(name):
+    """Relay and discrete Preisach (force jumps at the thresholds) over 0.5 s, in which
+    the relays switch, against an exact-event reference independent of hystmech (linear
+    pieces by DOP853, each switch located by an event): ≤ 1e-5 of max|x| at h = 1e-5
+    (issue 12). The pointwise RK44 stages placed a jump up to h/2 off (1.4e-5 for Relay,
+    first order); with the step-mean force at switch steps the error is ~1e-9 or less,
+    asserted at 1e-8."""
+    el, prm, te, xr = relays_reference(name, T_RELAY)
+    SC, mbs, nodes = one_dof(el, *prm)
+    t, X, _ = hex.simulate(SC, mbs, T_RELAY, 1e-5, record=[nodes["m"]])
+    assert relay_switches(el, X[:, 0]) >= 2
+    err = float(np.max(np.abs(np.interp(te, t, X[:, 0]) - xr)) / np.max(np.abs(xr)))
+    assert err <= 1e-8, err
+
+
+@pytest.mark.parametrize("name", RELAYS)
+def test_relays_rk44_second_order_with_step_mean_force(name):
+    """Measured convergence order of RK44 with the relay laws against the exact-event
+    reference over 1 s (3 switches for Relay, 7 for discrete Preisach), h = 8e-4 ...
+    5e-5: the step-mean force over the predicted path u_n + v_n·s places each switch
+    with an O(h²) error, so the order is about 2 (pointwise stage forces: order ≈ 1 and
+    erratic, errors ~1e-4)."""
+    el, prm, te, xr = relays_reference(name, 1.0)
+    hs = np.array([8e-4, 4e-4, 2e-4, 1e-4, 5e-5])
+    err = []
+    for h in hs:
+        SC, mbs, nodes = one_dof(el, *prm)
+        t, X, _ = hex.simulate(SC, mbs, 1.0, h, record=[nodes["m"]])
+        if h == hs[-1]:
+            assert relay_switches(el, X[:, 0]) >= 3
+        err.append(np.max(np.abs(np.interp(te, t, X[:, 0]) - xr)) / np.max(np.abs(xr)))
+    err = np.array(err)
+    slope = np.polyfit(np.log(hs), np.log(err), 1)[0]
+    halvings = np.log2(err[:-1] / err[1:])
+    assert 1.8 < slope < 3.0 and np.all(halvings > 1.5), (err, slope, halvings)
+
+
+def test_step_inferred_without_the_wrapper():
+    """Solved by exudyn.SolveDynamic directly (no hex.simulate), the host infers h from
+    two equal intervals between accepted steps and places the relay's switches as
+    well: against the exact-event reference over 0.5 s (2 switches) at h = 1e-4, the
+    same error level as through the wrapper (6.9e-8; pointwise stages: ~1e-4)."""
+    el, prm, te, xr = relays_reference("Relay", T_RELAY)
+    SC, mbs, nodes = one_dof(el, *prm)
+    out = []
+    C = exu.OutputVariableType.Coordinates
+    hex.set_post_step(mbs, lambda m, t: out.append(
+        (t, float(np.ravel(m.GetNodeOutput(nodes["m"], C))[0]))) or True)
+    mbs.Assemble()
+    sim = exu.SimulationSettings()
+    sim.timeIntegration.numberOfSteps = 5000
+    sim.timeIntegration.endTime = T_RELAY
+    sim.solution.file.write = False
+    sim.timeIntegration.verboseMode = 0
+    exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.RK44)
+    assert mbs.sys["hystmech_host"].h == pytest.approx(1e-4, rel=1e-9)
+    t, x = np.array(out).T
+    assert relay_switches(el, x) >= 2
+    err = np.max(np.abs(np.interp(te, t, x) - xr)) / np.max(np.abs(xr))
+    assert err <= 3e-7, err
 
 
 @pytest.mark.parametrize("name", ["Masing", "PreisachContinuous"])
 def test_rk44_order_with_committed_states(name):
     """Self-convergence of RK44 with trial/commit on a law with kinks (Masing stop,
     continuous Preisach): the stage forces come from trial copies, the state is
-    committed once per step, and the order measured from successive halvings is about
-    2 (the kinks cap RK44's order 4)."""
+    committed once per step, and the order measured from successive halvings is at
+    least about 2 (pointwise stage forces: ≈ 2, the kinks cap RK44's order 4; with the
+    step-mean force on kink steps the differences are 2-300× smaller and the measured
+    orders 2 to 5)."""
     ctor, A, _ = CASES[name]
     el = ctor()
     prm = rig(el, A)
@@ -65,7 +143,7 @@ def test_rk44_order_with_committed_states(name):
         xs.append(np.interp(te, t, X[:, 0]))
     d = np.array([np.max(np.abs(xs[i] - xs[i + 1])) for i in range(3)])
     order = np.log2(d[:-1] / d[1:])
-    assert np.all((order > 1.5) & (order < 2.8)), (d, order)
+    assert np.all(order > 1.5), (d, order)
 
 
 @pytest.mark.parametrize("name", ["LuGre", "Dahl"])

@@ -35,8 +35,10 @@ def dopri_step(t, z, h, K, zs, zn, kout, prm, w, V, energy, N, rtol, atol):
     written here, because the right-hand side is this structure's compiled global
     (passed to dp45_step as an argument it would make the loop uncacheable)."""
     M = z.size
-    # one call site of the right-hand side: numba then inlines it (six call sites
-    # would each pay the reference counting of every array argument, ~0.1 µs a call);
+    bind_locals(prm, V)  # INLINE
+    # one call site of the right-hand side, which the code generator replaces by the
+    # right-hand side's statements (a call, even one numba inlines, increfs and decrefs
+    # every array of prm and V at each stage: ~0.3 µs a step on the belt rig);
     # row 6 of DP_A holds the weights b of the 5th-order solution (DP_C[6] = 1)
     for s in range(1, 7):
         for i in range(M):
@@ -44,7 +46,8 @@ def dopri_step(t, z, h, K, zs, zn, kout, prm, w, V, energy, N, rtol, atol):
             for j in range(s):
                 acc += DP_A[s, j] * K[j, i]
             zs[i] = z[i] + h * acc
-        fun_full(t + DP_C[s] * h, zs, prm, kout, w, V, energy)
+        ts = t + DP_C[s] * h
+        fun_full(ts, zs, prm, kout, w, V, energy)  # INLINE
         for i in range(M):
             K[s, i] = kout[i]
     for i in range(M):
@@ -81,18 +84,52 @@ def initial_step(t, z, K, zs, kout, prm, w, V, energy, N, rtol, atol, t1):
     return min(100 * h0, h1)
 
 
+def emit(te, zi, fresh, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nout):
+    """TEMPLATE (see :func:`rk45`): one output (te, zi) of the loop: feed the observed
+    signal to ``obs`` (``fresh``: zi is not the state w was last evaluated at, so the
+    inputs and forces are evaluated first when the signal needs them), keep the output
+    from t_out0 on (growing the buffers) and call the user's stop(te, zi) on kept ones.
+    Returns (status: 0, 4 observer stop or 5 callback stop, nout, Tout, Zout). Inlined
+    by the code generator where marked (its locals st, ncap, T2, Z2, sg)."""
+    bind_locals(prm, V)  # INLINE
+    st = 0
+    if observing:
+        if fresh and SIGNAL_NEEDS_W:
+            fun_full(te, zi, prm, kout, w, V, False)  # INLINE
+        sg = signal(zi, w, prm)  # INLINE
+        if observe(obs, te, sg):
+            st = 4
+    if te >= t_out0:
+        if nout == Tout.size:
+            ncap = 2 * nout
+            T2 = np.empty(ncap)
+            Z2 = np.empty((ncap, zi.size))
+            T2[:nout] = Tout[:nout]
+            Z2[:nout] = Zout[:nout]
+            Tout = T2
+            Zout = Z2
+        Tout[nout] = te
+        Zout[nout] = zi
+        nout += 1
+        if stop(te, zi):
+            st = 5
+    return st, nout, Tout, Zout
+
+
 def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_steps, energy,
          N, nw, obs, observing):
     """TEMPLATE compiled into each structure's generated module (systems/codegen.py),
     where fun_full (right-hand side plus energy integrands), scratch, signal and stop
-    are that structure's functions. Adaptive DP5(4) from t0 to t1. Outputs: at t_eval (dense output) or, if empty,
-    at every accepted step; kept from t_out0 on; the observed signal is fed to ``obs``
-    at every output time and the user's stop(t, z) called at every kept one.
+    are that structure's functions. Adaptive DP5(4) from t0 to t1. Outputs (see
+    :func:`emit`): at t_eval (dense output) or, if empty, at every accepted step; kept
+    from t_out0 on; the observed signal is fed to ``obs`` at every output time and the
+    user's stop(t, z) called at every kept one.
     Returns (status, t reached, T, Z, nfev, nsteps, nrejected, z reached): status 0 done, 1 step
     below resolution, 2 non-finite, 3 max_steps, 4 observer stop, 5 callback stop."""
     M = z0.size
     w = np.zeros(nw)
     V = scratch(prm)
+    bind_locals(prm, V)  # INLINE
     kout = np.empty(M)
     K = np.empty((7, M))
     z = z0.copy()
@@ -124,32 +161,15 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
     h = min(h, max_step)
     nsteps = 0
     nrej = 0
-    # outputs at t0
+    # outputs at t0 (w was filled at (t0, z) by the first evaluation, then overwritten by
+    # initial_step: fresh)
     if dense:
-        while ie < t_eval.size and t_eval[ie] <= t0:
-            for i in range(M):
-                zi[i] = z[i]
+        while ie < t_eval.size and t_eval[ie] <= t0 and status == 0:
             te = t_eval[ie]
+            status, nout, Tout, Zout = emit(te, z, True, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nout)  # INLINE
             ie += 1
-            if observing:
-                fun_full(te, zi, prm, kout, w, V, False)
-                if observe(obs, te, signal(zi, w, prm)):
-                    status = 4
-            if te >= t_out0:
-                Tout[nout] = te
-                Zout[nout] = zi
-                nout += 1
-                if stop(te, zi):
-                    status = 5
     else:
-        if observing and observe(obs, t, signal(z, w, prm)):
-            status = 4
-        if t >= t_out0:
-            Tout[0] = t
-            Zout[0] = z
-            nout = 1
-            if stop(t, z):
-                status = 5
+        status, nout, Tout, Zout = emit(t, z, True, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nout)  # INLINE
     while t < t1 and status == 0:
         if nsteps >= max_steps:
             status = 3
@@ -163,7 +183,7 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
         if h < 10.0 * 2.2e-16 * max(abs(t), 1e-300):
             status = 1
             break
-        err = dopri_step(t, z, h, K, zs, zn, kout, prm, w, V, energy, N, rtol, atol)
+        err = dopri_step(t, z, h, K, zs, zn, kout, prm, w, V, energy, N, rtol, atol)  # INLINE
         nfev += 6
         if not math.isfinite(err):
             if h < 1e-12 * max(1.0, abs(t)):
@@ -179,37 +199,13 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
         tn = t1 if last else t + h
         if dense:
             while ie < t_eval.size and t_eval[ie] <= tn and status == 0:
-                dp45_dense(K, z, h, (t_eval[ie] - t) / h, zi)
                 te = t_eval[ie]
+                dp45_dense(K, z, h, (te - t) / h, zi)
+                status, nout, Tout, Zout = emit(te, zi, True, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nout)  # INLINE
                 ie += 1
-                if observing:
-                    fun_full(te, zi, prm, kout, w, V, False)
-                    if observe(obs, te, signal(zi, w, prm)):
-                        status = 4
-                if te >= t_out0:
-                    Tout[nout] = te
-                    Zout[nout] = zi
-                    nout += 1
-                    if stop(te, zi):
-                        status = 5
         else:
             # w holds the inputs and forces of the last stage, at (tn, zn)
-            if observing and observe(obs, tn, signal(zn, w, prm)):
-                status = 4
-            if tn >= t_out0:
-                if nout == cap:
-                    cap *= 2
-                    T2 = np.empty(cap)
-                    Z2 = np.empty((cap, M))
-                    T2[:nout] = Tout[:nout]
-                    Z2[:nout] = Zout[:nout]
-                    Tout = T2
-                    Zout = Z2
-                Tout[nout] = tn
-                Zout[nout] = zn
-                nout += 1
-                if stop(tn, zn):
-                    status = 5
+            status, nout, Tout, Zout = emit(tn, zn, False, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nout)  # INLINE
         t = tn
         for i in range(M):
             z[i] = zn[i]

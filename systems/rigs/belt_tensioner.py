@@ -219,6 +219,8 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
     steady_state: stop once ss_confirm consecutive blocks of ss_periods forcing periods
     (counted from ss_from, default the window start) have extremes of T equal within
     ss_tol·amplitude; info["ss_amplitude"] is then the last block's max(T) − min(T).
+    With rk45 the stop samples T every dt_out from ss_from on, with free steps (≤ h_max)
+    throughout; without it, steps are at most dt_out on the recorded/observed grid.
     """
     _check_element(tensioner)
     if method not in METHODS:
@@ -269,15 +271,20 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
     else:
         # output grid of dt_out from the first time anything is recorded or observed
         dto = 1e-4 if dt_out is None else check_positive("dt_out", dt_out)
+        # (with the steady-state stop the grid starts where the stop starts watching: the
+        # run then usually ends long before the window)
         tg0 = t0 if method == "bdf" else \
-            min(max(t0, min(rec0 if record else math.inf, win0)), t_end)
+            min(max(t0, min(rec0 if record else math.inf, win0,
+                            ss0 if steady_state else math.inf)), t_end)
         n_out = int(math.floor((t_end - tg0) / dto + 0.5))
         grid = tg0 + dto * np.arange(n_out + 1)
         grid[-1] = t_end
         grid = grid[grid <= t_end]
         atol = rtol * _y_scale(tensioner)
         if method == "rk45":
-            # free steps (<= h_max) up to the grid, then steps of at most dt_out on it
+            # free steps (<= h_max) up to the grid, then steps of at most dt_out on it;
+            # with the steady-state stop free steps throughout (the T samples on the
+            # grid come from the 4th-order dense output either way)
             steps, x_g = 0, None
             if tg0 > t0:
                 # (observing nothing, but the same signal: the same compiled structure)
@@ -286,7 +293,8 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
                               observe=Observe(("belt", "belt_damping"), window=math.inf))
                 steps, x_g = r0.stats["nsteps"], r0.y_last
             r = simulate(asm, (tg0, t_end), x_g, method="RK45", t_eval=grid, rtol=rtol,
-                         atol=atol, max_step=min(h_max, dto), energy=False, observe=obs,
+                         atol=atol, max_step=h_max if steady_state else min(h_max, dto),
+                         energy=False, observe=obs,
                          record_from=rec0 if record else math.inf)
             info.update(rtol=rtol, n_steps=int(steps + r.stats["nsteps"]), dt_out=dto)
         else:
