@@ -3,16 +3,15 @@
 Dormand & Prince (1980), in the form of Hairer, Nørsett & Wanner (1993), *Solving
 Ordinary Differential Equations I*, §II.4-II.5: the tableau (``DP_A``, ``DP_C``,
 ``DP_B``), the embedded error weights ``DP_E`` (5th minus 4th order) and the free
-4th-order continuous extension ``DP_P`` (scipy's RK45 uses the same). The C side has
-its one copy of the table in ``components/hm_law.h``.
+4th-order continuous extension ``DP_P`` (scipy's RK45 uses the same). The C kernels
+need no adaptive integrator: every exportable law has an exact or Taylor segment map.
 
 ``dp45_step`` does ONE step of y' = fun(t, y, args, out) for any state: the scalar
 state of a law along an input segment or a whole assembly state. ``dp45_solve`` is
 the adaptive driver used by the laws (``rk_advance`` drives a law's ``rate`` kernel
 over one input segment with it).
 
-The error norm (the one norm of every adaptive integrator built on this module, and
-of the C integrators in hm_law.h)::
+The error norm (the one norm of every adaptive integrator built on this module)::
 
     err = max_{i<n} |e_i| / max(atol_i, rtol·max(|y_i|, |ŷ_i|))
 
