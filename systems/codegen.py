@@ -117,6 +117,22 @@ def _input_lines(m, rot: bool):
     return out
 
 
+# Blocks of more than _UNROLL state components (a Preisach memory stack, a Maxwell-slip
+# model with many sliders) are copied in loops: written out, a stack of 10³ states makes
+# a module of ~0.5 MB that numba compiles for a minute; a few straight lines more or less
+# do not matter for such an element, whose kernel dominates its cost anyway.
+_UNROLL = 16
+
+
+def _copy(dst, d0, src, s0, n, indent="    "):
+    """Lines dst[d0 + i] = src[s0 + i] for i < n (src None: = 0.0), unrolled for small n."""
+    if n <= _UNROLL:
+        return [f"{indent}{dst}[{d0 + i}] = " + ("0.0" if src is None else f"{src}[{s0 + i}]")
+                for i in range(n)]
+    rhs = "0.0" if src is None else f"{src}[{s0} + _i]"
+    return [f"{indent}for _i in range({n}):", f"{indent}    {dst}[{d0} + _i] = {rhs}"]
+
+
 def _core(m):
     L = m.layout
     nq, nb, ne = L.nq, L.nb, L.ne
@@ -142,15 +158,15 @@ def _core(m):
         lines += act(a, b)
     for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
         x, pp, d = f"V[{3 * e}]", f"V[{3 * e + 1}]", f"V[{3 * e + 2}]"
-        lines += [f"    {x}[{i}] = y[{o + i}]" for i in range(n)]
+        lines += _copy(x, 0, "y", o, n)
         lines += [f"    u = {_x(a, L)} - {_x(b, L)}",
                   f"    v = {_v(a, L)} - {_v(b, L)}",
                   f"    F = force_{e}({x}, u, v, {pp})"]
         if kind == "operator":
-            lines += [f"    dy[{o + i}] = 0.0" for i in range(n)]
+            lines += _copy("dy", o, None, 0, n)
         else:
             lines.append(f"    rate_{e}({x}, u, v, {pp}, {d})")
-            lines += [f"    dy[{o + i}] = {d}[{i}]" for i in range(n)]
+            lines += _copy("dy", o, d, 0, n)
         lines += [f"    w[{A + e}] = F", f"    w[{A + ne + e}] = u", f"    w[{A + 2 * ne + e}] = v"]
         lines += act(a, b)
     for j, d in enumerate(m.fdof):
@@ -308,11 +324,20 @@ def _jac(m):
         lines += pair(a, b, f"prm.c[{s}]", nq)
     for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
         x, pp = f"V[{3 * e}]", f"V[{3 * e + 1}]"
-        lines += [f"    {x}[{i}] = y[{o + i}]" for i in range(n)]
+        lines += _copy(x, 0, "y", o, n)
         lines += [f"    Je = np.zeros(({n + 1}, {n + 2}))",
                   f"    jac_{e}({x}, {_x(a, L)} - {_x(b, L)}, {_v(a, L)} - {_v(b, L)}, {pp}, Je)"]
         # Je rows 0..n-1 = ∂ẋe/∂(xe, u, v), row n = ∂F/∂(xe, u, v); ∂u/∂x_a = +1, ∂u/∂x_b = −1
-        if kind != "operator":
+        big = n > _UNROLL
+        if kind != "operator" and big:
+            lines += [f"    for _r in range({n}):",
+                      f"        for _c in range({n}):",
+                      f"            J[{o} + _r, {o} + _c] += Je[_r, _c]"]
+            for node, sg in ((a, "+"), (b, "-")):
+                if 0 <= node < nq:
+                    lines += [f"        J[{o} + _r, {node}] {sg}= Je[_r, {n}]",
+                              f"        J[{o} + _r, {nq + node}] {sg}= Je[_r, {n + 1}]"]
+        elif kind != "operator":
             for r in range(n):
                 for c in range(n):
                     lines.append(f"    J[{o + r}, {o + c}] += Je[{r}, {c}]")
@@ -323,7 +348,10 @@ def _jac(m):
         for node, sg in ((a, "-"), (b, "")):
             if 0 <= node < nq:
                 wt = f"{sg}1.0 / prm.mass[{node}]"
-                for c in range(n):
+                if big:
+                    lines += [f"    for _c in range({n}):",
+                              f"        J[{nq + node}, {o} + _c] += {wt} * Je[{n}, _c]"]
+                for c in range(0 if big else n):
                     lines.append(f"    J[{nq + node}, {o + c}] += {wt} * Je[{n}, {c}]")
                 for nd, s2 in ((a, "+"), (b, "-")):
                     if 0 <= nd < nq:
@@ -388,12 +416,33 @@ def _step(m):
     # across branches, which would cost more than the step itself)
     N = m.layout.N
     lines = ["def step(y, dy, h, lo, hi, yn):"]
-    for i in range(N):
-        z = f"y[{i}] + h * dy[{i}]"
-        lines.append(f"    z{i} = min(max({z}, lo[{i}]), hi[{i}])" if m.boxed[i] else
-                     f"    z{i} = {z}")
-    lines += [f"    yn[{i}] = z{i}" for i in range(N)]
-    lines.append("    return " + " + ".join(f"z{i}" for i in range(N)))
+    runs, i = [], 0            # runs of components alike in being boxed or not
+    while i < N:
+        j = i
+        while j < N and m.boxed[j] == m.boxed[i]:
+            j += 1
+        runs.append((i, j))
+        i = j
+    if max((j - i for i, j in runs), default=0) > _UNROLL:
+        lines.append("    _acc = 0.0")
+    terms = []
+    for i, j in runs:
+        if j - i > _UNROLL:     # a long block: a loop (each component reads only itself)
+            z = "y[_i] + h * dy[_i]"
+            lines += [f"    for _i in range({i}, {j}):",
+                      f"        _z = min(max({z}, lo[_i]), hi[_i])" if m.boxed[i] else
+                      f"        _z = {z}",
+                      "        yn[_i] = _z", "        _acc += _z"]
+            if "_acc" not in terms:
+                terms.append("_acc")
+            continue
+        for k in range(i, j):
+            z = f"y[{k}] + h * dy[{k}]"
+            lines.append(f"    z{k} = min(max({z}, lo[{k}]), hi[{k}])" if m.boxed[k] else
+                         f"    z{k} = {z}")
+            terms.append(f"z{k}")
+    lines += [f"    yn[{k}] = {t}" for t in terms if t != "_acc" for k in [int(t[1:])]]
+    lines.append("    return " + (" + ".join(terms) if terms else "0.0"))
     return "\n".join(lines) + "\n"
 
 
@@ -407,7 +456,7 @@ def _ops(m):
             return _x(k, L).replace("y[", f"{yy}[").replace("w[", f"{ww}[")
         lines += [f"    u0 = {at(a, 'y0', 'w0')} - {at(b, 'y0', 'w0')}",
                   f"    u1 = {at(a, 'y1', 'w1')} - {at(b, 'y1', 'w1')}"]
-        lines += [f"    y1[{o + i}] = y0[{o + i}]" for i in range(n)]
+        lines += _copy("y1", o, "y0", o, n)
         lines.append(f"    advance_{e}(y1[{o}:{o + n}], u0, u1, dt, (u1 - u0) / dt, "
                      f"P[{p0}:{p1}], rtol)")
     lines.append("    return 0")
