@@ -168,23 +168,6 @@ def _drive_affine_loop(affine, t, u, x0, p, tol, n_out):
     return F, X, bad_in, bad_F
 
 
-def _as_series(name: str, a, n: int | None = None) -> np.ndarray:
-    try:
-        arr = np.ascontiguousarray(np.asarray(a, dtype=np.float64))
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a 1-D array of finite numbers") from None
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array (got shape {arr.shape})")
-    if n is not None and arr.size != n:
-        raise ValueError(f"{name} must have the same length as t ({n}), got {arr.size}")
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        idx = np.flatnonzero(bad)
-        raise ValueError(f"{name} must be finite: {idx.size} NaN/infinite sample(s), "
-                         f"first at index {idx[0]}")
-    return arr
-
-
 def _as_array(name: str, a) -> np.ndarray:
     # the cheap part of _as_series (the finiteness is checked in the drive loop)
     try:
@@ -193,6 +176,18 @@ def _as_array(name: str, a) -> np.ndarray:
         raise ValueError(f"{name} must be a 1-D array of finite numbers") from None
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array (got shape {arr.shape})")
+    return arr
+
+
+def _as_series(name: str, a, n: int | None = None) -> np.ndarray:
+    arr = _as_array(name, a)
+    if n is not None and arr.size != n:
+        raise ValueError(f"{name} must have the same length as t ({n}), got {arr.size}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        idx = np.flatnonzero(bad)
+        raise ValueError(f"{name} must be finite: {idx.size} NaN/infinite sample(s), "
+                         f"first at index {idx[0]}")
     return arr
 
 

@@ -30,12 +30,8 @@ def rig(el, A):
 _REF = {}
 
 
-def reference(name, T, n_out=50):
-    """(element, (m, k, F0, w), output times, x(t)) of the rig in hystmech's Assembly:
-    compiled RK45 at rtol 1e-11 for smooth laws, the event-driven solver for
-    inclusions, the projection scheme at h = 1e-6 for operators."""
-    if (name, T, n_out) in _REF:
-        return _REF[name, T, n_out]
+def _case_assembly(name):
+    """(element, (m, k, F0, w), Assembly) of the forced 1-DOF rig with CASES[name]."""
     ctor, A, _ = CASES[name]
     el = ctor()
     m, k, F0, w = rig(el, A)
@@ -44,6 +40,16 @@ def reference(name, T, n_out=50):
     a.add_spring("m", "ground", k=k)
     a.add_element("e", el, "m", "ground")
     a.add_force("m", Harmonic(amplitude=F0, omega=w, phase=-np.pi / 2))
+    return el, (m, k, F0, w), a
+
+
+def reference(name, T, n_out=50):
+    """(element, (m, k, F0, w), output times, x(t)) of the rig in hystmech's Assembly:
+    compiled RK45 at rtol 1e-11 for smooth laws, the event-driven solver for
+    inclusions, the projection scheme at h = 1e-6 for operators."""
+    if (name, T, n_out) in _REF:
+        return _REF[name, T, n_out]
+    el, (m, k, F0, w), a = _case_assembly(name)
     te = np.linspace(T / n_out, T, n_out)
     if el.kind == "smooth":
         r = simulate(a, (0, T), method="RK45", t_eval=te, rtol=1e-11, atol=1e-15, energy=False)
@@ -126,14 +132,7 @@ def extrapolated_reference(name, T, n_out=50):
     key = ("extrapolated", name, T, n_out)
     if key in _REF:
         return _REF[key]
-    ctor, A, _ = CASES[name]
-    el = ctor()
-    m, k, F0, w = rig(el, A)
-    a = Assembly()
-    a.add_dof("m", mass=m)
-    a.add_spring("m", "ground", k=k)
-    a.add_element("e", el, "m", "ground")
-    a.add_force("m", Harmonic(amplitude=F0, omega=w, phase=-np.pi / 2))
+    el, (m, k, F0, w), a = _case_assembly(name)
     te = np.linspace(T / n_out, T, n_out)
     x4, x2, x1 = (simulate(a, (0, T), method="projection", t_eval=te, h=h,
                            energy=False).x("m") for h in (4e-6, 2e-6, 1e-6))

@@ -7,6 +7,8 @@ import pytest
 from hystmech.components import Dahl, LinearSpring
 from hystmech.systems import Assembly, Harmonic, SimulationError, simulate
 
+from model_checks import assert_jacobian_matches_fd
+
 
 def _smd(x0=0.01, v0=0.0, F=0.0, g=0.0):
     a = Assembly(gravity=g)
@@ -99,26 +101,7 @@ def test_analytic_jacobian_matches_finite_differences():
     m = r.model
     rng = np.random.default_rng(1)
     for k in rng.integers(0, len(r.t), 5):
-        t, y = r.t[k], np.ascontiguousarray(r.y[k])
-        # the compiled protocol implicit methods call: fun(t, y, prm, dy, w, V) and
-        # jac(t, y, prm, J, w, V), w a work vector and V = scratch(prm)
-        w = np.zeros(m.layout.n_work)
-        V = m.code.scratch(m.prm)
-        J = np.zeros((m.N, m.N))
-        m.code.jac(t, y, m.prm, J, w, V)
-
-        def f(yy):
-            dy = np.empty(m.N)
-            m.code.fun(t, yy, m.prm, dy, w, V)
-            return dy
-        Jfd = np.empty_like(J)
-        for j in range(m.N):
-            d = 1e-7 * max(1e-3, abs(y[j]))
-            yp, ym = y.copy(), y.copy()
-            yp[j] += d
-            ym[j] -= d
-            Jfd[:, j] = (f(yp) - f(ym)) / (2 * d)
-        np.testing.assert_allclose(J, Jfd, rtol=1e-5, atol=1e-5 * np.abs(Jfd).max())
+        assert_jacobian_matches_fd(m, r.t[k], r.y[k])
 
 
 def test_energy_balance_smooth_rig_bdf_and_rk45():

@@ -7,6 +7,8 @@ from hystmech.components import Dahl, Masing, MaxwellSlip
 from hystmech.components.combine import SumElement
 from hystmech.systems import Assembly, Harmonic, codegen, simulate
 
+from model_checks import assert_jacobian_matches_fd
+
 N_BIG = codegen._UNROLL + 4
 
 
@@ -52,21 +54,4 @@ def test_smooth_block_and_its_jacobian_equal_separate_elements():
     # the block's analytic Jacobian (loop form) against central differences
     m = r2.model
     assert "for _r in range" in codegen._jac(m) and "for _i in range" in codegen._core(m)
-    y = np.ascontiguousarray(r2.y[25])
-    w = np.zeros(m.layout.n_work)
-    V = m.code.scratch(m.prm)
-    J = np.zeros((m.N, m.N))
-    m.code.jac(t[25], y, m.prm, J, w, V)
-
-    def f(yy):
-        dy = np.empty(m.N)
-        m.code.fun(t[25], yy, m.prm, dy, w, V)
-        return dy
-    Jfd = np.empty_like(J)
-    for j in range(m.N):
-        d = 1e-7 * max(1e-3, abs(y[j]))
-        yp, ym = y.copy(), y.copy()
-        yp[j] += d
-        ym[j] -= d
-        Jfd[:, j] = (f(yp) - f(ym)) / (2 * d)
-    np.testing.assert_allclose(J, Jfd, rtol=1e-5, atol=1e-5 * np.abs(Jfd).max())
+    assert_jacobian_matches_fd(m, t[25], r2.y[25])
