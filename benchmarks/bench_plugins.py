@@ -211,12 +211,23 @@ def main():
     # the target is checked on Masing (the plugin's own cost); LuGre is reported
     from hystmech.components import get_element_class
 
-    bench_mujoco()
-    ok = bench_mujoco(el=_masing(), label="Masing")
-    # a law without state or transcendental calls: the host's own cost per step
-    bench_mujoco(el=get_element_class("LinearSpring")(k=10.0), label="LinearSpring")
-    bench_exudyn()
-    bench_elastica()
+    import importlib.util
+
+    def have(engine, extra):
+        if importlib.util.find_spec(engine) is None:
+            print(f"{engine}: skipped, not installed (pip install 'hystmech[{extra}]')")
+            return False
+        return True
+    ok = True
+    if have("mujoco", "mujoco"):
+        bench_mujoco()
+        ok = bench_mujoco(el=_masing(), label="Masing")
+        # a law without state or transcendental calls: the host's own cost per step
+        bench_mujoco(el=get_element_class("LinearSpring")(k=10.0), label="LinearSpring")
+    if have("exudyn", "exudyn"):
+        bench_exudyn()
+    if have("elastica", "elastica"):
+        bench_elastica()
     return ok
 
 
