@@ -38,22 +38,59 @@ class Params(NamedTuple):
 
 
 _JITTED: dict = {}
+_BY_SOURCE: dict = {}  # _source_key -> jitted: the same lambda written in a loop or a builder
 _CODE: dict = {}      # structure key -> (compiled, kernels, callback, Compiled)
+_PLAIN = (int, float, complex, bool, str, type(None))
+
+
+def _source_key(fn):
+    """(key, referenced objects): a key under which a new function object compiles to
+    the same machine code as an earlier one — its code object and everything numba
+    freezes into the machine code (closure cells, defaults and the globals it names, by
+    value for numbers and by identity for modules and functions, which the cache keeps
+    alive so their ids stay theirs). (None, ()) when that cannot be told (arrays or
+    other mutable values among them, nested functions)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or any(hasattr(c, "co_code") for c in code.co_consts):
+        return None, ()
+    vals, refs = [], []
+    glb = getattr(fn, "__globals__", {})
+    cells = [c.cell_contents for c in (fn.__closure__ or ())]
+    for v in (*cells, *(fn.__defaults__ or ()), *(glb.get(n, KeyError) for n in code.co_names)):
+        if isinstance(v, _PLAIN):
+            vals.append((type(v), v))
+        elif v is KeyError or callable(v) or type(v).__name__ == "module":
+            vals.append(id(v))
+            refs.append(v)
+        else:
+            return None, ()
+    return (code, id(glb), tuple(vals)), (glb, *refs)
 
 
 def _jit_scalar(fn):
     """numba-compile a user callable t -> float, or None if numba rejects it (memoised
-    per callable, so repeated simulations reuse the compiled input)."""
+    per callable and per source, so repeated simulations reuse the compiled input, also
+    when a builder makes a new lambda each time)."""
     if is_compiled(fn):
         return fn
     hit = _JITTED.get(id(fn))
     if hit is not None and hit[0] is fn:
         return hit[1]
-    try:
-        jf = njit(fn)
-        float(jf(0.0))
-    except Exception:  # noqa: BLE001 - any numba failure: sampled by Python instead
-        jf = None
+    skey, refs = _source_key(fn)
+    if skey is not None and skey in _BY_SOURCE:
+        jf = _BY_SOURCE[skey][1]
+    else:
+        try:
+            jf = njit(fn)
+            float(jf(0.0))
+        except Exception:  # noqa: BLE001 - any numba failure: sampled by Python instead
+            jf = None
+        if skey is not None:
+            if len(_BY_SOURCE) > 1024:
+                _BY_SOURCE.clear()
+            _BY_SOURCE[skey] = (refs, jf)
+    if len(_JITTED) > 4096:
+        _JITTED.clear()
     _JITTED[id(fn)] = (fn, jf)
     return jf
 

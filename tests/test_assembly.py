@@ -208,3 +208,44 @@ def test_failure_reports_time_and_keeps_partial():
     with pytest.raises(SimulationError, match="non-finite") as ei:
         simulate(b, (0.0, 1.0), method="BDF")
     assert ei.value.t_reached == pytest.approx(0.3, abs=0.05)
+
+
+GAIN = 2.0
+
+
+def _forced(amp):
+    # a builder that makes a new lambda each call, as scripts and sweeps do
+    return Assembly().add_dof("m", mass=1.0).add_spring("m", "ground", k=100.0) \
+        .add_force("m", lambda t: amp * GAIN * math.cos(3.0 * t))
+
+
+def test_a_new_lambda_of_the_same_source_reuses_its_compile_and_sees_new_values():
+    from hystmech.systems import model as mdl
+
+    global GAIN
+    t = np.linspace(0.0, 1.0, 11)
+
+    def x_of(a):
+        return simulate(a, (0.0, 1.0), method="RK45", rtol=1e-10, t_eval=t, energy=False).x("m")
+
+    def exact(F):
+        # m x'' + k x = F cos(3t) from rest: F/(k − 9m)·(cos 3t − cos 10t)
+        return F / (100.0 - 9.0) * (np.cos(3.0 * t) - np.cos(10.0 * t))
+    a1, a2 = _forced(1.5), _forced(1.5)
+    f1, f2 = a1.forces[0].f, a2.forces[0].f
+    assert f1 is not f2
+    np.testing.assert_allclose(x_of(a1), exact(3.0), atol=1e-9)
+    np.testing.assert_allclose(x_of(a2), exact(3.0), atol=1e-9)
+    k1, k2 = mdl._source_key(f1)[0], mdl._source_key(f2)[0]
+    assert k1 is not None and k1 == k2
+    assert mdl._jit_scalar(f1) is mdl._jit_scalar(f2)
+    # a different closure value or global value is a different compile, never a stale one
+    np.testing.assert_allclose(x_of(_forced(0.5)), exact(1.0), atol=1e-9)
+    GAIN = 4.0
+    try:
+        np.testing.assert_allclose(x_of(_forced(0.5)), exact(2.0), atol=1e-9)
+    finally:
+        GAIN = 2.0
+    # a global array (numba would freeze its contents) is not keyed: no reuse
+    arr = np.array([1.0])
+    assert mdl._source_key(lambda t: arr[0] * t)[0] is None
