@@ -36,9 +36,9 @@ import numpy as np
 from numba import njit
 from numba.extending import register_jitable
 
-from .radau import (C_NFEV, C_NJEV, C_NLU, C_NREJ, C_NSTEP, EPS, R_H, initial_step,
-                    out_start, out_step, radau_reset, radau_step, radau_workspace)
-from numba.extending import register_jitable
+from .radau import (C_NFEV, C_NJEV, C_NLU, C_NREJ, C_NSTEP, EPS, R_H, all_finite,
+                    initial_step, out_start, out_step, radau_reset, radau_step,
+                    radau_workspace)
 from ...components._ode import DP_A, dp45_step
 
 STIFF_HLAMBDA = 2.0    # h·|λ| beyond this: near the stability boundary (−3.3)
@@ -128,9 +128,8 @@ def auto_start(fun, t0, t1, y0, nd, args, rtol, atol, first_step, max_step, t_ev
     fun(t0, y0, args, f)
     c[0] = 1
     Tout, Yout, nout, ie = out_start(t0, y0, t_eval)
-    for i in range(n):
-        if not math.isfinite(f[i]):
-            return 2, f, 0.0, Tout, Yout, nout, ie, c
+    if not all_finite(f):
+        return 2, f, 0.0, Tout, Yout, nout, ie, c
     if first_step > 0.0:
         h = min(first_step, max_step)
     else:
@@ -194,11 +193,7 @@ def auto_explicit(fun, t, t1, y, f, h, nd, args, rtol, atol, max_step, t_eval, m
             h_next = min(h_next, h)
         last_rejected = False
         h = min(h_next, max_step)
-        finite = True
-        for i in range(n):
-            if not math.isfinite(y[i]):
-                finite = False
-        if not finite:
+        if not all_finite(y):
             status = 2
             break
         if hl > STIFF_HLAMBDA:
@@ -251,11 +246,7 @@ def auto_implicit(fun, jac, t, t1, y, f, h, nd, args, rtol, atol, max_step, t_ev
                                         yold, F, y, 0.0)
         t = t_new
         c[6] += 1
-        finite = True
-        for i in range(n):
-            if not math.isfinite(y[i]):
-                finite = False
-        if not finite:
+        if not all_finite(y):
             status = 2
             break
         since_check += 1

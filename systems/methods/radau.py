@@ -418,6 +418,15 @@ def radau_step(fun, jac, t, y, t_bound, args, rtol, atol, nd, max_step,
 
 
 @register_jitable
+def all_finite(a):
+    """True when every entry of a is finite (the solvers stop with status 2 otherwise)."""
+    for i in range(a.size):
+        if not math.isfinite(a[i]):
+            return False
+    return True
+
+
+@register_jitable
 def radau_workspace(n, nd):
     """Work arrays of :func:`radau_step` for n components (nd controlled)."""
     return (np.empty(n), np.zeros((nd, nd)), np.empty((nd, nd)),
@@ -522,9 +531,8 @@ def radau_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step
     fun(t, y, args, f)
     cnt[C_NFEV] += 1
     Tout, Yout, nout, ie = out_start(t0, y, t_eval)
-    for i in range(n):
-        if not math.isfinite(f[i]):
-            return 2, t, Tout[:nout], Yout[:nout], cnt
+    if not all_finite(f):
+        return 2, t, Tout[:nout], Yout[:nout], cnt
     if first_step > 0.0:
         h = min(first_step, max_step)
     else:
@@ -544,10 +552,7 @@ def radau_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step
         if not ok:
             status = 1
             break
-        finite = True
-        for i in range(n):
-            if not (math.isfinite(y[i]) and math.isfinite(f[i])):
-                finite = False
+        finite = all_finite(y) and all_finite(f)
         Tout, Yout, nout, ie = out_step(Tout, Yout, nout, ie, t_eval, t, t_new, y, False, Q,
                                         yold, F, y, 0.0)
         t = t_new
