@@ -2,9 +2,6 @@
 master) connecting a signal FMU to a hystmech FMU, and the belt–tensioner rig with the
 modified Dahl tensioner as co-simulation and model-exchange FMU (Bastien et al. 2007, §4)."""
 import math
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +9,7 @@ import pytest
 from hystmech.components import Dahl
 from hystmech.fmu import export_fmu
 
-BIN = Path(sys.executable).parent
+from fmu_hosts import build_pythonfmu
 
 SOURCE = '''
 import math
@@ -52,10 +49,7 @@ def test_libcosimpy_runs_exported_fmu_with_a_signal_fmu(tmp_path):
     from libcosimpy.CosimSlave import CosimLocalSlave
 
     log_output_level(CosimLogLevel.ERROR)
-    (tmp_path / "sine_source.py").write_text(SOURCE)
-    r = subprocess.run([str(BIN / "pythonfmu"), "build", "-f", "sine_source.py"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    build_pythonfmu(SOURCE, "sine_source.py", tmp_path)
     rho, Fc, w0, A, w = 200.0, 2.0, 0.1, 0.02, 12.0
     dahl = export_fmu(Dahl(rho=rho, Fc=Fc, w0=w0), tmp_path / "Dahl.fmu")
     h, n = 1e-3, 500

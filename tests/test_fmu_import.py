@@ -13,7 +13,7 @@ import pytest
 import hystmech
 from hystmech.fmu import FMUElement, FMUError, export_fmu
 
-BIN = Path(sys.executable).parent
+from fmu_hosts import build_pythonfmu
 
 PYFMU_SCRIPT = '''
 from pythonfmu import Fmi2Causality, Fmi2Variability, Fmi2Slave, Real
@@ -47,10 +47,7 @@ class PySpringDamper(Fmi2Slave):
 @pytest.fixture(scope="module")
 def pyfmu(tmp_path_factory):
     d = tmp_path_factory.mktemp("pythonfmu")
-    (d / "spring_damper.py").write_text(PYFMU_SCRIPT)
-    r = subprocess.run([str(BIN / "pythonfmu"), "build", "-f", "spring_damper.py"], cwd=d,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    build_pythonfmu(PYFMU_SCRIPT, "spring_damper.py", d)
     return d / "PySpringDamper.fmu"
 
 

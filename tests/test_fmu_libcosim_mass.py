@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-BIN = Path(sys.executable).parent
+from fmu_hosts import build_pythonfmu
 M, K, FC, RHO, F0, OM, T_END = 1.0, 1.0e4, 100.0, 500.0, 300.0, 2 * math.pi * 10.0, 0.5
 
 MASS = '''
@@ -80,10 +80,7 @@ def fmus(tmp_path_factory):
     from hystmech.fmu import export_fmu
 
     d = tmp_path_factory.mktemp("libcosim_mass")
-    (d / "mass.py").write_text(MASS)
-    r = subprocess.run([str(BIN / "pythonfmu"), "build", "-f", "mass.py"], cwd=d,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    build_pythonfmu(MASS, "mass.py", d)
     law = export_fmu(Dahl(rho=RHO, Fc=FC, w0=0.0), d / "law.fmu")
     return d / "Mass.fmu", law
 
@@ -91,29 +88,10 @@ def fmus(tmp_path_factory):
 COSIM = """
 import sys
 import numpy as np
-from libcosimpy.CosimEnums import CosimVariableType
-from libcosimpy.CosimExecution import CosimExecution
-from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
-from libcosimpy.CosimObserver import CosimObserver
-from libcosimpy.CosimSlave import CosimLocalSlave
-
-mass, law, h, t_end, out = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
-log_output_level(CosimLogLevel.ERROR)
-n = int(round(t_end / h))
-ex = CosimExecution.from_step_size(step_size=int(round(h * 1e9)))
-ms = ex.add_local_slave(CosimLocalSlave(fmu_path=mass, instance_name="mass"))
-lw = ex.add_local_slave(CosimLocalSlave(fmu_path=law, instance_name="law"))
-vm = {v.name.decode(): v.reference for v in ex.slave_variables(ms)}
-vl = {v.name.decode(): v.reference for v in ex.slave_variables(lw)}
-ex.connect_real_variables(ms, vm["u"], lw, vl["u"])
-ex.connect_real_variables(ms, vm["v"], lw, vl["v"])
-ex.connect_real_variables(lw, vl["F"], ms, vm["F"])
-obs = CosimObserver.create_time_series()
-ex.add_observer(obs)
-obs.start_time_series(ms, vm["u"], CosimVariableType.REAL)
-ex.step(n)
-_, steps, u = obs.time_series_real_samples(ms, vm["u"], from_step=0, sample_count=n + 1)
-np.save(out, np.array([np.asarray(steps) * h, np.asarray(u)]))
+sys.path.insert(0, sys.argv[6])
+from fmu_hosts import libcosim_mass_law
+t, u = libcosim_mass_law(sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
+np.save(sys.argv[5], np.array([t, u]))
 """
 
 
@@ -124,7 +102,8 @@ def _cosim(mass, law, h):
     out = Path(law).with_name(f"u_{h:g}.npy")
     out.unlink(missing_ok=True)
     r = subprocess.run([sys.executable, "-c", COSIM, str(mass), str(law), repr(h), repr(T_END),
-                        str(out)], capture_output=True, text=True, timeout=300)
+                        str(out), str(Path(__file__).parent)], capture_output=True, text=True,
+                       timeout=300)
     assert out.exists(), f"libcosim run failed (exit {r.returncode}): {r.stderr[-2000:]}"
     t, u = np.load(out)
     return t, u
