@@ -1,6 +1,6 @@
 """hystmech force elements inside MuJoCo, as native passive-force plugins.
 
-Every law with a C kernel (components/*.c, the ones the FMU exporter compiles; sums
+Every law with a C kernel (``components/*.c``, the ones the FMU exporter compiles; sums
 included) becomes a MuJoCo plugin ``hystmech.<Law>`` whose configuration attributes
 are the law's constructor parameters by their Python names (arrays as
 whitespace-separated values) plus ``joint`` or ``tendon`` and ``rtol``::
