@@ -343,7 +343,7 @@ def _fmu_note(r) -> str:
 def _mujoco_note(r) -> str:
     if r["c"] is None:
         return "no"
-    if r["scalar"]:
+    if f"hystmech.{r['name']}" in {name for name, _ in mujoco_rows()}:
         return f"yes: MJCF plugin ``hystmech.{r['name']}``, or ``add_element``"
     return "yes, through ``hystmech.plugins.mujoco.add_element`` (array parameters)"
 
@@ -361,8 +361,7 @@ def law_card(cls) -> str:
         lines.append(f"   * - ``{n}``\n     - {('``' + unit + '``') if unit else '—'}\n"
                      f"     - {_rst_text(doc) or '—'}\n     - {('``' + default + '``') if default else 'required'}")
     lines.append("")
-    states = ", ".join(f"``{s}``" for s in r["states"]) or (
-        "none" if r["kind"] == "smooth" and not r["states"] else "variable size (see the class)")
+    states = _state_text(r)
     ctw = f"``components/{r['c'].name}``" if r["c"] else "none"
     engines = "MuJoCo, Exudyn, PyElastica" if r["c"] else "none (no C kernel)"
     lines += [".. list-table:: Availability\n   :widths: 25 75\n",
@@ -372,6 +371,25 @@ def law_card(cls) -> str:
               f"   * - engine plugins\n     - {engines}",
               f"   * - MuJoCo\n     - {_mujoco_note(r)}", ""]
     return "\n".join(lines)
+
+
+def _state_text(r) -> str:
+    """The state with units and meaning from the FMU metadata (fmu/metadata.py) where it
+    declares them for every instance, else the class's state_names."""
+    try:
+        from hystmech.fmu.metadata import LAWS
+
+        meta = LAWS.get(r["cls"].force) if r["c"] is not None else None
+        described = meta.states(None) if meta is not None and meta.states else None
+    except Exception:       # declared per instance (sizes depend on the parameters)
+        described = None
+    if described:
+        return "; ".join(f"``{n}`` [``{u}``]: {_rst_text(d)}" for n, u, d in described)
+    if r["states"]:
+        return ", ".join(f"``{s}``" for s in r["states"])
+    if r["kind"] == "smooth":
+        return "none"
+    return "variable size, set by the parameters (see the class)"
 
 
 def _rst_text(s: str) -> str:
@@ -394,40 +412,52 @@ def write_laws_table(path: Path) -> None:
 
 
 # -- MuJoCo plugin table --------------------------------------------------------------------
-def mujoco_rows() -> list[tuple[str, list[str]]]:
-    """(plugin name, config keys) of every law with a fixed-name MJCF plugin: from
+def mujoco_rows() -> list[tuple[str, list[tuple[str, str]]]]:
+    """(plugin name, [(config key, note)]) of every MJCF plugin: from
     ``hystmech.plugins.mujoco.mjcf_reference()`` when the plugin module provides it, else
-    by its convention from the law classes (``hystmech.<Class>``; keys = the constructor's
-    keyword names, plus ``joint``/``tendon``)."""
+    by its convention from the law classes (plugin ``hystmech.<Class>``; keys = the
+    constructor's keyword names, with the units of ``param_info``, plus the joint or
+    tendon it acts on)."""
     try:
         from hystmech.plugins import mujoco as hmj
         ref = getattr(hmj, "mjcf_reference", None)
     except Exception:  # the mujoco extra is not installed
         ref = None
     if ref is not None:
-        data = ref()
         rows = []
-        items = data.items() if isinstance(data, dict) else data
-        for item in items:
-            if isinstance(item, dict):
-                name = item.get("plugin") or item.get("name")
-                keys = item.get("keys") or item.get("config") or []
-            else:
-                name, keys = item[0], item[1]
-            keys = list(keys.keys()) if isinstance(keys, dict) else list(keys)
-            rows.append((str(name), [str(k) for k in keys]))
+        for item in ref():
+            keys = []
+            for k in item.get("keys", ()):
+                if isinstance(k, dict):
+                    note = [k.get("unit") or ""]
+                    if k.get("required"):
+                        note.append("required")
+                    elif k.get("default") is not None:
+                        note.append(f"default {k['default']}")
+                    if k.get("array"):
+                        note.append("array")
+                    keys.append((str(k["key"]), ", ".join(n for n in note if n)))
+                else:
+                    keys.append((str(k), ""))
+            rows.append((str(item.get("plugin") or item.get("name")), keys))
         return rows
-    return [(f"hystmech.{r['name']}", [n for n, *_ in r["params"] if n not in ("g", "f")]
-             + ["joint | tendon"])
-            for r in law_rows() if r["c"] is not None and r["scalar"]]
+    out = []
+    for r in law_rows():
+        if r["c"] is None or not r["scalar"]:
+            continue
+        keys = [(n, ", ".join(x for x in (u, "required" if not d else f"default {d}") if x))
+                for n, u, _, d, _ in r["params"] if n not in ("g", "f")]
+        out.append((f"hystmech.{r['name']}", keys + [("joint | tendon", "the joint or tendon it acts on")]))
+    return out
 
 
 def write_mujoco_table(path: Path) -> None:
     lines = [".. generated by docs/_ext/hm_docgen.py\n",
-             ".. list-table::\n   :header-rows: 1\n   :widths: 35 65\n",
-             "   * - ``plugin=``\n     - ``<config key=...>``"]
+             ".. list-table::\n   :header-rows: 1\n   :widths: 25 75\n",
+             "   * - ``plugin=``\n     - ``<config key=... value=...>`` (unit, required or default)"]
     for name, keys in mujoco_rows():
-        lines.append(f"   * - ``{name}``\n     - " + ", ".join(f"``{k}``" for k in keys))
+        cell = "; ".join(f"``{k}``" + (f" ({_rst_text(n)})" if n else "") for k, n in keys)
+        lines.append(f"   * - ``{name}``\n     - {cell}")
     path.write_text("\n".join(lines) + "\n")
 
 
