@@ -1,10 +1,11 @@
 """
-Belt–tensioner rig with the modified Dahl tensioner as an FMU: co-simulation and model exchange vs monolithic
-=============================================================================================================
+Belt–tensioner rig with the modified Dahl tensioner as an FMU
+=============================================================
 
-Scenario ``belt-tensioner-cosim`` (Bastien, Michon, Manin & Dufour (2007), §4, eqs.
-(33)-(35), (38), (51); FMI 2.0). It runs as ``hystmech run belt-tensioner-cosim`` does
-and shows the figures it writes.
+Belt–tensioner rig with the modified Dahl tensioner as an FMU: co-simulation and model
+exchange vs monolithic. Scenario ``belt-tensioner-cosim`` (Bastien, Michon, Manin &
+Dufour (2007), §4, eqs. (33)-(35), (38), (51); FMI 2.0). It runs as ``hystmech run belt-
+tensioner-cosim`` does and shows the figures it writes.
 """
 import json
 import tempfile

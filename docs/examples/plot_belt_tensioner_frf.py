@@ -1,10 +1,11 @@
 """
-Belt–tensioner rig frequency response: tension amplitude against Ω (Bastien et al. 2007, Fig. 21)
-=================================================================================================
+Belt–tensioner rig frequency response: tension amplitude against Ω
+==================================================================
 
-Scenario ``belt-tensioner-frf`` (Bastien, Michon, Manin & Dufour (2007), J. Sound Vib.
-302, §4.4, eqs. (59)-(60)). It runs as ``hystmech run belt-tensioner-frf`` does and
-shows the figures it writes.
+Belt–tensioner rig frequency response: tension amplitude against Ω (Bastien et al. 2007,
+Fig. 21). Scenario ``belt-tensioner-frf`` (Bastien, Michon, Manin & Dufour (2007), J.
+Sound Vib. 302, §4.4, eqs. (59)-(60)). It runs as ``hystmech run belt-tensioner-frf``
+does and shows the figures it writes.
 
 .. note:: The gallery runs a reduced version: the full 2 x 16 x 116 grid (3712 runs,
    about 35 s on 2 idle cores) is reduced to the scenario's quick look, 2 x 5 x 24

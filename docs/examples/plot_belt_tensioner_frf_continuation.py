@@ -1,10 +1,12 @@
 """
-Belt–tensioner FRF by continuation: stable/unstable branches and jump frequencies (Bastien et al. 2007, Fig. 21)
-================================================================================================================
+Belt–tensioner FRF by continuation
+==================================
 
-Scenario ``belt-tensioner-frf-continuation`` (Bastien, Michon, Manin & Dufour (2007), J.
-Sound Vib. 302, §4.4, eqs. (59)-(60), Fig. 21). It runs as ``hystmech run belt-
-tensioner-frf-continuation`` does and shows the figures it writes.
+Belt–tensioner FRF by continuation: stable/unstable branches and jump frequencies
+(Bastien et al. 2007, Fig. 21). Scenario ``belt-tensioner-frf-continuation`` (Bastien,
+Michon, Manin & Dufour (2007), J. Sound Vib. 302, §4.4, eqs. (59)-(60), Fig. 21). It
+runs as ``hystmech run belt-tensioner-frf-continuation`` does and shows the figures it
+writes.
 
 .. note:: The gallery runs a reduced version: two force levels (13 and 120 N)
    instead of four; the brute-force overlay is the reduced grid.

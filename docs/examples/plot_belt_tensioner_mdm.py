@@ -1,7 +1,8 @@
 """
-Belt–tensioner–mass rig, modified Dahl tensioner (Bastien et al. 2007, Figs. 17–20)
-===================================================================================
+Belt–tensioner–mass rig, modified Dahl tensioner
+================================================
 
+Belt–tensioner–mass rig, modified Dahl tensioner (Bastien et al. 2007, Figs. 17–20).
 Scenario ``belt-tensioner-mdm`` (Bastien, Michon, Manin & Dufour (2007), J. Sound Vib.
 302, §4.1–4.3, eqs. (38)-(58)). It runs as ``hystmech run belt-tensioner-mdm`` does and
 shows the figures it writes.

@@ -1,10 +1,12 @@
 """
-Bouc-Wen hysteretic benchmark (Noël & Schoukens): sine-sweep and multisine responses, loop z(y), spectrum
-=========================================================================================================
+Bouc-Wen hysteretic benchmark
+=============================
 
-Scenario ``bouc-wen-benchmark`` (J.P. Noël & M. Schoukens, Hysteretic benchmark with a
-dynamic nonlinearity (2016); hardening Bouc-Wen, components/bouc_wen.py). It runs as
-``hystmech run bouc-wen-benchmark`` does and shows the figures it writes.
+Bouc-Wen hysteretic benchmark (Noël & Schoukens): sine-sweep and multisine responses,
+loop z(y), spectrum. Scenario ``bouc-wen-benchmark`` (J.P. Noël & M. Schoukens,
+Hysteretic benchmark with a dynamic nonlinearity (2016); hardening Bouc-Wen,
+components/bouc_wen.py). It runs as ``hystmech run bouc-wen-benchmark`` does and shows
+the figures it writes.
 
 .. note:: The gallery runs a reduced version: the test sine sweep stops at 26 Hz
    instead of 50 Hz (36 s of the 180 s sweep). ``HYSTMECH_GALLERY=full`` (or

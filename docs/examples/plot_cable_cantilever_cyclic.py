@@ -1,7 +1,8 @@
 """
-Cable cantilever under a cyclic tip load: finite bending with a Preisach moment law
-===================================================================================
+Cable cantilever under a cyclic tip load
+========================================
 
+Cable cantilever under a cyclic tip load: finite bending with a Preisach moment law.
 Scenario ``cable-cantilever-cyclic`` (Manfredo, Dörlich, Linn & Arnold (2023), eqs.
 (1)-(3), (7)-(16), §6 (plane quasistatic finite bending)). It runs as ``hystmech run
 cable-cantilever-cyclic`` does and shows the figures it writes.

@@ -1,10 +1,11 @@
 """
-Cable cantilever released from a bent state: energy lost per cycle to the Preisach moment law
-=============================================================================================
+Cable cantilever released from a bent state
+===========================================
 
-Scenario ``cable-dynamic`` (Manfredo, Dörlich, Linn & Arnold (2023), eqs. (1)-(3),
-(7)-(16)). It runs as ``hystmech run cable-dynamic`` does and shows the figures it
-writes.
+Cable cantilever released from a bent state: energy lost per cycle to the Preisach
+moment law. Scenario ``cable-dynamic`` (Manfredo, Dörlich, Linn & Arnold (2023), eqs.
+(1)-(3), (7)-(16)). It runs as ``hystmech run cable-dynamic`` does and shows the figures
+it writes.
 
 .. note:: The gallery runs a reduced version: 3 of the 6 first-mode periods.
    ``HYSTMECH_GALLERY=full`` (or ``hystmech run cable-dynamic``) runs the scenario

@@ -1,10 +1,11 @@
 """
-Cable pure bending: uniform curvature cycled with the §5 protocol, Preisach moment law (Manfredo et al. 2023)
-=============================================================================================================
+Cable pure bending
+==================
 
-Scenario ``cable-pure-bending`` (Manfredo, Dörlich, Linn & Arnold (2023), eqs. (3),
-(7)-(12), §5 (27 cycles, 9 levels, up to 31.4 1/m)). It runs as ``hystmech run cable-
-pure-bending`` does and shows the figures it writes.
+Cable pure bending: uniform curvature cycled with the §5 protocol, Preisach moment law
+(Manfredo et al. 2023). Scenario ``cable-pure-bending`` (Manfredo, Dörlich, Linn &
+Arnold (2023), eqs. (3), (7)-(12), §5 (27 cycles, 9 levels, up to 31.4 1/m)). It runs as
+``hystmech run cable-pure-bending`` does and shows the figures it writes.
 """
 import json
 import tempfile

@@ -1,10 +1,12 @@
 """
-Cable cycled out of plane in PyElastica with hystmech hysteretic bending (cable law of Manfredo et al. 2023): loops, residual curvature, energy per cycle
-=========================================================================================================================================================
+Cable cycled out of plane in PyElastica with hystmech hysteretic bending
+========================================================================
 
-Scenario ``elastica-cable-3d`` (Manfredo, Dörlich, Linn & Arnold (2023), eqs. (3),
-(7)-(16) (moment law EI_el·K + κK − P[K], continuous Preisach)). It runs as ``hystmech
-run elastica-cable-3d`` does and shows the figures it writes.
+Cable cycled out of plane in PyElastica with hystmech hysteretic bending (cable law of
+Manfredo et al. 2023): loops, residual curvature, energy per cycle. Scenario ``elastica-
+cable-3d`` (Manfredo, Dörlich, Linn & Arnold (2023), eqs. (3), (7)-(16) (moment law
+EI_el·K + κK − P[K], continuous Preisach)). It runs as ``hystmech run elastica-
+cable-3d`` does and shows the figures it writes.
 
 .. note:: The gallery runs a reduced version: one out-of-plane cycle instead of two.
    ``HYSTMECH_GALLERY=full`` (or ``hystmech run elastica-cable-3d``) runs the

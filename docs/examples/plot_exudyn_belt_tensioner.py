@@ -1,10 +1,11 @@
 """
-Belt–tensioner rig in Exudyn with the hystmech tensioner (trial/commit, RK44) against hystmech's own rig
-========================================================================================================
+Belt–tensioner rig in Exudyn with the hystmech tensioner
+========================================================
 
-Scenario ``exudyn-belt-tensioner`` (Bastien, Michon, Manin & Dufour (2007), eqs.
-(38)-(51), (53), identified tensioners eqs. (33)-(36)). It runs as ``hystmech run
-exudyn-belt-tensioner`` does and shows the figures it writes.
+Belt–tensioner rig in Exudyn with the hystmech tensioner (trial/commit, RK44) against
+hystmech's own rig. Scenario ``exudyn-belt-tensioner`` (Bastien, Michon, Manin & Dufour
+(2007), eqs. (38)-(51), (53), identified tensioners eqs. (33)-(36)). It runs as
+``hystmech run exudyn-belt-tensioner`` does and shows the figures it writes.
 """
 import json
 import tempfile

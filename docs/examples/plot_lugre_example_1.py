@@ -1,10 +1,11 @@
 """
-Hysteresis loop as the slow-input limit: Dahl model + first-order filter (Ikhouane, Mañosa & Pujol, Example 1, Fig. 4)
-======================================================================================================================
+Hysteresis loop as the slow-input limit: Dahl model + first-order filter
+========================================================================
 
-Scenario ``lugre-example-1`` (Ikhouane, Mañosa & Pujol, Minor loops of the Dahl and
-LuGre models, §4.1, eq. (16)). It runs as ``hystmech run lugre-example-1`` does and
-shows the figures it writes.
+Hysteresis loop as the slow-input limit: Dahl model + first-order filter (Ikhouane,
+Mañosa & Pujol, Example 1, Fig. 4). Scenario ``lugre-example-1`` (Ikhouane, Mañosa &
+Pujol, Minor loops of the Dahl and LuGre models, §4.1, eq. (16)). It runs as ``hystmech
+run lugre-example-1`` does and shows the figures it writes.
 """
 import json
 import tempfile

@@ -1,10 +1,11 @@
 """
-LuGre: y_gamma -> y*_u -> y°_u for a triangle input (Ikhouane, Mañosa & Pujol, Example 2, Figs. 7-9)
-====================================================================================================
+LuGre: y_gamma -> y*_u -> y°_u for a triangle input
+===================================================
 
-Scenario ``lugre-example-2`` (Ikhouane, Mañosa & Pujol, Minor loops of the Dahl and
-LuGre models, §4.2, eqs. (3)-(8)). It runs as ``hystmech run lugre-example-2`` does and
-shows the figures it writes.
+LuGre: y_gamma -> y*_u -> y°_u for a triangle input (Ikhouane, Mañosa & Pujol, Example
+2, Figs. 7-9). Scenario ``lugre-example-2`` (Ikhouane, Mañosa & Pujol, Minor loops of
+the Dahl and LuGre models, §4.2, eqs. (3)-(8)). It runs as ``hystmech run lugre-
+example-2`` does and shows the figures it writes.
 """
 import json
 import tempfile

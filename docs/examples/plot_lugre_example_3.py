@@ -1,10 +1,11 @@
 """
-LuGre: convergence to the hysteresis loop with a minor loop (Ikhouane, Mañosa & Pujol, Example 3, Figs. 11-13)
-==============================================================================================================
+LuGre: convergence to the hysteresis loop with a minor loop
+===========================================================
 
-Scenario ``lugre-example-3`` (Ikhouane, Mañosa & Pujol, Minor loops of the Dahl and
-LuGre models, §4.3). It runs as ``hystmech run lugre-example-3`` does and shows the
-figures it writes.
+LuGre: convergence to the hysteresis loop with a minor loop (Ikhouane, Mañosa & Pujol,
+Example 3, Figs. 11-13). Scenario ``lugre-example-3`` (Ikhouane, Mañosa & Pujol, Minor
+loops of the Dahl and LuGre models, §4.3). It runs as ``hystmech run lugre-example-3``
+does and shows the figures it writes.
 """
 import json
 import tempfile

@@ -1,9 +1,10 @@
 """
-LuGre hysteresis loop with a minor loop (Ikhouane, Mañosa & Pujol, Example 4, Figs. 14-17)
-==========================================================================================
+LuGre hysteresis loop with a minor loop
+=======================================
 
-Scenario ``lugre-example-4`` (Ikhouane, Mañosa & Pujol, Minor loops of the Dahl and
-LuGre models, §4.4, Theorem A). It runs as ``hystmech run lugre-example-4`` does and
+LuGre hysteresis loop with a minor loop (Ikhouane, Mañosa & Pujol, Example 4, Figs.
+14-17). Scenario ``lugre-example-4`` (Ikhouane, Mañosa & Pujol, Minor loops of the Dahl
+and LuGre models, §4.4, Theorem A). It runs as ``hystmech run lugre-example-4`` does and
 shows the figures it writes.
 """
 import json

@@ -1,10 +1,11 @@
 """
-Masing model with viscous damping: parallelogram, damped loop and dry skeleton (Bastien et al. (2007), Figs. 5-6, 10, 12(b))
-============================================================================================================================
+Masing model with viscous damping
+=================================
 
-Scenario ``masing-loop`` (Bastien, Michon, Manin & Dufour (2007), J. Sound Vib. 302,
-eqs. (11), (21)-(31), (36)). It runs as ``hystmech run masing-loop`` does and shows the
-figures it writes.
+Masing model with viscous damping: parallelogram, damped loop and dry skeleton (Bastien
+et al. (2007), Figs. 5-6, 10, 12(b)). Scenario ``masing-loop`` (Bastien, Michon, Manin &
+Dufour (2007), J. Sound Vib. 302, eqs. (11), (21)-(31), (36)). It runs as ``hystmech run
+masing-loop`` does and shows the figures it writes.
 """
 import json
 import tempfile

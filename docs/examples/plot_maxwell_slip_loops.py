@@ -1,10 +1,12 @@
 """
-Modified Maxwell-slip: asperity loops and the 5-asperity non-local memory loop (Jankowski et al. (2017), Figs. 2-5)
-===================================================================================================================
+Modified Maxwell-slip: asperity loops and non-local memory
+==========================================================
 
-Scenario ``maxwell-slip-loops`` (Jankowski, Marszał & Stefański (2017), Tribol. Lett.
-65:56, eqs. (1)-(8); parameter set of REFERENCE.md). It runs as ``hystmech run maxwell-
-slip-loops`` does and shows the figures it writes.
+Modified Maxwell-slip: asperity loops and the 5-asperity non-local memory loop
+(Jankowski et al. (2017), Figs. 2-5). Scenario ``maxwell-slip-loops`` (Jankowski,
+Marszał & Stefański (2017), Tribol. Lett. 65:56, eqs. (1)-(8); parameter set of
+REFERENCE.md). It runs as ``hystmech run maxwell-slip-loops`` does and shows the figures
+it writes.
 """
 import json
 import tempfile

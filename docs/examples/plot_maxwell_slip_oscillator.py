@@ -1,10 +1,11 @@
 """
-SDOF oscillator with 5-asperity modified Maxwell-slip friction: free decay and forced response
-==============================================================================================
+SDOF oscillator with 5-asperity modified Maxwell-slip friction
+==============================================================
 
-Scenario ``maxwell-slip-oscillator`` (Jankowski, Marszał & Stefański (2017), eqs.
-(1)-(7); Bastien et al. (2007), eqs. (A.7)-(A.9)). It runs as ``hystmech run maxwell-
-slip-oscillator`` does and shows the figures it writes.
+SDOF oscillator with 5-asperity modified Maxwell-slip friction: free decay and forced
+response. Scenario ``maxwell-slip-oscillator`` (Jankowski, Marszał & Stefański (2017),
+eqs. (1)-(7); Bastien et al. (2007), eqs. (A.7)-(A.9)). It runs as ``hystmech run
+maxwell-slip-oscillator`` does and shows the figures it writes.
 """
 import json
 import tempfile

@@ -1,10 +1,12 @@
 """
-MR damper (Dyke 1996 data): viscous + Dahl and Bouc-Wen, voltage-dependent, fitted on ranran_50, validated on ransim_u
-======================================================================================================================
+MR damper on measured data (Dyke 1996): fit and validation
+==========================================================
 
-Scenario ``mr-damper-real-data`` (A modified viscous + Dahl model for large-scale MR
-dampers (Ikhouane group), §3-4; data: Dyke (1996), NEES-2012-1158). It runs as
-``hystmech run mr-damper-real-data`` does and shows the figures it writes.
+MR damper (Dyke 1996 data): viscous + Dahl and Bouc-Wen, voltage-dependent, fitted on
+ranran_50, validated on ransim_u. Scenario ``mr-damper-real-data`` (A modified viscous +
+Dahl model for large-scale MR dampers (Ikhouane group), §3-4; data: Dyke (1996),
+NEES-2012-1158). It runs as ``hystmech run mr-damper-real-data`` does and shows the
+figures it writes.
 """
 import json
 import tempfile

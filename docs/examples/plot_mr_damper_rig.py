@@ -1,10 +1,11 @@
 """
-MR-damper rig: piston driven along the wave-periodic displacement, asymmetric viscous + Dahl damper
-===================================================================================================
+MR-damper rig: piston on a wave-periodic displacement
+=====================================================
 
-Scenario ``mr-damper-rig`` (A modified viscous + Dahl model for large-scale MR dampers
-(Ikhouane group), eq. (1), §5-7, Figs. 6, 7, 11). It runs as ``hystmech run mr-damper-
-rig`` does and shows the figures it writes.
+MR-damper rig: piston driven along the wave-periodic displacement, asymmetric viscous +
+Dahl damper. Scenario ``mr-damper-rig`` (A modified viscous + Dahl model for large-scale
+MR dampers (Ikhouane group), eq. (1), §5-7, Figs. 6, 7, 11). It runs as ``hystmech run
+mr-damper-rig`` does and shows the figures it writes.
 """
 import json
 import tempfile

@@ -1,9 +1,10 @@
 """
-MuJoCo arm with LuGre joint friction (hystmech plugin): stick-slip against hystmech's Assembly
-==============================================================================================
+MuJoCo arm with LuGre joint friction
+====================================
 
-Scenario ``mujoco-lugre-joint`` (Canudas de Wit, Olsson, Åström & Lischinsky (1995)
-stick-slip benchmark; LuGre as in Ikhouane, Mañosa & Pujol, eq. (1)). It runs as
+MuJoCo arm with LuGre joint friction (hystmech plugin): stick-slip against hystmech's
+Assembly. Scenario ``mujoco-lugre-joint`` (Canudas de Wit, Olsson, Åström & Lischinsky
+(1995) stick-slip benchmark; LuGre as in Ikhouane, Mañosa & Pujol, eq. (1)). It runs as
 ``hystmech run mujoco-lugre-joint`` does and shows the figures it writes.
 
 .. note:: The gallery runs a reduced version: 5 s of the 20 s run.

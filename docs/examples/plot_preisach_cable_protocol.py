@@ -1,10 +1,11 @@
 """
-Preisach moment law under the 27-cycle, 9-level cable bending protocol (Manfredo et al. (2023), §5, Figs. 5, 7)
-===============================================================================================================
+Preisach moment law under the 27-cycle, 9-level cable bending protocol
+======================================================================
 
-Scenario ``preisach-cable-protocol`` (Manfredo, Dörlich, Linn & Arnold (2023), eqs.
-(7)-(14), §5). It runs as ``hystmech run preisach-cable-protocol`` does and shows the
-figures it writes.
+Preisach moment law under the 27-cycle, 9-level cable bending protocol (Manfredo et al.
+(2023), §5, Figs. 5, 7). Scenario ``preisach-cable-protocol`` (Manfredo, Dörlich, Linn &
+Arnold (2023), eqs. (7)-(14), §5). It runs as ``hystmech run preisach-cable-protocol``
+does and shows the figures it writes.
 """
 import json
 import tempfile

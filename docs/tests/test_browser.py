@@ -76,7 +76,9 @@ def test_page_renders(browser, site, rel, math, image):
             assert raw > 0 and n_math >= raw, f"{rel}: {raw} equations, {n_math} typeset"
         assert not [e for e in errors if "mathjax" in e.lower()], errors
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        if math:   # the first equation in view
+        if image:  # the first figure in view
+            page.locator("article img").first.scroll_into_view_if_needed()
+        elif math:   # the first equation in view
             page.locator("mjx-container").first.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / (rel.replace("/", "_") + ".png")))
     finally:

@@ -12,7 +12,9 @@ ID = re.compile(r'\bid="([^"]+)"')
 def test_internal_links_resolve(site):
     ids = {}
     broken = []
-    pages = sorted(site.rglob("*.html"))
+    # the site's pages (templates the theme copies into _static are not pages)
+    pages = sorted(p for p in site.rglob("*.html")
+                   if p.relative_to(site).parts[0] not in ("_static", "_sources"))
     assert len(pages) > 50
     for page in pages:
         text = page.read_text(errors="replace")
