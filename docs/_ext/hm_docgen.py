@@ -148,7 +148,9 @@ def _process_docstring(app, what, name, obj, options, lines):
         indent = len(line) - len(line.lstrip())
         if literal and stripped and indent <= base:
             literal = False
-        if literal or stripped.startswith(("|", "+", ">>>", "..")):
+        table = (stripped.startswith(("+-", "+=")) or
+                 (stripped.startswith("|") and stripped.endswith("|") and stripped.count("|") > 2))
+        if literal or table or stripped.startswith((">>>", "..")):
             if stripped.endswith("::"):
                 literal, base = True, indent
             continue
@@ -158,6 +160,59 @@ def _process_docstring(app, what, name, obj, options, lines):
         for j in range(0, len(parts), 2):
             parts[j] = re.sub(r"(?<!\\)\|", r"\\|", parts[j])
         lines[i] = "".join(parts)
+    if _rest_problems(lines):
+        fixed = _separate_indented_runs(lines)
+        if _rest_problems(fixed):
+            # a lone * in prose (components/*.c, #include of *.c) is not emphasis
+            fixed = [line if line.lstrip().startswith(("..", ">>>")) else "".join(
+                part if k % 2 else re.sub(r"(?<![*\\])\*(?!\*)", r"\\*", part)
+                for k, part in enumerate(_LITERAL.split(line))) for line in fixed]
+        if not _rest_problems(fixed):
+            lines[:] = fixed
+
+
+_SPHINX_ROLE = re.compile(r":(?:py:)?[a-z]+:`")
+
+
+def _rest_problems(lines) -> bool:
+    """True when plain docutils reports a warning or an error in these lines (Sphinx's
+    roles and directives replaced by neutral ones first)."""
+    from docutils.core import publish_doctree
+
+    text = _SPHINX_ROLE.sub(":code:`", "\n".join(lines))
+    text = re.sub(r"^(\s*)\.\. [\w:-]+::", r"\1.. note::", text, flags=re.M)
+    err = io.StringIO()
+    try:
+        publish_doctree(text, settings_overrides={"warning_stream": err, "report_level": 2,
+                                                  "halt_level": 5})
+    except Exception:
+        return True
+    return bool(err.getvalue().strip())
+
+
+def _separate_indented_runs(lines) -> list:
+    """Docstrings laid out as aligned columns with hanging indents (a name, then its
+    description continued further right) read as prose to a person but as broken
+    indentation to reST: put a blank line wherever the indentation changes inside a
+    paragraph, so each run becomes its own paragraph or block quote. Literal blocks
+    (after ``::``) are kept as they are."""
+    out, prev, literal, base = [], None, False, 0
+    for line in lines:
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if not stripped:
+            out.append(line)
+            prev = None
+            continue
+        if literal and indent <= base:
+            literal = False
+        if not literal and prev is not None and indent != prev:
+            out.append("")
+        out.append(line)
+        prev = indent
+        if not literal and stripped.endswith("::"):
+            literal, base = True, indent
+    return out
 
 
 def collect_api():
