@@ -273,7 +273,8 @@ def write_api(outdir: Path) -> dict:
              "Generated from the docstrings. One page per public module: every package of",
              "``hystmech`` and every module that declares ``__all__``; each public name (an",
              "entry of ``__all__``) has its own page, on the shallowest module that exports",
-             "it.\n",
+             "it. Equations are cited as in the papers listed on :doc:`/references`",
+             "(e.g. \"Bastien et al. (2007), eq. (11)\"); units are SI throughout.\n",
              ".. toctree::\n   :maxdepth: 1\n"]
     index += [f"   {m}" for m, _, _ in table]
     (outdir / "index.rst").write_text("\n".join(index) + "\n")
