@@ -413,7 +413,10 @@ def law_card(cls) -> str:
              "   :widths: 18 18 44 20\n",
              "" if not r["params"] else
              "   * - name\n     - unit\n     - meaning / allowed range\n     - default"]
+    ranges = _ranges(r)
     for n, unit, doc, default, _ in r["params"]:
+        if not doc and n in ranges:
+            doc = f"in {ranges[n]}"
         lines.append(f"   * - ``{n}``\n     - {('``' + unit + '``') if unit else '—'}\n"
                      f"     - {_rst_text(doc) or '—'}\n     - {('``' + default + '``') if default else 'required'}")
     lines.append("")
@@ -427,6 +430,27 @@ def law_card(cls) -> str:
               f"   * - engine plugins\n     - {engines}",
               f"   * - MuJoCo\n     - {_mujoco_note(r)}", ""]
     return "\n".join(lines)
+
+
+def _ranges(r) -> dict:
+    """Allowed ranges the FMU metadata declares (fmu/metadata.py), for parameters whose
+    Param declaration gives none."""
+    import types
+
+    try:
+        from hystmech.fmu.metadata import param_range
+    except Exception:
+        return {}
+    probe = types.SimpleNamespace(force=r["cls"].force, param_info=(), params={})
+    out = {}
+    for n, *_ in r["params"]:
+        try:
+            rng = param_range(probe, n)
+        except Exception:
+            rng = None
+        if rng is not None:
+            out[n] = rng.text()
+    return out
 
 
 def _state_text(r) -> str:
