@@ -19,7 +19,7 @@ which the test suite uses to check that every public name is in the API referenc
 from __future__ import annotations
 
 import argparse
-import ast
+import functools
 import importlib
 import inspect
 import io
@@ -50,21 +50,20 @@ def _top_packages() -> list[str]:
     return sorted(names)
 
 
+_ALL = re.compile(r"^__all__\s*(?::[^=\n]*)?\+?=", re.M)
+
+
 def _declares_all(path: str) -> bool:
-    tree = ast.parse(Path(path).read_text())
-    for node in tree.body:
-        targets = (node.targets if isinstance(node, ast.Assign)
-                   else [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
-        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-            return True
-    return False
+    """True when the module assigns ``__all__`` at top level (read, not imported)."""
+    return bool(_ALL.search(Path(path).read_text()))
 
 
 def _private(modname: str) -> bool:
     return any(p.startswith("_") for p in modname.split(".")[1:])
 
 
-def public_modules() -> list[str]:
+@functools.lru_cache(maxsize=None)
+def public_modules() -> tuple[str, ...]:
     """Every public module of hystmech that the reference documents: the packages and
     the modules declaring ``__all__`` (private ones, ``_x``, and ``__main__`` left out)."""
     out = ["hystmech"]
@@ -92,7 +91,7 @@ def public_modules() -> list[str]:
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.origin and _declares_all(spec.origin):
             out.append(name)
-    return sorted(set(out), key=lambda n: (n.count("."), n))
+    return tuple(sorted(set(out), key=lambda n: (n.count("."), n)))
 
 
 def public_names(modname: str) -> list[str]:
@@ -492,6 +491,7 @@ def write_laws_table(path: Path) -> None:
 
 
 # -- MuJoCo plugin table --------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
 def mujoco_rows() -> list[tuple[str, list[tuple[str, str]]]]:
     """(plugin name, [(config key, note)]) of every MJCF plugin: from
     ``hystmech.plugins.mujoco.mjcf_reference()`` when the plugin module provides it, else
