@@ -24,9 +24,10 @@ if MODE not in ("full", "reduced", "ci"):
     raise ValueError(f"HYSTMECH_GALLERY must be 'full', 'reduced' or 'ci' (got {MODE!r})")
 
 # executed in the CI build: a few seconds each, one per kind of page (a driven law, a
-# closed form, a rig, an operator, an engine plugin, the FMU round trip)
+# closed form, a rig, an operator, each engine plugin, the FMU round trip)
 CI_SUBSET = ("plot_lugre_example_4", "plot_masing_loop", "plot_belt_tensioner_mdm",
-             "plot_maxwell_slip_loops", "plot_mujoco_lugre_joint", "plot_first_fmu")
+             "plot_maxwell_slip_loops", "plot_mujoco_lugre_joint", "plot_exudyn_belt_tensioner",
+             "plot_elastica_cable_3d", "plot_first_fmu")
 
 
 class RunDirScraper:
