@@ -2,7 +2,6 @@
 page of the built API reference, as an anchored description, and the page of its
 module links to it."""
 import html
-import importlib
 import re
 
 import hm_docgen
@@ -49,4 +48,3 @@ def test_simulate_page_renders_equations_source(site):
     text = page.read_text()
     assert 'id="hystmech.systems.simulate"' in text
     assert "math notranslate" in text            # :math: in the docstring reached the page
-    importlib.import_module("hystmech.systems")
