@@ -290,12 +290,18 @@ def build(directory: str | os.PathLike | None = None, *, force: bool = False,
         raise PluginBuildError(f"compiling the hystmech MuJoCo plugin library failed "
                                f"({' '.join(cmd)}):\n{r.stderr.strip()}")
     os.replace(tmp, so)
+    if directory is None:          # what `import mujoco` loads (load_if_built)
+        _marker().write_text(str(out_dir))
     (tmpdir / "hm_mj_laws.h").unlink(missing_ok=True)
     try:
         tmpdir.rmdir()
     except OSError:
         pass
     return so
+
+
+def _marker() -> Path:
+    return cache_dir() / f"mujoco-{_mujoco().__version__}.current"
 
 
 _LOADED: dict = {}
@@ -306,6 +312,10 @@ def load(path: Path | None = None):
     handle (the readers of hystmech.plugins.mujoco call into it)."""
     import ctypes
 
+    if _LOADED and (path is None or str(path) not in _LOADED):
+        # MuJoCo registers a plugin name once per process: the library loaded first
+        # (e.g. by `import mujoco`) serves every later caller
+        return next(iter(_LOADED.values()))
     so = Path(path) if path is not None else build()
     key = str(so)
     if key not in _LOADED:
@@ -319,35 +329,39 @@ def load_if_built() -> None:
     """Entry point ``mujoco.plugins`` (run by ``import mujoco``): load the library if it
     has been built for this MuJoCo; never compiles, never raises."""
     try:
-        so = library_path()
+        if os.environ.get("HYSTMECH_MUJOCO_PLUGIN_DIR"):
+            so = Path(os.environ["HYSTMECH_MUJOCO_PLUGIN_DIR"]) / LIBNAME
+        else:       # the last default build for this MuJoCo (no law table computed)
+            so = Path(_marker().read_text().strip()) / LIBNAME
         if so.exists():
             load(so)
     except Exception:  # noqa: BLE001 - must not break `import mujoco`
         pass
 
 
-def main(argv=None) -> int:
+def add_arguments(parser) -> None:
     """``hystmech plugins build [--dir DIR] [--force]`` / ``hystmech plugins path``."""
-    import argparse
-
-    ap = argparse.ArgumentParser(prog="hystmech plugins",
-                                 description="hystmech's MuJoCo plugin library")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub = parser.add_subparsers(dest="plugins_cmd", metavar="{build,path}", required=True,
+                                parser_class=type(parser))
     b = sub.add_parser("build", help="build the MuJoCo plugin library (once per MuJoCo "
                                      "version) and print its path")
     b.add_argument("--dir", default=None, help="output folder (default: hystmech plugins path)")
     b.add_argument("--force", action="store_true", help="rebuild even if it exists")
     sub.add_parser("path", help="print the path of the MuJoCo plugin library")
-    a = ap.parse_args(argv)
+
+
+def main(args) -> int:
+    """Run ``hystmech plugins build|path`` (exit 2 with one line on stderr on failure)."""
     try:
-        if a.cmd == "build":
-            print(build(a.dir, force=a.force))
+        if args.plugins_cmd == "build":
+            print(build(args.dir, force=args.force))
         else:
             p = library_path()
             print(p)
             if not p.exists():
-                print("(not built yet: run `hystmech plugins build`)", file=sys.stderr)
+                print("hystmech: note: not built yet: run `hystmech plugins build`",
+                      file=sys.stderr)
     except (PluginBuildError, ImportError) as e:
-        print(f"hystmech plugins: {e}", file=sys.stderr)
+        print(f"hystmech: error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
     return 0

@@ -910,8 +910,11 @@ static const char **hm_attrs[HM_NLAWS + 1];
 
 mjPLUGIN_LIB_INIT(hystmech)
 {
-    int i, k, n, j;
+    int i, k, n, j, slot;
     for (i = 0; i <= HM_NLAWS; i++) hm_slots[i] = -1;
+    /* another build of this library registered the names already (MuJoCo refuses a
+       name twice): leave them to it */
+    if (mjp_getPlugin("hystmech.Sum", &slot)) return;
     for (i = 0; i < HM_NLAWS; i++) {
         const hm_law_t *L = &hm_laws[i];
         hm_attrs[i] = (const char **)malloc(sizeof(char *) * (L->nkey + HM_NCOMMON));

@@ -4,7 +4,11 @@
  * its keyframe 0 if it has one, step it and write qpos, qvel and plugin_state after
  * every step as raw doubles.
  *
- *   mj_run LIB_OR_DIR MODEL NSTEPS OUT
+ *   mj_run LIB_OR_DIR MODEL NSTEPS OUT [FIRST_DIR]
+ *
+ * FIRST_DIR: plugin libraries to load before (an .mjb stores MuJoCo's plugin slot
+ * numbers, so a process that reads it must register the same plugins in the same order
+ * as the one that wrote it: the mujoco wheel's bundled plugins, then hystmech's).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +26,11 @@ int main(int argc, char **argv)
     FILE *out;
     long n, i;
     size_t len;
-    if (argc != 5) {
-        fprintf(stderr, "usage: mj_run LIB_OR_DIR MODEL NSTEPS OUT\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: mj_run LIB_OR_DIR MODEL NSTEPS OUT [FIRST_DIR]\n");
         return 2;
     }
+    if (argc == 6) mj_loadAllPluginLibraries(argv[5], NULL);
     if (stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode)) mj_loadAllPluginLibraries(argv[1], NULL);
     else mj_loadPluginLibrary(argv[1]);
     len = strlen(argv[2]);
