@@ -11,9 +11,9 @@ content into :func:`plugin_dir` and needs no compiler and no Python afterwards:
   shipped with an application), ``hystmech plugins path`` prints where it is;
 * C/C++: ``mj_loadPluginLibrary("<path>/libhystmech_mujoco.so")`` or
   ``mj_loadAllPluginLibraries("<dir>", NULL)`` before ``mj_loadXML``;
-* Python: ``import mujoco`` loads it through the ``mujoco.plugins`` entry point when it
-  is built (:func:`load_if_built`); ``import hystmech.plugins.mujoco`` builds it on
-  first use when needed and loads it.
+* Python: ``import mujoco`` loads it through the ``mujoco.plugins`` entry point
+  (hystmech_mujoco_entry.py) once it is built from the installed sources;
+  ``import hystmech.plugins.mujoco`` builds it on first use when needed and loads it.
 
 Folder: ``$HYSTMECH_MUJOCO_PLUGIN_DIR`` if set, else
 ``$HYSTMECH_PLUGIN_CACHE/mujoco-<version>-<hash>`` (default cache: the system temp
@@ -261,6 +261,8 @@ def build(directory: str | os.PathLike | None = None, *, force: bool = False,
     out_dir = Path(directory) if directory is not None else plugin_dir(header)
     so = out_dir / LIBNAME
     if so.exists() and not force:
+        if directory is None:
+            _write_marker(out_dir)
         return so
     try:
         exe = find_compiler(cc)
@@ -290,8 +292,8 @@ def build(directory: str | os.PathLike | None = None, *, force: bool = False,
         raise PluginBuildError(f"compiling the hystmech MuJoCo plugin library failed "
                                f"({' '.join(cmd)}):\n{r.stderr.strip()}")
     os.replace(tmp, so)
-    if directory is None:          # what `import mujoco` loads (load_if_built)
-        _marker().write_text(str(out_dir))
+    if directory is None:
+        _write_marker(out_dir)
     (tmpdir / "hm_mj_laws.h").unlink(missing_ok=True)
     try:
         tmpdir.rmdir()
@@ -301,7 +303,35 @@ def build(directory: str | os.PathLike | None = None, *, force: bool = False,
 
 
 def _marker() -> Path:
-    return cache_dir() / f"mujoco-{_mujoco().__version__}.current"
+    return cache_dir() / f"mujoco-{_mujoco().__version__}.json"
+
+
+def _source_files() -> list:
+    """The files the library is generated and compiled from: the law modules and their
+    C twins, this module, the plugin source."""
+    from ..fmu.ckernels import c_sources
+
+    comp = c_sources()[0].parent
+    return [HERE / "mujoco_plugin.c", Path(__file__).resolve(), *sorted(comp.glob("*.py")),
+            *sorted(comp.glob("*.[ch]"))]
+
+
+def _write_marker(out_dir: Path) -> None:
+    """Record the default build (and its sources' size and mtime) for `import mujoco`
+    (hystmech_mujoco_entry.load, which must not import hystmech)."""
+    import json
+
+    rec = {"library": str(out_dir / LIBNAME),
+           "sources": [[str(f), f.stat().st_mtime_ns, f.stat().st_size]
+                       for f in _source_files()]}
+    m = _marker()
+    try:
+        if not m.exists() or json.loads(m.read_text()) != rec:
+            tmp = m.with_name(f".{m.name}.{os.getpid()}")
+            tmp.write_text(json.dumps(rec))
+            os.replace(tmp, m)
+    except (OSError, ValueError):
+        pass
 
 
 _LOADED: dict = {}
@@ -312,31 +342,25 @@ def load(path: Path | None = None):
     handle (the readers of hystmech.plugins.mujoco call into it)."""
     import ctypes
 
-    if _LOADED and (path is None or str(path) not in _LOADED):
-        # MuJoCo registers a plugin name once per process: the library loaded first
-        # (e.g. by `import mujoco`) serves every later caller
-        return next(iter(_LOADED.values()))
+    if path is None:
+        try:        # the up-to-date default build, without generating the law table
+            from hystmech_mujoco_entry import built_library
+
+            path = built_library()
+        except ImportError:
+            path = None
     so = Path(path) if path is not None else build()
+    if _LOADED and str(so) not in _LOADED:
+        # MuJoCo registers a plugin name once per process: the library loaded first
+        # (`import mujoco` loads the default build, or HYSTMECH_MUJOCO_PLUGIN_DIR's)
+        # serves every later caller
+        return next(iter(_LOADED.values()))
     key = str(so)
     if key not in _LOADED:
         mj = _mujoco()
         mj.mj_loadPluginLibrary(key)       # runs the constructor: registers the plugins
         _LOADED[key] = ctypes.CDLL(key)    # the same handle (dlopen is reference-counted)
     return _LOADED[key]
-
-
-def load_if_built() -> None:
-    """Entry point ``mujoco.plugins`` (run by ``import mujoco``): load the library if it
-    has been built for this MuJoCo; never compiles, never raises."""
-    try:
-        if os.environ.get("HYSTMECH_MUJOCO_PLUGIN_DIR"):
-            so = Path(os.environ["HYSTMECH_MUJOCO_PLUGIN_DIR"]) / LIBNAME
-        else:       # the last default build for this MuJoCo (no law table computed)
-            so = Path(_marker().read_text().strip()) / LIBNAME
-        if so.exists():
-            load(so)
-    except Exception:  # noqa: BLE001 - must not break `import mujoco`
-        pass
 
 
 def add_arguments(parser) -> None:

@@ -21,9 +21,10 @@
  *
  * Storage: mjData.plugin_state holds only [x (the committed law state), u_c, t_c] and,
  * for laws with switch points, the back-half mean force (NaN: none); u_c = NaN means
- * "not started": the first evaluation takes the current u as committed (no path from
- * the reference is traversed, as in the Assembly where an element starts at its x0 at
- * whatever u the DOFs start). Parameters, initial state, target indices (checked at
+ * "not started": force evaluations use the initial state at the current u, and the
+ * first advance() commits from the u at which the first step started (no path from the
+ * reference is traversed, as in the Assembly where an element starts at its x0 at
+ * whatever u the DOFs start; a qpos set after mj_forward counts). Parameters, initial state, target indices (checked at
  * init) live in the instance's plugin_data. A non-finite or inconsistent state (e.g.
  * written by a user) is reported with mju_warning and the element restarts from its
  * initial state: never a crash.
@@ -742,14 +743,12 @@ static double hm_eval(const mjModel *m, mjData *d, int instance, double *v_out)
     hm_target(m, d, I, &u, &v);
     *v_out = v;
     if (!isfinite(u) || !isfinite(v)) return NAN;      /* MuJoCo resets a bad qpos/qvel */
-    if (isnan(s[I->nx])) {                              /* first evaluation */
-        s[I->nx] = u;
-        s[I->nx + 1] = d->time;
-        if (I->has_sw) s[I->nx + 2] = NAN;
-    }
     uc = s[I->nx]; tc = s[I->nx + 1];
     xs = s;
-    if (u != uc || d->time != tc) {
+    /* not started (u_c = nan): the initial state at the current u, whatever it is (a
+       position set after mj_forward and before the first step included); nothing is
+       written here, the first advance() commits */
+    if (!isnan(uc) && (u != uc || d->time != tc)) {
         memcpy(I->xt, s, sizeof(double) * I->nx);
         hm_segment(uc, tc, u, d->time, v, &dt, &vs);
         hm_adv(I, I->xt, uc, u, dt, vs);
@@ -760,7 +759,7 @@ static double hm_eval(const mjModel *m, mjData *d, int instance, double *v_out)
     if (hm_windowed(m, I)) {
         double dir = v > 0.0 ? 1.0 : -1.0, uf = u + 0.5 * m->opt.timestep * v;
         int fwd = v != 0.0 && hm_inside(hm_switch(I, xs, u, dir), u, uf, dir);
-        double Fb = d->time == tc ? s[I->nx + 2] : NAN;   /* back half with a switch */
+        double Fb = (!isnan(uc) && d->time == tc) ? s[I->nx + 2] : NAN;  /* back half */
         if (fwd || !isnan(Fb)) {
             double Ff = F;
             if (v != 0.0) {
@@ -801,7 +800,6 @@ static void hm_advance(const mjModel *m, mjData *d, int instance)
     if (!I) return;
     s = d->plugin_state + m->plugin_stateadr[instance];
     if (hm_bad_state(I, s)) { hm_guard(m, d, instance, I, s); return; }
-    if (isnan(s[I->nx])) return;         /* never evaluated: nothing to commit */
     uc = s[I->nx]; tc = s[I->nx + 1];
     /* after the integration qpos, qvel and time are those of the new step; tendon
        lengths are not recomputed yet, so a tendon's committed length moves with the new
@@ -819,6 +817,14 @@ static void hm_advance(const mjModel *m, mjData *d, int instance)
         u = uc + (d->time - tc) * v;
     }
     if (!isfinite(u) || !isfinite(v)) return;
+    if (isnan(uc)) {
+        /* the first step: the element starts at the step's initial u (a joint moved by
+           h·v under MuJoCo's position update; a tendon's length is still the step's
+           initial one here); under RK4 this is the mean-velocity path of the step */
+        uc = I->kind == 0 ? u - m->opt.timestep * v : d->ten_length[I->id] - I->ref;
+        tc = d->time - m->opt.timestep;
+        if (!isfinite(uc)) return;
+    }
     hm_segment(uc, tc, u, d->time, v, &dt, &vs);
     if (I->has_sw) s[I->nx + 2] = NAN;
     if (hm_windowed(m, I) && u != uc && dt > 0.0) {
