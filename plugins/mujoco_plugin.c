@@ -593,11 +593,19 @@ static void hm_reset(const mjModel *m, mjtNum *plugin_state, void *plugin_data, 
 }
 
 /* the parts' kernels on their slices (components/combine.py) */
+/* work budget of one kernel call (adaptive updates, hm_law.h): a state or input from
+ * outside (e.g. fuzzed plugin_state) cannot make a step take unbounded time; running
+ * out is a kernel failure (counted, reported once) */
+#define HM_MJ_BUDGET 2000L
+
 static void hm_adv(const hm_inst_t *I, double *x, double u0, double u1, double dt, double v)
 {
     int i;
-    for (i = 0; i < I->nparts; i++)
+    for (i = 0; i < I->nparts; i++) {
+        hm_budget = HM_MJ_BUDGET;
         I->law[i]->adv(x + I->xo[i], u0, u1, dt, v, I->p + I->po[i], I->rtol);
+    }
+    hm_budget = -1;
 }
 
 static double hm_force(const hm_inst_t *I, const double *x, double u, double v)
