@@ -285,9 +285,14 @@ static const char *hm_law_q(const mjModel *m, int instance, const hm_law_t *L,
             return msg;
         }
     }
-    if (narr == 0 || (narr < 0 && L->sizes)) {
-        snprintf(msg, nmsg, "config '%s%s' must hold at least one number", pre,
-                 arr_key ? arr_key : L->key[0].name);
+    if (narr < 0 && L->sizes) {          /* no array given at all */
+        for (k = 0; k < L->nkey && L->key[k].count != 0; k++) {}
+        snprintf(msg, nmsg, "missing config '%s%s' (%s)", pre, L->key[k < L->nkey ? k : 0].name,
+                 L->key[k < L->nkey ? k : 0].doc);
+        return msg;
+    }
+    if (narr == 0) {
+        snprintf(msg, nmsg, "config '%s%s' must hold at least one number", pre, arr_key);
         return msg;
     }
     if (narr > HM_MAX_X) {
@@ -822,17 +827,17 @@ static void hm_advance(const mjModel *m, mjData *d, int instance)
             int c = m->ten_J_colind[adr + k];
             if (c >= 0 && c < m->nv) v += d->ten_J[adr + k] * d->qvel[c];
         }
-        u = uc + (d->time - tc) * v;
+        u = NAN;
     }
-    if (!isfinite(u) || !isfinite(v)) return;
     if (isnan(uc)) {
         /* the first step: the element starts at the step's initial u (a joint moved by
            h·v under MuJoCo's position update; a tendon's length is still the step's
            initial one here); under RK4 this is the mean-velocity path of the step */
         uc = I->kind == 0 ? u - m->opt.timestep * v : d->ten_length[I->id] - I->ref;
         tc = d->time - m->opt.timestep;
-        if (!isfinite(uc)) return;
     }
+    if (I->kind == 1) u = uc + (d->time - tc) * v;
+    if (!isfinite(u) || !isfinite(v) || !isfinite(uc)) return;
     hm_segment(uc, tc, u, d->time, v, &dt, &vs);
     if (I->has_sw) s[I->nx + 2] = NAN;
     if (hm_windowed(m, I) && u != uc && dt > 0.0) {

@@ -128,6 +128,8 @@ def test_c_program_matches_python_bitwise(c_runner, tmp_path):
     bare = run_py(mujoco.MjModel.from_xml_string(
         MJCF.split("<extension>")[0] + MJCF.split("</extension>")[1]), N)
     assert np.max(np.abs(bare[:, :3] - py[:, :3])) > 1e-3
+    for a in model.plugin_stateadr:       # every element's state moved (each one acts)
+        assert np.ptp(py[:, 6 + a]) > 0
 
 
 def test_mjb_from_python_runs_in_c(c_runner, tmp_path):
@@ -227,3 +229,35 @@ def test_missing_compiler_names_the_plugin_and_the_fix(tmp_path, monkeypatch):
     with pytest.raises(PluginBuildError, match=r"hystmech MuJoCo plugin library.*"
                                                r"hystmech plugins build"):
         mujoco_build.build()
+
+
+def test_mjcf_reference_matches_the_library():
+    """mjcf_reference() (the MuJoCo docs page's table) lists every law with a C kernel
+    by its constructor keywords, units from its Param declarations; the library knows
+    each plugin and asks for its first required key by that name."""
+    import inspect
+
+    from hystmech.components import get_element_class
+
+    ref = hmj.mjcf_reference()
+    names = [r["plugin"] for r in ref]
+    assert names[-1] == "hystmech.Sum" and len(names) == len(set(names)) >= 13
+    for r in ref[:-1]:
+        cls = get_element_class(r["law"])
+        keys = [k["key"] for k in r["keys"]]
+        sig = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+        law_keys = keys[:len(keys) - len(mujoco_build.COMMON)]
+        assert law_keys == [p for p in sig if p in law_keys]        # constructor order
+        assert keys[-len(mujoco_build.COMMON):] == list(mujoco_build.COMMON)
+        units = {p.name: p.unit for p in cls.param_info}
+        assert all(k["unit"] == units.get(k["key"], "") for k in r["keys"][:len(law_keys)])
+        first = next(k["key"] for k in r["keys"] if k["required"])
+        xml = MJCF_ONE.format(plugin=r["plugin"])
+        with pytest.raises(ValueError, match=f"missing config '{first}'"):
+            mujoco.MjModel.from_xml_string(xml)
+
+
+MJCF_ONE = """<mujoco><extension><plugin plugin="{plugin}"><instance name="e">
+<config key="joint" value="x"/></instance></plugin></extension>
+<worldbody><body><joint name="x" type="slide" axis="1 0 0"/>
+<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></body></worldbody></mujoco>"""
