@@ -251,15 +251,22 @@ class FMUElement(ForceElement):
         self._fmu = None
         self._open(cap.modelIdentifier)
         self._start()
-        if compiled is None:
-            compiled = not self.error_control
         if compiled and self.error_control:
             raise FMUError("error_control runs in Python: use compiled=False or None")
+        # model exchange with event indicators: the element is its own FMI host over each
+        # input segment (fmu/me_events.py), an "operator" for the assembly methods
+        self.nz = md.numberOfEventIndicators if mode == "me" else 0
+        self.me_events = mode == "me" and self.nz > 0
+        if compiled is None:
+            compiled = not self.error_control and not self.me_events
         if time_state is None:
             time_state = mode == "me" and not _generated_by_hystmech(md)
-        self.time_state = bool(time_state) and mode == "me"
-        self.compiled = bool(compiled) and (mode == "cs" or md.numberOfContinuousStates > 0
-                                            or self.time_state)
+        self.time_state = bool(time_state) and mode == "me" and not self.me_events
+        if self.me_events and compiled:
+            raise FMUError(f"{self._tag}: model exchange with event indicators runs in "
+                           f"Python (compiled=None or False), or import it in co-simulation")
+        self.compiled = bool(compiled) and not self.me_events and (
+            mode == "cs" or md.numberOfContinuousStates > 0 or self.time_state)
         self._ci = self._cf = None
         if self.compiled:
             self._native_setup()
@@ -275,25 +282,26 @@ class FMUElement(ForceElement):
             x0 = [0.0, self._get_output()]
             self.state_names = ("t_fmu", "F_end")
             self.advance, self.force, self.rate = self._cs_advance, self._force, None
+        elif self.me_events:
+            self.kind = "operator"
+            self.nx = md.numberOfContinuousStates
+            self._xbuf = np.zeros(self.nx)
+            self._dx = np.zeros(self.nx)
+            self._zbuf = np.zeros(self.nz)
+            self._xscale_c = self._nominals()
+            self.state_names = ("t_fmu",) + self._cont_names() + ("F_end",)
+            self.x_scale = np.concatenate([[1.0], self._xscale_c, [1.0]])
+            x0 = np.concatenate([[0.0], self._get_states(), [self._get_output()]])
+            self._me_reset_host()
+            self.advance, self.force, self.rate = self._me_event_advance, self._force, None
         else:
             self.kind = "smooth"
             self.nx = md.numberOfContinuousStates
             self._xbuf = np.zeros(self.nx)
             self._dx = np.zeros(self.nx)
             x0 = self._get_states()
-            self.state_names = tuple(f"x{i}" for i in range(self.nx))
-            names = [v.name for v in md.modelVariables if v.derivative is not None]
-            if len(names) == self.nx:
-                self.state_names = tuple(v.derivative.name for v in md.modelVariables
-                                         if v.derivative is not None)
-            nom = np.ones(self.nx)
-            if self.nx:
-                try:
-                    self._fmu.getNominalsOfContinuousStates(
-                        nom.ctypes.data_as(POINTER(c_double)), self.nx)
-                except Exception:  # noqa: BLE001 - nominals are optional advice
-                    nom = np.ones(self.nx)
-            self.x_scale = np.abs(nom)
+            self.state_names = self._cont_names()
+            self.x_scale = self._nominals()
             if self.time_state:
                 x0 = np.append(x0, 0.0)
                 self.state_names = self.state_names + ("time",)
@@ -473,8 +481,9 @@ class FMUElement(ForceElement):
                 raise self._error(f"setting parameter {name!r} = {val!r}", str(e)) from None
         self._set_inputs(u0, v0)
         self._call("fmi2ExitInitializationMode", f.exitInitializationMode)
+        self._t_event = math.inf
         if self.mode == "me":
-            self._event_iteration()
+            self._t_event = self._event_iteration()
             self._call("fmi2EnterContinuousTimeMode", f.enterContinuousTimeMode)
         self._t = 0.0
         self._forget_time()
@@ -484,13 +493,16 @@ class FMUElement(ForceElement):
         self._hist = {}         # t -> (u, v, F) at past communication points
 
     def _event_iteration(self):
+        """fmi2NewDiscreteStates until no more is needed; the next time event [s] (inf
+        if none)."""
         f = self._fmu
         while True:
-            more, terminate, *_ = self._call("fmi2NewDiscreteStates", f.newDiscreteStates)
+            more, terminate, _, _, defined, t_next = self._call("fmi2NewDiscreteStates",
+                                                                f.newDiscreteStates)
             if terminate:
                 raise FMUError(f"{self._tag}: the FMU requested termination")
             if not more:
-                break
+                return float(t_next) if defined and math.isfinite(t_next) else math.inf
 
     def _restart(self, u0=0.0, v0=0.0):
         """Back to t = 0 with the initial state (a new drive() starting over); the
@@ -506,11 +518,13 @@ class FMUElement(ForceElement):
         self._set_inputs(u0, v0)
         self._call("fmi2ExitInitializationMode", f.exitInitializationMode)
         if self.mode == "me":
-            self._event_iteration()
+            self._t_event = self._event_iteration()
             self._call("fmi2EnterContinuousTimeMode", f.enterContinuousTimeMode)
         self._t = 0.0
         self._forget_time()
         self._fresh = (u0, v0)
+        if self.me_events:
+            self._me_reset_host()
 
     def _initial_inputs(self, u, v):
         """At t = 0 before any step: re-initialise with the actual initial inputs so
@@ -552,6 +566,9 @@ class FMUElement(ForceElement):
         self._call("fmi2SetFMUstate", self._fmu.fmi2SetFMUstate, self._fmu.component,
                    self._snap[t])
         self._t = t
+        if self.me_events:
+            self._forget_time()
+            self._z_last, self._t_event, self._h_last = self._host_snap[t]
 
     def _free_snaps(self):
         for s in self._snap.values():
@@ -638,6 +655,19 @@ class FMUElement(ForceElement):
         return end
 
     def _force(self, x, u, v, p):
+        if self.me_events:
+            t = float(x[0])
+            if t == 0.0 and self._fresh is not None:
+                self._initial_inputs(u, v)
+            elif t != self._t:
+                # a past point (results evaluated after the run): the output the host
+                # got there, else the one stored at the end of the segment
+                rec = self._hist.get(t)
+                return rec[2] if rec is not None and rec[:2] == (u, v) else float(x[-1])
+            self.put(t, x[1:1 + self.nx], u, v)
+            F = self._get_output()
+            self._hist[t] = (u, v, F)
+            return F
         if self.mode == "me":
             if self._fresh is not None:
                 self._initial_inputs(u, v)
@@ -660,6 +690,21 @@ class FMUElement(ForceElement):
         return F
 
     # -- kernels: model exchange ---------------------------------------------------------
+    def _cont_names(self):
+        names = tuple(v.derivative.name for v in self.md.modelVariables
+                      if v.derivative is not None)
+        return names if len(names) == self.nx else tuple(f"x{i}" for i in range(self.nx))
+
+    def _nominals(self):
+        nom = np.ones(self.nx)
+        if self.nx:
+            try:
+                self._fmu.getNominalsOfContinuousStates(
+                    nom.ctypes.data_as(POINTER(c_double)), self.nx)
+            except Exception:  # noqa: BLE001 - nominals are optional advice
+                nom = np.ones(self.nx)
+        return np.abs(nom)
+
     def _get_states(self):
         x = np.zeros(self.nx)
         if self.nx:
@@ -739,6 +784,90 @@ class FMUElement(ForceElement):
                 self._event_iteration()
                 self._call("fmi2EnterContinuousTimeMode", f.enterContinuousTimeMode)
                 x[:self.nx] = self._get_states()
+
+    # -- kernels: model exchange with events (an "operator": fmu/me_events.py) ---------------
+    # The FMU is its own memory: x = [t_fmu, continuous states, F_end] records where it
+    # is; the host record (indicators at the end of the last segment, pending time
+    # event, last step) travels with every saved FMU state.
+    def _me_reset_host(self):
+        self._z_last = None
+        self._h_last = 0.0
+        self._host_snap = {}
+
+    def put(self, t, xc, u, v):
+        """FMU time t [s], continuous states xc and inputs (u [m], v [m/s])."""
+        self._set_time(t)
+        if self.nx:
+            self._xbuf[:] = xc
+            if self._c_setx(self._fmu.component, self._xbuf.ctypes.data_as(POINTER(c_double)),
+                            self.nx) > 1:
+                raise self._error("fmi2SetContinuousStates")
+        self._set_inputs(u, v)
+
+    def derivatives(self, out):
+        """ẋ of the continuous states at what put() set."""
+        if self._c_getdx(self._fmu.component, self._dx.ctypes.data_as(POINTER(c_double)),
+                         self.nx) > 1:
+            raise self._error("fmi2GetDerivatives")
+        out[:] = self._dx
+
+    def indicators(self, out):
+        """The event indicators at what put() set."""
+        self._call("fmi2GetEventIndicators", self._fmu.getEventIndicators,
+                   self._zbuf.ctypes.data_as(POINTER(c_double)), self.nz)
+        out[:] = self._zbuf
+
+    def states(self, out):
+        out[:] = self._get_states()
+
+    def completed(self):
+        """fmi2CompletedIntegratorStep; True when the FMU asks for an event now."""
+        enter, term = self._call("fmi2CompletedIntegratorStep",
+                                 self._fmu.completedIntegratorStep)
+        if term:
+            raise FMUError(f"{self._tag}: the FMU requested termination")
+        return bool(enter)
+
+    def event(self):
+        """Event mode, new discrete states until none is needed, continuous-time mode;
+        returns the next time event [s] (inf if none)."""
+        f = self._fmu
+        self._call("fmi2EnterEventMode", f.enterEventMode)
+        t_next = self._event_iteration()
+        self._call("fmi2EnterContinuousTimeMode", f.enterContinuousTimeMode)
+        self.n_events += 1
+        return t_next
+
+    n_events = 0
+
+    def _me_event_advance(self, x, u0, u1, dt, v, p, rtol):
+        from .me_events import SegmentError, advance_segment
+
+        t0 = float(x[0])
+        self._sync(t0)
+        if t0 == 0.0 and self._fresh is not None:
+            self._initial_inputs(u0, v)
+        self._fresh = None
+        if self.rollback:
+            self._save(t0)
+            self._host_snap[t0] = (None if self._z_last is None else self._z_last.copy(),
+                                   self._t_event, self._h_last)
+            for old in [k for k in self._host_snap if k not in self._snap]:
+                del self._host_snap[old]
+        xc = np.array(x[1:1 + self.nx], dtype=float)
+        try:
+            z, self._t_event, self._h_last, _ = advance_segment(
+                self, t0, xc, u0, v, dt, rtol, self._xscale_c, self._z_last, self._t_event,
+                self._h_last)
+        except SegmentError as e:
+            raise FMUError(f"{self._tag}: {e}") from None
+        self._z_last = z
+        t1 = t0 + dt
+        self._t = t1
+        x[0] = t1
+        x[1:1 + self.nx] = xc
+        self.put(t1, xc, u1, v)
+        x[1 + self.nx] = self._get_output()
 
     def reset(self):
         """Back to the FMU's initial state at t = 0 (needed between runs of a

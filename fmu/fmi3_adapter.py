@@ -117,6 +117,9 @@ class Fmi3:
     def getContinuousStates(self, x, nx):
         return self._f.getContinuousStates(x, nx)
 
+    def getEventIndicators(self, z, nz):
+        return self._f.getEventIndicators(z, nz)
+
     def getNominalsOfContinuousStates(self, x, nx):
         return self._f.getNominalsOfContinuousStates(x, nx)
 
