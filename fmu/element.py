@@ -119,6 +119,12 @@ def _kernel_error_lookup(key):
         return "an imported FMU", ""
     msg = "; ".join(m for s, m in el._log if s >= 2)
     el._log.clear()
+    # numba builds the exception object twice (once to check it, once to raise it): the
+    # second construction must get the FMU's text the first one took from the log
+    if msg:
+        el._kernel_msg = msg
+    else:
+        msg, el._kernel_msg = el._kernel_msg, ""
     return el._tag, msg
 
 
@@ -237,6 +243,7 @@ class FMUElement(ForceElement):
         except Exception as e:  # noqa: BLE001
             raise FMUError(f"{self._tag} cannot be extracted: {e}") from None
         self._log: list = []
+        self._kernel_msg = ""
         self._cb = _callbacks()
         cap = md.coSimulation if mode == "cs" else md.modelExchange
         can_state = bool(getattr(cap, "canGetAndSetFMUstate", False))
