@@ -445,7 +445,7 @@ class FMUElement(ForceElement):
             if self.backend == "pyfmi":
                 from .pyfmi_backend import PyFMI
 
-                self._fmu = PyFMI(self.mode, self.path, self._log)
+                self._fmu = PyFMI(self.mode, self.path, self._log, self._unzip)
             elif self.fmi3:
                 from .fmi3_adapter import Fmi3
 

@@ -43,13 +43,19 @@ def _arr(ptr, n):
 
 class PyFMI:
     """A PyFMI model (``FMUModelCS2`` / ``FMUModelME2``) with the calls FMUElement makes.
-    ``store`` receives (status, message) of the FMU's error log."""
+    ``store`` receives (status, message) of the FMU's error log; PyFMI's log file goes
+    to ``log_dir``."""
 
-    def __init__(self, mode, path, store):
+    def __init__(self, mode, path, store, log_dir):
+        import os
+
         from pyfmi import load_fmu
 
         self.mode = mode
-        self._m = load_fmu(str(path), kind="CS" if mode == "cs" else "ME", log_level=2)
+        # PyFMI writes its log to a file (default: in the working directory): the
+        # element's own temporary directory instead
+        self._m = load_fmu(str(path), kind="CS" if mode == "cs" else "ME", log_level=2,
+                           log_file_name=os.path.join(log_dir, "pyfmi_log.txt"))
         self._store = store
         self._states: dict = {}
         self._seen = 0
