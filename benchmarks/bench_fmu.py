@@ -10,7 +10,13 @@
    stays compiled; the Python-kernel fallback (compiled=False) is shown for reference.
 3. The belt rig of scenario belt-tensioner-cosim (simulate_belt, projection at the same
    step) with the co-simulation FMU tensioner against the native tensioner.
-Target: overhead < 5 µs per communication step.
+4. Model-exchange import in an assembly (issue 20): per step against the native element
+   in the same run, (a) a smooth law without event indicators (Dahl: compiled rate
+   kernels, integrated monolithically) and (b) an inclusion with event indicators
+   (Masing: the element is its own FMI host per step, fmu/me_events.py, Python); then
+   every exportable law's ME FMU in the same assembly against the native law (the x
+   error of the mass, relative; the laws and inputs of tests/test_fmu_cases.py).
+Target: overhead < 5 µs per communication step (co-simulation).
 """
 import tempfile
 import time
@@ -129,6 +135,7 @@ def main() -> bool:
     us_rf = _best(rig(rig_fe))
     print(f"belt rig, projection h = 1e-5 s: native {us_rn:.2f} µs/step, co-simulation FMU "
           f"tensioner {us_rf:.2f} µs/step -> overhead {us_rf - us_rn:.2f} µs/step")
+    me_rows(tmp)
     overhead = us_asm - us_nat
     ok = overhead < TARGET_US
     print(f"imported co-simulation FMU in an assembly: overhead {overhead:.2f} µs per "
@@ -137,6 +144,71 @@ def main() -> bool:
     for e in (fe, fmu_c, fmu_py, rig_fe):
         e.close()
     return ok
+
+
+def _me_rig(e, amp, w, ks, m):
+    from hystmech.systems import Assembly, Harmonic
+
+    return (Assembly().add_dof("m", mass=m)
+            .impose("b", Harmonic(0.0, amp, w, -np.pi / 2), Harmonic(0.0, amp * w, w, 0.0))
+            .add_spring("b", "m", k=ks).add_damper("m", "ground", c=0.2 * np.sqrt(ks * m))
+            .add_element("e", e, "m"))
+
+
+def me_rows(tmp):
+    """Section 4 of the module docstring."""
+    import sys
+
+    import hystmech
+    from hystmech.fmu import FMUElement, export_fmu
+    from hystmech.systems import simulate
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from test_fmu_cases import available
+
+    cases = available()
+    h = 1e-5
+    for name, T in (("Dahl", 0.05), ("Masing", 0.005)):
+        ctor, amp, freq = cases[name]
+        el = ctor()
+        fe = FMUElement(export_fmu(el, tmp / f"{name}_me.fmu"), mode="me")
+        w = 2 * np.pi * freq
+        for e in (el, fe):
+            simulate(_me_rig(e, amp, w, 1e4, 1.0), (0.0, 0.001), method="projection", h=h)
+
+        def run(e):
+            def f():
+                simulate(_me_rig(e, amp, w, 1e4, 1.0), (0.0, T), method="projection", h=h,
+                         energy=False)
+                return int(round(T / h))
+            return f
+        us_n = _best(run(el), repeat=3)
+        us_f = _best(run(fe), repeat=1 if fe.kind == "operator" else 3)
+        how = ("own FMI host per step, Python" if fe.kind == "operator"
+               else "monolithic, compiled rate kernels")
+        print(f"ME import in an assembly (projection, h = 1e-5 s): {name} native "
+              f"{us_n:.2f} µs/step, ME FMU ({how}) {us_f:.2f} µs/step -> overhead "
+              f"{us_f - us_n:.2f} µs/step ({us_f / us_n:.0f}x)")
+        fe.close()
+    # every law: the ME FMU in the assembly against the native law, same method and step
+    for name, (ctor, amp, freq) in sorted(cases.items()):
+        t = np.linspace(0.0, 1.0 / freq, 401)
+        fs = float(np.max(np.abs(hystmech.drive(ctor(), t, amp * np.sin(2 * np.pi * freq * t))
+                                 .force)))
+        w = 2 * np.pi * freq
+        ks = 3.0 * fs / amp
+        m = ks / (2 * np.pi * 8 * freq) ** 2
+        T = 0.5 / freq
+        fe = FMUElement(export_fmu(ctor(), tmp / f"{name}_all.fmu"), mode="me")
+        kw = (dict(method="projection", h=T / 400) if fe.kind == "operator"
+              else dict(method="RK45", rtol=1e-9))
+        te = np.linspace(0.0, T, 101)
+        xs = [simulate(_me_rig(e, amp, w, ks, m), (0.0, T), t_eval=te, energy=False,
+                       **kw).x("m") for e in (ctor(), fe)]
+        err = np.max(np.abs(xs[1] - xs[0])) / np.max(np.abs(xs[0]))
+        print(f"  {name:22s} ME FMU ({fe.kind}, {kw['method']}, {fe.n_events} events) "
+              f"x error vs native {err:.1e}")
+        fe.close()
 
 
 if __name__ == "__main__":

@@ -125,3 +125,23 @@ def test_me_fmu_with_events_is_refused_by_smooth_methods(fmus):
     for method in ("RK45", "radau5", "event"):
         with pytest.raises(ValueError, match="projection"):
             simulate(asm, (0.0, 0.01), method=method)
+
+
+def test_me_host_option(fmus):
+    """me_host=True: a smooth FMU through the event host too (fmi2CompletedIntegratorStep
+    after every step), = the native law to the host's tolerance; me_host=False refused
+    for an FMU with event indicators."""
+    import hystmech
+    from hystmech.fmu import FMUError
+
+    ctor, amp, freq = CASES["Dahl"]
+    t = np.linspace(0.0, 0.5 / freq, 51)
+    u = amp * np.sin(2 * np.pi * freq * t)
+    fe = FMUElement(fmus("Dahl"), mode="me", me_host=True)
+    assert fe.kind == "operator"
+    F = hystmech.drive(fe, t, u, rtol=1e-10).force
+    fe.close()
+    ref = hystmech.drive(ctor(), t, u, rtol=1e-12).force
+    assert np.max(np.abs(F - ref)) <= 1e-7 * np.max(np.abs(ref))
+    with pytest.raises(FMUError, match="event indicators"):
+        FMUElement(fmus("Masing"), mode="me", me_host=False)
