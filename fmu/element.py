@@ -138,6 +138,15 @@ def _generated_by_hystmech(md) -> bool:
     return tool == "hystmech" or tool.startswith("hystmech ")
 
 
+# the Python FMI host's six calls (fmu/me_events.py), each taking the element first
+_PY_HOST = (lambda el, t, xc, u, v: el.put(t, xc, u, v),
+            lambda el, out: el.derivatives(out),
+            lambda el, out: el.indicators(out),
+            lambda el: el.completed(),
+            lambda el: el.event(),
+            lambda el, out: el.states(out))
+
+
 class FMUElement(ForceElement):
     """An FMU used as a force element.
 
@@ -880,7 +889,7 @@ class FMUElement(ForceElement):
     n_events = 0
 
     def _me_event_advance(self, x, u0, u1, dt, v, p, rtol):
-        from .me_events import SegmentError, advance_segment
+        from .me_events import CHATTER, MAX_EVENTS_PER_SEGMENT, advance_segment
 
         t0 = float(x[0])
         self._sync(t0)
@@ -894,12 +903,14 @@ class FMUElement(ForceElement):
             for old in [k for k in self._host_snap if k not in self._snap]:
                 del self._host_snap[old]
         xc = np.array(x[1:1 + self.nx], dtype=float)
-        try:
-            z, self._t_event, self._h_last, _ = advance_segment(
-                self, t0, xc, u0, v, dt, rtol, self._xscale_c, self._z_last, self._t_event,
-                self._h_last)
-        except SegmentError as e:
-            raise FMUError(f"{self._tag}: {e}") from None
+        z = np.empty(self.nz)
+        has = self._z_last is not None
+        self._t_event, self._h_last, ev = advance_segment(
+            _PY_HOST, self, t0, xc, u0, v, dt, rtol, self._xscale_c, z,
+            self._z_last if has else z, has, self._t_event, self._h_last)
+        if ev == CHATTER:
+            raise FMUError(f"{self._tag}: more than {MAX_EVENTS_PER_SEGMENT} events in the "
+                           f"segment [{t0!r}, {t0 + dt!r}] s (chattering)")
         self._z_last = z
         t1 = t0 + dt
         self._t = t1

@@ -20,133 +20,152 @@ segment u(t) = u0 + v (t − t0) of an assembly step or a ``drive`` sample:
 - a discontinuity of the inputs at t0 (the velocity of the new segment differs from
   the last one) that changes the sign of an indicator is an event at t0.
 
-The FMU is reached through an ``ops`` object (the importing element): ``put(t, xc, u,
-v)``, ``derivatives(out)``, ``indicators(out)``, ``completed() -> bool`` and
-``event() -> next event time (inf if none)``; so the same host serves every backend.
+The FMU is reached through six functions and a context (see :func:`advance_segment`):
+Python methods of the importing element (every backend), or numba kernels calling the
+FMU's C entry points (fmu/native.py), which compile this same host into the loop.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from numba.extending import register_jitable
+
 from ..components._ode import dp45_dense, dp45_factor, dp45_step
 
 MAX_EVENTS_PER_SEGMENT = 10_000   # more is chattering: reported, never looped forever
+CHATTER = -1                      # events count returned for chattering
 
 
+@register_jitable
 def _crossed(z0, z1):
-    """Indicators whose sign changed from a non-zero value."""
-    return [i for i in range(z0.size) if z0[i] != 0.0 and (z1[i] > 0.0) != (z0[i] > 0.0)]
+    """True when an indicator changed sign from a non-zero value."""
+    for i in range(z0.size):
+        if z0[i] != 0.0 and (z1[i] > 0.0) != (z0[i] > 0.0):
+            return True
+    return False
 
 
-class SegmentError(RuntimeError):
-    """The FMU asked to terminate, or events chattered (message says which)."""
+@register_jitable
+def _seg_rhs(t, x, args, out):
+    # the FMU's derivatives along the segment u = u0 + v (t − t0)
+    fns, ctx, t0, u0, v = args
+    fns[0](ctx, t, x, u0 + v * (t - t0), v)
+    fns[1](ctx, out)
 
 
-def advance_segment(ops, t0, xc, u0, v, dt, rtol, xscale, z_last, t_next, h0):
+@register_jitable
+def _z_at(fns, ctx, t, x, u, v, out):
+    fns[0](ctx, t, x, u, v)
+    if out.size:
+        fns[2](ctx, out)
+
+
+@register_jitable
+def _handle(fns, ctx, t, xc, u, v):
+    # event mode at (t, xc): returns the next time event; the states read back
+    fns[0](ctx, t, xc, u, v)
+    t_next = fns[4](ctx)
+    if xc.size:
+        fns[5](ctx, xc)
+    return t_next
+
+
+@register_jitable
+def advance_segment(fns, ctx, t0, xc, u0, v, dt, rtol, xscale, z0, z_last, has_last,
+                    t_next, h0):
     """Advance the FMU from t0 over dt [s] with u(t) = u0 + v (t − t0) [m], v [m/s].
 
-    xc: continuous states at t0 (updated in place); z_last: the indicators at the end
-    of the previous segment (None at the start of a run); t_next: the pending time
-    event [s] (inf if none); h0: first trial step [s] (≤ 0: dt). Returns (z at the
-    end, t_next, last accepted step [s], events handled)."""
-    nx, nz = xc.size, ops.nz
+    fns = (put, derivatives, indicators, completed, event, states), each taking the
+    context ``ctx`` first: put(ctx, t, xc, u, v) sets time, states and inputs;
+    derivatives(ctx, out); indicators(ctx, out); completed(ctx) -> bool (enter event
+    mode); event(ctx) -> next time event [s] (inf if none), after event mode and the
+    event iteration; states(ctx, out) reads the continuous states back. Plain Python
+    callables run as Python; numba kernels compile the whole host (fmu/native.py).
+    xc: continuous states at t0 (updated in place); z0 (nz) receives the indicators at
+    the end; z_last: those at the end of the previous segment (has_last False at the
+    start of a run); t_next: the pending time event [s] (inf if none); h0: first trial
+    step [s] (≤ 0: dt). Returns (t_next, last accepted step [s], events handled, or
+    CHATTER)."""
+    nx = xc.size
+    nz = z0.size
     t1 = t0 + dt
-    z0 = np.empty(nz)
     z1 = np.empty(nz)
     events = 0
-
-    def u_at(t):
-        return u0 + v * (t - t0)
-
-    def z_at(t, x, out):
-        ops.put(t, x, u_at(t), v)
-        if nz:
-            ops.indicators(out)
-
-    def handle(t):
-        nonlocal events, t_next
+    _z_at(fns, ctx, t0, xc, u0, v, z0)
+    if (has_last and nz > 0 and _crossed(z_last, z0)) or t_next <= t0:
+        # the new segment's inputs switched something, or a time event is due
+        t_next = _handle(fns, ctx, t0, xc, u0, v)
         events += 1
-        if events > MAX_EVENTS_PER_SEGMENT:
-            raise SegmentError(f"more than {MAX_EVENTS_PER_SEGMENT} events in the segment "
-                               f"[{t0!r}, {t1!r}] s (chattering)")
-        ops.put(t, xc, u_at(t), v)
-        t_next = ops.event()
-        if nx:
-            ops.states(xc)
-
-    z_at(t0, xc, z0)
-    if z_last is not None and nz and _crossed(z_last, z0):
-        handle(t0)                        # the new segment's inputs switched something
-        z_at(t0, xc, z0)
-    if t_next <= t0:
-        handle(t0)
-        z_at(t0, xc, z0)
+        _z_at(fns, ctx, t0, xc, u0, v, z0)
     if dt <= 0.0:
-        return z0, t_next, h0, events
-
-    def rhs(t, x, args, out):
-        ops.put(t, x, u_at(t), v)
-        ops.derivatives(out)
-
+        return t_next, h0, events
+    args = (fns, ctx, t0, u0, v)
     K = np.empty((7, nx))
     xn = np.empty(nx)
     xd = np.empty(nx)
-    atol = rtol * np.asarray(xscale, float)
+    atol = np.empty(nx)
+    for i in range(nx):
+        atol[i] = rtol * xscale[i]
     if nx:
-        rhs(t0, xc, None, K[0])
-    h = dt if not (h0 > 0.0) else min(h0, dt)
-    hmin = 1e-14 * max(dt, 1e-300)
+        _seg_rhs(t0, xc, args, K[0])
+    h = min(h0, dt) if h0 > 0.0 else dt
+    hmin = 1e-14 * dt
     t = t0
     last_h = h
+    err = 0.0
     while t < t1:
         stop = min(t1, t_next)
         if t + h >= stop:
             h = stop - t
         if nx:
-            err = dp45_step(rhs, t, xc, h, None, K, xn, atol, rtol, nx)
+            err = dp45_step(_seg_rhs, t, xc, h, args, K, xn, atol, rtol, nx)
             if err > 1.0 and h > hmin:
                 h *= dp45_factor(err)
                 continue
-        else:
-            err = 0.0
         tn = stop if t + h >= stop else t + h
-        z_at(tn, xn, z1)
-        hit = _crossed(z0, z1) if nz else []
-        if hit:
+        _z_at(fns, ctx, tn, xn, u0 + v * (tn - t0), v, z1)
+        if nz > 0 and _crossed(z0, z1):
             # locate the earliest sign change to rounding; the event is handled just
             # after it, where the indicator has changed sign
             a, b = t, tn
-            while b - a > 4.0 * 2.2e-16 * max(1.0, abs(b)):
+            while b - a > 8.9e-16 * max(1.0, abs(b)):
                 m = 0.5 * (a + b)
                 if nx:
                     dp45_dense(K, xc, h, (m - t) / h, xd)
-                z_at(m, xd, z1)
+                _z_at(fns, ctx, m, xd, u0 + v * (m - t0), v, z1)
                 if _crossed(z0, z1):
                     b = m
                 else:
                     a = m
             if nx:
                 dp45_dense(K, xc, h, (b - t) / h, xd)
-                xc[:] = xd
-            handle(b)
+                for i in range(nx):
+                    xc[i] = xd[i]
+            events += 1
+            if events > MAX_EVENTS_PER_SEGMENT:
+                return t_next, last_h, CHATTER
+            t_next = _handle(fns, ctx, b, xc, u0 + v * (b - t0), v)
             t = b
-            z_at(t, xc, z0)
+            _z_at(fns, ctx, t, xc, u0 + v * (t - t0), v, z0)
             if nx:
-                rhs(t, xc, None, K[0])
+                _seg_rhs(t, xc, args, K[0])
             h = max(tn - b, hmin)
             continue
         t = tn
-        if nx:
-            xc[:] = xn
-            K[0] = K[6]
+        for i in range(nx):
+            xc[i] = xn[i]
+            K[0, i] = K[6, i]
         last_h = h
-        ops.put(t, xc, u_at(t), v)
-        if ops.completed() or t >= t_next:
-            handle(t)
+        ut = u0 + v * (t - t0)
+        fns[0](ctx, t, xc, ut, v)
+        if fns[3](ctx) or t >= t_next:
+            events += 1
+            t_next = _handle(fns, ctx, t, xc, ut, v)
             if nx:
-                rhs(t, xc, None, K[0])
-            z_at(t, xc, z0)
+                _seg_rhs(t, xc, args, K[0])
+            _z_at(fns, ctx, t, xc, ut, v, z0)
         else:
-            z0[:] = z1
+            for i in range(nz):
+                z0[i] = z1[i]
         h = h * dp45_factor(err) if nx else t1 - t
-    return z0, t_next, last_h, events
+    return t_next, last_h, events
