@@ -138,15 +138,6 @@ def _generated_by_hystmech(md) -> bool:
     return tool == "hystmech" or tool.startswith("hystmech ")
 
 
-# the Python FMI host's six calls (fmu/me_events.py), each taking the element first
-_PY_HOST = (lambda el, t, xc, u, v: el.put(t, xc, u, v),
-            lambda el, out: el.derivatives(out),
-            lambda el, out: el.indicators(out),
-            lambda el: el.completed(),
-            lambda el: el.event(),
-            lambda el, out: el.states(out))
-
-
 class FMUElement(ForceElement):
     """An FMU used as a force element.
 
@@ -301,16 +292,14 @@ class FMUElement(ForceElement):
                            f": it cannot be integrated as a smooth right-hand side "
                            f"(me_host=False); use me_host=None or True")
         self.me_events = mode == "me" and (needs_host or me_host is True)
+        self.nx = md.numberOfContinuousStates if mode == "me" else 0
         if compiled is None:
-            compiled = not self.error_control and not self.me_events
+            compiled = not self.error_control
         if time_state is None:
             time_state = mode == "me" and not _generated_by_hystmech(md)
         self.time_state = bool(time_state) and mode == "me" and not self.me_events
-        if self.me_events and compiled:
-            raise FMUError(f"{self._tag}: model exchange with event indicators runs in "
-                           f"Python (compiled=None or False), or import it in co-simulation")
-        self.compiled = bool(compiled) and not self.me_events and (
-            mode == "cs" or md.numberOfContinuousStates > 0 or self.time_state)
+        self.compiled = bool(compiled) and (mode == "cs" or self.me_events or
+                                            md.numberOfContinuousStates > 0 or self.time_state)
         self._ci = self._cf = None
         if self.compiled:
             self._native_setup()
@@ -338,6 +327,10 @@ class FMUElement(ForceElement):
             x0 = np.concatenate([[0.0], self._get_states(), [self._get_output()]])
             self._me_reset_host()
             self.advance, self.force, self.rate = self._me_event_advance, self._force, None
+            if self.compiled:
+                from . import native
+
+                self.advance, self.force = native.ev_advance, native.ev_force
         else:
             self.kind = "smooth"
             self.nx = md.numberOfContinuousStates
@@ -377,8 +370,9 @@ class FMUElement(ForceElement):
 
         npar = len(self.parameters)
         nx = self.md.numberOfContinuousStates if self.mode == "me" else 0
+        nz = self.nz if self.me_events else 0
         ci = np.zeros(nv.NCI, dtype=np.int64)
-        cf = np.zeros(nv.CF_PAR + npar + 2 * nx)
+        cf = np.zeros(nv.CF_PAR + npar + 3 * nx + 2 * nz)
         vr = np.zeros(3 + npar, dtype=np.uint32)
         vr[0] = self._vr_in[0]
         vr[1] = self._vr_in[1] if self._has_v else 0
@@ -394,7 +388,11 @@ class FMUElement(ForceElement):
                  nv.CI_ENTER: "fmi2EnterInitializationMode",
                  nv.CI_EXIT: "fmi2ExitInitializationMode",
                  nv.CI_SETX: "fmi2SetContinuousStates", nv.CI_GETDX: "fmi2GetDerivatives",
-                 nv.CI_TIME: "fmi2SetTime"}
+                 nv.CI_TIME: "fmi2SetTime", nv.CI_GETZ: "fmi2GetEventIndicators",
+                 nv.CI_COMPLETED: "fmi2CompletedIntegratorStep",
+                 nv.CI_ENTER_EV: "fmi2EnterEventMode", nv.CI_NEWDISC: "fmi2NewDiscreteStates",
+                 nv.CI_ENTER_CT: "fmi2EnterContinuousTimeMode",
+                 nv.CI_GETX: "fmi2GetContinuousStates"}
         if self.fmi3:
             from .fmi3_adapter import NATIVE
 
@@ -403,14 +401,21 @@ class FMUElement(ForceElement):
                      nv.CI_SETST: NATIVE["setst"], nv.CI_RESET: NATIVE["reset"],
                      nv.CI_SETUP: NATIVE["setup"], nv.CI_ENTER: NATIVE["enter"],
                      nv.CI_EXIT: NATIVE["exit"], nv.CI_SETX: NATIVE["setx"],
-                     nv.CI_GETDX: NATIVE["getdx"], nv.CI_TIME: NATIVE["time"]}
+                     nv.CI_GETDX: NATIVE["getdx"], nv.CI_TIME: NATIVE["time"],
+                     nv.CI_GETZ: NATIVE["getz"], nv.CI_COMPLETED: NATIVE["completed"],
+                     nv.CI_ENTER_EV: NATIVE["enter_ev"], nv.CI_NEWDISC: NATIVE["newdisc"],
+                     nv.CI_ENTER_CT: NATIVE["enter_ct"], nv.CI_GETX: NATIVE["getx"]}
         for slot, name in names.items():
             ci[slot] = addr(name)
         ci[nv.CI_VER] = 3 if self.fmi3 else 2
         need = [nv.CI_SET, nv.CI_GET] + ([nv.CI_STEP, nv.CI_RESET, nv.CI_SETUP, nv.CI_ENTER,
                                           nv.CI_EXIT] if self.mode == "cs" else
                                          [nv.CI_SETX, nv.CI_GETDX])
-        if self.time_state:
+        if self.me_events:
+            need += [nv.CI_TIME, nv.CI_GETZ, nv.CI_COMPLETED, nv.CI_ENTER_EV, nv.CI_NEWDISC,
+                     nv.CI_ENTER_CT, nv.CI_GETX, nv.CI_RESET, nv.CI_SETUP, nv.CI_ENTER,
+                     nv.CI_EXIT]
+        elif self.time_state:
             need.append(nv.CI_TIME)
         else:
             ci[nv.CI_TIME] = 0                # the kernels set no time
@@ -424,7 +429,11 @@ class FMUElement(ForceElement):
         ci[nv.CI_ROLLBACK] = int(self.rollback)
         ci[nv.CI_NPAR] = npar
         ci[nv.CI_NX] = nx
+        ci[nv.CI_NZ] = nz
         ci[nv.CI_FRESH] = 1
+        if self.me_events:
+            cf[nv.CF_TEVENT] = self._t_event
+            cf[nv.CF_PAR + npar + 2 * nx + 2 * nz:] = self._nominals()
         ci[nv.CI_VR] = vr.ctypes.data
         ci[nv.CI_CF] = cf.ctypes.data
         key = next(_KEY_COUNTER)
@@ -442,7 +451,10 @@ class FMUElement(ForceElement):
     def _native_reset(self):
         from . import native as nv
 
-        nv.restart(self._ci, self._cf, 0.0, 0.0)
+        if self.me_events:
+            nv.ev_restart(self._ci, self._cf, 0.0, 0.0)
+        else:
+            nv.restart(self._ci, self._cf, 0.0, 0.0)
 
     def _check_var(self, name, causalities, role):
         v = self.variables.get(name)
@@ -883,10 +895,17 @@ class FMUElement(ForceElement):
         self._call("fmi2EnterEventMode", f.enterEventMode)
         t_next = self._event_iteration()
         self._call("fmi2EnterContinuousTimeMode", f.enterContinuousTimeMode)
-        self.n_events += 1
+        self._n_events += 1
         return t_next
 
-    n_events = 0
+    _n_events = 0
+
+    @property
+    def n_events(self) -> int:
+        """Events handled so far (event mode entered by the model-exchange host)."""
+        from .native import CI_NEVENTS
+
+        return self._n_events + (int(self._ci[CI_NEVENTS]) if self._ci is not None else 0)
 
     def _me_event_advance(self, x, u0, u1, dt, v, p, rtol):
         from .me_events import CHATTER, MAX_EVENTS_PER_SEGMENT, advance_segment
@@ -906,7 +925,7 @@ class FMUElement(ForceElement):
         z = np.empty(self.nz)
         has = self._z_last is not None
         self._t_event, self._h_last, ev = advance_segment(
-            _PY_HOST, self, t0, xc, u0, v, dt, rtol, self._xscale_c, z,
+            self, t0, xc, u0, v, dt, rtol, self._xscale_c, z,
             self._z_last if has else z, has, self._t_event, self._h_last)
         if ev == CHATTER:
             raise FMUError(f"{self._tag}: more than {MAX_EVENTS_PER_SEGMENT} events in the "
@@ -922,7 +941,7 @@ class FMUElement(ForceElement):
     def reset(self):
         """Back to the FMU's initial state at t = 0 (needed between runs of a
         model-exchange FMU with discrete states, which are not part of x)."""
-        if self.compiled and self.mode == "cs":
+        if self.compiled and (self.mode == "cs" or self.me_events):
             self._native_reset()
         else:
             self._restart()

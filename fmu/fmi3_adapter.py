@@ -21,7 +21,10 @@ NATIVE = {"set": "fmi3SetFloat64", "get": "fmi3GetFloat64", "step": "fmi3DoStep"
           "getst": "fmi3GetFMUState", "setst": "fmi3SetFMUState", "reset": "fmi3Reset",
           "setup": "fmi3EnterInitializationMode", "enter": "fmi3EnterInitializationMode",
           "exit": "fmi3ExitInitializationMode", "setx": "fmi3SetContinuousStates",
-          "getdx": "fmi3GetContinuousStateDerivatives", "time": "fmi3SetTime"}
+          "getdx": "fmi3GetContinuousStateDerivatives", "time": "fmi3SetTime",
+          "getz": "fmi3GetEventIndicators", "completed": "fmi3CompletedIntegratorStep",
+          "enter_ev": "fmi3EnterEventMode", "newdisc": "fmi3UpdateDiscreteStates",
+          "enter_ct": "fmi3EnterContinuousTimeMode", "getx": "fmi3GetContinuousStates"}
 
 
 class Fmi3:

@@ -20,9 +20,9 @@ segment u(t) = u0 + v (t − t0) of an assembly step or a ``drive`` sample:
 - a discontinuity of the inputs at t0 (the velocity of the new segment differs from
   the last one) that changes the sign of an indicator is an event at t0.
 
-The FMU is reached through six functions and a context (see :func:`advance_segment`):
-Python methods of the importing element (every backend), or numba kernels calling the
-FMU's C entry points (fmu/native.py), which compile this same host into the loop.
+The FMU is reached through six calls on a context (``fmu_put`` ... ``fmu_states``):
+in Python the importing element's methods (every backend); in numba code fmu/native.py's
+overloads calling the FMU's C entry points, which compile this same host into the loop.
 """
 from __future__ import annotations
 
@@ -34,6 +34,39 @@ from ..components._ode import dp45_dense, dp45_factor, dp45_step
 
 MAX_EVENTS_PER_SEGMENT = 10_000   # more is chattering: reported, never looped forever
 CHATTER = -1                      # events count returned for chattering
+
+
+# The FMU calls of the host. As Python they call the context's methods; fmu/native.py
+# overloads them for numba (context = the element's p, the FMU's C entry points).
+def fmu_put(ctx, t, xc, u, v):
+    """Time t [s], continuous states xc and inputs (u [m], v [m/s])."""
+    ctx.put(t, xc, u, v)
+
+
+def fmu_derivatives(ctx, out):
+    """ẋ of the continuous states at what fmu_put set."""
+    ctx.derivatives(out)
+
+
+def fmu_indicators(ctx, out):
+    """The event indicators at what fmu_put set."""
+    ctx.indicators(out)
+
+
+def fmu_completed(ctx):
+    """fmi2CompletedIntegratorStep: True when the FMU asks for an event now."""
+    return ctx.completed()
+
+
+def fmu_event(ctx):
+    """Event mode, new discrete states until none is needed, continuous-time mode: the
+    next time event [s] (inf if none)."""
+    return ctx.event()
+
+
+def fmu_states(ctx, out):
+    """The continuous states, read back after an event."""
+    ctx.states(out)
 
 
 @register_jitable
@@ -48,39 +81,37 @@ def _crossed(z0, z1):
 @register_jitable
 def _seg_rhs(t, x, args, out):
     # the FMU's derivatives along the segment u = u0 + v (t − t0)
-    fns, ctx, t0, u0, v = args
-    fns[0](ctx, t, x, u0 + v * (t - t0), v)
-    fns[1](ctx, out)
+    ctx, t0, u0, v = args
+    fmu_put(ctx, t, x, u0 + v * (t - t0), v)
+    fmu_derivatives(ctx, out)
 
 
 @register_jitable
-def _z_at(fns, ctx, t, x, u, v, out):
-    fns[0](ctx, t, x, u, v)
+def _z_at(ctx, t, x, u, v, out):
+    fmu_put(ctx, t, x, u, v)
     if out.size:
-        fns[2](ctx, out)
+        fmu_indicators(ctx, out)
 
 
 @register_jitable
-def _handle(fns, ctx, t, xc, u, v):
+def _handle(ctx, t, xc, u, v):
     # event mode at (t, xc): returns the next time event; the states read back
-    fns[0](ctx, t, xc, u, v)
-    t_next = fns[4](ctx)
+    fmu_put(ctx, t, xc, u, v)
+    t_next = fmu_event(ctx)
     if xc.size:
-        fns[5](ctx, xc)
+        fmu_states(ctx, xc)
     return t_next
 
 
 @register_jitable
-def advance_segment(fns, ctx, t0, xc, u0, v, dt, rtol, xscale, z0, z_last, has_last,
+def advance_segment(ctx, t0, xc, u0, v, dt, rtol, xscale, z0, z_last, has_last,
                     t_next, h0):
     """Advance the FMU from t0 over dt [s] with u(t) = u0 + v (t − t0) [m], v [m/s].
 
-    fns = (put, derivatives, indicators, completed, event, states), each taking the
-    context ``ctx`` first: put(ctx, t, xc, u, v) sets time, states and inputs;
-    derivatives(ctx, out); indicators(ctx, out); completed(ctx) -> bool (enter event
-    mode); event(ctx) -> next time event [s] (inf if none), after event mode and the
-    event iteration; states(ctx, out) reads the continuous states back. Plain Python
-    callables run as Python; numba kernels compile the whole host (fmu/native.py).
+    ctx reaches the FMU through the six calls below: in Python an object with the
+    methods of the same names (the importing element, any backend); in numba code the
+    block addresses p of fmu/native.py, whose overloads of these calls compile the
+    whole host into the caller.
     xc: continuous states at t0 (updated in place); z0 (nz) receives the indicators at
     the end; z_last: those at the end of the previous segment (has_last False at the
     start of a run); t_next: the pending time event [s] (inf if none); h0: first trial
@@ -91,15 +122,15 @@ def advance_segment(fns, ctx, t0, xc, u0, v, dt, rtol, xscale, z0, z_last, has_l
     t1 = t0 + dt
     z1 = np.empty(nz)
     events = 0
-    _z_at(fns, ctx, t0, xc, u0, v, z0)
+    _z_at(ctx, t0, xc, u0, v, z0)
     if (has_last and nz > 0 and _crossed(z_last, z0)) or t_next <= t0:
         # the new segment's inputs switched something, or a time event is due
-        t_next = _handle(fns, ctx, t0, xc, u0, v)
+        t_next = _handle(ctx, t0, xc, u0, v)
         events += 1
-        _z_at(fns, ctx, t0, xc, u0, v, z0)
+        _z_at(ctx, t0, xc, u0, v, z0)
     if dt <= 0.0:
         return t_next, h0, events
-    args = (fns, ctx, t0, u0, v)
+    args = (ctx, t0, u0, v)
     K = np.empty((7, nx))
     xn = np.empty(nx)
     xd = np.empty(nx)
@@ -123,7 +154,7 @@ def advance_segment(fns, ctx, t0, xc, u0, v, dt, rtol, xscale, z0, z_last, has_l
                 h *= dp45_factor(err)
                 continue
         tn = stop if t + h >= stop else t + h
-        _z_at(fns, ctx, tn, xn, u0 + v * (tn - t0), v, z1)
+        _z_at(ctx, tn, xn, u0 + v * (tn - t0), v, z1)
         if nz > 0 and _crossed(z0, z1):
             # locate the earliest sign change to rounding; the event is handled just
             # after it, where the indicator has changed sign
@@ -132,7 +163,7 @@ def advance_segment(fns, ctx, t0, xc, u0, v, dt, rtol, xscale, z0, z_last, has_l
                 m = 0.5 * (a + b)
                 if nx:
                     dp45_dense(K, xc, h, (m - t) / h, xd)
-                _z_at(fns, ctx, m, xd, u0 + v * (m - t0), v, z1)
+                _z_at(ctx, m, xd, u0 + v * (m - t0), v, z1)
                 if _crossed(z0, z1):
                     b = m
                 else:
@@ -144,9 +175,9 @@ def advance_segment(fns, ctx, t0, xc, u0, v, dt, rtol, xscale, z0, z_last, has_l
             events += 1
             if events > MAX_EVENTS_PER_SEGMENT:
                 return t_next, last_h, CHATTER
-            t_next = _handle(fns, ctx, b, xc, u0 + v * (b - t0), v)
+            t_next = _handle(ctx, b, xc, u0 + v * (b - t0), v)
             t = b
-            _z_at(fns, ctx, t, xc, u0 + v * (t - t0), v, z0)
+            _z_at(ctx, t, xc, u0 + v * (t - t0), v, z0)
             if nx:
                 _seg_rhs(t, xc, args, K[0])
             h = max(tn - b, hmin)
@@ -157,13 +188,13 @@ def advance_segment(fns, ctx, t0, xc, u0, v, dt, rtol, xscale, z0, z_last, has_l
             K[0, i] = K[6, i]
         last_h = h
         ut = u0 + v * (t - t0)
-        fns[0](ctx, t, xc, ut, v)
-        if fns[3](ctx) or t >= t_next:
+        fmu_put(ctx, t, xc, ut, v)
+        if fmu_completed(ctx) or t >= t_next:
             events += 1
-            t_next = _handle(fns, ctx, t, xc, ut, v)
+            t_next = _handle(ctx, t, xc, ut, v)
             if nx:
                 _seg_rhs(t, xc, args, K[0])
-            _z_at(fns, ctx, t, xc, ut, v, z0)
+            _z_at(ctx, t, xc, ut, v, z0)
         else:
             for i in range(nz):
                 z0[i] = z1[i]

@@ -86,7 +86,7 @@ def _compare(name, path, method, steps, periods=0.5, **opts):
     if method == "projection":
         opts["h"] = T / steps
     out = {}
-    fe = FMUElement(path, mode="me")
+    fe = FMUElement(path, mode="me", compiled=False)   # the Python path: no compile
     for key, e in (("native", _python(ctor())), ("fmu", fe)):
         r = simulate(_rig(e, amp, freq, fs), (0.0, T), method=method, t_eval=te,
                      energy=False, **opts)
@@ -120,7 +120,7 @@ def test_fmi3_me_fmu_with_events_in_projection(name, fmus):
 
 
 def test_me_fmu_with_events_is_refused_by_smooth_methods(fmus):
-    fe = FMUElement(fmus("Masing"), mode="me")
+    fe = FMUElement(fmus("Masing"), mode="me", compiled=False)
     asm = _rig(fe, 0.002, 2.0, 50.0)
     for method in ("RK45", "radau5", "event"):
         with pytest.raises(ValueError, match="projection"):
@@ -139,9 +139,40 @@ def test_me_host_option(fmus):
     u = amp * np.sin(2 * np.pi * freq * t)
     fe = FMUElement(fmus("Dahl"), mode="me", me_host=True)
     assert fe.kind == "operator"
-    F = hystmech.drive(fe, t, u, rtol=1e-10).force
+    F = segments(fe, t, u)
     fe.close()
     ref = hystmech.drive(ctor(), t, u, rtol=1e-12).force
     assert np.max(np.abs(F - ref)) <= 1e-7 * np.max(np.abs(ref))
     with pytest.raises(FMUError, match="event indicators"):
         FMUElement(fmus("Masing"), mode="me", me_host=False)
+
+
+def segments(fe, t, u, rtol=1e-10):
+    """F at the samples as drive computes it (advance over each segment, then the force
+    with the segment velocity), by calling the element's kernels from Python."""
+    x = np.array(fe.x0, float)
+    v0 = (u[1] - u[0]) / (t[1] - t[0])
+    F = [fe.force(x, u[0], v0, fe.p)]
+    for k in range(t.size - 1):
+        dt = t[k + 1] - t[k]
+        v = (u[k + 1] - u[k]) / dt
+        fe.advance(x, u[k], u[k + 1], dt, v, fe.p, rtol)
+        F.append(fe.force(x, u[k + 1], v, fe.p))
+    return np.array(F)
+
+
+@pytest.mark.parametrize("name", ["Masing", "MasingDahl"])
+def test_compiled_host_equals_python_host(name, fmus):
+    """The compiled FMI host (fmu/native.py: the same fmu/me_events.py source compiled
+    with the FMU's C entry points) gives bitwise the Python host's forces and events."""
+    ctor, amp, freq = CASES[name]
+    t = np.linspace(0.0, 0.5 / freq, 41)
+    u = 1.5e-3 + amp * np.sin(2 * np.pi * freq * t)      # u(0) != 0 as well
+    out = []
+    for compiled in (False, True):
+        fe = FMUElement(fmus(name), mode="me", compiled=compiled)
+        assert fe.compiled == compiled and fe.kind == "operator"
+        out.append((segments(fe, t, u), fe.n_events))
+        fe.close()
+    assert out[0][1] == out[1][1] > 0
+    assert np.array_equal(out[0][0], out[1][0])
