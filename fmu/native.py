@@ -471,14 +471,20 @@ def ev_put(p, t, xc, u, v):
 
 
 @njit(cache=True)
-def ev_derivatives(p, out):
+def _read_vector(p, slot, err, out):
+    # fmi2GetDerivatives / fmi2GetContinuousStates into the dx scratch of cf, then out
     ci, cf = blocks(p)
     nx = ci[CI_NX]
     o = CF_PAR + ci[CI_NPAR] + nx
-    if c_ppz(ci[CI_GETDX], ci[CI_COMP], ci[CI_CF] + 8 * o, nx) > 1:
-        raise FMUKernelError(ERR_DERIV, ci[CI_KEY])
+    if c_ppz(ci[slot], ci[CI_COMP], ci[CI_CF] + 8 * o, nx) > 1:
+        raise FMUKernelError(err, ci[CI_KEY])
     for i in range(nx):
         out[i] = cf[o + i]
+
+
+@njit(cache=True)
+def ev_derivatives(p, out):
+    _read_vector(p, CI_GETDX, ERR_DERIV, out)
 
 
 @njit(cache=True)
@@ -490,13 +496,7 @@ def ev_indicators(p, out):
 
 @njit(cache=True)
 def ev_states(p, out):
-    ci, cf = blocks(p)
-    nx = ci[CI_NX]
-    o = CF_PAR + ci[CI_NPAR] + nx
-    if c_ppz(ci[CI_GETX], ci[CI_COMP], ci[CI_CF] + 8 * o, nx) > 1:
-        raise FMUKernelError(ERR_EVENT, ci[CI_KEY])
-    for i in range(nx):
-        out[i] = cf[o + i]
+    _read_vector(p, CI_GETX, ERR_EVENT, out)
 
 
 @njit(cache=True)
