@@ -21,6 +21,15 @@ so that it can be driven by ``hystmech.drive`` and sit in assemblies like any la
   depend on time) gets one more state, its time t [s] with rate 1: the kernels call
   fmi2SetTime(t) before fmi2GetDerivatives/fmi2GetReal whenever t changed
   (``time_state``; off for hystmech's own FMUs, whose laws are autonomous).
+- model exchange with event indicators (inclusions, operators, laws with non-Lipschitz
+  points, foreign FMUs with state or time events): an ``"operator"`` element that is
+  its own FMI host over each input segment the solver hands it (fmu/me_events.py: the
+  continuous states integrated by the one Dormand-Prince stepper, sign changes of the
+  indicators located on the dense output, event mode and new discrete states there,
+  fmi2CompletedIntegratorStep after every accepted step, time events honoured). The
+  assembly methods that take operators ("projection", "auto") run it; the others
+  refuse it and name "projection". State ``x = [t_fmu, continuous states, F_end]``.
+  ``me_host`` overrides the choice (see the class docstring).
 
 Kernels: by default (``compiled=None``) the element's kernels are the numba functions
 of :mod:`hystmech.fmu.native`, which call the FMU's C entry points through their
