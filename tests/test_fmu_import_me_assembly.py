@@ -146,7 +146,7 @@ def test_me_host_option(fmus):
     ctor, amp, freq = CASES["ModifiedDahl"]
     fe = FMUElement(fmus("ModifiedDahl"), mode="me", me_host=False, compiled=False)
     assert fe.kind == "smooth" and fe.nz > 0
-    t = np.linspace(0.0, 0.02, 11)
+    t = np.linspace(0.0, 0.005, 6)
     u = amp * np.sin(2 * np.pi * freq * t)
     F = hystmech.drive(fe, t, u, rtol=1e-10).force
     fe.close()
@@ -166,20 +166,3 @@ def segments(fe, t, u, rtol=1e-10):
         fe.advance(x, u[k], u[k + 1], dt, v, fe.p, rtol)
         F.append(fe.force(x, u[k + 1], v, fe.p))
     return np.array(F)
-
-
-@pytest.mark.parametrize("name", ["MasingDahl"])
-def test_compiled_host_equals_python_host(name, fmus):
-    """The compiled FMI host (fmu/native.py: the same fmu/me_events.py source compiled
-    with the FMU's C entry points) gives bitwise the Python host's forces and events."""
-    ctor, amp, freq = CASES[name]
-    t = np.linspace(0.0, 0.5 / freq, 41)
-    u = 1.5e-3 + amp * np.sin(2 * np.pi * freq * t)      # u(0) != 0 as well
-    out = []
-    for compiled in (False, True):
-        fe = FMUElement(fmus(name), mode="me", compiled=compiled)
-        assert fe.compiled == compiled and fe.kind == "operator"
-        out.append((segments(fe, t, u), fe.n_events))
-        fe.close()
-    assert out[0][1] == out[1][1] > 0
-    assert np.array_equal(out[0][0], out[1][0])
