@@ -321,6 +321,55 @@ def restart(ci, cf, u, v):
 
 # -- co-simulation: x = [t_fmu, F at the end of the last step] ------------------------------------
 @njit(cache=True)
+def _enter_segment(ci, cf, comp, t0, u0, v, events):
+    """Start of a segment from state time t0: roll the FMU back to the saved state (or
+    re-initialise at t = 0, with the segment's inputs u(0), v), then save the state for
+    a solver that repeats the step. events: the model-exchange host, whose record
+    (pending time event, last step, indicators) travels with the saved state."""
+    nz = ci[CI_NZ]
+    zo = CF_PAR + ci[CI_NPAR] + 2 * ci[CI_NX]
+    if t0 != cf[CF_T]:
+        if ci[CI_HAVE_SNAP] != 0 and t0 == cf[CF_TSNAP]:
+            if c_pp(ci[CI_SETST], comp, ci[CI_SNAP]) > 1:
+                raise FMUKernelError(ERR_STATE, ci[CI_KEY])
+            cf[CF_T] = t0
+            if events:
+                cf[CF_TSET] = np.nan
+                cf[CF_TEVENT] = cf[CF_TEVENT_SNAP]
+                cf[CF_HLAST] = cf[CF_HLAST_SNAP]
+                ci[CI_HAS_LAST] = ci[CI_HAS_LAST_SNAP]
+                for i in range(nz):
+                    cf[zo + i] = cf[zo + nz + i]
+        elif t0 == 0.0:
+            _restart_any(ci, cf, u0, v, events)
+        else:
+            raise FMUKernelError(ERR_BACK, ci[CI_KEY])
+    if t0 == 0.0 and ci[CI_FRESH] != 0 and (u0 != cf[CF_U0] or v != cf[CF_V0]):
+        _restart_any(ci, cf, u0, v, events)   # the start state must see u(0), not a jump
+    ci[CI_FRESH] = 0
+    if ci[CI_ROLLBACK] != 0:
+        # fmi2GetFMUstate writes the state handle into ci[CI_SNAP] (reused when set)
+        if c_pp(ci[CI_GETST], comp, np.int64(ci.ctypes.data) + 8 * CI_SNAP) > 1:
+            raise FMUKernelError(ERR_STATE, ci[CI_KEY])
+        cf[CF_TSNAP] = t0
+        ci[CI_HAVE_SNAP] = 1
+        if events:
+            cf[CF_TEVENT_SNAP] = cf[CF_TEVENT]
+            cf[CF_HLAST_SNAP] = cf[CF_HLAST]
+            ci[CI_HAS_LAST_SNAP] = ci[CI_HAS_LAST]
+            for i in range(nz):
+                cf[zo + nz + i] = cf[zo + i]
+
+
+@njit(cache=True)
+def _restart_any(ci, cf, u, v, events):
+    if events:
+        ev_restart(ci, cf, u, v)
+    else:
+        restart(ci, cf, u, v)
+
+
+@njit(cache=True)
 def cs_advance(x, u0, u1, dt, v, p, rtol):
     """Co-simulation master over one input segment: the FMU stepped from t = x[0] over
     dt in communication steps ≤ cf[CF_STEP], input u(t) = u0 + v (t − t0) (first-order
@@ -331,24 +380,7 @@ def cs_advance(x, u0, u1, dt, v, p, rtol):
     if comp == 0:
         raise FMUKernelError(ERR_CLOSED, ci[CI_KEY])
     t0 = x[0]
-    if t0 != cf[CF_T]:
-        if ci[CI_HAVE_SNAP] != 0 and t0 == cf[CF_TSNAP]:
-            if c_pp(ci[CI_SETST], comp, ci[CI_SNAP]) > 1:
-                raise FMUKernelError(ERR_STATE, ci[CI_KEY])
-            cf[CF_T] = t0
-        elif t0 == 0.0:
-            restart(ci, cf, u0, v)
-        else:
-            raise FMUKernelError(ERR_BACK, ci[CI_KEY])
-    if t0 == 0.0 and ci[CI_FRESH] != 0 and (u0 != cf[CF_U0] or v != cf[CF_V0]):
-        restart(ci, cf, u0, v)    # the start state must see u(0), not a jump from it
-    ci[CI_FRESH] = 0
-    if ci[CI_ROLLBACK] != 0:
-        # fmi2GetFMUstate writes the state handle into ci[CI_SNAP] (reused when set)
-        if c_pp(ci[CI_GETST], comp, np.int64(ci.ctypes.data) + 8 * CI_SNAP) > 1:
-            raise FMUKernelError(ERR_STATE, ci[CI_KEY])
-        cf[CF_TSNAP] = t0
-        ci[CI_HAVE_SNAP] = 1
+    _enter_segment(ci, cf, comp, t0, u0, v, False)
     n = 1
     if cf[CF_STEP] > 0.0:
         n = max(1, int(np.ceil(dt / cf[CF_STEP] - 1e-9)))
@@ -610,34 +642,7 @@ def ev_advance(x, u0, u1, dt, v, p, rtol):
     nx, nz = ci[CI_NX], ci[CI_NZ]
     zo = CF_PAR + ci[CI_NPAR] + 2 * nx
     t0 = x[0]
-    if t0 != cf[CF_T]:
-        if ci[CI_HAVE_SNAP] != 0 and t0 == cf[CF_TSNAP]:
-            if c_pp(ci[CI_SETST], comp, ci[CI_SNAP]) > 1:
-                raise FMUKernelError(ERR_STATE, ci[CI_KEY])
-            cf[CF_T] = t0
-            cf[CF_TSET] = np.nan
-            cf[CF_TEVENT] = cf[CF_TEVENT_SNAP]
-            cf[CF_HLAST] = cf[CF_HLAST_SNAP]
-            ci[CI_HAS_LAST] = ci[CI_HAS_LAST_SNAP]
-            for i in range(nz):
-                cf[zo + i] = cf[zo + nz + i]
-        elif t0 == 0.0:
-            ev_restart(ci, cf, u0, v)
-        else:
-            raise FMUKernelError(ERR_BACK, ci[CI_KEY])
-    if t0 == 0.0 and ci[CI_FRESH] != 0 and (u0 != cf[CF_U0] or v != cf[CF_V0]):
-        ev_restart(ci, cf, u0, v)     # the start state must see u(0), not a jump from it
-    ci[CI_FRESH] = 0
-    if ci[CI_ROLLBACK] != 0:
-        if c_pp(ci[CI_GETST], comp, np.int64(ci.ctypes.data) + 8 * CI_SNAP) > 1:
-            raise FMUKernelError(ERR_STATE, ci[CI_KEY])
-        cf[CF_TSNAP] = t0
-        ci[CI_HAVE_SNAP] = 1
-        cf[CF_TEVENT_SNAP] = cf[CF_TEVENT]
-        cf[CF_HLAST_SNAP] = cf[CF_HLAST]
-        ci[CI_HAS_LAST_SNAP] = ci[CI_HAS_LAST]
-        for i in range(nz):
-            cf[zo + nz + i] = cf[zo + i]
+    _enter_segment(ci, cf, comp, t0, u0, v, True)
     xc = np.empty(nx)
     xs = np.empty(nx)
     for i in range(nx):
