@@ -46,10 +46,26 @@ def _positive(text: str) -> float:
     return x
 
 
+def _size(text: str) -> float:
+    from .limits import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _limits_from_args(args):
+    """The run's limits from --max-* / --no-limits; the memory limit also goes to the
+    API guards (drive, simulate, constructors) the runner calls."""
+    from .limits import set_memory_limit
+
     if args.no_limits:
+        set_memory_limit(float("inf"))
         return False
-    return {q: getattr(args, f"max_{q}") for q in ("steps", "samples", "points")
+    if args.max_memory is not None:
+        set_memory_limit(args.max_memory)
+    return {q: getattr(args, f"max_{q}") for q in ("steps", "samples", "points", "memory")
             if getattr(args, f"max_{q}") is not None}
 
 
@@ -62,6 +78,8 @@ def _cmd_run(args) -> int:
     for k, v in metrics.items():
         if isinstance(v, (int, float)):
             print(f"{k} = {v:.6g}")
+    if res.out is not None:
+        print(f"written: {res.out}")
     return 0
 
 
@@ -85,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"stored samples per run (default {DEFAULT_LIMITS['samples']:.0e})")
     g.add_argument("--max-points", type=_positive, default=None,
                    help=f"points of a sweep (default {DEFAULT_LIMITS['points']:.0e})")
+    g.add_argument("--max-memory", type=_size, default=None, metavar="SIZE",
+                   help="memory a run may allocate, e.g. 8G (default half the physical memory)")
     g.add_argument("--no-limits", action="store_true", help="lift all limits on work")
     sp.set_defaults(func=_cmd_run)
     for name, (mod, helptext) in EXTERNAL.items():

@@ -1,6 +1,7 @@
 """Driven simulation: a force element under an imposed displacement history."""
 from __future__ import annotations
 
+import numbers
 import weakref
 from dataclasses import dataclass, field
 
@@ -9,6 +10,7 @@ from numba import njit
 from numba.core.errors import NumbaError
 
 from .components.base import ForceElement, is_compiled
+from .limits import RTOL_MIN, check_memory
 
 
 @dataclass
@@ -169,9 +171,22 @@ def _drive_affine_loop(affine, t, u, x0, p, tol, n_out):
 
 
 def _as_array(name: str, a) -> np.ndarray:
-    # the cheap part of _as_series (the finiteness is checked in the drive loop)
+    # the cheap part of _as_series (the finiteness is checked in the drive loop); real
+    # numbers only: booleans and complex values are not displacements or times
+    raw = a if isinstance(a, np.ndarray) else None
+    if raw is None:
+        try:
+            raw = np.asarray(a)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a 1-D array of finite numbers") from None
+    if raw.dtype.kind not in "iuf":
+        what = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "bytes",
+                "O": "objects"}.get(raw.dtype.kind, f"dtype {raw.dtype}")
+        if raw.dtype.kind != "O" or any(isinstance(x, (bool, complex, np.bool_, str))
+                                        for x in raw.ravel()[:1000]):
+            raise ValueError(f"{name} must be an array of real numbers (got {what})")
     try:
-        arr = np.ascontiguousarray(np.asarray(a, dtype=np.float64))
+        arr = np.ascontiguousarray(np.asarray(raw, dtype=np.float64))
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a 1-D array of finite numbers") from None
     if arr.ndim != 1:
@@ -199,8 +214,8 @@ def check_time(t) -> np.ndarray:
     dt = np.diff(t)
     if np.any(dt <= 0):
         k = int(np.flatnonzero(dt <= 0)[0])
-        raise ValueError(f"t must be strictly increasing (t[{k + 1}] = {t[k + 1]!r} <= "
-                         f"t[{k}] = {t[k]!r})")
+        raise ValueError(f"t must be strictly increasing (t[{k + 1}] = {float(t[k + 1])!r} <= "
+                         f"t[{k}] = {float(t[k])!r})")
     return t
 
 
@@ -234,8 +249,14 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
         raise ValueError(f"t must hold at least 2 samples (got {n})")
     if u.size != n:
         raise ValueError(f"u must have the same length as t ({n}), got {u.size}")
-    if not (isinstance(rtol, (int, float)) and np.isfinite(rtol) and 0 < rtol < 1):
-        raise ValueError(f"rtol must be in (0, 1) (got {rtol!r})")
+    if not (t[1] > t[0]):
+        # the first segment's slope is the first output's velocity: checked before the loop
+        check_time(t)
+    if isinstance(rtol, (bool, np.bool_)) or not isinstance(rtol, (numbers.Real, np.floating)) \
+            or not (RTOL_MIN <= float(rtol) < 1):
+        raise ValueError(f"rtol must be in [{RTOL_MIN:g}, 1) (got {rtol!r}); below "
+                         f"{RTOL_MIN:g} the steps fall under the float64 resolution")
+    rtol = float(rtol)
     if v is None:
         vuser = np.empty(0)
     else:
@@ -248,6 +269,8 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
             raise ValueError(f"x0 must have {element.n_states} component(s) (got {xs.size})")
     n_out = element.n_states if store_state else 0
     n_out = min(n_out, element.n_report_states)
+    check_memory(8.0 * n * (1 + n_out), f"drive's force and {n_out} state(s) at {n} samples",
+                 "store_state=False keeps the force only")
     affine = element.affine  # declared on ForceElement (None unless the law has one)
     if v is None and affine is not None and is_compiled(affine) and element.n_states == 1:
         out = _drive_affine_loop(affine, t, u, xs, element.p, 0.01 * float(rtol), n_out)

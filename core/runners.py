@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
-from .schema import (BOOL, COUNT, ELEMENT, INT, REAL, STR, ArrayOf, Element, List, MapOf,
+from .schema import (BOOL, COUNT, ELEMENT, FILE_STEM, INT, REAL, STR, ArrayOf, Element, List, MapOf,
                      Required, Str, Table)
 
 ENTRY_POINT_GROUP = "hystmech.runners"
@@ -57,7 +57,7 @@ REGISTRY: dict[str, str] = {
 # -- schemas: {table: Spec} per runner ---------------------------------------------------------
 _INPUT = Table({
     "type": Str("piecewise_linear", "sine", "two_harmonic"),
-    "knots_u": List(REAL), "knots_t": List(REAL), "periods": COUNT, "gamma": REAL,
+    "knots_u": List(REAL, 2), "knots_t": List(REAL, 2), "periods": COUNT, "gamma": REAL,
     "samples_per_unit": REAL, "amplitude": REAL, "omega": REAL, "duration": REAL,
     "offset": REAL, "phase": REAL, "n": COUNT, "t0": REAL, "A1": REAL, "A2": REAL,
 }, required=("type",))
@@ -67,9 +67,9 @@ _CABLE_LAW = Table({"type": Str("preisach", "stops"), "EI_el": REAL, "M_h": REAL
                     "k_stops": List(REAL), "K_yield": List(REAL)})
 _RIG = Table({"m1": REAL, "m2": REAL, "K": REAL, "C": REAL, "g": REAL})
 _FORCING = Table({"f0": REAL, "f1": REAL, "Omega0": REAL, "phi": REAL})
-_CONV_RUN = Table({"knots_u": List(REAL), "periods": COUNT, "gammas": List(REAL),
+_CONV_RUN = Table({"knots_u": List(REAL, 3), "periods": COUNT, "gammas": List(REAL),
                    "k_max": COUNT, "samples_per_unit": REAL, "rtol": REAL,
-                   "figures": List(STR)})
+                   "figures": List(FILE_STEM, 3, 3)})
 
 SCHEMAS: dict[str, dict] = {
     "drive": {"element": Required(ELEMENT), "input": Required(_INPUT),
@@ -79,13 +79,13 @@ SCHEMAS: dict[str, dict] = {
         "rig": _RIG, "forcing": _FORCING,
         "solver": Table({"method": STR, "h": REAL, "rtol": REAL, "t_end": REAL, "t0": REAL,
                          "dt_out": REAL}),
-        "output": Table({"plot_window": List(REAL), "metric_window": List(REAL)}),
+        "output": Table({"plot_window": List(REAL, 2, 2), "metric_window": List(REAL, 2, 2)}),
     },
     "belt-tensioner-frf": {
         "grid": Table({"models": List(Str("mdm", "masing")), "f1": List(REAL),
                        "omega_min": REAL, "omega_max": REAL, "n_omega": COUNT,
                        "reduced": BOOL, "reduced_f1": List(REAL), "reduced_n_omega": COUNT}),
-        "simulation": Table({"t_window": List(REAL), "h": REAL, "rtol": REAL,
+        "simulation": Table({"t_window": List(REAL, 2, 2), "h": REAL, "rtol": REAL,
                              "mdm_method": STR}),
         "sweep": Table({"workers": COUNT, "steady_state": BOOL, "ss_tol": REAL,
                         "ss_periods": COUNT, "ss_confirm": COUNT}),
@@ -126,7 +126,7 @@ SCHEMAS: dict[str, dict] = {
     "lugre-minor-loops": {
         "element": Required(ELEMENT),
         # a case overrides element parameters (checked by the element's constructor)
-        "cases": ArrayOf(Table({"label": STR, "figure": STR, "knots_u": List(REAL)},
+        "cases": ArrayOf(Table({"label": STR, "figure": FILE_STEM, "knots_u": List(REAL, 3)},
                                extra=REAL)),
         "simulation": Table({"gamma": REAL, "periods": COUNT, "samples_per_unit": REAL,
                              "rtol": REAL}),

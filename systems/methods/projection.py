@@ -15,17 +15,21 @@ resolve the fastest mode (checked: see :func:`~hystmech.systems.model.Model.stab
 
 Options: h [s] (default 1e-5, eq. (57)); rtol of the operators' advance (1e-8);
 max_points (thin the default every-step output to at most this many points), stride
-and record_from (keep every stride-th step from record_from [s] on).
+and record_from (keep every stride-th step from record_from [s] on); max_steps (1e9:
+a step h that needs more over t_span is refused before the run, as is an h below the
+time resolution).
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
+from ...limits import check_memory
 from . import MethodResult, check_options
 
 NAME = "projection"
-OPTIONS = ("h", "rtol", "max_points", "stride", "record_from")
+OPTIONS = ("h", "rtol", "max_points", "stride", "record_from", "max_steps")
+DEFAULT_MAX_STEPS = 1e9   # refused up front above this (the CLI's default step limit)
 SMOOTH_ONLY = False
 COMPILED = True
 
@@ -180,10 +184,24 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
         raise ValueError(f"h must be in (0, inf) s (got {h!r})")
     if h > (t1 - t0):
         raise ValueError(f"h must be <= t_end - t_start = {t1 - t0!r} s (got {h!r})")
+    res = 4.0 * np.finfo(float).eps * max(abs(t0), abs(t1))
+    if not h > res:
+        raise ValueError(f"h = {h!r} s is below the time resolution {res:.3g} s at "
+                         f"t = {max(abs(t0), abs(t1))!r} s: the steps would not advance t")
+    max_steps = opts.get("max_steps", DEFAULT_MAX_STEPS)
+    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, float, np.integer)) \
+            or not max_steps >= 1:
+        raise ValueError(f"max_steps must be a number >= 1 (got {max_steps!r})")
+    n_ask = (t1 - t0) / h
+    if n_ask > max_steps:
+        raise ValueError(f"h = {h:g} s over {t1 - t0:g} s is {n_ask:.3g} steps, above "
+                         f"max_steps = {float(max_steps):.3g} (pass max_steps=N to allow more)")
     model.check_step(h, NAME)
     rtol = float(opts.get("rtol", 1e-8))
     max_points = int(opts.get("max_points", 200_001))
     nsteps, h_last = step_grid(t0, t1, h)
+    if model.has_tables:
+        check_memory(8.0 * (nsteps + 1) * 4, f"the input tables of {nsteps + 1} steps")
     if t_eval is not None:
         rec = np.clip(np.rint((t_eval - t0) / h).astype(np.int64), 0, nsteps)
     else:
