@@ -73,8 +73,8 @@ def check_memory(nbytes: float, what: str, hint: str = "") -> None:
     lim = memory_limit()
     if not (nbytes <= lim):
         raise ValueError(f"{what} would need {size_words(nbytes)} of memory, above the limit "
-                         f"of {size_words(lim)}{'; ' + hint if hint else ''} (see "
-                         "hystmech.limits.set_memory_limit)")
+                         f"of {size_words(lim)}{'; ' + hint if hint else ''} (raise it with "
+                         "--max-memory or hystmech.limits.set_memory_limit)")
 
 
 def parse_size(text: str) -> float:

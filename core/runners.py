@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -204,6 +205,16 @@ def _steps(h, span, what="steps", name="h"):
     return (span / h, f"{name} = {h:g} s over {span:g} s is {span / h:.3g} {what}")
 
 
+def _knot_samples(knots, spu) -> float:
+    # samples of one period of signals.piecewise_linear: every segment has at least one
+    # (each knot is a sample), more where it is long
+    try:
+        k = [float(x) for x in knots]
+    except (TypeError, ValueError):
+        return 0.0
+    return float(sum(max(1.0, math.ceil(abs(b - a) * spu)) for a, b in zip(k[:-1], k[1:])))
+
+
 def _work_drive(cfg):
     inp = _t(cfg, "input")
     kind = inp.get("type")
@@ -213,10 +224,23 @@ def _work_drive(cfg):
     if kind == "piecewise_linear":
         per = float(inp.get("periods", 1))
         spu = float(inp.get("samples_per_unit", 200))
-        n = per * _path_length(inp.get("knots_u", [])) * spu
-        return {"samples": (n, f"{per:g} period(s) x {spu:g} samples per unit of input "
-                               f"path is {n:.3g} samples")}
+        n = per * _knot_samples(inp.get("knots_u", []), spu)
+        return {"samples": (n, f"{per:g} period(s) of {len(inp.get('knots_u', []))} knots at "
+                               f"{spu:g} samples per unit of input path is {n:.3g} samples")}
     return {}
+
+
+def _rod_memory(cfg):
+    # per vertex: the law's memory state (3 + 2·max_depth floats for the Preisach law,
+    # max_depth 256) and the solver's vectors, kept for the trial and committed states
+    # and the output; plus the Preisach plane of law.levels (Preisach.grid)
+    n = float(_t(cfg, "rod").get("N", 40)) + 1.0
+    lv = float(_t(cfg, "law").get("levels", 100))
+    b = 8.0 * n * (3 + 2 * 256 + 32) * 3 + 48.0 * lv * lv
+    from .limits import size_words
+
+    return (b, f"a rod of rod.N = {n - 1:.3g} elements with a Preisach law of law.levels = "
+               f"{lv:.3g} takes {size_words(b)}")
 
 
 def _work_belt(cfg):
@@ -265,22 +289,27 @@ def _work_cosim(cfg):
 def _work_cantilever(cfg):
     lc = _t(cfg, "load")
     n = 4.0 * float(lc.get("cycles", 2)) * float(lc.get("steps_per_quarter", 25))
-    return {"steps": (n, f"{n:.3g} load steps")}
+    return {"steps": (n, f"{n:.3g} load steps"), "memory": _rod_memory(cfg)}
 
 
 def _work_dynamic(cfg):
     sc = _t(cfg, "solver")
     n = float(sc.get("periods", 8)) * float(sc.get("steps_per_period", 400))
-    return {"steps": (n, f"solver.periods x solver.steps_per_period is {n:.3g} steps")}
+    return {"steps": (n, f"solver.periods x solver.steps_per_period is {n:.3g} steps"),
+            "memory": _rod_memory(cfg)}
 
 
-def _work_protocol(default_points):
+def _work_protocol(default_points, rod=False):
     def work(cfg):
         pc = _t(cfg, "protocol")
         lv = pc.get("levels", [0] * 9)
         n = (len(lv) if isinstance(lv, list) else 9) * float(pc.get("cycles_per_level", 3)) \
             * float(pc.get("points_per_cycle", default_points))
-        return {"samples": (n, f"{n:.3g} protocol samples")}
+        out = {"samples": (n, f"{n:.3g} protocol samples")}
+        if rod:
+            m = _rod_memory(cfg)
+            out["memory"] = (m[0] + n * 8.0 * 16, m[1])
+        return out
     return work
 
 
@@ -364,7 +393,7 @@ WORK: dict[str, Callable[[dict], dict]] = {
     "belt-tensioner-cosim": _work_cosim,
     "cable-cantilever-cyclic": _work_cantilever,
     "cable-dynamic": _work_dynamic,
-    "cable-pure-bending": _work_protocol(80),
+    "cable-pure-bending": _work_protocol(80, rod=True),
     "lugre-example-1": _work_example1,
     "lugre-convergence": _work_convergence,
     "lugre-minor-loops": _work_minor,
