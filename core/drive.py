@@ -10,6 +10,7 @@ from numba import njit
 from numba.core.errors import NumbaError
 
 from .components.base import ForceElement, is_compiled
+from .interrupt import raise_if_stopped, watching
 from .limits import RTOL_MIN, check_memory
 
 
@@ -61,7 +62,7 @@ class DriveResult:
 # Each returns the index of the first bad input sample (t not strictly increasing or not
 # finite, u not finite; the loop stops there) and the first non-finite force, or -1.
 @njit(cache=False)
-def _drive_loop(advance, force, t, u, vuser, x0, p, rtol, n_out):
+def _drive_loop(advance, force, t, u, vuser, x0, p, rtol, n_out, irq=None):
     n = t.size
     x = x0.copy()
     F = np.empty(n)
@@ -81,6 +82,10 @@ def _drive_loop(advance, force, t, u, vuser, x0, p, rtol, n_out):
         if not (dt > 0.0 and abs(dt) < np.inf and abs(du) < np.inf):
             bad_in = k + 1
             break
+        if irq is not None:
+            if (k & 1023) == 1023 and irq[0] != 0:
+                bad_in = -2       # a signal: Python raises on return (core/interrupt.py)
+                break
         if given:
             v = 0.5 * (vuser[k] + vuser[k + 1])
             vo = vuser[k + 1]
@@ -107,8 +112,8 @@ def _make_inlined_loop(advance, force):
     body = njit(inline="always")(_drive_loop.py_func)
 
     @njit(cache=False)
-    def loop(t, u, vuser, x0, p, rtol, n_out):
-        return body(adv, frc, t, u, vuser, x0, p, rtol, n_out)
+    def loop(t, u, vuser, x0, p, rtol, n_out, irq):
+        return body(adv, frc, t, u, vuser, x0, p, rtol, n_out, irq)
 
     return loop
 
@@ -127,7 +132,7 @@ def _inlined_loop(advance, force):
 
 
 @njit(cache=False)
-def _drive_affine_loop(affine, t, u, x0, p, tol, n_out):
+def _drive_affine_loop(affine, t, u, x0, p, tol, n_out, irq):
     # Same result as _drive_loop for laws with an affine segment map (see base.py): the
     # map is recomputed only when v or dt change by more than tol = 0.01·rtol relative;
     # sampled inputs jitter at about 1e-11 (dt = t[k+1] - t[k] carries the rounding of
@@ -154,6 +159,9 @@ def _drive_affine_loop(affine, t, u, x0, p, tol, n_out):
         du = u[k + 1] - u[k]
         if not (dt > 0.0 and abs(dt) < np.inf and abs(du) < np.inf):
             bad_in = k + 1
+            break
+        if (k & 1023) == 1023 and irq[0] != 0:
+            bad_in = -2
             break
         v = du / dt
         if abs(v - v_c) > tol * abs(v_c) or abs(dt - dt_c) > tol * dt_c:
@@ -238,7 +246,9 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
     affine segment map (Dahl, LuGre) reuse that map while v and dt stay within
     0.01·rtol of the values it was made for.
     x0 overrides the element's initial state. store_state=False keeps only the force
-    (and the final state) to save memory on long runs.
+    (and the final state) to save memory on long runs; the arrays are checked against
+    the memory limit (:func:`hystmech.limits.check_memory`) before they are made.
+    Ctrl-C stops the compiled loop within 1024 samples (:mod:`hystmech.interrupt`).
     """
     if not isinstance(element, ForceElement):
         raise ValueError(f"element must be a hystmech force element (got {type(element).__name__})")
@@ -272,11 +282,15 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
     check_memory(8.0 * n * (1 + n_out), f"drive's force and {n_out} state(s) at {n} samples",
                  "store_state=False keeps the force only")
     affine = element.affine  # declared on ForceElement (None unless the law has one)
-    if v is None and affine is not None and is_compiled(affine) and element.n_states == 1:
-        out = _drive_affine_loop(affine, t, u, xs, element.p, 0.01 * float(rtol), n_out)
-    else:
-        out = _run_loop(element, t, u, vuser, xs, float(rtol), n_out)
-    F, X, bad_in, bad_F = out
+    with watching() as irq:
+        if v is None and affine is not None and is_compiled(affine) and element.n_states == 1:
+            out = _drive_affine_loop(affine, t, u, xs, element.p, 0.01 * float(rtol), n_out,
+                                     irq)
+        else:
+            out = _run_loop(element, t, u, vuser, xs, float(rtol), n_out, irq)
+        F, X, bad_in, bad_F = out
+        if bad_in == -2:
+            raise_if_stopped(irq)
     if bad_in >= 0:
         check_time(t)  # raises the message naming the first bad sample of t or u
         _as_series("u", u, n)
@@ -286,20 +300,20 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
     return _checked(element, t, u, None if v is None else vuser, F, X, bad_F)
 
 
-def _run_loop(element, t, u, vuser, xs, rtol, n_out):
+def _run_loop(element, t, u, vuser, xs, rtol, n_out, irq):
     adv, frc = element.advance, element.force
     if not (is_compiled(adv) and is_compiled(frc)):
         # user callables numba cannot compile
-        return _drive_loop.py_func(adv, frc, t, u, vuser, xs, element.p, rtol, n_out)
+        return _drive_loop.py_func(adv, frc, t, u, vuser, xs, element.p, rtol, n_out, irq)
     loop = _inlined_loop(adv, frc)
     if loop is not None:
         try:
-            return loop(t, u, vuser, xs, element.p, rtol, n_out)
+            return loop(t, u, vuser, xs, element.p, rtol, n_out, irq)
         except NumbaError:
             # a kernel numba compiles but cannot inline (e.g. it recurses): drop the
             # inlined loop for this pair, keep the one with kernel arguments
             _INLINED[adv][frc] = None
-    return _drive_loop(adv, frc, t, u, vuser, xs, element.p, rtol, n_out)
+    return _drive_loop(adv, frc, t, u, vuser, xs, element.p, rtol, n_out, irq)
 
 
 def _checked(element, t, u, vout, F, X, k) -> DriveResult:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from ...interrupt import raise_if_stopped, watching
 from ...limits import check_memory
 from . import MethodResult, check_options
 
@@ -35,7 +36,7 @@ COMPILED = True
 
 
 def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, nquad, nw,
-               nin, rtol, obs, k_obs, has_ops):
+               nin, rtol, obs, k_obs, has_ops, irq):
     """TEMPLATE compiled into each structure's generated module (systems/codegen.py),
     where core, scratch, inputs_rot, step, ops, powers, signal and stop are that
     structure's straight-line functions (globals, so numba can cache the loop; the
@@ -46,7 +47,8 @@ def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, 
     initial state), feeds the observed signal to ``obs`` from step k_obs on and calls
     the user's stop(t, y) at every recorded sample. Returns (status, steps done, Y, Q,
     state reached): status 0 done, 2 non-finite state, 4 stopped by the observer, 5 by
-    the callback."""
+    the callback, 6 by a signal (``irq[0] != 0``, polled every 1024 steps; see
+    hystmech.interrupt)."""
     N = y0.size
     y = y0.copy()
     yn = np.empty(N)
@@ -105,6 +107,9 @@ def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, 
             if observe(obs, t, sg):
                 status = 4
         if status != 0 or p == nsteps:
+            break
+        if (p & 1023) == 1023 and irq[0] != 0:
+            status = 6
             break
         hp = h if p < nsteps - 1 else h_last
         if energy:
@@ -224,10 +229,13 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
     else:
         TF = TU = TV = np.zeros((1, 1))
     L = model.layout
-    status, p_done, Y, Q, y_last = code.projection(
-        float(t0), h, nsteps, float(h_last), y0, model.prm, TF, TU, TV, model.box_lo,
-        model.box_hi, rec, bool(energy), L.nquad, L.n_work, L.nf + 2 * L.nb, rtol,
-        model.obs_or_dummy(obs), k_obs, model.ops_present())
+    with watching() as irq:
+        status, p_done, Y, Q, y_last = code.projection(
+            float(t0), h, nsteps, float(h_last), y0, model.prm, TF, TU, TV, model.box_lo,
+            model.box_hi, rec, bool(energy), L.nquad, L.n_work, L.nf + 2 * L.nb, rtol,
+            model.obs_or_dummy(obs), k_obs, model.ops_present(), irq)
+        if status == 6:
+            raise_if_stopped(irq)
     def time_of(k):
         return np.where(k == nsteps, t1, t0 + h * k)
     T = time_of(rec[:Y.shape[0]])
