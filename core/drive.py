@@ -79,13 +79,16 @@ def _drive_loop(advance, force, t, u, vuser, x0, p, rtol, n_out, irq=None):
     for k in range(n - 1):
         dt = t[k + 1] - t[k]
         du = u[k + 1] - u[k]
-        if not (dt > 0.0 and abs(dt) < np.inf and abs(du) < np.inf):
-            bad_in = k + 1
-            break
-        if irq is not None:
-            if (k & 1023) == 1023 and irq[0] != 0:
-                bad_in = -2       # a signal: Python raises on return (core/interrupt.py)
+        if not (dt > 0.0 and abs(dt) < np.inf and abs(du) < np.inf) or (k & 1023) == 1023:
+            # one test per sample for both rare events: a bad input, or time to read the
+            # signal flag (core/interrupt.py; Python raises on return)
+            if not (dt > 0.0 and abs(dt) < np.inf and abs(du) < np.inf):
+                bad_in = k + 1
                 break
+            if irq is not None:
+                if irq[0] != 0:
+                    bad_in = -2
+                    break
         if given:
             v = 0.5 * (vuser[k] + vuser[k + 1])
             vo = vuser[k + 1]
@@ -157,12 +160,13 @@ def _drive_affine_loop(affine, t, u, x0, p, tol, n_out, irq):
     for k in range(n - 1):
         dt = t[k + 1] - t[k]
         du = u[k + 1] - u[k]
-        if not (dt > 0.0 and abs(dt) < np.inf and abs(du) < np.inf):
-            bad_in = k + 1
-            break
-        if (k & 1023) == 1023 and irq[0] != 0:
-            bad_in = -2
-            break
+        if not (dt > 0.0 and abs(dt) < np.inf and abs(du) < np.inf) or (k & 1023) == 1023:
+            if not (dt > 0.0 and abs(dt) < np.inf and abs(du) < np.inf):
+                bad_in = k + 1
+                break
+            if irq[0] != 0:
+                bad_in = -2
+                break
         v = du / dt
         if abs(v - v_c) > tol * abs(v_c) or abs(dt - dt_c) > tol * dt_c:
             v_c = v
