@@ -106,11 +106,13 @@ def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, 
             sg = signal(y, w, prm)  # INLINE
             if observe(obs, t, sg):
                 status = 4
-        if status != 0 or p == nsteps:
-            break
-        if (p & 1023) == 1023 and irq[0] != 0:
-            status = 6
-            break
+        if status != 0 or p == nsteps or (p & 1023) == 1023:
+            # one test per step for the rare events: the end, a stop, or time to read the
+            # signal flag (hystmech.interrupt)
+            if status == 0 and p < nsteps and irq[0] != 0:
+                status = 6
+            if status != 0 or p == nsteps:
+                break
         hp = h if p < nsteps - 1 else h_last
         if energy:
             # left-point quadrature, consistent with the explicit f(t_p, U^p) of (A.9)
