@@ -134,7 +134,7 @@ def test_second_writer_on_the_same_out_is_refused_naming_the_holder(tmp_path):
 
 
 def _frf_csv_with_one_point(out: Path, **settings):
-    from hystmech.systems.sweep import HEADER, _check_settings, format_row, point_settings
+    from hystmech.systems.periodic.sweep import HEADER, _check_settings, format_row, point_settings
 
     out.mkdir(parents=True, exist_ok=True)
     csv = out / "frf.csv"
@@ -155,7 +155,7 @@ def test_resume_with_other_settings_is_refused_and_the_rows_are_kept(tmp_path):
 
 
 def test_workers_are_capped_at_the_cores(tmp_path, capsys):
-    from hystmech.systems.sweep import available_cores, run_sweep
+    from hystmech.systems.periodic.sweep import available_cores, run_sweep
 
     csv = _frf_csv_with_one_point(tmp_path)
     r = run_sweep([("masing", 13.0, 10.0)], csv, max_workers=10 ** 6)

@@ -129,7 +129,7 @@ def point_settings(**kw) -> dict:
         raise ValueError(f"unknown sweep setting {unknown[0]!r}; allowed: "
                          f"{', '.join(_SETTING_NAMES)}")
     st = {k: kw.get(k, sig.parameters[k].default) for k in _SETTING_NAMES}
-    from ..limits import RTOL_MIN
+    from ...limits import RTOL_MIN
 
     try:
         tw = [float(x) for x in st["t_window"]]
@@ -156,7 +156,7 @@ def point_settings(**kw) -> dict:
         st[k] = int(x)
     st["steady_state"] = bool(st["steady_state"])
     if st["method"] is not None:
-        from .methods import METHODS
+        from ..methods import METHODS
 
         if st["method"] not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)} (got {st['method']!r})")
@@ -170,7 +170,7 @@ def _check_settings(csv_path: Path, done: dict, models, settings: dict) -> None:
     taken as matching, with a note."""
     import json
 
-    from ..scenario import atomic_write
+    from ...scenario import atomic_write
 
     sp = csv_path.with_name(csv_path.name + SETTINGS_SUFFIX)
     stored = {}
@@ -360,7 +360,7 @@ def run_sweep(points, csv_path, *, executor: cf.Executor | None = None,
     Returns {"values": {(model, f1, omega): amplitude} for all requested points,
     "computed": number of points computed by this call, "wall_s"}.
     """
-    from ..safeio import OutputLock
+    from ...safeio import OutputLock
 
     csv_path = Path(csv_path)
     pts = [(str(m).lower(), float(a), float(w)) for m, a, w in points]
