@@ -5,6 +5,14 @@ NaN/inf, which are never written); 2 a usage error (unknown scenario or runner, 
 TOML, unknown key, wrong type, a value out of range, work above a limit, degenerate
 data, a path that cannot be read or written); 130 interrupted. Errors are one line on
 stderr, never a traceback (HYSTMECH_DEBUG=1 shows it for exit 1).
+
+``run``, ``identify`` and ``compare`` hold a lock on their output directory while they
+write (a second command on the same ``--out`` exits 2 naming the first one's pid), write
+only inside it, print where they wrote, and check their inputs (scenario file: a regular
+file of at most 1 MiB; measured data: regular files, rows of the header's length) before
+anything is written. ``run --max-memory SIZE`` sets the memory limit of the work
+estimate and of the library calls the runner makes (default half the physical memory).
+Ctrl-C stops a compiled loop within a second (exit 130; finished results are kept).
 """
 from __future__ import annotations
 

@@ -9,6 +9,12 @@ runner's schema (:mod:`hystmech.schema`) and its work estimate against the limit
 (:mod:`hystmech.limits`); after it ran, its time series are checked to be finite, then
 this module writes summary.json, timeseries.csv and the PNG figures atomically (a
 failed run never leaves half-written files).
+
+A scenario file is data: it is read only if it is a regular file of at most
+MAX_SCENARIO_BYTES, its nesting is bounded before parsing, a key starting with ``_`` is
+refused, and every file it names (figures) lands inside the output directory, which one
+run at a time may write (:class:`hystmech.safeio.OutputLock`). summary.json records the
+config up to MAX_SUMMARY_CONFIG bytes and names the scenario file for the rest.
 """
 from __future__ import annotations
 
