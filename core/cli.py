@@ -144,7 +144,7 @@ def main(argv=None) -> int:
         return 2
     import warnings
 
-    from .scenario import NonFiniteResult
+    from .runner_io import NonFiniteResult
 
     # warnings are held back: shown as one line each after a successful command, dropped
     # when the command fails (its one error line says what went wrong)

@@ -113,7 +113,7 @@ def check(runner, cfg: dict, limits: dict | None = None) -> dict:
     """Refuse (ScenarioError, exit 2) a run whose estimate exceeds a limit; returns the
     estimate. ``limits`` overrides DEFAULT_LIMITS per quantity; None for a quantity (or
     ``limits=False``) lifts it."""
-    from .scenario import ScenarioError
+    from .runner_io import ScenarioError
 
     est = estimate(runner, cfg)
     if limits is False:

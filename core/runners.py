@@ -440,7 +440,7 @@ def resolve(spec, scenario_path: str | None = None, *, trust: bool = False) -> R
     A ``module:function`` that is neither registered nor declared by an installed package
     is refused (ScenarioError, exit 2) unless ``trust`` is set, and even then only a
     module file in the scenario file's own directory is loaded."""
-    from .scenario import ScenarioError
+    from .runner_io import ScenarioError
 
     if not isinstance(spec, str) or not spec:
         raise ScenarioError(f"runner must be a string naming a registered runner (got {spec!r})")
@@ -471,7 +471,7 @@ def resolve(spec, scenario_path: str | None = None, *, trust: bool = False) -> R
 
 
 def _local_runner(spec: str, scenario_path: str | None) -> Runner:
-    from .scenario import ScenarioError
+    from .runner_io import ScenarioError
 
     mod, fn = spec.split(":", 1)
     if scenario_path is None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 
 def _error(msg: str) -> ValueError:
-    from .scenario import ScenarioError
+    from .runner_io import ScenarioError
 
     return ScenarioError(msg)
 

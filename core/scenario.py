@@ -18,40 +18,22 @@ config up to MAX_SUMMARY_CONFIG bytes and names the scenario file for the rest.
 """
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import re
 import sys
 import time
 import tomllib
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
+from .runner_io import (NonFiniteResult, ScenarioError, ScenarioOutput,  # noqa: F401
+                        build_element, jsonable)
+
 DEFAULT_SCENARIO = "belt-tensioner-mdm"
-
-
-class ScenarioError(ValueError):
-    """A scenario that cannot be found, parsed or run as written (CLI: exit 2)."""
-
-
-class NonFiniteResult(ArithmeticError):
-    """A run whose outputs became NaN/inf; nothing is written (CLI: exit 1)."""
-
-
-@dataclass
-class ScenarioOutput:
-    """What a runner returns; run_scenario writes it into ``out`` (set on return)."""
-
-    summary: dict = field(default_factory=dict)           # metrics, JSON-serialisable
-    timeseries: dict = field(default_factory=dict)        # name -> 1-D array (equal lengths)
-    figures: dict = field(default_factory=dict)           # file stem -> matplotlib Figure
-    files: dict = field(default_factory=dict)             # extra name -> bytes/str
-    out: Path | None = None                               # where run_scenario wrote
 
 
 # -- finding and reading scenarios ------------------------------------------------------
@@ -164,54 +146,8 @@ def load_scenario(name_or_path: str | os.PathLike | None) -> dict:
     return cfg
 
 
-# -- elements from configuration ----------------------------------------------------------
-def build_element(cfg: dict):
-    """Force element from an [element] table: ``type = "Dahl"`` plus its parameters."""
-    from .components import get_element_class
-
-    cfg = dict(cfg)
-    typ = cfg.pop("type", None)
-    if typ is None:
-        raise ScenarioError("element.type is missing (e.g. type = \"Dahl\")")
-    cls = get_element_class(str(typ))
-    factory = cls
-    ctor = cfg.pop("constructor", None)
-    if ctor is not None:
-        factory = getattr(cls, str(ctor), None)
-        if factory is None or not callable(factory):
-            raise ScenarioError(f"element.constructor: {typ} has no constructor {ctor!r}")
-    sig = inspect.signature(factory)
-    allowed = [p for p in sig.parameters if p not in ("self",)]
-    unknown = [k for k in cfg if k not in allowed]
-    if unknown:
-        from .schema import nearest
-
-        raise ScenarioError(f"unknown parameter {unknown[0]!r} for {typ}"
-                            f"{nearest(unknown[0], allowed)}")
-    try:
-        return factory(**cfg)
-    except TypeError as e:
-        raise ScenarioError(f"element {typ}: {e}") from None
-
-
 # -- writing --------------------------------------------------------------------------------
 from .safeio import OutputLock, atomic_write, inside  # noqa: E402,F401  (atomic_write: re-exported)
-
-
-def _jsonable(x):
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
-    if isinstance(x, (np.floating, float)):
-        return float(x) if np.isfinite(x) else None
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (str, int, bool)) or x is None:
-        return x
-    return str(x)
 
 
 def write_timeseries(path: Path, series: dict) -> None:
@@ -395,7 +331,7 @@ def run_scenario(name_or_path=None, out: str | os.PathLike | None = None,
             save_figure(fig, path)
         for path, data in extra:
             atomic_write(path, data)
-        atomic_write(out / "summary.json", json.dumps(_jsonable(summary), indent=2))
+        atomic_write(out / "summary.json", json.dumps(jsonable(summary), indent=2))
     res.out = out
     return res
 
@@ -408,12 +344,12 @@ def summary_config(cfg: dict) -> dict:
     is at most MAX_SUMMARY_CONFIG bytes, else each top-level entry that fits, and a
     note naming the file for the rest (a 50 MB description is not copied)."""
     full = {k: v for k, v in cfg.items() if k not in INTERNAL_KEYS}
-    if len(json.dumps(_jsonable(full))) <= MAX_SUMMARY_CONFIG:
+    if len(json.dumps(jsonable(full))) <= MAX_SUMMARY_CONFIG:
         return full
     kept, left = {}, []
     budget = MAX_SUMMARY_CONFIG
     for k, v in full.items():
-        n = len(json.dumps(_jsonable(v)))
+        n = len(json.dumps(jsonable(v)))
         if n <= budget // 4:
             kept[k] = v
             budget -= n

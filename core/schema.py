@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 
 def _error(msg: str):
-    from .scenario import ScenarioError
+    from .runner_io import ScenarioError
 
     return ScenarioError(msg)
 

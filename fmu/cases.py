@@ -133,7 +133,7 @@ def run(cfg: dict, out, progress):
     """Scenario runner: the comparison plot and the amplitudes (metrics)."""
     import matplotlib.pyplot as plt
 
-    from ..scenario import ScenarioError, ScenarioOutput
+    from ..runner_io import ScenarioError, ScenarioOutput
 
     sim = dict(cfg.get("simulation", {}))
     allowed = {"t_end", "window", "H", "rtol"}

@@ -57,7 +57,8 @@ def check_fit_finite(res) -> None:
     finite (a fit's output is never written as a result then)."""
     import numpy as np
 
-    from ..scenario import NonFiniteResult, check_finite_outputs
+    from ..runner_io import NonFiniteResult
+    from ..scenario import check_finite_outputs
 
     for k, v in res.params.items():
         try:
@@ -146,9 +147,9 @@ def main(args) -> int:
 
 
 def _write(args, res, out) -> None:
-    import json
-
-    from ..scenario import _jsonable, atomic_write, save_figure
+    from ..runner_io import jsonable
+    from ..safeio import atomic_write
+    from ..scenario import save_figure
 
     toml = res.to_toml(title=f"{res.law} identified from {Path(args.measured).name}",
                        reference=f"hystmech identify {args.law} {Path(args.measured).name}")
@@ -156,7 +157,7 @@ def _write(args, res, out) -> None:
     save_figure(fig, out / "fit.png")
     summ = {"law": res.law, "measured": str(args.measured), "params": res.params,
             "stderr": res.stderr, "metrics": res.merit}
-    atomic_write(out / "summary.json", json.dumps(_jsonable(summ), indent=2))
+    atomic_write(out / "summary.json", json.dumps(jsonable(summ), indent=2))
     atomic_write(out / "scenario.toml", toml)
     for k, v in res.params.items():
         if isinstance(v, float):

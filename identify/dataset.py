@@ -208,7 +208,7 @@ class Dataset:
         """Save as .npz (keys t, u, force, optional v, channel names), atomically."""
         import io
 
-        from ..scenario import atomic_write
+        from ..safeio import atomic_write
 
         arrays = {"t": self.t, "u": self.u, "force": self.force}
         if self.v is not None:

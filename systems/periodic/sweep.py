@@ -170,7 +170,7 @@ def _check_settings(csv_path: Path, done: dict, models, settings: dict) -> None:
     taken as matching, with a note."""
     import json
 
-    from ...scenario import atomic_write
+    from ...safeio import atomic_write
 
     sp = csv_path.with_name(csv_path.name + SETTINGS_SUFFIX)
     stored = {}
@@ -286,7 +286,7 @@ def read_frf(path) -> dict:
 
 
 def _rewrite(path: Path, done: dict) -> None:
-    from ...scenario import atomic_write
+    from ...safeio import atomic_write
 
     text = ",".join(HEADER) + "\n" + "".join(format_row(m, a, w, amp)
                                                for (m, a, w), amp in done.items())
@@ -511,7 +511,7 @@ def run(cfg: dict, out, progress):
     """Scenario runner ``belt-tensioner-frf``: Fig. 21 of Bastien et al. (2007)."""
     import matplotlib.pyplot as plt
 
-    from ...scenario import ScenarioOutput
+    from ...runner_io import ScenarioOutput
 
     g = _table(cfg, "grid", ("models", "f1", "omega_min", "omega_max", "n_omega", "reduced",
                              "reduced_f1", "reduced_n_omega"))
