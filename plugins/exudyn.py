@@ -121,6 +121,7 @@ class Host:
         self._dt_last = None
         self._changes = 0          # consecutive step-length changes (adaptive solver?)
         self.calls = 0             # trial calls since the last commit
+        self._in_post = False
 
     def adopt_post_step(self):
         """Keep hystmech's commit installed: a foreign post-step user function found
@@ -165,7 +166,18 @@ class Host:
                 f"a fixed-step solver (RK44, GeneralizedAlpha) or automaticStepSize=False")
 
     def post_step(self, mbs, t):
-        """Commit every trial/commit element over the accepted step (one call)."""
+        """Commit every trial/commit element over the accepted step (one call), then
+        the chained user function."""
+        if self._in_post:
+            # a chained user function that itself calls this one (a wrapper)
+            return True
+        self._in_post = True
+        try:
+            return self._post_step(mbs, t)
+        finally:
+            self._in_post = False
+
+    def _post_step(self, mbs, t):
         self._ltg()
         self.calls = 0
         if not self.h_given:
