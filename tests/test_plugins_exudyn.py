@@ -285,7 +285,7 @@ def hand_rig(el, m, k, F0, w, hook=None, x0=0.0, u0=0.0):
                                F0 * np.cos(w * t - np.pi / 2)))
     if hook is not None:
         hook(mbs)
-    e = hex.add_element(mbs, el, [g, mk], name="e", u0=u0)
+    e = hex.add_element(mbs, el, [g, mk], name="e", **({"u0": u0} if u0 else {}))
     return SC, mbs, n, e
 
 
