@@ -41,6 +41,9 @@ def masing_vector_advance(x, u0, u1, dt, v, p, rtol):
         x[1] = a1
         return
     dd = d0 * d0 + d1 * d1
+    if dd == 0.0:
+        # no motion (w on the circle up to rounding): nothing to do
+        return
     # the last exit from the disk along w + s·d, s in [0, 1]
     wd = w0 * d0 + w1 * d1
     c = w0 * w0 + w1 * w1 - eta * eta

@@ -35,6 +35,7 @@ import weakref
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 
 from ..components.base import ForceElement
 from ._build import engine
@@ -111,41 +112,62 @@ def _torques(M, kappa, rest_voronoi_lengths, voronoi_dilatation, out, c, q):
         out[i, ne - 1] += -c[i, nv - 1] + 0.5 * q[i, nv - 1]
 
 
-_KERNELS: dict = {}
+# The memory of one rod is ONE contiguous float64 buffer (a rod attribute, so
+# elastica's save_state / load_state carry it; one array argument keeps the per-step
+# call into the compiled kernel cheap): a header, then the blocks below, each C-ordered.
+H_NV, H_NAB, H_NSB, H_NSS, H_NPB, H_NPS, H_RTOL, H_TC, H_TT, H_PENDING, H_ACCEPTED, \
+    H_CALLBACK = range(12)
+HDR = 16
+_BLOCKS = ("Xb", "Xbt", "Xs", "Xst", "Kc", "Kt", "M", "Mc", "work", "pb", "ps", "tmp",
+           "c", "q")
 
 
-def _kernel(bend, tors):
-    """One compiled call per step: every node's trial (bending law, torsion law) on the
-    strains κ − κ_rest and the couples transcribed into the rod's external torques.
-    Compiled once per (bending kernel, torsion kernel) pair and kept."""
-    key = (bend, tors)
-    if key in _KERNELS:
-        return _KERNELS[key]
-
-    @njit(cache=False)
-    def run(kappa, rest, vdil, rvl, ext, Xb, Xbt, Xs, Xst, Kc, Kt, M, dt, pb, ps, rtol,
-            tmp, c, q):
-        nv = kappa.shape[1]
-        for i in range(nv):
-            for a in range(3):
-                Kt[i, a] = kappa[a, i] - rest[a, i]
-            for j in range(Xb.shape[1]):
-                for k in range(Xb.shape[2]):
-                    Xbt[i, j, k] = Xb[i, j, k]
-            bend(i, Xbt, Kc, Kt, dt, pb, rtol, M, tmp)
-            for j in range(Xs.shape[1]):
-                for k in range(Xs.shape[2]):
-                    Xst[i, j, k] = Xs[i, j, k]
-            tors(i, Xst, Kc, Kt, dt, ps, rtol, M, tmp)
-        _torques(M, kappa, rvl, vdil, ext, c, q)
-
-    _KERNELS[key] = run
-    return run
+@register_jitable
+def _sizes(nv, nab, nsb, nss, npb, nps):
+    return (nv * nab * nsb, nv * nab * nsb, nv * nss, nv * nss, nv * 3, nv * 3, nv * 3,
+            nv * 3, nv * 3, npb, nps, 8, 3 * nv, 3 * nv)
 
 
-@njit(cache=True)
-def _commit(Xb, Xbt, Xs, Xst, Kc, Kt, Mc, M, ell, work):
-    # accept the trial; the step's moment work ½(M_old + M_new)·Δ(κ − κ_rest)·ℓ [J]
+@register_jitable
+def _views(buf):
+    nv, nab, nsb = int(buf[H_NV]), int(buf[H_NAB]), int(buf[H_NSB])
+    nss, npb, nps = int(buf[H_NSS]), int(buf[H_NPB]), int(buf[H_NPS])
+    sz = _sizes(nv, nab, nsb, nss, npb, nps)
+    o = HDR
+    Xb = buf[o:o + sz[0]].reshape((nv, nab, nsb))
+    o += sz[0]
+    Xbt = buf[o:o + sz[1]].reshape((nv, nab, nsb))
+    o += sz[1]
+    Xs = buf[o:o + sz[2]].reshape((nv, 1, nss))
+    o += sz[2]
+    Xst = buf[o:o + sz[3]].reshape((nv, 1, nss))
+    o += sz[3]
+    Kc = buf[o:o + sz[4]].reshape((nv, 3))
+    o += sz[4]
+    Kt = buf[o:o + sz[5]].reshape((nv, 3))
+    o += sz[5]
+    M = buf[o:o + sz[6]].reshape((nv, 3))
+    o += sz[6]
+    Mc = buf[o:o + sz[7]].reshape((nv, 3))
+    o += sz[7]
+    work = buf[o:o + sz[8]].reshape((nv, 3))
+    o += sz[8]
+    pb = buf[o:o + sz[9]]
+    o += sz[9]
+    ps = buf[o:o + sz[10]]
+    o += sz[10]
+    tmp = buf[o:o + sz[11]].reshape((4, 2))
+    o += sz[11]
+    c = buf[o:o + sz[12]].reshape((3, nv))
+    o += sz[12]
+    q = buf[o:o + sz[13]].reshape((3, nv))
+    return Xb, Xbt, Xs, Xst, Kc, Kt, M, Mc, work, pb, ps, tmp, c, q
+
+
+@register_jitable
+def _commit_buf(buf, ell):
+    # accept the pending trial; the step's moment work ½(M_old + M_new)·Δ(κ − κ_rest)·ℓ
+    Xb, Xbt, Xs, Xst, Kc, Kt, M, Mc, work, pb, ps, tmp, c, q = _views(buf)
     nv = Kc.shape[0]
     for i in range(nv):
         for a in range(3):
@@ -154,19 +176,72 @@ def _commit(Xb, Xbt, Xs, Xst, Kc, Kt, Mc, M, ell, work):
             Kc[i, a] = Kt[i, a]
     Xb[...] = Xbt
     Xs[...] = Xst
+    buf[H_TC] = buf[H_TT]
+    buf[H_PENDING] = 0.0
+    buf[H_ACCEPTED] = 0.0
 
 
-_SCALARS = ("Xb", "Xs", "Kc", "Mc", "work", "tc", "Xbt", "Xst", "Kt", "M", "tt", "pending")
+@njit(cache=True)
+def _commit(buf, ell):
+    if buf[H_PENDING] != 0.0:
+        _commit_buf(buf, ell)
+        return 1
+    return 0
+
+
+_KERNELS: dict = {}
+
+
+def _kernel(bend, tors):
+    """One compiled call per step: the pending trial committed if the step was accepted,
+    every node's trial (bending law, torsion law) on the strains κ − κ_rest, and the
+    couples transcribed into the rod's external torques. Returns 1 if a trial was
+    committed, −1 if the forcing was evaluated twice within a step (nothing done).
+    Compiled once per (bending kernel, torsion kernel) pair and kept."""
+    key = (bend, tors)
+    if key in _KERNELS:
+        return _KERNELS[key]
+
+    @njit(cache=False)
+    def run(kappa, rest, vdil, rvl, ext, buf, time):
+        committed = 0
+        if buf[H_PENDING] != 0.0:
+            if buf[H_CALLBACK] != 0.0 and buf[H_ACCEPTED] == 0.0:
+                return -1
+            _commit_buf(buf, rvl)
+            committed = 1
+        Xb, Xbt, Xs, Xst, Kc, Kt, M, Mc, work, pb, ps, tmp, c, q = _views(buf)
+        dt = time - buf[H_TC]
+        rtol = buf[H_RTOL]
+        nv = kappa.shape[1]
+        for i in range(nv):
+            for a in range(3):
+                Kt[i, a] = kappa[a, i] - rest[a, i]
+            for j in range(Xb.shape[1]):
+                for k in range(Xb.shape[2]):
+                    Xbt[i, j, k] = Xb[i, j, k]
+            bend(i, Xbt, Kc, Kt, dt, pb, rtol, M, tmp)
+            for k in range(Xs.shape[2]):
+                Xst[i, 0, k] = Xs[i, 0, k]
+            tors(i, Xst, Kc, Kt, dt, ps, rtol, M, tmp)
+        _torques(M, kappa, rvl, vdil, ext, c, q)
+        buf[H_TT] = time
+        buf[H_PENDING] = 1.0
+        return committed
+
+    _KERNELS[key] = run
+    return run
 
 
 class HystereticBendingMemory:
     """The element memory of one rod: per Voronoi node the committed states of the
     bending law ``Xb`` (nodes, 2 axes or 1 vector law, n_states) and of the torsion
-    law ``Xs``, the committed strains ``Kc`` (nodes, 3) = κ − κ_rest at the committed
-    time ``tc``, the last committed moments ``Mc`` [N·m] and the moment work ``work``
-    [J] per node and axis; the pending trial (``Xbt``, ``Xst``, ``Kt``, ``M``, ``tt``).
-    Every array is also an attribute ``hystmech_bending_<name>`` of the rod, so
-    ``elastica.save_state`` / ``load_state`` save and restore the memory with the rod.
+    law ``Xs`` (nodes, 1, n_states), the committed strains ``Kc`` (nodes, 3) =
+    κ − κ_rest at the committed time ``tc``, the last committed couples ``Mc`` [N·m]
+    and the couple work ``work`` [J] per node and axis (over a closed cycle the
+    hysteresis loss); ``M``: the couples of the last evaluation. All live in one buffer,
+    the rod attribute ``hystmech_bending_buf``, so ``elastica.save_state`` /
+    ``load_state`` save and restore the memory with the rod (a pending trial included).
 
     ``law``: a scalar hystmech ForceElement (one per bending axis d1, d2: an
     anisotropic section; its yield surface is a square) or a
@@ -175,7 +250,7 @@ class HystereticBendingMemory:
     element); ``torsion``: a scalar law on the twist τ − τ_rest, or None.
     Displacement convention: the strains are measured from the rest configuration
     (rest_kappa: rest curvature and rest twist); the memory starts at x0 with the
-    committed strains of the rod as built."""
+    strains of the rod as built."""
 
     def __init__(self, rod, law, torsion=None, *, x0=None, x0_torsion=None,
                  rtol: float = 1e-8):
@@ -191,30 +266,37 @@ class HystereticBendingMemory:
             raise ValueError("give a bending law, a torsion law or both")
         if not (isinstance(rtol, (int, float)) and 0 < rtol < 1):
             raise ValueError(f"rtol must be in (0, 1) (got {rtol!r})")
-        if hasattr(rod, "hystmech_bending_Xb"):
+        if hasattr(rod, "hystmech_bending_buf"):
             raise ValueError("this rod already has hystmech hysteretic bending")
         nv = rod.kappa.shape[1]
         self.law, self.torsion, self.rtol = law, torsion, float(rtol)
         self.vector = isinstance(law, VectorForceElement)
 
-        def states(el, x, nax):
+        def state0(el, x):
             if el is None:
-                return np.zeros((nv, 1, 1))
+                return np.zeros(0)
             xs = el.x0 if x is None else np.asarray(x, dtype=float).ravel()
             if xs.size != el.n_states or not np.all(np.isfinite(xs)):
                 raise ValueError(f"the initial state of {el.name} must hold "
                                  f"{el.n_states} finite value(s)")
-            return np.tile(xs, (nv, nax, 1)).astype(float)
+            return xs
 
-        Xb = states(law, x0, 1 if self.vector else 2)
-        Xs = states(torsion, x0_torsion, 1)
-        K0 = np.ascontiguousarray((rod.kappa - rod.rest_kappa).T, dtype=float)
-        arrays = dict(Xb=Xb, Xs=Xs, Kc=K0, Mc=np.zeros((nv, 3)), work=np.zeros((nv, 3)),
-                      tc=np.zeros(1), Xbt=Xb.copy(), Xst=Xs.copy(), Kt=K0.copy(),
-                      M=np.zeros((nv, 3)), tt=np.zeros(1), pending=np.zeros(1))
-        for k, a in arrays.items():
-            setattr(rod, f"hystmech_bending_{k}", a)
-            setattr(self, k, a)
+        xb, xs = state0(law, x0), state0(torsion, x0_torsion)
+        nab = 1 if self.vector else 2
+        pb = law.p if law is not None else np.zeros(0)
+        ps = torsion.p if torsion is not None else np.zeros(0)
+        sz = _sizes(nv, nab, xb.size, xs.size, pb.size, ps.size)
+        self.buf = np.zeros(HDR + sum(sz))
+        self.buf[:HDR][[H_NV, H_NAB, H_NSB, H_NSS, H_NPB, H_NPS, H_RTOL]] = \
+            [nv, nab, xb.size, xs.size, pb.size, ps.size, rtol]
+        for name, v in zip(_BLOCKS, _views(self.buf)):
+            object.__setattr__(self, "_" + name, v)
+        self._Xb[...] = xb
+        self._Xs[...] = xs
+        self._Kc[...] = (rod.kappa - rod.rest_kappa).T
+        self._pb[...] = pb
+        self._ps[...] = ps
+        rod.hystmech_bending_buf = self.buf
         if law is None:
             bend = _no_bending
         elif self.vector:
@@ -227,39 +309,67 @@ class HystereticBendingMemory:
             ("s", torsion.advance, torsion.force, 2, 3),
             lambda: _scalar_axes(torsion.advance, torsion.force, 2, 3))
         self._run = _kernel(bend, tors)
-        self._pb = law.p if law is not None else np.zeros(1)
-        self._ps = torsion.p if torsion is not None else np.zeros(1)
-        self._tmp = np.zeros((4, 2))
-        self._c = np.empty((3, nv))
-        self._q = np.empty((3, nv))
-        self.ell = np.ascontiguousarray(rod.rest_voronoi_lengths, dtype=float)
-        self.callback = False       # a CommitMemory callback commits once per step
+        self.ell = rod.rest_voronoi_lengths
         self._tlast = [None, None]  # the last two evaluation times (no callback)
         self._changes = 0
-        self.commits = 0
+        self._commits = 0
+
+    @property
+    def commits(self) -> int:
+        """The number of commits (accepted steps) so far."""
+        self._settle()
+        return self._commits
+
+    # -- readers (the committed memory; a step completed by the callback is committed
+    # first) --------------------------------------------------------------------------
+    def _settle(self):
+        if self.buf[H_ACCEPTED] != 0.0:
+            self.commit()
+
+    def __getattr__(self, name):
+        if name in ("Xb", "Xs", "Kc", "Mc", "work"):
+            self._settle()
+            return self.__dict__["_" + name]
+        if name == "M":
+            return self.__dict__["_M"]
+        raise AttributeError(name)
+
+    @property
+    def X(self):
+        """The committed states of the bending law (nodes, axes, n_states)."""
+        return self.Xb
+
+    @property
+    def tc(self) -> float:
+        """The committed time [s]."""
+        self._settle()
+        return float(self.buf[H_TC])
 
     @property
     def axes(self):
         return (0, 1, 2) if self.torsion is not None else (0, 1)
 
+    @property
+    def callback(self) -> bool:
+        return self.buf[H_CALLBACK] != 0.0
+
+    @callback.setter
+    def callback(self, on: bool):
+        self.buf[H_CALLBACK] = 1.0 if on else 0.0
+
     def evaluate(self, rod, time: float):
-        """The trial of one step at ``time`` [s] from the committed memory, its
-        couples added to ``rod.external_torques``."""
-        if self.pending[0] != 0.0:
-            if self.callback:
-                raise RuntimeError(
-                    "hystmech hysteretic bending: the forcing was evaluated twice within "
-                    "one time step; use elastica.PositionVerlet (PEFRL and other multi-"
-                    "stage steppers accumulate external torques across stages)")
+        """The trial of one step at ``time`` [s] from the committed memory (the previous
+        step's trial committed first), its couples added to ``rod.external_torques``."""
+        if self.buf[H_CALLBACK] == 0.0:
             self._guard(time)
-            self.commit()
-        dt = time - self.tc[0]
-        self._run(rod.kappa, rod.rest_kappa, rod.voronoi_dilatation,
-                  rod.rest_voronoi_lengths, rod.external_torques, self.Xb, self.Xbt,
-                  self.Xs, self.Xst, self.Kc, self.Kt, self.M, dt, self._pb, self._ps,
-                  self.rtol, self._tmp, self._c, self._q)
-        self.tt[0] = time
-        self.pending[0] = 1.0
+        r = self._run(rod.kappa, rod.rest_kappa, rod.voronoi_dilatation,
+                      rod.rest_voronoi_lengths, rod.external_torques, self.buf, time)
+        if r < 0:
+            raise RuntimeError(
+                "hystmech hysteretic bending: the forcing was evaluated twice within "
+                "one time step; use elastica.PositionVerlet (PEFRL and other multi-"
+                "stage steppers accumulate external torques across stages)")
+        self._commits += r
 
     def _guard(self, time):
         # without the commit callback a multi-stage stepper shows as evaluation times
@@ -274,20 +384,14 @@ class HystereticBendingMemory:
                     "intervals (a multi-stage stepper); use elastica.PositionVerlet")
         self._tlast = [t2, time]
 
-    def commit(self):
-        """Accept the pending trial (once per step): memories, strains, time, and the
-        step's moment work (``work``; over a closed cycle the hysteresis loss)."""
-        if self.pending[0] != 0.0:
-            _commit(self.Xb, self.Xbt, self.Xs, self.Xst, self.Kc, self.Kt, self.Mc,
-                    self.M, self.ell, self.work)
-            self.tc[0] = self.tt[0]
-            self.pending[0] = 0.0
-            self.commits += 1
+    def accept(self):
+        """Mark the pending trial as accepted (the step is complete); it is committed at
+        the next evaluation or when the memory is read."""
+        self.buf[H_ACCEPTED] = 1.0
 
-    @property
-    def X(self):
-        """The committed states of the bending law (nodes, axes, n_states)."""
-        return self.Xb
+    def commit(self):
+        """Commit the pending trial now (memories, strains, time, couple work)."""
+        self._commits += _commit(self.buf, self.ell)
 
 
 _KERNEL_PARTS: dict = {}
@@ -370,7 +474,9 @@ def _classes():
             memory.callback = True
 
         def make_callback(self, system, time, current_step: int) -> None:
-            self.memory.commit()
+            # the step is complete: its trial is accepted (committed at the next
+            # evaluation inside the compiled kernel, or when the memory is read)
+            self.memory.buf[H_ACCEPTED] = self.memory.buf[H_PENDING]
 
     _CLASSES["HB"], _CLASSES["CM"] = HystereticBending, CommitMemory
     return HystereticBending, CommitMemory
