@@ -46,7 +46,9 @@ def bouc_wen_biaxial_advance(x, u0, u1, dt, v, p, rtol):
     e1 = d1 / L
     A, beta, gamma = p[0], p[1], p[2]
     zn = math.sqrt(x[0] * x[0] + x[1] * x[1])
-    if abs(x[0] * e1 - x[1] * e0) <= 1e-13 * zn:
+    zmax = math.sqrt(A / (beta + gamma))
+    # z along ±e up to rounding (relative to the size of z or of the yield circle)
+    if abs(x[0] * e1 - x[1] * e0) <= 1e-13 * max(zn, zmax):
         # z along ±e: the scalar n = 2 law along e (u̇ = L/1 s over 1 s: arc length L)
         ps = np.array([A, beta, gamma, 2.0, 0.0])
         zs = np.array([x[0] * e0 + x[1] * e1])
@@ -54,7 +56,6 @@ def bouc_wen_biaxial_advance(x, u0, u1, dt, v, p, rtol):
         x[0] = zs[0] * e0
         x[1] = zs[0] * e1
         return
-    zmax = math.sqrt(A / (beta + gamma))
     sc = max(zmax, math.sqrt(x[0] * x[0] + x[1] * x[1]))
     atol = np.array([rtol * sc, rtol * sc])
     K = np.empty((7, 2))

@@ -60,7 +60,8 @@ class VectorForceElement:
         F = np.empty_like(U)
         X = np.empty((t.size, self.n_states))
         adv, frc = type(self).advance, type(self).force
-        v = np.zeros(2)
+        # the first sample's rate: the first segment's slope (as hystmech.drive)
+        v = (U[1] - U[0]) / (t[1] - t[0]) if t.size > 1 else np.zeros(2)
         frc(x, U[0], v, self.p, F[0])
         X[0] = x
         for i in range(1, t.size):
