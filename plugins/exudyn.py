@@ -66,7 +66,7 @@ HDR = 3
 
 class _Item:
     __slots__ = ("element", "name", "connector", "node", "ltg", "route", "ode_node", "p",
-                 "advance", "force", "rtol", "sw", "mean", "u0")
+                 "advance", "force", "rtol", "sw", "mean", "u0", "cache")
 
 
 class Element(int):
@@ -218,6 +218,7 @@ class Host:
                     s[HDR:] = x
                 s[1], s[2] = u, t
             D[it.ltg] = s
+            it.cache = s          # the committed state the next step's trials start from
         if D is not None:
             mbs.systemData.SetDataCoordinates(D)
         if self.user_post is not None:
@@ -245,8 +246,12 @@ class Host:
             if not self._ltg_ready:
                 self._ltg()
             u -= u0
-            s = mbs.systemData.GetDataCoordinates()[it.ltg]
-            x = s[HDR:]                      # already a copy of the committed state
+            s = it.cache
+            if s is None or t < s[2]:
+                # no commit seen yet in this solve (or a restart to an earlier time):
+                # the committed state from the system's data coordinates
+                s = it.cache = np.asarray(mbs.systemData.GetDataCoordinates())[it.ltg]
+            x = s[HDR:].copy()
             self.calls += 1
             if s[0] == 0.0:
                 # not anchored: hystmech's commit did not run at the solve's start
@@ -262,7 +267,10 @@ class Host:
                                 j.connector, self._disp)) - j.u0, t
                             D[j.ltg] = sj
                     mbs.systemData.SetDataCoordinates(D)
-                    s = D[it.ltg]
+                    for j in self.items:
+                        j.cache = D[j.ltg] if j.route == "commit" else None
+                    s = it.cache
+                    x = s[HDR:].copy()
                     self.refuse_adaptive(mbs)
             elif self.calls > 256 and self.calls % 256 == 1:
                 if mbs.GetPostStepUserFunction().get("function") != self.post_step:
@@ -358,6 +366,7 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
     it.sw = switch_of(element) if route == "commit" else None
     it.mean = None
     it.u0 = float(u0)
+    it.cache = None
     it.node = it.ode_node = it.ltg = None
     if route == "commit":
         it.node = mbs.AddNode(NodeGenericData(
