@@ -13,7 +13,7 @@ transcribes its own couple (difference of M/ε³ plus the quadrature of
 per axis (anisotropic, square yield surface) or one vector law per node on the pair
 (κ1, κ2) (isotropic, circular yield surface: MasingVector, BoucWenBiaxial); torsion:
 its own scalar law. Default bending law: the hysteretic part κK − P[K] of the cable
-law of Manfredo, Dörlich, Linn & Arnold (2023) (``systems.rod_cases.cable_preisach``),
+law of Manfredo, Dörlich, Linn & Arnold (2023) (``systems.rigs.rod_cases.cable_preisach``),
 with the rod's own bend matrix as the elastic part EI_el.
 
 Every node's trial and the torque transcription are one compiled call per step
@@ -411,9 +411,9 @@ def _no_bending(i, X, Kc, Kt, dt, p, rtol, M, tmp):
 
 def cable_hysteresis(levels: int = 30):
     """The hysteretic part κK − P[K] of the cable moment law of Manfredo et al. (2023)
-    (``systems.rod_cases.cable_preisach``, eqs. (7)-(16), continuous kernel) and its
+    (``systems.rigs.rod_cases.cable_preisach``, eqs. (7)-(16), continuous kernel) and its
     elastic bending stiffness EI_el [N·m²]: (P, EI_el, memory0 of P)."""
-    from ..systems.rod_cases import cable_preisach
+    from ..systems.rigs.rod_cases import cable_preisach
 
     cfg = {"levels": int(levels)}
     law, P = cable_preisach(cfg)
