@@ -176,7 +176,7 @@ def test_isotropic_vector_law_same_deflection_at_45_degrees():
     from hystmech.components.bouc_wen_biaxial import BoucWenBiaxial
     from hystmech.components.masing_vector import MasingVector
     Masing = get_element_class("Masing")
-    kw = dict(n=10, L=0.3, r=0.005, E=1e6, rho=1000.0, ramp=0.004)
+    kw = dict(n=8, L=0.3, r=0.005, E=1e6, rho=1000.0, ramp=0.004)
     EI = 1e6 * np.pi * 0.005 ** 4 / 4
     ratios = {}
     for name, law in (("vector", MasingVector(k=2 * EI, alpha=0.02 * EI)),
@@ -188,13 +188,13 @@ def test_isotropic_vector_law_same_deflection_at_45_degrees():
             F = 0.004
             sim, rod, mem = cantilever(**kw, tip=[0.0, F * np.cos(ang), F * np.sin(ang)],
                                        law=law)
-            hel.integrate(sim, 800 * 2e-5, 800)
+            hel.integrate(sim, 500 * 2e-5, 500)
             d.append(np.hypot(*rod.position_collection[1:, -1]))
             if name == "vector":
                 # yielding: the moment reached the circle |M| = alpha
                 assert np.max(np.hypot(mem.M[:, 0], mem.M[:, 1])) > 0.999 * 0.02 * EI
         ratios[name] = d[1] / d[0]
-        assert d[0] > 1e-4
+        assert d[0] > 5e-5
     assert abs(ratios["vector"] - 1.0) <= 1e-3, ratios
     assert abs(ratios["biaxial"] - 1.0) <= 1e-3, ratios
     assert abs(ratios["scalar"] - 1.0) > 5e-3, ratios
