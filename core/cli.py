@@ -18,6 +18,7 @@ EXTERNAL = {
     "compare": ("hystmech.identify.compare_cli", "simulate a scenario with measured input and compare"),
     "identify": ("hystmech.identify.cli", "fit a law to a measured loop, write a scenario TOML"),
     "export-fmu": ("hystmech.fmu.cli", "export a force element as an FMI 2.0/3.0 FMU"),
+    "plugins": ("hystmech.plugins.mujoco_build", "build / locate the MuJoCo plugin library"),
 }
 
 

@@ -7,7 +7,10 @@ An :class:`Assembly` holds degrees of freedom (DOFs) moving along one common axi
 Sign conventions (one rule for everything that connects two points a and b):
 
 * a connection ``(a, b)`` sees the relative displacement u = x_a − x_b and velocity
-  v = ẋ_a − ẋ_b (the ground has x = 0);
+  v = ẋ_a − ẋ_b (the ground has x = 0): u is measured from the reference configuration
+  x = 0, and an element starts in its initial state at the u that the DOFs' x0 give (no
+  path from 0 is traversed) — the displacement convention of every hystmech host
+  (hystmech.plugins.convention; a MuJoCo joint's reference is its springref/qpos0);
 * it produces a force F(u, v, ...) that acts as **−F on a and +F on b**: a positive F
   pulls a back towards b (tension when a is above b along +x). A spring is F = k·u;
 * an external force f(t) on a DOF acts along +x; gravity ``g`` [m/s²] acts along +x
