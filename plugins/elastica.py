@@ -25,7 +25,7 @@ external torques across them): a second evaluation within one step raises a
 RuntimeError. The memory is a set of rod attributes (``hystmech_bending_*``), saved and
 restored by ``elastica.save_state`` / ``load_state`` with the rod.
 
-Displacement convention (shared by the plugin hosts): strains from the rest
+Displacement convention (shared by the plugin hosts, plugins/convention.py): strains from the rest
 configuration (rest_kappa), node displacements from the initial configuration (the
 position when the element is added), an explicit origin ``u0`` overriding.
 """

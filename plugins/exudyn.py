@@ -39,7 +39,7 @@ evaluation of the solve (the elements are not yet anchored) and chained the same
 so the commits stay on either way. :func:`set_post_step` installs one explicitly. The
 pre-step user function is not used by hystmech and stays the user's.
 
-Displacement convention (shared by the plugin hosts): u is measured from the
+Displacement convention (shared by the plugin hosts, plugins/convention.py): u is measured from the
 reference configuration: for coordinate markers the nodes' coordinates (Exudyn's
 displacement from ``referenceCoordinates``), so u = 0 in the reference configuration
 and a node started away from it (``initialCoordinates``) starts pre-displaced, as in
