@@ -30,7 +30,7 @@ def run_cable_3d(cfg: dict, out: Path, progress):
     import elastica as ea
 
     from ..components.linear import LinearSpring
-    from ..scenario import ScenarioError, ScenarioOutput
+    from ..runner_io import ScenarioError, ScenarioOutput
     from ..systems.rigs.rod import Rod, quasi_static
     from . import elastica as hel
 
