@@ -11,7 +11,7 @@ import numpy as np
 
 
 def run_belt_tensioner(cfg: dict, out: Path, progress):
-    from ..scenario import ScenarioError, ScenarioOutput
+    from ..runner_io import ScenarioError, ScenarioOutput
     from ..systems import simulate
     from ..systems.rigs import belt_assembly, paper_tensioner, simulate_belt
     from . import exudyn as hex

@@ -49,7 +49,7 @@ def run_lugre_joint(cfg: dict, out: Path, progress):
     import mujoco
     import mujoco.rollout
 
-    from ..scenario import ScenarioError, ScenarioOutput
+    from ..runner_io import ScenarioError, ScenarioOutput
     from ..systems import Assembly, simulate
     from . import mujoco as hmj
 

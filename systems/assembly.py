@@ -205,12 +205,14 @@ class Assembly:
                    name: str | None = None) -> "Assembly":
         """Linear spring between a and b: F = k·(u − u0) + preload, u = x_a − x_b.
 
-        k [N/m] >= 0, u0 [m] free length offset, preload [N] force at u = u0
-        (e.g. the initial belt tension T0 of Bastien et al. (2007), eq. (38a))."""
+        k [N/m] any finite value (k < 0 is a negative stiffness, as for
+        :class:`~hystmech.components.LinearSpring`), u0 [m] free length offset, preload [N]
+        force at u = u0 (e.g. the initial belt tension T0 of Bastien et al. (2007),
+        eq. (38a))."""
         name = self._new_name(name, "spring", self.springs)
         self._check_unique(name)
         a, b = self._check_pair(a, b, f"spring {name!r}")
-        k = check_nonnegative(f"k of spring {name!r}", k)
+        k = check_finite(f"k of spring {name!r}", k)
         self.springs.append(_Spring(name, a, b, k, check_finite(f"u0 of spring {name!r}", u0),
                                     check_finite(f"preload of spring {name!r}", preload)))
         return self
