@@ -4,8 +4,8 @@ Belt–tensioner rig with the modified Dahl tensioner as an FMU
 
 Belt–tensioner rig with the modified Dahl tensioner as an FMU: co-simulation and model
 exchange vs monolithic. Scenario ``belt-tensioner-cosim`` (Bastien, Michon, Manin &
-Dufour (2007), §4, eqs. (33)-(35), (38), (51); FMI 2.0). It runs as ``hystmech run belt-
-tensioner-cosim`` does and shows the figures it writes.
+Dufour (2007), §4, eqs. (33)-(35), (38), (51); FMI 2.0). It runs as ``hystmech run
+belt-tensioner-cosim`` does and shows the figures it writes.
 """
 import json
 import tempfile

@@ -4,8 +4,8 @@ Belt–tensioner–mass rig, Masing tensioner with viscous damping
 
 Belt–tensioner–mass rig, Masing tensioner with viscous damping (Bastien et al. 2007,
 Figs. 17–20). Scenario ``belt-tensioner-masing`` (Bastien, Michon, Manin & Dufour
-(2007), J. Sound Vib. 302, §4.1–4.3, eqs. (38)-(58)). It runs as ``hystmech run belt-
-tensioner-masing`` does and shows the figures it writes.
+(2007), J. Sound Vib. 302, §4.1–4.3, eqs. (38)-(58)). It runs as ``hystmech run
+belt-tensioner-masing`` does and shows the figures it writes.
 """
 import json
 import tempfile

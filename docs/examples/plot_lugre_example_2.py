@@ -4,8 +4,8 @@ LuGre: y_gamma -> y*_u -> y°_u for a triangle input
 
 LuGre: y_gamma -> y*_u -> y°_u for a triangle input (Ikhouane, Mañosa & Pujol, Example
 2, Figs. 7-9). Scenario ``lugre-example-2`` (Ikhouane, Mañosa & Pujol, Minor loops of
-the Dahl and LuGre models, §4.2, eqs. (3)-(8)). It runs as ``hystmech run lugre-
-example-2`` does and shows the figures it writes.
+the Dahl and LuGre models, §4.2, eqs. (3)-(8)). It runs as ``hystmech run
+lugre-example-2`` does and shows the figures it writes.
 """
 import json
 import tempfile

@@ -4,8 +4,8 @@ Asymmetric viscous + Dahl MR damper: w-loop against eqs. (16)-(18)
 
 Asymmetric viscous + Dahl MR damper: w-loop vs eqs. (16)-(18) (viscous + Dahl paper,
 Fig. 11). Scenario ``mr-damper-fig11`` (A modified viscous + Dahl model for large-scale
-MR dampers, eqs. (16)-(19), (27)-(35), Fig. 11). It runs as ``hystmech run mr-damper-
-fig11`` does and shows the figures it writes.
+MR dampers, eqs. (16)-(19), (27)-(35), Fig. 11). It runs as ``hystmech run
+mr-damper-fig11`` does and shows the figures it writes.
 """
 import json
 import tempfile
