@@ -1,0 +1,432 @@
+"""Exact segment map of the scalar power-law ODE shared by Bouc-Wen and modified Dahl.
+
+    dy/ds = g(y) = q0 − q1 sgn(y)|y|^m − q2 |y|^m        (s the arc length of the input)
+
+On each side of y = 0, g(y) = q0 − k|y|^m, so w = |y| obeys dw/ds = ±(a − b w^m) with
+a = |q0| and a constant b: the arc length is the closed-form integral
+
+    s = ∫ dw / (a − b w^m) = (λ/(a m)) ∫ x^(p−1) dx / (1 ∓ x),   x = (w/λ)^m,
+    λ = (a/|b|)^(1/m),  p = 1/m,
+
+an incomplete beta function B(x; p, 0) (b > 0, the saturating side) or B(y; p, 1 − p),
+y = x/(1 + x) (b < 0). ``power_law_advance`` evaluates it with convergent series, each
+used where its ratio is at most 1/2 (so a handful of terms), as the difference between
+the segment's start and a trial end: around x = 0 (powers of x or y), around the
+saturation x = 1 (powers of 1 − x below it, of 1 − 1/x above it, with the logarithm of
+the distance to 1 in closed form: the approach to the saturation value
+w* = λ is exact however close) and towards infinity (powers of 1/x or 1/(1 + x)). It
+solves "arc length = segment length" for the end by a safeguarded Newton iteration in a
+variable in which the arc length is nearly linear (w, −ln|1 − x|, x^(p−1)), starting from
+the linearised step, so that a sample costs one to three series whatever its length;
+y = 0 (where g is not Lipschitz for m < 1) is reached at its exact arc length and the
+rest of the segment continues from 0 on the other side (at most one switch: g(0) = q0
+keeps its sign). A huge segment costs the same: the solution then lies at w* to
+rounding (or beyond the largest double for a growing branch).
+
+The C twin (hm_power_law_advance in hm_law.h) is a line-by-line mirror.
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+# region kinds: the expansion and Newton variable used on a range of x = (w/λ)^m
+_NP = 0   # b > 0, x ≤ 1/2: v = w/λ, series in x
+_CP = 1   # b > 0, 1/2 < x < 1: v = −ln(1 − x), series in 1 − x
+_AP = 2   # b > 0, 1 < x ≤ 2: v = −ln(1 − 1/x), series in 1 − 1/x
+_HP = 3   # b > 0, x > 2: v = −(x^(p−1) − 1)/(p − 1), series in 1/x
+_NM = 4   # b < 0, x ≤ 1: v = w/λ, series in x/(1 + x)
+_FM = 5   # b < 0, x > 1: v = (x^(p−1) − 1)/(p − 1), series in 1/(1 + x)
+_LN2 = 0.6931471805599453
+_MAXTERMS = 4000
+
+
+@njit(cache=True, inline="always")
+def _eta(lnx, p):
+    # (x^(p−1) − 1)/(p − 1), continuous through p = 1 (→ ln x)
+    q = p - 1.0
+    if abs(q * lnx) < 1e-300 or q == 0.0:
+        return lnx
+    return math.expm1(q * lnx) / q
+
+
+@njit(cache=True, inline="always")
+def _lnx_of_eta(eta, p):
+    q = p - 1.0
+    if q == 0.0:
+        return eta
+    return math.log1p(q * eta) / q
+
+
+@njit(cache=True)
+def _region(lnx, pos):
+    # the region kind of x = e^lnx on the side with b > 0 (pos) or b < 0
+    if pos:
+        if lnx <= -_LN2:
+            return _NP
+        if lnx < 0.0:
+            return _CP
+        if lnx <= _LN2:
+            return _AP
+        return _HP
+    return _NM if lnx <= 0.0 else _FM
+
+
+@njit(cache=True)
+def _v_of_lnx(kind, lnx, p, m):
+    """The Newton variable of region ``kind`` at x = e^lnx (increasing in the arc
+    length travelled towards the region's attractor, see _darc)."""
+    if kind == _NP or kind == _NM:
+        return math.exp(p * lnx)
+    if kind == _CP:
+        return -math.log(-math.expm1(lnx))
+    if kind == _AP:
+        return -math.log(-math.expm1(-lnx))
+    if kind == _HP:
+        return -_eta(lnx, p)
+    return _eta(lnx, p)
+
+
+@njit(cache=True)
+def _lnx_of_v(kind, v, p, m):
+    if kind == _NP or kind == _NM:
+        return m * math.log(v) if v > 0.0 else -np.inf
+    if kind == _CP:
+        return math.log1p(-math.exp(-v))
+    if kind == _AP:
+        return -math.log1p(-math.exp(-v))
+    if kind == _HP:
+        return _lnx_of_eta(-v, p)
+    return _lnx_of_eta(v, p)
+
+
+@njit(cache=True)
+def _v_cut(kind, p):
+    """The value of v on the region's far edge: x = 1/2 (NP, CP), x = 2 (AP, HP),
+    x = 1 (NM, FM)."""
+    if kind == _NP:
+        return math.exp(-p * _LN2)
+    if kind == _CP or kind == _AP:
+        return _LN2
+    if kind == _HP:
+        return -_eta(_LN2, p)
+    if kind == _NM:
+        return 1.0
+    return 0.0
+
+
+@njit(cache=True)
+def _dv(kind, v, p, m):
+    """d(arc)/dv in units of λ/(a m) (> 0 on every region)."""
+    if kind == _NP:
+        x = v ** m
+        return m / (1.0 - x)
+    if kind == _NM:
+        x = v ** m
+        return m / (1.0 + x)
+    if kind == _CP:
+        return math.exp((p - 1.0) * math.log1p(-math.exp(-v)))
+    if kind == _AP:
+        return math.exp(-p * math.log1p(-math.exp(-v)))
+    if kind == _HP:
+        X = math.exp(-_lnx_of_eta(-v, p))
+        return 1.0 / (1.0 - X)
+    x = math.exp(_lnx_of_eta(v, p))
+    return x / (1.0 + x)
+
+
+@njit(cache=True)
+def _darc(kind, vb, v, p, m, tol):
+    """Arc length from v_b to v (signed, increasing in v) in units of λ/(a m): the
+    integral ∫ x^(p−1) dx/|1 ∓ x| between the two points by the series of the region
+    (Bastien et al. (2007), eq. (3) and the Bouc-Wen law integrated in closed form),
+    truncated where a term falls below tol relative to the sum."""
+    if v == vb:
+        return 0.0
+    if kind == _NP:
+        # T Σ_j x^j/(j + p),  x = T^m
+        x1 = v ** m
+        x0 = vb ** m
+        a1 = v
+        a0 = vb
+        tot = 0.0
+        for j in range(_MAXTERMS):
+            t = (a1 - a0) / (j + p)
+            tot += t
+            if abs(t) <= 0.25 * tol * abs(tot):
+                break
+            a1 *= x1
+            a0 *= x0
+        return tot
+    if kind == _NM:
+        # y^p Σ_k (p)_k/k! y^k/(p + k),  y = x/(1 + x),  y^p = T (1 + x)^(−p)
+        x1 = v ** m
+        x0 = vb ** m
+        y1 = x1 / (1.0 + x1)
+        y0 = x0 / (1.0 + x0)
+        a1 = v * math.exp(-p * math.log1p(x1))
+        a0 = vb * math.exp(-p * math.log1p(x0))
+        c = 1.0
+        tot = 0.0
+        for k in range(_MAXTERMS):
+            t = c * (a1 - a0) / (p + k)
+            tot += t
+            if k > p and abs(t) <= 0.25 * tol * abs(tot):
+                break
+            c *= (p + k) / (k + 1.0)
+            a1 *= y1
+            a0 *= y0
+        return tot
+    if kind == _CP:
+        # ln(ε_b/ε) + Σ_k≥1 d_k (ε_b^k − ε^k)/k,  ε = 1 − x,  d_k = Π_{i ≤ k} (i − p)/i
+        e1 = math.exp(-v)
+        e0 = math.exp(-vb)
+        tot = v - vb
+        d = 1.0
+        a1 = 1.0
+        a0 = 1.0
+        for k in range(1, _MAXTERMS):
+            d *= (k - p) / k
+            if d == 0.0:
+                break
+            a1 *= e1
+            a0 *= e0
+            t = d * (a0 - a1) / k
+            tot += t
+            if k > p and abs(t) <= 0.25 * tol * abs(tot):
+                break
+        return tot
+    if kind == _AP:
+        # ln(y'_b/y') + Σ_k≥1 (p)_k/k! (y'_b^k − y'^k)/k,  y' = 1 − 1/x
+        e1 = math.exp(-v)
+        e0 = math.exp(-vb)
+        tot = v - vb
+        c = 1.0
+        a1 = 1.0
+        a0 = 1.0
+        for k in range(1, _MAXTERMS):
+            c *= (p + k - 1.0) / k
+            a1 *= e1
+            a0 *= e0
+            t = c * (a0 - a1) / k
+            tot += t
+            if k > 2.0 * p and abs(t) <= 0.25 * tol * abs(tot):
+                break
+        return tot
+    if kind == _HP:
+        # Σ_j (X^c − X_b^c)/c,  X = 1/x,  c = j − p + 1 (the term with |c| < 1/2 via
+        # expm1, exact through c = 0 where it is ln(X/X_b))
+        l1 = -_lnx_of_eta(-v, p)
+        l0 = -_lnx_of_eta(-vb, p)
+        X1 = math.exp(l1)
+        X0 = math.exp(l0)
+        a1 = 1.0 - (p - 1.0) * v          # X^(1−p) = x^(p−1) = 1 + (p − 1)η
+        a0 = 1.0 - (p - 1.0) * vb
+        tot = 0.0
+        for j in range(_MAXTERMS):
+            c = j - p + 1.0
+            if abs(c) < 0.5:
+                t = a0 * _em1c(c, l1 - l0)
+            else:
+                t = (a1 - a0) / c
+            tot += t
+            if j > p and abs(t) <= 0.25 * tol * abs(tot):
+                break
+            a1 *= X1
+            a0 *= X0
+        return tot
+    # _FM: Σ_k d_k (X_b^c − X^c)/c,  X = 1/(1 + x),  c = k − p + 1
+    lx1 = _lnx_of_eta(v, p)
+    lx0 = _lnx_of_eta(vb, p)
+    l1 = -_log1pexp(lx1)
+    l0 = -_log1pexp(lx0)
+    X1 = math.exp(l1)
+    X0 = math.exp(l0)
+    a1 = math.exp((1.0 - p) * l1)
+    a0 = math.exp((1.0 - p) * l0)
+    tot = 0.0
+    d = 1.0
+    for k in range(_MAXTERMS):
+        if k > 0:
+            d *= (k - p) / k
+            if d == 0.0:
+                break
+        c = k - p + 1.0
+        if abs(c) < 0.5:
+            t = -d * a0 * _em1c(c, l1 - l0)
+        else:
+            t = d * (a0 - a1) / c
+        tot += t
+        if k > p and abs(t) <= 0.25 * tol * abs(tot):
+            break
+        a1 *= X1
+        a0 *= X0
+    return tot
+
+
+@njit(cache=True, inline="always")
+def _em1c(c, r):
+    # (e^(c r) − 1)/c, = r at c = 0
+    if c == 0.0:
+        return r
+    return math.expm1(c * r) / c
+
+
+@njit(cache=True, inline="always")
+def _log1pexp(l):
+    # ln(1 + e^l) without overflow
+    if l > 0.0:
+        return l + math.log1p(math.exp(-l))
+    return math.log1p(math.exp(l))
+
+
+@njit(cache=True)
+def _solve(kind, vb, sig, vend, p, m, tol):
+    """Travel the arc length sig ≥ 0 (units λ/(a m)) from v_b towards v_end on region
+    ``kind``; returns (the end's v, the arc length left over when v_end is reached
+    first, else 0). Safeguarded Newton: the bracket shrinks on every evaluation
+    and a step leaving it bisects; the linearised step starts it."""
+    if sig <= 0.0:
+        return vb, 0.0
+    dirv = 1.0 if vend > vb else -1.0
+    lo = min(vb, vend)
+    hi = max(vb, vend)
+    target = dirv * sig
+    v = vb + target / _dv(kind, vb, p, m)
+    if not (lo < v < hi):
+        v = vend if (v - vb) * dirv > 0.0 else 0.5 * (vb + vend)
+        if v != v or abs(v) == np.inf:
+            v = vb + target
+    ntol = 0.1 * math.sqrt(tol)
+    tried_end = v == vend
+    for _ in range(200):
+        if abs(v) == np.inf:
+            return v, 0.0
+        f = _darc(kind, vb, v, p, m, tol) - target
+        if v == vend and f * dirv <= 0.0:
+            return vend, sig - abs(f + target)
+        if f < 0.0:
+            lo = v
+        else:
+            hi = v
+        dv = _dv(kind, v, p, m)
+        step = -f / dv
+        vn = v + step
+        if (vn - vend) * dirv >= 0.0 and not tried_end:
+            v = vend                    # the end may be reached: test it once
+            tried_end = True
+            continue
+        if not (lo <= vn <= hi):
+            if abs(hi) == np.inf or abs(lo) == np.inf:
+                vn = v + 2.0 * step if abs(step) > 0.0 else v
+                vn = min(max(vn, lo), hi)
+            else:
+                vn = 0.5 * (lo + hi)
+        if abs(vn - v) <= ntol * max(abs(v), 1.0) or vn == v:
+            return vn, 0.0
+        v = vn
+    return v, 0.0
+
+
+@njit(cache=True)
+def _next_kind(kind, toward_zero):
+    if toward_zero:
+        return _NP if kind == _CP else _NM
+    if kind == _NP:
+        return _CP
+    if kind == _HP:
+        return _AP
+    return _FM
+
+
+@njit(cache=True)
+def side_travel(w0, toward_zero, S, a, b, m, tol):
+    """Move w = |y| ≥ 0 along dw/ds = a − b w^m (away from 0) or −(a − b w^m) (towards
+    0) over the arc length S [m]; returns (the new w, the arc length [m] left when w
+    reached 0 first (toward_zero only), else 0)."""
+    if b == 0.0:
+        if not toward_zero:
+            return w0 + a * S, 0.0
+        if a * S >= w0:
+            return 0.0, S - w0 / a
+        return w0 - a * S, 0.0
+    pos = b > 0.0
+    p = 1.0 / m
+    lnlam = (math.log(a) - math.log(abs(b))) * p
+    lam = math.exp(lnlam)
+    unit = lam / (a * m)             # arc length [m] per unit of _darc
+    sig = S / unit
+    lnx = m * (math.log(w0) - lnlam) if w0 > 0.0 else -np.inf
+    if pos and lnx >= 0.0:
+        if lnx == 0.0:
+            return w0, 0.0           # at the equilibrium w* = λ
+        if toward_zero:
+            # beyond the unstable point of a return branch: the solution grows without
+            # bound (excluded by the constructors)
+            return np.inf, 0.0
+    kind = _region(lnx, pos)
+    v = _v_of_lnx(kind, lnx, p, m)
+    while True:
+        # the region's end in the direction of travel
+        if toward_zero:
+            vend = 0.0 if (kind == _NP or kind == _NM) else _v_cut(kind, p)
+        elif kind == _NP or kind == _NM or kind == _HP:
+            vend = _v_cut(kind, p)
+        elif kind == _FM:
+            # η = (x^(p−1) − 1)/(p − 1) tends to 1/(1 − p) for p < 1 (a finite arc
+            # length to infinity: the constructors exclude it)
+            vend = np.inf if p >= 1.0 else 1.0 / (1.0 - p)
+        else:
+            vend = np.inf
+        v, sig = _solve(kind, v, sig, vend, p, m, tol)
+        if sig <= 0.0 or v != vend:
+            break
+        # the region's end reached with arc length left: on to the next region
+        if kind == _NP or kind == _NM:
+            if toward_zero:
+                return 0.0, sig * unit
+        elif kind == _FM and not toward_zero:
+            return np.inf, 0.0
+        lnx = _lnx_of_v(kind, v, p, m)
+        kind = _next_kind(kind, toward_zero)
+        v = _v_of_lnx(kind, lnx, p, m)
+    if kind == _NP or kind == _NM:
+        return lam * v, 0.0
+    return lam * math.exp(p * _lnx_of_v(kind, v, p, m)), 0.0
+
+
+@njit(cache=True)
+def power_law_advance(y, L, q0, q1, q2, m, rtol, scale):
+    """y(L) for dy/ds = g(y) = q0 − q1 sgn(y)|y|^m − q2 |y|^m, L [m] ≥ 0 the arc length.
+
+    The segment map shared by the modified Dahl gap (q0 = c, q1 = Λ, q2 = 0, m = μ;
+    Bastien et al. (2007), eqs. (3)-(4)) and the Bouc-Wen state (q0 = σA, q1 = β,
+    q2 = σγ, m = n), exact to the series tolerance 1e-3·rtol (see the module
+    docstring): one switch at y = 0 located at its exact arc length, the saturation
+    value y* = sgn(q0)(|q0|/k)^(1/m) approached (never passed) to rounding, any L.
+    ``scale`` is unused (kept for the kernels' signature).
+    """
+    if not (L > 0.0):
+        return y
+    if q0 == 0.0:
+        if y == 0.0:
+            return 0.0
+        kap = q1 + q2 if y > 0.0 else q2 - q1        # dy/ds = −κ sgn(y)|y|^m
+        if m == 1.0:
+            return y * math.exp(-kap * L)
+        r = abs(y) ** (1.0 - m) - (1.0 - m) * kap * L
+        if r <= 0.0:
+            return 0.0                  # m < 1: reaches 0 and stays (finite s)
+        return math.copysign(r ** (1.0 / (1.0 - m)), y)
+    tol = min(max(1e-3 * rtol, 1e-16), 1e-6)
+    sa = 1.0 if q0 > 0.0 else -1.0
+    a = abs(q0)
+    ka = q1 + q2 if sa > 0.0 else q2 - q1
+    kb = q2 - q1 if sa > 0.0 else q1 + q2
+    if y * sa < 0.0:
+        w, left = side_travel(abs(y), True, L, a, sa * kb, m, tol)
+        if left <= 0.0 or w != 0.0:
+            return -sa * w
+        L = left
+    w, left = side_travel(abs(y) if y * sa > 0.0 else 0.0, False, L, a, sa * ka, m, tol)
+    return sa * w
