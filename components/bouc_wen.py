@@ -50,9 +50,7 @@ def bouc_wen_advance(x, u0, u1, dt, v, p, rtol):
         # return before the map halves drive's rate (the update becomes conditional)
         x[0] = linear_law_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma)
     elif v != 0.0:
-        scale = max(bouc_wen_zscale(A, beta, gamma, n), abs(x[0]))
-        x[0] = power_law_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma, n, rtol,
-                                 scale)
+        x[0] = power_law_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma, n, rtol, 0.0)
 
 
 @njit(cache=True)

@@ -4,8 +4,9 @@
  * Bastien, Michon, Manin & Dufour (2007), eqs. (3)-(4).
  * p = [Lambda, mu, a, b, d, e]; constructor q = [Lambda, mu, a, b, d, e, F0]; x = [F]
  * On a segment the gap D = h(u) − F obeys dD/ds = c − Λ sgn(D)|D|^μ (s = |v| t):
- * advanced by hm_power_law_advance (exact crossing of D = 0, stops at the equilibrium
- * D*), closed forms for μ = 1 and c = 0 (see modified_dahl.py).
+ * advanced by hm_power_law_advance (the closed-form arc-length integral solved for D:
+ * exact crossing of D = 0, approaches the equilibrium D* to rounding), closed forms
+ * for μ = 1 and c = 0 (see modified_dahl.py).
  */
 #include "hm_law.h"
 

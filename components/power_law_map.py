@@ -45,7 +45,7 @@ _MAXTERMS = 4000
 def _eta(lnx, p):
     # (x^(p−1) − 1)/(p − 1), continuous through p = 1 (→ ln x)
     q = p - 1.0
-    if abs(q * lnx) < 1e-300 or q == 0.0:
+    if q == 0.0:
         return lnx
     return math.expm1(q * lnx) / q
 
@@ -58,21 +58,7 @@ def _lnx_of_eta(eta, p):
     return math.log1p(q * eta) / q
 
 
-@njit(cache=True, inline="always")
-def _region(lnx, pos):
-    # the region kind of x = e^lnx on the side with b > 0 (pos) or b < 0
-    if pos:
-        if lnx <= -_LN2:
-            return _NP
-        if lnx < 0.0:
-            return _CP
-        if lnx <= _LN2:
-            return _AP
-        return _HP
-    return _NM if lnx <= 0.0 else _FM
-
-
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _v_of_lnx(kind, lnx, p, m):
     """The Newton variable of region ``kind`` at x = e^lnx (increasing in the arc
     length travelled towards the region's attractor, see _darc)."""
@@ -87,7 +73,7 @@ def _v_of_lnx(kind, lnx, p, m):
     return _eta(lnx, p)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _lnx_of_v(kind, v, p, m):
     if kind == _NP or kind == _NM:
         return m * math.log(v) if v > 0.0 else -np.inf
@@ -100,7 +86,7 @@ def _lnx_of_v(kind, v, p, m):
     return _lnx_of_eta(v, p)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _v_cut(kind, p):
     """The value of v on the region's far edge: x = 1/2 (NP, CP), x = 2 (AP, HP),
     x = 1 (NM, FM)."""
@@ -153,7 +139,7 @@ def _point(kind, v, p, m):
     return X, l, a, d1, x / (1.0 + (p - 1.0) * v) * X * X
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _darc(kind, vb, B0, B1, B2, v, P0, P1, P2, p, m, tol):
     """Arc length from v_b to v (signed, increasing in v) in units of λ/(a m): the
     integral ∫ x^(p−1) dx/|1 ∓ x| between the two points (B = _point at v_b, P at v)
@@ -249,7 +235,7 @@ def _halley(f, d1, d2):
     return -f / d1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _solve(kind, vb, sig, vend, p, m, tol, acc, B0, B1, B2, d1, d2):
     """Travel the arc length sig ≥ 0 (units λ/(a m)) from v_b towards v_end on region
     ``kind`` (B0, B1, B2, d1, d2 = _point at v_b); returns (the end's v, the arc length left over when v_end is reached
@@ -302,7 +288,7 @@ def _solve(kind, vb, sig, vend, p, m, tol, acc, B0, B1, B2, d1, d2):
     return v, 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _next_kind(kind, toward_zero):
     if toward_zero:
         return _NP if kind == _CP else _NM
@@ -360,7 +346,9 @@ def side_travel(w0, toward_zero, S, a, b, m, tol, acc):
     pos = b > 0.0
     p = 1.0 / m
     lam = (a / abs(b)) ** p
-    sig = S * (a * m) / lam          # in units λ/(a m) of _darc
+    # in units λ/(a m) of _darc; any arc beyond 1e300 of them ends where 1e300 does
+    # (at the saturation value, or past the largest double), and inf/inf is no number
+    sig = min(S * (a * m) / lam, 1e300)
     T = w0 / lam
     x = T ** m
     if pos and x >= 1.0:
@@ -429,8 +417,9 @@ def power_law_advance(y, L, q0, q1, q2, m, rtol, scale):
             return 0.0                  # m < 1: reaches 0 and stays (finite s)
         return math.copysign(r ** (1.0 / (1.0 - m)), y)
     tol = min(max(1e-3 * rtol, 1e-16), 1e-6)
-    # a Halley correction δ leaves an error of order δ³: below tol when δ ≤ acc
-    acc = 0.05 * tol ** (1.0 / 3.0)
+    # a correction δ leaves an error of order δ² (δ³ where Halley's step is good; not
+    # near y = 0 for m < 1, where the arc length is not analytic): below tol for δ ≤ acc
+    acc = 0.1 * math.sqrt(tol)
     sa = 1.0 if q0 > 0.0 else -1.0
     a = abs(q0)
     ka = q1 + q2 if sa > 0.0 else q2 - q1
