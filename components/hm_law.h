@@ -321,7 +321,9 @@ static double hm_solve(int kind, double vb, double sig, double vend, double p, d
             if (fabs(hi) == INFINITY || fabs(lo) == INFINITY)
                 vn = fmin(fmax(v - 2.0 * f / d[0], lo), hi);
             else vn = 0.5 * (lo + hi);
-        } else if (fabs(vn - v) <= acc * fmax(fabs(v), 1.0)) return vn;
+        } else if (fabs(vn - v) <= acc * fmax(fabs(v), 1.0)
+                   && fabs(d[1] / d[0]) * (vn - v) * (vn - v) <= tol * fmax(fabs(v), 1.0))
+            return vn;
         if (vn == v) return v;
         v = vn;
     }

@@ -280,7 +280,11 @@ def _solve(kind, vb, sig, vend, p, m, tol, acc, B0, B1, B2, d1, d2):
                 vn = min(max(v - 2.0 * f / d1, lo), hi)
             else:
                 vn = 0.5 * (lo + hi)
-        elif abs(vn - v) <= acc * max(abs(v), 1.0):
+        elif (abs(vn - v) <= acc * max(abs(v), 1.0)
+              and abs(d2 / d1) * (vn - v) ** 2 <= tol * max(abs(v), 1.0)):
+            # the next error is of order |d2/d1| δ² (less after Halley's step): below
+            # tol (the curvature test matters where the arc length is not analytic,
+            # near y = 0 for m < 1)
             return vn, 0.0
         if vn == v:
             return v, 0.0
