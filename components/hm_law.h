@@ -288,15 +288,29 @@ static double hm_halley(double f, double d1, double d2)
     return -f / d1;
 }
 
+/* w/λ at v + dv to first order from hm_point at v (_t_lin) */
+static double hm_t_lin(int kind, double v, const double *P, const double *d, double p,
+                       double dv)
+{
+    double x;
+    if (kind == HM_NP || kind == HM_NM) return v + dv;
+    if (kind == HM_CP) return (1.0 - P[0]) * d[0] + p * d[0] * P[0] * dv;
+    if (kind == HM_AP) return d[0] + d[1] * dv;
+    if (kind == HM_HP) return (P[2] - p * dv) / P[0];
+    x = 1.0 / P[0] - 1.0;
+    return x * (1.0 + (p - 1.0) * v) + p * x * dv;
+}
+
 /* travel sig ≥ 0 from v_b towards v_end on region kind (_solve); *left = the arc
- * length left over when v_end is reached first */
+ * length left over when v_end is reached first, *T = w/λ at the end or NaN */
 static double hm_solve(int kind, double vb, double sig, double vend, double p, double m,
                        double tol, double acc, const double *B, const double *db,
-                       double *left)
+                       double *left, double *T)
 {
-    double dirv, lo, hi, target, v, vn, f, P[3], d[2];
+    double dirv, lo, hi, target, v, vn, dv, f, P[3], d[2];
     int tried_end = 0, it;
     *left = 0.0;
+    *T = NAN;
     if (sig <= 0.0) return vb;
     dirv = vend > vb ? 1.0 : -1.0;
     lo = fmin(vb, vend);
@@ -315,15 +329,18 @@ static double hm_solve(int kind, double vb, double sig, double vend, double p, d
         f = hm_darc(kind, vb, B, v, P, p, tol) - target;
         if (v == vend && f * dirv <= 0.0) { *left = sig - fabs(f + target); return vend; }
         if (f < 0.0) lo = v; else hi = v;
-        vn = v + hm_halley(f, d[0], d[1]);
+        dv = hm_halley(f, d[0], d[1]);
+        vn = v + dv;
         if ((vn - vend) * dirv >= 0.0 && !tried_end) { v = vend; tried_end = 1; continue; }
         if (!(lo <= vn && vn <= hi)) {
             if (fabs(hi) == INFINITY || fabs(lo) == INFINITY)
                 vn = fmin(fmax(v - 2.0 * f / d[0], lo), hi);
             else vn = 0.5 * (lo + hi);
-        } else if (fabs(vn - v) <= acc * fmax(fabs(v), 1.0)
-                   && fabs(d[1] / d[0]) * (vn - v) * (vn - v) <= tol * fmax(fabs(v), 1.0))
+        } else if (fabs(dv) <= acc * fmax(fabs(v), 1.0)
+                   && fabs(d[1] / d[0]) * dv * dv <= tol * fmax(fabs(v), 1.0)) {
+            *T = hm_t_lin(kind, v, P, d, p, dv);
             return vn;
+        }
         if (vn == v) return v;
         v = vn;
     }
@@ -387,7 +404,7 @@ static int hm_start(double T, double x, int pos, double p, double m, double *v, 
 static double hm_side_travel(double w0, int toward_zero, double S, double a, double b,
                              double m, double tol, double acc, double *left)
 {
-    double p, lam, sig, T, x, v, vend, lnx, B[3], db[2];
+    double p, lam, sig, T, Te, x, v, vend, lnx, B[3], db[2];
     int pos, kind;
     *left = 0.0;
     if (b == 0.0) {
@@ -411,7 +428,7 @@ static double hm_side_travel(double w0, int toward_zero, double S, double a, dou
         else if (kind == HM_NP || kind == HM_NM || kind == HM_HP) vend = hm_v_cut(kind, p);
         else if (kind == HM_FM) vend = p >= 1.0 ? INFINITY : 1.0 / (1.0 - p);
         else vend = INFINITY;
-        v = hm_solve(kind, v, sig, vend, p, m, tol, acc, B, db, &sig);
+        v = hm_solve(kind, v, sig, vend, p, m, tol, acc, B, db, &sig, &Te);
         if (sig <= 0.0 || v != vend) break;
         if (kind == HM_NP || kind == HM_NM) {
             if (toward_zero) { *left = sig * lam / (a * m); return 0.0; }
@@ -423,6 +440,7 @@ static double hm_side_travel(double w0, int toward_zero, double S, double a, dou
         hm_point(kind, v, p, m, B, db);
     }
     if (kind == HM_NP || kind == HM_NM) return lam * v;
+    if (Te == Te) return lam * Te;
     if (kind == HM_CP) return lam * pow(-expm1(-v), p);
     if (kind == HM_AP) return lam * pow(-expm1(-v), -p);
     return lam * exp(p * hm_lnx_of_v(kind, v, p, m));

@@ -235,15 +235,33 @@ def _halley(f, d1, d2):
     return -f / d1
 
 
+@njit(cache=True, inline="always")
+def _t_lin(kind, v, P0, P2, d1, d2, p, dv):
+    # T = (w/λ) = x^p at v + dv, to first order in dv from what _point gave at v (the
+    # accepted correction dv is so small that the second-order term is below rounding)
+    if kind == _NP or kind == _NM:
+        return v + dv
+    if kind == _CP:
+        return (1.0 - P0) * d1 + p * d1 * P0 * dv
+    if kind == _AP:
+        return d1 + d2 * dv
+    if kind == _HP:
+        return (P2 - p * dv) / P0
+    x = 1.0 / P0 - 1.0
+    return x * (1.0 + (p - 1.0) * v) + p * x * dv
+
+
 @njit(cache=True)
 def _solve(kind, vb, sig, vend, p, m, tol, acc, B0, B1, B2, d1, d2):
     """Travel the arc length sig ≥ 0 (units λ/(a m)) from v_b towards v_end on region
-    ``kind`` (B0, B1, B2, d1, d2 = _point at v_b); returns (the end's v, the arc length left over when v_end is reached
-    first, else 0). Safeguarded Halley iteration: the bracket shrinks on every
-    evaluation and a step leaving it bisects; the second-order step from v_b starts
-    it, and a correction below acc (relative) ends it."""
+    ``kind`` (B0, B1, B2, d1, d2 = _point at v_b); returns (the end's v, the arc length
+    left over when v_end is reached first, else 0, and w/λ at the end or NaN when it
+    is to be worked out from v). Safeguarded Halley iteration: the bracket shrinks on
+    every evaluation and a step leaving it bisects; the second-order step from v_b
+    starts it, and a correction small enough for the next error to be below tol ends
+    it."""
     if sig <= 0.0:
-        return vb, 0.0
+        return vb, 0.0, np.nan
     dirv = 1.0 if vend > vb else -1.0
     lo = min(vb, vend)
     hi = max(vb, vend)
@@ -261,16 +279,17 @@ def _solve(kind, vb, sig, vend, p, m, tol, acc, B0, B1, B2, d1, d2):
             tried_end = False
     for _ in range(200):
         if abs(v) == np.inf:
-            return v, 0.0
+            return v, 0.0, np.nan
         P0, P1, P2, d1, d2 = _point(kind, v, p, m)
         f = _darc(kind, vb, B0, B1, B2, v, P0, P1, P2, p, m, tol) - target
         if v == vend and f * dirv <= 0.0:
-            return vend, sig - abs(f + target)
+            return vend, sig - abs(f + target), np.nan
         if f < 0.0:
             lo = v
         else:
             hi = v
-        vn = v + _halley(f, d1, d2)
+        dv = _halley(f, d1, d2)
+        vn = v + dv
         if (vn - vend) * dirv >= 0.0 and not tried_end:
             v = vend                    # the end may be reached: test it once
             tried_end = True
@@ -280,16 +299,16 @@ def _solve(kind, vb, sig, vend, p, m, tol, acc, B0, B1, B2, d1, d2):
                 vn = min(max(v - 2.0 * f / d1, lo), hi)
             else:
                 vn = 0.5 * (lo + hi)
-        elif (abs(vn - v) <= acc * max(abs(v), 1.0)
-              and abs(d2 / d1) * (vn - v) ** 2 <= tol * max(abs(v), 1.0)):
+        elif (abs(dv) <= acc * max(abs(v), 1.0)
+              and abs(d2 / d1) * dv * dv <= tol * max(abs(v), 1.0)):
             # the next error is of order |d2/d1| δ² (less after Halley's step): below
             # tol (the curvature test matters where the arc length is not analytic,
             # near y = 0 for m < 1)
-            return vn, 0.0
+            return vn, 0.0, _t_lin(kind, v, P0, P2, d1, d2, p, dv)
         if vn == v:
-            return v, 0.0
+            return v, 0.0, np.nan
         v = vn
-    return v, 0.0
+    return v, 0.0, np.nan
 
 
 @njit(cache=True)
@@ -375,7 +394,7 @@ def side_travel(w0, toward_zero, S, a, b, m, tol, acc):
             vend = np.inf if p >= 1.0 else 1.0 / (1.0 - p)
         else:
             vend = np.inf
-        v, sig = _solve(kind, v, sig, vend, p, m, tol, acc, B0, B1, B2, d1, d2)
+        v, sig, T = _solve(kind, v, sig, vend, p, m, tol, acc, B0, B1, B2, d1, d2)
         if sig <= 0.0 or v != vend:
             break
         # the region's end reached with arc length left: on to the next region
@@ -390,6 +409,8 @@ def side_travel(w0, toward_zero, S, a, b, m, tol, acc):
         B0, B1, B2, d1, d2 = _point(kind, v, p, m)
     if kind == _NP or kind == _NM:
         return lam * v, 0.0
+    if T == T:
+        return lam * T, 0.0
     if kind == _CP:
         return lam * (-math.expm1(-v)) ** p, 0.0
     if kind == _AP:
