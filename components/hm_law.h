@@ -458,7 +458,7 @@ static double hm_power_law_advance(double y, double L, double q0, double q1, dou
     if (q0 == 0.0) {
         double kap, r;
         if (y == 0.0) return 0.0;
-        kap = y > 0.0 ? q1 + q2 : q2 - q1;
+        kap = y > 0.0 ? q1 + q2 : q1 - q2;  /* d|y|/ds = −κ|y|^m */
         if (m == 1.0) return y * exp(-kap * L);
         r = pow(fabs(y), 1.0 - m) - (1.0 - m) * kap * L;
         if (r <= 0.0) return 0.0;

@@ -434,7 +434,7 @@ def power_law_advance(y, L, q0, q1, q2, m, rtol, scale):
     if q0 == 0.0:
         if y == 0.0:
             return 0.0
-        kap = q1 + q2 if y > 0.0 else q2 - q1        # dy/ds = −κ sgn(y)|y|^m
+        kap = q1 + q2 if y > 0.0 else q1 - q2        # d|y|/ds = −κ|y|^m
         if m == 1.0:
             return y * math.exp(-kap * L)
         r = abs(y) ** (1.0 - m) - (1.0 - m) * kap * L

@@ -65,6 +65,26 @@ def test_map_against_dop853(m):
     assert worst < 1e-9
 
 
+@pytest.mark.parametrize("m", [0.37, 1.0, 2.0])
+def test_no_drive_term_decays_on_both_sides(m):
+    """q0 = 0 (a flat modified Dahl envelope, c = 0): |y| decays on either side of 0,
+    d|y|/ds = −k|y|^m (k = q1 + q2 above 0, q1 − q2 below): DOP853 for m ≥ 1, the
+    closed form |y|^(1−m) = |y0|^(1−m) − (1−m)k s for m < 1 (0 after the finite
+    arrival)."""
+    for q1, q2 in ((3.0, 0.0), (3.0, 1.0)):
+        for y0 in (2.0, -2.0):
+            k = q1 + q2 if y0 > 0 else q1 - q2
+            for L in (0.01, 0.3, 5.0):
+                got = power_law_advance(y0, L, 0.0, q1, q2, m, 1e-10, 1.0)
+                if m >= 1.0:
+                    assert got == pytest.approx(reference(y0, L, 0.0, q1, q2, m),
+                                                rel=1e-9, abs=1e-12)
+                else:
+                    r = abs(y0) ** (1 - m) - (1 - m) * k * L
+                    want = math.copysign(r ** (1 / (1 - m)), y0) if r > 0 else 0.0
+                    assert got == pytest.approx(want, rel=1e-12, abs=1e-300)
+
+
 @pytest.mark.parametrize("m", [0.37, 0.5, 1.5, 2.0, 3.0])
 def test_arc_length_by_quadrature(m):
     """The arc length from y0 to the map's end equals the quadrature of ∫ dy/g(y),
