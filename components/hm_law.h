@@ -446,6 +446,39 @@ static double hm_side_travel(double w0, int toward_zero, double S, double a, dou
     return lam * exp(p * hm_lnx_of_v(kind, v, p, m));
 }
 
+/* y(h) by the degree-6 Taylor polynomial about y ≠ 0, or NaN when h is not short
+ * (_short_step in power_law_map.py) */
+static double hm_short_step(double y, double h, double q0, double kap, double m, double tol)
+{
+    double sy = y > 0.0 ? 1.0 : -1.0, a0 = fabs(y), w0, c1, inv, A1, w1, c2, A2, w2, c3, A3,
+           w3, c4, A4, w4, c5, A5, w5, c6, h2, h5;
+    w0 = pow(a0, m);
+    c1 = q0 - kap * w0;
+    if (fabs(c1) * h > 0.05 * a0) return NAN;
+    inv = 1.0 / a0;
+    A1 = sy * c1;
+    w1 = m * A1 * w0 * inv;
+    c2 = -kap * w1 / 2.0;
+    A2 = sy * c2;
+    w2 = ((m - 1.0) * A1 * w1 + 2.0 * m * A2 * w0) * inv / 2.0;
+    c3 = -kap * w2 / 3.0;
+    A3 = sy * c3;
+    w3 = ((m - 2.0) * A1 * w2 + (2.0 * m - 1.0) * A2 * w1 + 3.0 * m * A3 * w0) * inv / 3.0;
+    c4 = -kap * w3 / 4.0;
+    A4 = sy * c4;
+    w4 = ((m - 3.0) * A1 * w3 + (2.0 * m - 2.0) * A2 * w2 + (3.0 * m - 1.0) * A3 * w1
+          + 4.0 * m * A4 * w0) * inv / 4.0;
+    c5 = -kap * w4 / 5.0;
+    A5 = sy * c5;
+    w5 = ((m - 4.0) * A1 * w4 + (2.0 * m - 3.0) * A2 * w3 + (3.0 * m - 2.0) * A3 * w2
+          + (4.0 * m - 1.0) * A4 * w1 + 5.0 * m * A5 * w0) * inv / 5.0;
+    c6 = -kap * w5 / 6.0;
+    h2 = h * h;
+    h5 = h2 * h2 * h;
+    if (fabs(c5) * h5 + fabs(c6) * h5 * h > 0.1 * tol * a0) return NAN;
+    return y + h * (c1 + h * (c2 + h * (c3 + h * (c4 + h * (c5 + h * c6)))));
+}
+
 /* y(L) for dy/ds = q0 − q1 sgn(y)|y|^m − q2 |y|^m (power_law_advance in
  * power_law_map.py): shared by the modified Dahl gap and the Bouc-Wen state; scale is
  * unused (kept for the kernels' signature) */
@@ -465,6 +498,10 @@ static double hm_power_law_advance(double y, double L, double q0, double q1, dou
         return copysign(pow(r, 1.0 / (1.0 - m)), y);
     }
     tol = fmin(fmax(1e-3 * rtol, 1e-16), 1e-6);
+    if (y != 0.0) {
+        w = hm_short_step(y, L, q0, y > 0.0 ? q1 + q2 : q2 - q1, m, tol);
+        if (w == w) return w;
+    }
     acc = 0.1 * sqrt(tol);
     sa = q0 > 0.0 ? 1.0 : -1.0;
     a = fabs(q0);
