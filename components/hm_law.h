@@ -307,7 +307,7 @@ static double hm_solve(int kind, double vb, double sig, double vend, double p, d
                        double tol, double acc, const double *B, const double *db,
                        double *left, double *T)
 {
-    double dirv, lo, hi, target, v, vn, dv, f, P[3], d[2];
+    double dirv, lo, hi, target, v, vn, dv, vs, f, P[3], d[2];
     int tried_end = 0, it;
     *left = 0.0;
     *T = NAN;
@@ -331,13 +331,13 @@ static double hm_solve(int kind, double vb, double sig, double vend, double p, d
         if (f < 0.0) lo = v; else hi = v;
         dv = hm_halley(f, d[0], d[1]);
         vn = v + dv;
+        vs = (kind == HM_NP || kind == HM_NM) ? fmax(fabs(v), fabs(vb)) : fmax(fabs(v), 1.0);
         if ((vn - vend) * dirv >= 0.0 && !tried_end) { v = vend; tried_end = 1; continue; }
         if (!(lo <= vn && vn <= hi)) {
             if (fabs(hi) == INFINITY || fabs(lo) == INFINITY)
                 vn = fmin(fmax(v - 2.0 * f / d[0], lo), hi);
             else vn = 0.5 * (lo + hi);
-        } else if (fabs(dv) <= acc * fmax(fabs(v), 1.0)
-                   && fabs(d[1] / d[0]) * dv * dv <= tol * fmax(fabs(v), 1.0)) {
+        } else if (fabs(dv) <= acc * vs && fabs(d[1] / d[0]) * dv * dv <= tol * vs) {
             *T = hm_t_lin(kind, v, P, d, p, dv);
             return vn;
         }
@@ -405,7 +405,7 @@ static double hm_side_travel(double w0, int toward_zero, double S, double a, dou
                              double m, double tol, double acc, double *left)
 {
     double p, lam, sig, T, Te, x, v, vend, lnx, B[3], db[2];
-    int pos, kind;
+    int pos, kind, outward;
     *left = 0.0;
     if (b == 0.0) {
         if (!toward_zero) return w0 + a * S;
@@ -418,13 +418,12 @@ static double hm_side_travel(double w0, int toward_zero, double S, double a, dou
     sig = fmin(S * (a * m) / lam, 1e300);
     T = w0 / lam;
     x = pow(T, m);
-    if (pos && x >= 1.0) {
-        if (x == 1.0) return w0;
-        if (toward_zero) return INFINITY;
-    }
+    if (pos && x == 1.0) return w0;
+    outward = toward_zero && pos && x > 1.0;  /* beyond a return branch's unstable point */
     kind = hm_start(T, x, pos, p, m, &v, B, db);
     for (;;) {
-        if (toward_zero) vend = (kind == HM_NP || kind == HM_NM) ? 0.0 : hm_v_cut(kind, p);
+        if (outward) vend = kind == HM_AP ? hm_v_cut(kind, p) : (p >= 1.0 ? -INFINITY : -1.0 / (1.0 - p));
+        else if (toward_zero) vend = (kind == HM_NP || kind == HM_NM) ? 0.0 : hm_v_cut(kind, p);
         else if (kind == HM_NP || kind == HM_NM || kind == HM_HP) vend = hm_v_cut(kind, p);
         else if (kind == HM_FM) vend = p >= 1.0 ? INFINITY : 1.0 / (1.0 - p);
         else vend = INFINITY;
@@ -432,9 +431,10 @@ static double hm_side_travel(double w0, int toward_zero, double S, double a, dou
         if (sig <= 0.0 || v != vend) break;
         if (kind == HM_NP || kind == HM_NM) {
             if (toward_zero) { *left = sig * lam / (a * m); return 0.0; }
-        } else if (kind == HM_FM && !toward_zero) return INFINITY;
+        } else if ((kind == HM_FM && !toward_zero) || (kind == HM_HP && outward)) return INFINITY;
         lnx = hm_lnx_of_v(kind, v, p, m);
-        if (toward_zero) kind = kind == HM_CP ? HM_NP : HM_NM;
+        if (outward) kind = HM_HP;
+        else if (toward_zero) kind = kind == HM_CP ? HM_NP : HM_NM;
         else kind = kind == HM_NP ? HM_CP : (kind == HM_HP ? HM_AP : HM_FM);
         v = hm_v_of_lnx(kind, lnx, p);
         hm_point(kind, v, p, m, B, db);

@@ -65,6 +65,18 @@ def test_map_against_dop853(m):
     assert worst < 1e-9
 
 
+def test_extreme_exponents_and_unstable_return_branch():
+    """m = 0.1 (λ = (a/b)^10 huge: w/λ tiny), m = 8 and m = 20, and a start beyond the
+    unstable point of a return branch (γ > β, m ≤ 1: |z| then grows away from it)."""
+    cases = [(0.1, -5.0, 2.0, 1.0, 0.0, 1e-3), (0.1, 5.0, 2.0, 1.0, -0.3, 0.5),
+             (0.1, 3.0, 1.0, 0.0, -4.0, 0.05), (8.0, 5.0, 2.0, 1.0, -1.5, 0.5),
+             (20.0, -5.0, 2.0, 1.0, 0.3, 3.0), (0.9, 5.0, 1.0, 2.5, -4.0, 0.5),
+             (0.9, -5.0, 1.0, -2.5, 4.0, 3.0)]
+    for m, q0, q1, q2, y0, L in cases:
+        assert power_law_advance(y0, L, q0, q1, q2, m, 1e-10, 1.0) == pytest.approx(
+            reference(y0, L, q0, q1, q2, m), rel=1e-9, abs=1e-12)
+
+
 @pytest.mark.parametrize("m", [0.37, 1.5, 3.0])
 def test_many_short_steps_equal_one_long_one(m):
     """A densely sampled monotone stretch (the degree-6 Taylor steps of smooth inputs)
