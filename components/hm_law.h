@@ -448,13 +448,14 @@ static double hm_side_travel(double w0, int toward_zero, double S, double a, dou
 
 /* y(h) by the degree-6 Taylor polynomial about y ≠ 0, or NaN when h is not short
  * (_short_step in power_law_map.py) */
-static double hm_short_step(double y, double h, double q0, double kap, double m, double tol)
+static double hm_short_step(double y, double h, double q0, double kap, double m, double tol,
+                            double scale)
 {
     double sy = y > 0.0 ? 1.0 : -1.0, a0 = fabs(y), w0, c1, inv, A1, w1, c2, A2, w2, c3, A3,
            w3, c4, A4, w4, c5, A5, w5, c6, h2, h5;
     w0 = pow(a0, m);
     c1 = q0 - kap * w0;
-    if (fabs(c1) * h > 0.05 * a0) return NAN;
+    if (fabs(c1) * h > 0.25 * a0) return NAN;
     inv = 1.0 / a0;
     A1 = sy * c1;
     w1 = m * A1 * w0 * inv;
@@ -475,18 +476,17 @@ static double hm_short_step(double y, double h, double q0, double kap, double m,
     c6 = -kap * w5 / 6.0;
     h2 = h * h;
     h5 = h2 * h2 * h;
-    if (fabs(c5) * h5 + fabs(c6) * h5 * h > 0.1 * tol * a0) return NAN;
+    if (fabs(c5) * h5 + fabs(c6) * h5 * h > 0.1 * tol * fmax(a0, scale)) return NAN;
     return y + h * (c1 + h * (c2 + h * (c3 + h * (c4 + h * (c5 + h * c6)))));
 }
 
 /* y(L) for dy/ds = q0 − q1 sgn(y)|y|^m − q2 |y|^m (power_law_advance in
  * power_law_map.py): shared by the modified Dahl gap and the Bouc-Wen state; scale is
- * unused (kept for the kernels' signature) */
+ * the size of the quantity whose accuracy matters (the force for the gap, 0 for z) */
 static double hm_power_law_advance(double y, double L, double q0, double q1, double q2,
                                    double m, double rtol, double scale)
 {
     double tol, acc, sa, a, ka, kb, w, left;
-    (void)scale;
     if (!(L > 0.0)) return y;
     if (q0 == 0.0) {
         double kap, r;
@@ -499,7 +499,7 @@ static double hm_power_law_advance(double y, double L, double q0, double q1, dou
     }
     tol = fmin(fmax(1e-3 * rtol, 1e-16), 1e-6);
     if (y != 0.0) {
-        w = hm_short_step(y, L, q0, y > 0.0 ? q1 + q2 : q2 - q1, m, tol);
+        w = hm_short_step(y, L, q0, y > 0.0 ? q1 + q2 : q2 - q1, m, tol, scale);
         if (w == w) return w;
     }
     acc = 0.1 * sqrt(tol);

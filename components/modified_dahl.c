@@ -11,29 +11,30 @@
 #include "hm_law.h"
 
 static double modified_dahl_gap_advance(double D, double c, double lam, double mu, double L,
-                                        double rtol)
+                                        double rtol, double scale)
 {
     double Ds;
     if (mu == 1.0 && c != 0.0) {
         Ds = c / lam;
         return Ds + (D - Ds) * exp(-lam * L);
     }
-    return hm_power_law_advance(D, L, c, lam, 0.0, mu, rtol, 0.0);
+    return hm_power_law_advance(D, L, c, lam, 0.0, mu, rtol, scale);
 }
 
 void modified_dahl_advance(double *x, double u0, double u1, double dt, double v,
                            const double *p, double rtol)
 {
     double lam = p[0], mu = p[1], a = p[2], b = p[3], d = p[4], e = p[5];
-    double L, r;
+    double L, r, scale;
     if (v == 0.0) return;  /* Ḟ = 0 on both branches */
     L = fabs(v) * dt;
     r = (u1 - u0) / L;     /* = sgn(v) when v is the segment slope */
+    scale = fmax(fmax(fabs(x[0]), fabs(b)), fmax(fabs(e), 1.0));  /* F's accuracy matters */
     if (v > 0.0) {
-        double D = modified_dahl_gap_advance(a * u0 + b - x[0], a * r, lam, mu, L, rtol);
+        double D = modified_dahl_gap_advance(a * u0 + b - x[0], a * r, lam, mu, L, rtol, scale);
         x[0] = a * u1 + b - D;
     } else {
-        double E = modified_dahl_gap_advance(d * u0 + e - x[0], d * r, lam, mu, L, rtol);
+        double E = modified_dahl_gap_advance(d * u0 + e - x[0], d * r, lam, mu, L, rtol, scale);
         x[0] = d * u1 + e - E;
     }
 }

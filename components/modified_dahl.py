@@ -109,14 +109,14 @@ def linear_law_advance(y, L, q0, q1, q2):
 
 
 @njit(cache=True)
-def gap_advance(D, c, lam, mu, L, rtol):
+def gap_advance(D, c, lam, mu, L, rtol, scale):
     """D(L) for dD/ds = c − Λ sgn(D)|D|^μ (the distance to the active envelope):
     the exponential for μ = 1, else the exact map of power_law_map (which has the
     separable case c = 0 in closed form too)."""
     if mu == 1.0 and c != 0.0:
         Ds = c / lam
         return Ds + (D - Ds) * math.exp(-lam * L)
-    return power_law_advance(D, L, c, lam, 0.0, mu, rtol, 0.0)
+    return power_law_advance(D, L, c, lam, 0.0, mu, rtol, scale)
 
 
 @njit(cache=True)
@@ -126,11 +126,13 @@ def modified_dahl_advance(x, u0, u1, dt, v, p, rtol):
         return  # Ḟ = 0 on both branches
     L = abs(v) * dt
     r = (u1 - u0) / L  # = sgn(v) when v is the segment slope
+    # the accuracy that matters is that of F (the gap is F's distance to an envelope)
+    scale = max(abs(x[0]), abs(b), abs(e), 1.0)
     if v > 0.0:
-        D = gap_advance(a * u0 + b - x[0], a * r, lam, mu, L, rtol)
+        D = gap_advance(a * u0 + b - x[0], a * r, lam, mu, L, rtol, scale)
         x[0] = a * u1 + b - D
     else:
-        E = gap_advance(d * u0 + e - x[0], d * r, lam, mu, L, rtol)
+        E = gap_advance(d * u0 + e - x[0], d * r, lam, mu, L, rtol, scale)
         x[0] = d * u1 + e - E
 
 
