@@ -135,84 +135,84 @@ static double hm_linear_law_advance(double y, double L, double q0, double q1, do
  * the arc length is ∫ x^(p−1) dx/|1 ∓ x| · λ/(a m), x = (w/λ)^m, λ = (a/|b|)^(1/m),
  * p = 1/m (an incomplete beta function), summed by the series of six regions of x and
  * solved for the end by a safeguarded Halley iteration. */
-enum { HM_NP, HM_CP, HM_AP, HM_HP, HM_NM, HM_FM };
-#define HM_LN2 0.6931471805599453
-#define HM_MAXTERMS 4000
+enum { HM_PL_NP, HM_PL_CP, HM_PL_AP, HM_PL_HP, HM_PL_NM, HM_PL_FM };
+#define HM_PL_LN2 0.6931471805599453
+#define HM_PL_MAXTERMS 4000
 
-static double hm_eta(double lnx, double p)
+static double hm_pl_eta(double lnx, double p)
 {
     double q = p - 1.0;
     return q == 0.0 ? lnx : expm1(q * lnx) / q;
 }
 
-static double hm_lnx_of_eta(double eta, double p)
+static double hm_pl_lnx_of_eta(double eta, double p)
 {
     double q = p - 1.0;
     return q == 0.0 ? eta : log1p(q * eta) / q;
 }
 
-static double hm_v_of_lnx(int kind, double lnx, double p)
+static double hm_pl_v_of_lnx(int kind, double lnx, double p)
 {
-    if (kind == HM_NP || kind == HM_NM) return exp(p * lnx);
-    if (kind == HM_CP) return -log(-expm1(lnx));
-    if (kind == HM_AP) return -log(-expm1(-lnx));
-    if (kind == HM_HP) return -hm_eta(lnx, p);
-    return hm_eta(lnx, p);
+    if (kind == HM_PL_NP || kind == HM_PL_NM) return exp(p * lnx);
+    if (kind == HM_PL_CP) return -log(-expm1(lnx));
+    if (kind == HM_PL_AP) return -log(-expm1(-lnx));
+    if (kind == HM_PL_HP) return -hm_pl_eta(lnx, p);
+    return hm_pl_eta(lnx, p);
 }
 
-static double hm_lnx_of_v(int kind, double v, double p, double m)
+static double hm_pl_lnx_of_v(int kind, double v, double p, double m)
 {
-    if (kind == HM_NP || kind == HM_NM) return v > 0.0 ? m * log(v) : -INFINITY;
-    if (kind == HM_CP) return log1p(-exp(-v));
-    if (kind == HM_AP) return -log1p(-exp(-v));
-    if (kind == HM_HP) return hm_lnx_of_eta(-v, p);
-    return hm_lnx_of_eta(v, p);
+    if (kind == HM_PL_NP || kind == HM_PL_NM) return v > 0.0 ? m * log(v) : -INFINITY;
+    if (kind == HM_PL_CP) return log1p(-exp(-v));
+    if (kind == HM_PL_AP) return -log1p(-exp(-v));
+    if (kind == HM_PL_HP) return hm_pl_lnx_of_eta(-v, p);
+    return hm_pl_lnx_of_eta(v, p);
 }
 
-static double hm_v_cut(int kind, double p)
+static double hm_pl_v_cut(int kind, double p)
 {
-    if (kind == HM_NP) return exp(-p * HM_LN2);
-    if (kind == HM_CP || kind == HM_AP) return HM_LN2;
-    if (kind == HM_HP) return -hm_eta(HM_LN2, p);
-    if (kind == HM_NM) return 1.0;
+    if (kind == HM_PL_NP) return exp(-p * HM_PL_LN2);
+    if (kind == HM_PL_CP || kind == HM_PL_AP) return HM_PL_LN2;
+    if (kind == HM_PL_HP) return -hm_pl_eta(HM_PL_LN2, p);
+    if (kind == HM_PL_NM) return 1.0;
     return 0.0;
 }
 
 /* P[0..2] for the series at v, d[0..1] the arc length's first two derivatives in v */
-static void hm_point(int kind, double v, double p, double m, double *P, double *d)
+static void hm_pl_point(int kind, double v, double p, double m, double *P, double *d)
 {
     double x, e, X, lx, a;
     P[0] = P[1] = P[2] = 0.0;
-    if (kind == HM_NP) {
+    if (kind == HM_PL_NP) {
         x = pow(v, m);
         d[0] = m / (1.0 - x);
         d[1] = v > 0.0 ? m * d[0] * x / (v * (1.0 - x)) : 0.0;
         P[0] = x; P[1] = v;
-    } else if (kind == HM_NM) {
+    } else if (kind == HM_PL_NM) {
         x = pow(v, m);
         P[0] = x / (1.0 + x);
         P[1] = v * pow(1.0 + x, -p);
         d[0] = m / (1.0 + x);
         d[1] = v > 0.0 ? -m * d[0] * x / (v * (1.0 + x)) : 0.0;
-    } else if (kind == HM_CP) {
+    } else if (kind == HM_PL_CP) {
         e = exp(-v);
         P[0] = e;
         d[0] = pow(1.0 - e, p - 1.0);
         d[1] = (p - 1.0) * d[0] * e / (1.0 - e);
-    } else if (kind == HM_AP) {
+    } else if (kind == HM_PL_AP) {
         e = exp(-v);
         P[0] = e;
         d[0] = pow(1.0 - e, -p);
         d[1] = -p * d[0] * e / (1.0 - e);
-    } else if (kind == HM_HP) {
-        lx = hm_lnx_of_eta(-v, p);
+    } else if (kind == HM_PL_HP) {
+        lx = hm_pl_lnx_of_eta(-v, p);
         X = exp(-lx);
         a = 1.0 - (p - 1.0) * v;
         P[0] = X; P[1] = -lx; P[2] = a;
         d[0] = 1.0 / (1.0 - X);
         d[1] = X / a * d[0] * d[0];
     } else {
-        lx = hm_lnx_of_eta(v, p);
+        lx = hm_pl_lnx_of_eta(v, p);
         x = exp(lx);
         X = 1.0 / (1.0 + x);
         P[0] = X; P[1] = -log1p(x); P[2] = pow(X, 1.0 - p);
@@ -221,18 +221,18 @@ static void hm_point(int kind, double v, double p, double m, double *P, double *
     }
 }
 
-static double hm_em1c(double c, double r) { return c == 0.0 ? r : expm1(c * r) / c; }
+static double hm_pl_em1c(double c, double r) { return c == 0.0 ? r : expm1(c * r) / c; }
 
-/* arc length from v_b (B = hm_point there) to v (P) in units λ/(a m) (_darc) */
-static double hm_darc(int kind, double vb, const double *B, double v, const double *P,
+/* arc length from v_b (B = hm_pl_point there) to v (P) in units λ/(a m) (_darc) */
+static double hm_pl_darc(int kind, double vb, const double *B, double v, const double *P,
                       double p, double tol)
 {
     double tot = 0.0, a1, a0, c, d, t;
     int k;
     if (v == vb) return 0.0;
-    if (kind == HM_NP) {
+    if (kind == HM_PL_NP) {
         a1 = P[1]; a0 = B[1];
-        for (k = 0; k < HM_MAXTERMS; k++) {
+        for (k = 0; k < HM_PL_MAXTERMS; k++) {
             t = (a1 - a0) / (k + p);
             tot += t;
             if (fabs(t) <= 0.25 * tol * fabs(tot)) break;
@@ -240,9 +240,9 @@ static double hm_darc(int kind, double vb, const double *B, double v, const doub
         }
         return tot;
     }
-    if (kind == HM_NM) {
+    if (kind == HM_PL_NM) {
         a1 = P[1]; a0 = B[1]; c = 1.0;
-        for (k = 0; k < HM_MAXTERMS; k++) {
+        for (k = 0; k < HM_PL_MAXTERMS; k++) {
             t = c * (a1 - a0) / (p + k);
             tot += t;
             if (k > p && fabs(t) <= 0.25 * tol * fabs(tot)) break;
@@ -251,10 +251,10 @@ static double hm_darc(int kind, double vb, const double *B, double v, const doub
         }
         return tot;
     }
-    if (kind == HM_CP || kind == HM_AP) {
-        double sh = kind == HM_CP ? -p : p - 1.0, kmin = kind == HM_CP ? p : 2.0 * p;
+    if (kind == HM_PL_CP || kind == HM_PL_AP) {
+        double sh = kind == HM_PL_CP ? -p : p - 1.0, kmin = kind == HM_PL_CP ? p : 2.0 * p;
         tot = v - vb; d = 1.0; a1 = 1.0; a0 = 1.0;
-        for (k = 1; k < HM_MAXTERMS; k++) {
+        for (k = 1; k < HM_PL_MAXTERMS; k++) {
             d *= (k + sh) / k;
             if (d == 0.0) break;
             a1 *= P[0]; a0 *= B[0];
@@ -265,14 +265,14 @@ static double hm_darc(int kind, double vb, const double *B, double v, const doub
         return tot;
     }
     a1 = P[2]; a0 = B[2];
-    d = kind == HM_HP ? 1.0 : -1.0;
-    for (k = 0; k < HM_MAXTERMS; k++) {
-        if (k > 0 && kind == HM_FM) {
+    d = kind == HM_PL_HP ? 1.0 : -1.0;
+    for (k = 0; k < HM_PL_MAXTERMS; k++) {
+        if (k > 0 && kind == HM_PL_FM) {
             d *= (k - p) / k;
             if (d == 0.0) break;
         }
         c = k - p + 1.0;
-        if (fabs(c) < 0.5) t = d * a0 * hm_em1c(c, P[1] - B[1]);
+        if (fabs(c) < 0.5) t = d * a0 * hm_pl_em1c(c, P[1] - B[1]);
         else t = d * (a1 - a0) / c;
         tot += t;
         if (k > p && fabs(t) <= 0.25 * tol * fabs(tot)) break;
@@ -281,29 +281,29 @@ static double hm_darc(int kind, double vb, const double *B, double v, const doub
     return tot;
 }
 
-static double hm_halley(double f, double d1, double d2)
+static double hm_pl_halley(double f, double d1, double d2)
 {
     double den = 2.0 * d1 * d1 - f * d2;
     if (den > d1 * d1) return -2.0 * f * d1 / den;
     return -f / d1;
 }
 
-/* w/λ at v + dv to first order from hm_point at v (_t_lin) */
-static double hm_t_lin(int kind, double v, const double *P, const double *d, double p,
+/* w/λ at v + dv to first order from hm_pl_point at v (_t_lin) */
+static double hm_pl_t_lin(int kind, double v, const double *P, const double *d, double p,
                        double dv)
 {
     double x;
-    if (kind == HM_NP || kind == HM_NM) return v + dv;
-    if (kind == HM_CP) return (1.0 - P[0]) * d[0] + p * d[0] * P[0] * dv;
-    if (kind == HM_AP) return d[0] + d[1] * dv;
-    if (kind == HM_HP) return (P[2] - p * dv) / P[0];
+    if (kind == HM_PL_NP || kind == HM_PL_NM) return v + dv;
+    if (kind == HM_PL_CP) return (1.0 - P[0]) * d[0] + p * d[0] * P[0] * dv;
+    if (kind == HM_PL_AP) return d[0] + d[1] * dv;
+    if (kind == HM_PL_HP) return (P[2] - p * dv) / P[0];
     x = 1.0 / P[0] - 1.0;
     return x * (1.0 + (p - 1.0) * v) + p * x * dv;
 }
 
 /* travel sig ≥ 0 from v_b towards v_end on region kind (_solve); *left = the arc
  * length left over when v_end is reached first, *T = w/λ at the end or NaN */
-static double hm_solve(int kind, double vb, double sig, double vend, double p, double m,
+static double hm_pl_solve(int kind, double vb, double sig, double vend, double p, double m,
                        double tol, double acc, const double *B, const double *db,
                        double *left, double *T)
 {
@@ -316,7 +316,7 @@ static double hm_solve(int kind, double vb, double sig, double vend, double p, d
     lo = fmin(vb, vend);
     hi = fmax(vb, vend);
     target = dirv * sig;
-    v = vb + hm_halley(-target, db[0], db[1]);
+    v = vb + hm_pl_halley(-target, db[0], db[1]);
     if (!(lo < v && v < hi)) {
         if ((v - vb) * dirv > 0.0) { v = vend; tried_end = 1; }
         else v = 0.5 * (vb + vend);
@@ -325,20 +325,20 @@ static double hm_solve(int kind, double vb, double sig, double vend, double p, d
     for (it = 0; it < 200; it++) {
         if (fabs(v) == INFINITY) return v;
         if (hm_spend()) return v;
-        hm_point(kind, v, p, m, P, d);
-        f = hm_darc(kind, vb, B, v, P, p, tol) - target;
+        hm_pl_point(kind, v, p, m, P, d);
+        f = hm_pl_darc(kind, vb, B, v, P, p, tol) - target;
         if (v == vend && f * dirv <= 0.0) { *left = sig - fabs(f + target); return vend; }
         if (f < 0.0) lo = v; else hi = v;
-        dv = hm_halley(f, d[0], d[1]);
+        dv = hm_pl_halley(f, d[0], d[1]);
         vn = v + dv;
-        vs = (kind == HM_NP || kind == HM_NM) ? fmax(fabs(v), fabs(vb)) : fmax(fabs(v), 1.0);
+        vs = (kind == HM_PL_NP || kind == HM_PL_NM) ? fmax(fabs(v), fabs(vb)) : fmax(fabs(v), 1.0);
         if ((vn - vend) * dirv >= 0.0 && !tried_end) { v = vend; tried_end = 1; continue; }
         if (!(lo <= vn && vn <= hi)) {
             if (fabs(hi) == INFINITY || fabs(lo) == INFINITY)
                 vn = fmin(fmax(v - 2.0 * f / d[0], lo), hi);
             else vn = 0.5 * (lo + hi);
         } else if (fabs(dv) <= acc * vs && fabs(d[1] / d[0]) * dv * dv <= tol * vs) {
-            *T = hm_t_lin(kind, v, P, d, p, dv);
+            *T = hm_pl_t_lin(kind, v, P, d, p, dv);
             return vn;
         }
         if (vn == v) return v;
@@ -347,8 +347,8 @@ static double hm_solve(int kind, double vb, double sig, double vend, double p, d
     return v;
 }
 
-/* region, v and hm_point at w = λT, x = T^m (_start) */
-static int hm_start(double T, double x, int pos, double p, double m, double *v, double *B,
+/* region, v and hm_pl_point at w = λT, x = T^m (_start) */
+static int hm_pl_start(double T, double x, int pos, double p, double m, double *v, double *B,
                     double *db)
 {
     double e, lx, X, a;
@@ -358,29 +358,29 @@ static int hm_start(double T, double x, int pos, double p, double m, double *v, 
             db[0] = m / (1.0 - x);
             db[1] = T > 0.0 ? m * db[0] * x / (T * (1.0 - x)) : 0.0;
             B[0] = x; B[1] = T; *v = T;
-            return HM_NP;
+            return HM_PL_NP;
         }
         if (x < 1.0) {
             e = 1.0 - x;
             db[0] = T / x;
             db[1] = (p - 1.0) * db[0] * e / x;
             B[0] = e; *v = -log(e);
-            return HM_CP;
+            return HM_PL_CP;
         }
         if (x <= 2.0) {
             e = 1.0 - 1.0 / x;
             db[0] = T;
             db[1] = -p * T * e / (1.0 - e);
             B[0] = e; *v = -log(e);
-            return HM_AP;
+            return HM_PL_AP;
         }
         lx = log(x);
         X = 1.0 / x;
         a = T / x;
         db[0] = 1.0 / (1.0 - X);
         db[1] = X / a * db[0] * db[0];
-        B[0] = X; B[1] = -lx; B[2] = a; *v = -hm_eta(lx, p);
-        return HM_HP;
+        B[0] = X; B[1] = -lx; B[2] = a; *v = -hm_pl_eta(lx, p);
+        return HM_PL_HP;
     }
     if (x <= 1.0) {
         B[0] = x / (1.0 + x);
@@ -388,20 +388,20 @@ static int hm_start(double T, double x, int pos, double p, double m, double *v, 
         db[0] = m / (1.0 + x);
         db[1] = T > 0.0 ? -m * db[0] * x / (T * (1.0 + x)) : 0.0;
         *v = T;
-        return HM_NM;
+        return HM_PL_NM;
     }
     lx = log(x);
     X = 1.0 / (1.0 + x);
-    *v = hm_eta(lx, p);
+    *v = hm_pl_eta(lx, p);
     B[0] = X; B[1] = -log1p(x); B[2] = pow(X, 1.0 - p);
     db[0] = x * X;
     db[1] = T / x * x / (1.0 + (p - 1.0) * *v) * X * X;
-    return HM_FM;
+    return HM_PL_FM;
 }
 
 /* w = |y| along dw/ds = a − b w^m (toward_zero = 0) or −(a − b w^m) over the arc
  * length S; *left = the arc length left when w reached 0 first (side_travel) */
-static double hm_side_travel(double w0, int toward_zero, double S, double a, double b,
+static double hm_pl_side_travel(double w0, int toward_zero, double S, double a, double b,
                              double m, double tol, double acc, double *left)
 {
     double p, lam, sig, T, Te, x, v, vend, lnx, B[3], db[2];
@@ -420,35 +420,35 @@ static double hm_side_travel(double w0, int toward_zero, double S, double a, dou
     x = pow(T, m);
     if (pos && x == 1.0) return w0;
     outward = toward_zero && pos && x > 1.0;  /* beyond a return branch's unstable point */
-    kind = hm_start(T, x, pos, p, m, &v, B, db);
+    kind = hm_pl_start(T, x, pos, p, m, &v, B, db);
     for (;;) {
-        if (outward) vend = kind == HM_AP ? hm_v_cut(kind, p) : (p >= 1.0 ? -INFINITY : -1.0 / (1.0 - p));
-        else if (toward_zero) vend = (kind == HM_NP || kind == HM_NM) ? 0.0 : hm_v_cut(kind, p);
-        else if (kind == HM_NP || kind == HM_NM || kind == HM_HP) vend = hm_v_cut(kind, p);
-        else if (kind == HM_FM) vend = p >= 1.0 ? INFINITY : 1.0 / (1.0 - p);
+        if (outward) vend = kind == HM_PL_AP ? hm_pl_v_cut(kind, p) : (p >= 1.0 ? -INFINITY : -1.0 / (1.0 - p));
+        else if (toward_zero) vend = (kind == HM_PL_NP || kind == HM_PL_NM) ? 0.0 : hm_pl_v_cut(kind, p);
+        else if (kind == HM_PL_NP || kind == HM_PL_NM || kind == HM_PL_HP) vend = hm_pl_v_cut(kind, p);
+        else if (kind == HM_PL_FM) vend = p >= 1.0 ? INFINITY : 1.0 / (1.0 - p);
         else vend = INFINITY;
-        v = hm_solve(kind, v, sig, vend, p, m, tol, acc, B, db, &sig, &Te);
+        v = hm_pl_solve(kind, v, sig, vend, p, m, tol, acc, B, db, &sig, &Te);
         if (sig <= 0.0 || v != vend) break;
-        if (kind == HM_NP || kind == HM_NM) {
+        if (kind == HM_PL_NP || kind == HM_PL_NM) {
             if (toward_zero) { *left = sig * lam / (a * m); return 0.0; }
-        } else if ((kind == HM_FM && !toward_zero) || (kind == HM_HP && outward)) return INFINITY;
-        lnx = hm_lnx_of_v(kind, v, p, m);
-        if (outward) kind = HM_HP;
-        else if (toward_zero) kind = kind == HM_CP ? HM_NP : HM_NM;
-        else kind = kind == HM_NP ? HM_CP : (kind == HM_HP ? HM_AP : HM_FM);
-        v = hm_v_of_lnx(kind, lnx, p);
-        hm_point(kind, v, p, m, B, db);
+        } else if ((kind == HM_PL_FM && !toward_zero) || (kind == HM_PL_HP && outward)) return INFINITY;
+        lnx = hm_pl_lnx_of_v(kind, v, p, m);
+        if (outward) kind = HM_PL_HP;
+        else if (toward_zero) kind = kind == HM_PL_CP ? HM_PL_NP : HM_PL_NM;
+        else kind = kind == HM_PL_NP ? HM_PL_CP : (kind == HM_PL_HP ? HM_PL_AP : HM_PL_FM);
+        v = hm_pl_v_of_lnx(kind, lnx, p);
+        hm_pl_point(kind, v, p, m, B, db);
     }
-    if (kind == HM_NP || kind == HM_NM) return lam * v;
+    if (kind == HM_PL_NP || kind == HM_PL_NM) return lam * v;
     if (Te == Te) return lam * Te;
-    if (kind == HM_CP) return lam * pow(-expm1(-v), p);
-    if (kind == HM_AP) return lam * pow(-expm1(-v), -p);
-    return lam * exp(p * hm_lnx_of_v(kind, v, p, m));
+    if (kind == HM_PL_CP) return lam * pow(-expm1(-v), p);
+    if (kind == HM_PL_AP) return lam * pow(-expm1(-v), -p);
+    return lam * exp(p * hm_pl_lnx_of_v(kind, v, p, m));
 }
 
 /* y(h) by the degree-6 Taylor polynomial about y ≠ 0, or NaN when h is not short
  * (_short_step in power_law_map.py) */
-static double hm_short_step(double y, double h, double q0, double kap, double m, double tol,
+static double hm_pl_short_step(double y, double h, double q0, double kap, double m, double tol,
                             double scale)
 {
     double sy = y > 0.0 ? 1.0 : -1.0, a0 = fabs(y), w0, c1, inv, A1, w1, c2, A2, w2, c3, A3,
@@ -499,7 +499,7 @@ static double hm_power_law_advance(double y, double L, double q0, double q1, dou
     }
     tol = fmin(fmax(1e-3 * rtol, 1e-16), 1e-6);
     if (y != 0.0) {
-        w = hm_short_step(y, L, q0, y > 0.0 ? q1 + q2 : q2 - q1, m, tol, scale);
+        w = hm_pl_short_step(y, L, q0, y > 0.0 ? q1 + q2 : q2 - q1, m, tol, scale);
         if (w == w) return w;
     }
     acc = 0.1 * sqrt(tol);
@@ -508,11 +508,11 @@ static double hm_power_law_advance(double y, double L, double q0, double q1, dou
     ka = sa > 0.0 ? q1 + q2 : q2 - q1;
     kb = sa > 0.0 ? q2 - q1 : q1 + q2;
     if (y * sa < 0.0) {
-        w = hm_side_travel(fabs(y), 1, L, a, sa * kb, m, tol, acc, &left);
+        w = hm_pl_side_travel(fabs(y), 1, L, a, sa * kb, m, tol, acc, &left);
         if (left <= 0.0 || w != 0.0) return -sa * w;
         L = left;
     }
-    w = hm_side_travel(y * sa > 0.0 ? fabs(y) : 0.0, 0, L, a, sa * ka, m, tol, acc, &left);
+    w = hm_pl_side_travel(y * sa > 0.0 ? fabs(y) : 0.0, 0, L, a, sa * ka, m, tol, acc, &left);
     return sa * w;
 }
 
