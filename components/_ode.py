@@ -4,7 +4,8 @@ Dormand & Prince (1980), in the form of Hairer, Nørsett & Wanner (1993), *Solvi
 Ordinary Differential Equations I*, §II.4-II.5: the tableau (``DP_A``, ``DP_C``,
 ``DP_B``), the embedded error weights ``DP_E`` (5th minus 4th order) and the free
 4th-order continuous extension ``DP_P`` (scipy's RK45 uses the same). The C kernels
-need no adaptive integrator: every exportable law has an exact or Taylor segment map.
+need no adaptive integrator: every exportable law has an exact segment map (Bouc-Wen
+and modified Dahl: components/power_law_map.py, C mirror ``hm_power_law_advance``).
 
 ``dp45_step`` does ONE step of y' = fun(t, y, args, out) for any state: the scalar
 state of a law along an input segment or a whole assembly state. ``dp45_solve`` is

@@ -243,8 +243,10 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
     (for k = 0, the first segment).
 
     rtol (default 1e-8) is the relative tolerance of the segment updates that are not
-    exact: the Taylor steps of Bouc-Wen (n ≠ 1) and modified Dahl (μ ≠ 1), the
-    adaptive Dormand-Prince steps of Duhem (components/_ode.py); laws with an exact
+    exact: the exact segment map of Bouc-Wen (n ≠ 1) and modified Dahl (μ ≠ 1)
+    (components/power_law_map.py: its series are truncated and its Halley iteration
+    stopped at 1e-3·rtol of each segment's arc length), the adaptive Dormand-Prince
+    steps of Duhem (components/_ode.py); laws with an exact
     update (Dahl, LuGre, viscous + Dahl, Bouc-Wen n = 1, modified Dahl μ = 1, Masing,
     Maxwell-slip, Preisach) are exact to rounding, except that one-state laws with an
     affine segment map (Dahl, LuGre) reuse that map while v and dt stay within
