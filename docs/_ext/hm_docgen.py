@@ -396,11 +396,13 @@ def _fmu_note(r) -> str:
 
 
 def _mujoco_note(r) -> str:
+    if r["name"] == "SumElement" and "hystmech.Sum" in {name for name, _ in mujoco_rows()}:
+        return "yes: MJCF plugin ``hystmech.Sum`` (parts with a C kernel), or ``add_element``"
     if r["c"] is None:
         return "no"
     if f"hystmech.{r['name']}" in {name for name, _ in mujoco_rows()}:
         return f"yes: MJCF plugin ``hystmech.{r['name']}``, or ``add_element``"
-    return "yes, through ``hystmech.plugins.mujoco.add_element`` (array parameters)"
+    return "no (not in the plugin library)"
 
 
 def law_card(cls) -> str:
@@ -523,7 +525,7 @@ def mujoco_rows() -> list[tuple[str, list[tuple[str, str]]]]:
         return rows
     out = []
     for r in law_rows():
-        if r["c"] is None or not r["scalar"]:
+        if r["c"] is None:
             continue
         keys = [(n, ", ".join(x for x in (u, "required" if not d else f"default {d}") if x))
                 for n, u, _, d, _ in r["params"] if n not in ("g", "f")]
