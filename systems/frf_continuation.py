@@ -26,7 +26,7 @@ import numpy as np
 
 from .belt_tensioner import belt_assembly, paper_tensioner
 from .continuation import Branch, continue_orbits
-from .periodic import UNIT_TOL, peak_to_peak
+from .periodic import peak_to_peak
 from .sweep import _table
 
 MODELS = ("mdm", "masing")
@@ -97,13 +97,13 @@ def jumps(branch: Branch) -> list:
     return [{"omega": s["p"], "T_amplitude": s["measure"]} for s in branch.folds()]
 
 
-def leading_real_multiplier(multipliers, neutral_tol: float = UNIT_TOL) -> float:
-    """The largest real positive Floquet multiplier of one orbit that is not the neutral
-    μ = 1 of a stuck Masing slider (|μ − 1| <= neutral_tol); 0 when there is none. A
-    fold (saddle-node, jump) is where it crosses +1."""
+def leading_real_multiplier(multipliers) -> float:
+    """The largest real positive Floquet multiplier of one orbit (the neutral μ = 1 of a
+    stuck Masing slider is removed structurally before, see
+    :mod:`hystmech.systems.stability`); 0 when there is none. A fold (saddle-node, jump)
+    is where it crosses +1."""
     mu = np.asarray(multipliers, dtype=complex)
-    real = mu[(np.abs(mu.imag) <= 1e-3 * np.abs(mu)) & (mu.real > 0)].real
-    real = real[np.abs(real - 1.0) > neutral_tol]
+    real = mu[(np.abs(mu.imag) <= 1e-9 * np.maximum(np.abs(mu), 1e-300)) & (mu.real > 0)].real
     return float(real.max()) if real.size else 0.0
 
 

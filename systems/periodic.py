@@ -249,21 +249,28 @@ class Shooter:
             M[:, j] = (self.flow(yp)[free] - fy[free]) / dd
         return M, fy
 
-    def monodromy_with_error(self, y, scale, *, eps: float = 1e-4):
+    def monodromy_with_error(self, y, scale, *, eps: float = 1e-4, M=None):
         """The monodromy of the free unknowns at y with an error estimate, the stuck
         sliders' neutral rows removed (:mod:`hystmech.systems.stability`). Returns
-        (M, dM, kept indices into ``free``, source "variational" | "finite-differences")."""
+        (M, dM, kept indices into ``free``, source "variational" | "finite-differences").
+        M: the monodromy at y if already known (variational: only the check run is
+        made; finite differences: it is the one at step eps)."""
         vm = self.variational()
         free = self.free
         if vm is not None:
             vm.set_scale(np.maximum(scale, self.floor))
-            self.n_sims += 2
-            _, M, dM = vm.monodromy_with_error(np.clip(y, self.lo, self.hi))
-            M, dM = M[np.ix_(free, free)], dM[np.ix_(free, free)]
+            yc = np.clip(y, self.lo, self.hi)
+            if M is None:
+                self.n_sims += 1
+                M = vm.flow_monodromy(yc)[1][np.ix_(free, free)]
+            self.n_sims += 1
+            M2 = vm.flow_monodromy(yc, min(100.0 * vm.rtol, 1e-4))[1][np.ix_(free, free)]
+            dM = M2 - M
             src = "variational"
         else:
             fy = self.flow(y)
-            M, _ = self.jacobian(y, scale, fy, eps=eps, central=self.smooth)
+            if M is None:
+                M, _ = self.jacobian(y, scale, fy, eps=eps, central=self.smooth)
             M2, _ = self.jacobian(y, scale, fy, eps=2 * eps, central=self.smooth)
             dM = M2 - M
             src = "finite-differences"
