@@ -53,7 +53,7 @@ def main(argv=()):
         tot += up["cpu_s"] + dn["cpu_s"]
         for name, s in (("up", up), ("down", dn)):
             for w, a, st in zip(s["omega"], s["measure"], s["settle"]):
-                rows.append(f"mdm,{f1!r},{name},{w!r},{a!r},{st!r}")
+                rows.append(f"mdm,{f1!r},{name},{float(w)!r},{float(a)!r},{float(st)!r}")
         bad = max(float(up["settle"].max()), float(dn["settle"].max()))
         print(f"f1 = {f1:g} N: bistable window {win} rad/s (grid {step} rad/s, {DWELL} "
               f"periods per step; worst settle {bad:.1e}); CPU {up['cpu_s'] + dn['cpu_s']:.1f} s",

@@ -174,14 +174,17 @@ class FoldSystem:
                          residual=float(np.max(np.abs(F))))
 
     def correct(self, x, t=None, x_prev=None, ds=0.0, *, fixed: int | None = None,
-                tol: float = 1e-9, max_iter: int = 12):
+                tol: float = 1e-9, max_iter: int = 12, J=None):
         """Newton on F = 0 plus one more equation: the arclength condition
-        t·(x − x_prev) = ds, or x[fixed] held (fixed = m: p, m + 1: q). Returns x."""
+        t·(x − x_prev) = ds, or x[fixed] held (fixed = m: p, m + 1: q). The Jacobian
+        (``J``, or computed at the first iterate) is kept while the residual falls by
+        half per step (chord method), else recomputed. Returns (x, J)."""
         m = self.m
         x = np.asarray(x, float).copy()
+        if self.b is None:
+            self.set_border(x[:m] * self.s, x[m] * self.ps, x[m + 1] * self.qs)
+        last = np.inf
         for it in range(max_iter):
-            if self.b is None:
-                self.set_border(x[:m] * self.s, x[m] * self.ps, x[m + 1] * self.qs)
             F, A, _ = self.F(x)
             if fixed is not None:
                 extra = 0.0
@@ -191,19 +194,19 @@ class FoldSystem:
                 extra = float(t @ (x - x_prev) - ds)
                 row = t
             res = np.concatenate([F, [extra]])
-            if np.max(np.abs(res)) <= tol and it > 0:
-                return x
-            J = np.vstack([self.jacobian(x, F), row[None, :]])
-            dx = np.linalg.solve(J, -res)
+            err = float(np.max(np.abs(res)))
+            if err <= tol:
+                return x, J
+            if J is None or err > 0.5 * last:
+                J = self.jacobian(x, F)
+            last = err
+            dx = np.linalg.solve(np.vstack([J, row[None, :]]), -res)
             x = x + dx
-            # keep the bordering vectors near the null vectors of the current A
-            _, A, _ = self._A(x[:m] * self.s, x[m] * self.ps, x[m + 1] * self.qs)
-            self.b, self.c = _null_vectors(A)
             if np.max(np.abs(dx)) <= tol:
-                return x
+                return x, J
         F, _, _ = self.F(x)
         if np.max(np.abs(F)) <= 1e3 * tol:
-            return x
+            return x, J
         raise FoldError(f"fold system: no convergence in {max_iter} Newton steps "
                         f"(scaled residual {np.max(np.abs(F)):.3g})")
 
@@ -218,7 +221,7 @@ def locate_fold(build: Callable, y, p, *, q: float = 0.0, scale, p_scale: float,
     fs = FoldSystem(build, scale, p_scale=p_scale, q_scale=max(abs(q), 1.0), phase=phase,
                     n_periods=n_periods, period=period)
     x = np.concatenate([np.asarray(y, float) / fs.s, [p / fs.ps, q / fs.qs]])
-    x = fs.correct(x, fixed=fs.m + 1, tol=tol)
+    x, _ = fs.correct(x, fixed=fs.m + 1, tol=tol)
     return fs.point(x)
 
 
@@ -261,10 +264,9 @@ def continue_folds(build: Callable, y, p, q, *, scale, p_scale: float, q_scale: 
     qlo, qhi = min(q_range), max(q_range)
     plo, phi = (-np.inf, np.inf) if p_range is None else (min(p_range), max(p_range))
     x = np.concatenate([np.asarray(y, float) / fs.s, [p / fs.ps, q / fs.qs]])
-    x = fs.correct(x, fixed=m + 1, tol=tol)
+    x, J = fs.correct(x, fixed=m + 1, tol=tol)
 
-    def tangent(x, prev=None):
-        J = fs.jacobian(x)
+    def tangent(x, J, prev=None):
         t = np.linalg.svd(J)[2][-1]
         if prev is not None:
             if t @ prev < 0:
@@ -274,29 +276,36 @@ def continue_folds(build: Callable, y, p, q, *, scale, p_scale: float, q_scale: 
         return t / np.linalg.norm(t)
 
     pts = [x.copy()]
-    t = tangent(x)
+    t = tangent(x, J if J is not None else fs.jacobian(x))
     tq = [t[m + 1]]
     h = ds
     message = f"reached max_points = {max_points}"
     while len(pts) < max_points:
         try:
-            xn = fs.correct(x + h * t, t, x, h, tol=tol)
+            xn, Jn = fs.correct(x + h * t, t, x, h, tol=tol, J=J)
             ok = np.linalg.norm(xn - x) <= 2.0 * h
         except (FoldError, np.linalg.LinAlgError, ValueError, RuntimeError):
             ok = False
         if not ok:
             h *= 0.5
+            J = None
             fs.set_border(x[:m] * fs.s, x[m] * fs.ps, x[m + 1] * fs.qs)
             if h < ds_min:
                 message = f"step fell below ds_min at p = {x[m] * fs.ps:.6g}, q = {x[m + 1] * fs.qs:.6g}"
                 break
             continue
-        tn = tangent(xn, t)
+        # new borders at the new point (null vectors of its M − I)
+        fs.set_border(xn[:m] * fs.s, xn[m] * fs.ps, xn[m + 1] * fs.qs)
+        J = fs.jacobian(xn)
+        tn = tangent(xn, J, t)
         x, t = xn, tn
         pts.append(x.copy())
         tq.append(t[m + 1])
         h = min(ds_max, 1.3 * h)
         pq, qq = x[m] * fs.ps, x[m + 1] * fs.qs
+        if len(pts) > 8 and np.linalg.norm(x - pts[0]) < 0.75 * h:
+            message = "the curve closed on its first point"
+            break
         if not (qlo <= qq <= qhi and plo <= pq <= phi):
             message = f"left the parameter range at p = {pq:.6g}, q = {qq:.6g}"
             break

@@ -466,15 +466,24 @@ def _exact_fold(fd, build, period, n_periods, phase, Y, P, i, scale, ps, measure
     fails."""
     from .bifurcation import FoldError, locate_fold
 
-    j = int(np.argmin(np.abs(np.asarray(P[i - 2:i + 1]) - fd["p"]))) + i - 2
-    try:
-        f = locate_fold(lambda p, q: build(p), Y[j], P[j], scale=scale, p_scale=ps,
-                        phase=phase, n_periods=n_periods,
-                        period=None if period is None else (lambda p, q: period(p)))
-    except (FoldError, SimulationError, np.linalg.LinAlgError, ValueError):
+    pp = np.asarray(P[i - 2:i + 1])
+    span = float(np.ptp(pp))
+    for j in np.argsort(np.abs(pp - fd["p"])) + i - 2:
+        try:
+            f = locate_fold(lambda p, q: build(p), Y[j], P[j], scale=scale, p_scale=ps,
+                            phase=phase, n_periods=n_periods,
+                            period=None if period is None else (lambda p, q: period(p)))
+        except (FoldError, SimulationError, np.linalg.LinAlgError, ValueError):
+            continue
+        # the fold between these three points, not a neighbouring one: within their
+        # span in p and in state (scaled by the excursions)
+        ys = np.asarray(Y[i - 2:i + 1])
+        d_state = np.max(np.abs(ys - f.y[None, :]) / scale[None, :], axis=1).min()
+        d_pts = np.max(np.abs(np.diff(ys, axis=0)) / scale[None, :])
+        if abs(f.p - fd["p"]) <= span + 1e-12 * ps and d_state <= d_pts:
+            break
+    else:
         return fd
-    if not abs(f.p - fd["p"]) <= abs(P[i] - P[i - 2]) + 1e-12 * ps:
-        return fd           # converged to another fold: keep the estimate
     sh = Shooter(build(f.p), None if period is None else period(f.p), n_periods=n_periods,
                  phase=phase, method=method, options=options)
     out = dict(fd, p=f.p, measure=float(measure(sh.sample(f.y, n_samples))), exact=True,

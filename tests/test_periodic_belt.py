@@ -83,16 +83,16 @@ def test_scenario_runner_writes_branches_over_given_sweep(tmp_path):
            "overlay": {"frf_csv": str(csv)}}
     out = run(cfg, tmp_path, lambda f, m: None)
     lines = out.files["frf_branches.csv"].strip().splitlines()
-    assert lines[0] == ("model,f1,omega,T_amplitude,stable,max_multiplier,fresh_jacobian,"
-                        "leading_real_multiplier")
+    assert lines[0] == ("model,f1,omega,T_amplitude,stability,max_multiplier,"
+                        "max_multiplier_error,fresh_jacobian,leading_real_multiplier")
     rows = [ln.split(",") for ln in lines[1:]]
     w = np.array([float(r[2]) for r in rows])
     a = np.array([float(r[3]) for r in rows])
-    assert w[0] == 62.0 and w[-1] >= 64.0 and all(r[4] == "1" for r in rows)
+    assert w[0] == 62.0 and w[-1] >= 64.0 and all(r[4] == "stable" for r in rows)
     # stuck Masing: the linear FRF with k + k0, c0(Ω), within the projection scheme's error
     ref = [linear_tension_amplitude(x, k_t=K_STUCK, c_t=masing_damping(x), f1=13.0) for x in w]
     assert a == pytest.approx(ref, rel=5e-3)
-    assert out.files["frf_folds.csv"].strip() == "model,f1,kind,omega,T_amplitude"
+    assert out.files["frf_folds.csv"].strip() == "model,f1,kind,omega,T_amplitude,exact"
     assert "frf_continuation" in out.figures
     with pytest.raises(ValueError, match="frf_csv"):
         run({**cfg, "overlay": {"frf_csv": str(tmp_path / "missing.csv")}}, tmp_path,
