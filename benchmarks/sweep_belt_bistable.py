@@ -6,7 +6,7 @@ against (issue 21).
 
 For each f1 [N] (Bastien et al. (2007), eq. (59b), f(t) = f1·cos(Ωt)) the rig is swept up
 and down over Ω ∈ [26, 30.5] rad/s in steps of 0.02 rad/s, DWELL forcing periods per step
-with continuous forcing phase (hystmech.systems.stepped_sweep), RK45 at rtol 1e-8. Writes
+with continuous forcing phase (hystmech.systems.periodic.stepped_sweep), RK45 at rtol 1e-8. Writes
 OUT.csv (model, f1, direction, omega, T_amplitude, settle) and prints the window where
 the two sweeps disagree (two coexisting stable responses) with its edges, and the CPU time.
 """
@@ -23,8 +23,8 @@ F1 = (300.0, 305.0, 310.0, 312.5, 315.0, 317.5, 320.0, 325.0, 330.0, 340.0)
 
 def sweep_level(f1, dwell=DWELL, step=STEP, om=OM):
     """(up sweep, down sweep, bistable window or None) of the rig at f1 [N]."""
-    from hystmech.systems.frf_continuation import rig_at, tension_amplitude_of
-    from hystmech.systems.stepped_sweep import bistable_window, stepped_sweep
+    from hystmech.systems.periodic.frf_continuation import rig_at, tension_amplitude_of
+    from hystmech.systems.periodic.stepped_sweep import bistable_window, stepped_sweep
 
     grid = np.round(np.arange(om[0], om[1] + 0.5 * step, step), 10)
     build = rig_at("mdm", f1)

@@ -11,9 +11,9 @@ import pytest
 from scipy.integrate import solve_ivp
 from scipy.optimize import fsolve
 
-from hystmech.systems.bifurcation import continue_folds
-from hystmech.systems.continuation import continue_orbits
-from hystmech.systems.stability import classify, reduce_neutral
+from hystmech.systems.periodic.bifurcation import continue_folds
+from hystmech.systems.periodic.continuation import continue_orbits
+from hystmech.systems.periodic.stability import classify, reduce_neutral
 
 from test_periodic import oscillator
 

@@ -1,7 +1,7 @@
 """Pseudo-arclength continuation of periodic orbits in a parameter (Ω, f1, ...).
 
 The orbits y*(p) of a family of forced assemblies ``build(p)`` (shooting residual
-R(y, p) = φ_{nT(p)}(y; p) − y of :mod:`hystmech.systems.periodic`) form curves in
+R(y, p) = φ_{nT(p)}(y; p) − y of :mod:`hystmech.systems.periodic.shooting`) form curves in
 (y, p). They are followed by pseudo-arclength continuation (Keller's method): from a
 point x_k = (y_k, p_k) with unit tangent t_k (null vector of [R_y, R_p]) the predictor
 x_k + Δs·t_k is corrected by Newton's method on
@@ -25,10 +25,10 @@ from typing import Callable
 
 import numpy as np
 
-from ..components.base import check_finite, check_positive
-from .result import SimulationError
+from ...components.base import check_finite, check_positive
+from ..result import SimulationError
 from .monodromy import multiplier_errors
-from .periodic import (ConvergenceError, Shooter, crossing_counts, default_fd_eps, floquet,
+from .shooting import (ConvergenceError, Shooter, crossing_counts, default_fd_eps, floquet,
                        min_norm_solve, newton_shoot, peak_to_peak)
 from .stability import classify
 
@@ -43,13 +43,13 @@ class Branch:
 
     p: parameter values; y: full states at t0 (rows); measure: the user's measure of
     each orbit (default peak-to-peak of the first DOF [m]); stability: per point
-    "stable", "unstable" or "undecided" (:mod:`hystmech.systems.stability`: every
+    "stable", "unstable" or "undecided" (:mod:`hystmech.systems.periodic.stability`: every
     multiplier against 1 at its own error bound, ``multiplier_errors``); stable:
     stability == "stable"; multipliers: per point; n_periods: orbit period in forcing
     periods; special: list of {"kind": "fold" | "branch-point" | "period-doubling" |
     "neimark-sacker" | "restart", "p", "measure", "index", "exact"}: folds of smooth
     assemblies are located exactly (``exact`` True: Newton on the bordered fold system,
-    :func:`hystmech.systems.bifurcation.locate_fold`, with its "multiplier" and "y"),
+    :func:`hystmech.systems.periodic.bifurcation.locate_fold`, with its "multiplier" and "y"),
     else by the parabola through the three points around the turning point; the other
     crossings by interpolating the crossing multiplier's modulus to 1; message: why the
     continuation stopped; phase: the section of each point, t0 + phase·T (it moves off

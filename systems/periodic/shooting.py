@@ -15,7 +15,7 @@ Neimark–Sacker (torus) bifurcation.
 Where the monodromy comes from (per kind of law):
 
 * smooth laws with a compiled ``jac`` kernel: the variational equations integrated
-  along the orbit (:mod:`hystmech.systems.monodromy`), exact to the integration
+  along the orbit (:mod:`hystmech.systems.periodic.monodromy`), exact to the integration
   tolerance, with an error bound per multiplier.
 * other laws: finite differences of the compiled simulation
   (:func:`hystmech.systems.simulate`) — one extra period per unknown, forward
@@ -23,7 +23,7 @@ Where the monodromy comes from (per kind of law):
   step ``fd_eps`` relative to each unknown's scale (its excursion over the period). The
   converged orbit's monodromy is computed at steps ε and 2ε and their difference is its
   error estimate.
-* stability is decided per multiplier at that accuracy (:mod:`hystmech.systems.stability`):
+* stability is decided per multiplier at that accuracy (:mod:`hystmech.systems.periodic.stability`):
   "stable", "unstable" or "undecided", no blanket tolerance; a stuck slider's exact
   neutral multiplier μ = 1 is removed structurally.
 * inclusions (Masing, Maxwell-slip): the discrete map is the projection scheme
@@ -46,10 +46,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from ..components.base import check_finite, check_positive
-from .assembly import Assembly, Harmonic
-from .result import SimulationError
-from .simulate import simulate
+from ...components.base import check_finite, check_positive
+from ..assembly import Assembly, Harmonic
+from ..result import SimulationError
+from ..simulate import simulate
 from .stability import (UNDECIDED, bifurcation_kind, classify, crossing_kinds, neutral_states,
                         reduce_neutral)
 
@@ -178,7 +178,7 @@ class Shooter:
         self.use_variational = True     # False: finite differences even when smooth
 
     def variational(self):
-        """The :class:`~hystmech.systems.monodromy.VariationalMap` of this period map
+        """The :class:`~hystmech.systems.periodic.monodromy.VariationalMap` of this period map
         (smooth assemblies with compiled jac kernels), or None."""
         if not self.use_variational:
             return None
@@ -218,7 +218,7 @@ class Shooter:
         """∂φ/∂y on the free unknowns (columns/rows ``self.free``) by finite differences,
         steps eps·scale, one-sided into the box for inclusion states on a face.
         Smooth assemblies with compiled jac kernels: the variational equations instead
-        (exact, :mod:`hystmech.systems.monodromy`). Returns (M (m, m), φ(y) full)."""
+        (exact, :mod:`hystmech.systems.periodic.monodromy`). Returns (M (m, m), φ(y) full)."""
         free = self.free
         if fy is None:
             fy = self.flow(y)
@@ -251,7 +251,7 @@ class Shooter:
 
     def monodromy_with_error(self, y, scale, *, eps: float = 1e-4, M=None):
         """The monodromy of the free unknowns at y with an error estimate, the stuck
-        sliders' neutral rows removed (:mod:`hystmech.systems.stability`). Returns
+        sliders' neutral rows removed (:mod:`hystmech.systems.periodic.stability`). Returns
         (M, dM, kept indices into ``free``, source "variational" | "finite-differences").
         M: the monodromy at y if already known (variational: only the check run is
         made; finite differences: it is the one at step eps)."""
@@ -331,7 +331,7 @@ def instability(multipliers, errors=None) -> str | None:
     ``"fold"`` (real μ > 1: saddle-node, the orbit's branch turns back),
     ``"period-doubling"`` (real μ < −1) or ``"neimark-sacker"`` (complex pair). errors:
     the error bound of each multiplier (default 0: the multipliers taken as exact); see
-    :mod:`hystmech.systems.stability`."""
+    :mod:`hystmech.systems.periodic.stability`."""
     mu = np.asarray(multipliers, dtype=complex)
     err = np.zeros(mu.shape) if errors is None else np.asarray(errors, float)
     return bifurcation_kind(mu, err)
@@ -355,7 +355,7 @@ class PeriodicOrbit:
     (the orbit repeats after n_periods·period); multipliers: Floquet multipliers (of the
     free unknowns without the exactly neutral stuck sliders, see the module docstring);
     multiplier_errors: the error bound of each; monodromy matrix; stability: "stable",
-    "unstable" or "undecided" (:mod:`hystmech.systems.stability`); stable: stability ==
+    "unstable" or "undecided" (:mod:`hystmech.systems.periodic.stability`); stable: stability ==
     "stable"; bifurcation: how it is unstable (``instability``); monodromy_source:
     "variational" or "finite-differences"; residual: max |φ(y0) − y0| / scale;
     iterations, n_sims (simulations used).
@@ -496,7 +496,7 @@ def periodic_orbit(assembly: Assembly, period: float | None = None, y0=None, *,
     excursion of each state over one period; section: ``"auto"`` moves t0 off velocity
     reversals of the elements (where hysteretic laws make the flow non-smooth),
     ``"fixed"`` keeps it; monodromy (Newton's Jacobian and the converged orbit's):
-    ``"auto"`` (the variational equations, :mod:`hystmech.systems.monodromy`, where the
+    ``"auto"`` (the variational equations, :mod:`hystmech.systems.periodic.monodromy`, where the
     assembly is smooth with compiled jac kernels; else finite differences), ``"fd"``
     or ``"variational"`` (ValueError when not possible). Returns a :class:`PeriodicOrbit` with its
     Floquet multipliers and stability (see the module docstring for the monodromy).
@@ -624,7 +624,7 @@ class _DriveMap(Shooter):
     uses. Operator memory (:func:`operator_states`) is carried over, not solved for."""
 
     def __init__(self, element, t, u, v, rtol):
-        from ..components.base import is_compiled
+        from ...components.base import is_compiled
 
         self.element = element
         self.t, self.u, self.v, self.rtol = t, u, v, rtol
@@ -653,7 +653,7 @@ class _DriveMap(Shooter):
         self._vmap = None
 
     def run_drive(self, x):
-        from ..drive import drive
+        from ...drive import drive
 
         self.n_sims += 1
         return drive(self.element, self.t, self.u, self.v, rtol=self.rtol,
@@ -709,7 +709,7 @@ def periodic_state(element, t, u, v=None, *, rtol: float = 1e-10, tol: float = 1
     states. The period map advances the full state (every state, also those drive()
     does not record, e.g. a Preisach memory stack) with the law's ``advance`` kernel.
     """
-    from ..components.base import ForceElement
+    from ...components.base import ForceElement
 
     if not isinstance(element, ForceElement):
         raise ValueError(f"element must be a hystmech force element (got {type(element).__name__})")

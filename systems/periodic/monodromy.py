@@ -16,7 +16,7 @@ and returns the difference of the two monodromies as ``dM``, an upper estimate o
 error of M (the error of the tighter run is about 100 times smaller). The error of each
 Floquet multiplier follows from its eigenvalue condition number
 (:func:`multiplier_errors`), so stability is decided per multiplier at its own accuracy
-(:mod:`hystmech.systems.stability`).
+(:mod:`hystmech.systems.periodic.stability`).
 
 Non-smooth laws (inclusions, operators) and elements without a compiled ``jac`` have no
 variational equations here: :func:`supports_variational` says so and the callers fall back
@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from .result import SimulationError
+from ..result import SimulationError
 
 
 def var_fun(t, z, a, out):
@@ -71,7 +71,7 @@ def template_source() -> str:
     import inspect
     import re
 
-    from ..components import _ode
+    from ...components import _ode
 
     out = ""
     for fn in (var_fun, var_solve):
@@ -89,7 +89,7 @@ def template_source() -> str:
 def supports_variational(assembly) -> bool:
     """True when every element of the assembly is smooth with a compiled ``jac`` kernel
     and the inputs are compiled (the variational equations are then integrated here)."""
-    from .model import Model
+    from ..model import Model
 
     if any(e.element.kind != "smooth" for e in assembly.elements):
         return False
@@ -110,7 +110,7 @@ class VariationalMap:
 
     def __init__(self, assembly, span: float, t0: float = 0.0, *, rtol: float = 1e-10,
                  scale=None):
-        from .model import Model
+        from ..model import Model
 
         if not supports_variational(assembly):
             raise ValueError("the variational equations need smooth elements with compiled "

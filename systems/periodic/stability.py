@@ -4,7 +4,7 @@ tolerance.
 A periodic orbit is asymptotically stable when every Floquet multiplier μ has |μ| < 1
 (Seydel (2010), *Practical Bifurcation and Stability Analysis*, §7.4). A computed
 multiplier carries an error e (from the monodromy's error and the eigenvalue's
-condition, :func:`hystmech.systems.monodromy.multiplier_errors`); it is
+condition, :func:`hystmech.systems.periodic.monodromy.multiplier_errors`); it is
 
 * inside the unit circle when |μ| + e < 1,
 * outside when |μ| − e > 1,

@@ -3,7 +3,7 @@
 Bastien et al. (2007), §4.4, Fig. 21 computes max(T) − min(T) by brute force: one
 20 s simulation per (f1, Ω) from the static state (eqs. (59a)–(59d)). Here each f1
 level is one branch of periodic orbits followed in Ω by pseudo-arclength continuation
-(:mod:`hystmech.systems.continuation`), with the same rig, forcing f(t) = f1·cos(Ωt)
+(:mod:`hystmech.systems.periodic.continuation`), with the same rig, forcing f(t) = f1·cos(Ωt)
 (f0 = φ = 0, eq. (59b)), static start (eq. (51)) and c0 = c·Ω_ident/Ω (eq. (31)) for
 Masing. The branch carries its Floquet stability, so coexisting responses, the unstable
 part between two folds and the jump frequencies (the folds) come out directly.
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .belt_tensioner import belt_assembly, paper_tensioner
+from ..rigs.belt_tensioner import belt_assembly, paper_tensioner
 from .continuation import Branch, continue_orbits
-from .periodic import peak_to_peak
+from .shooting import peak_to_peak
 from .sweep import _table
 
 MODELS = ("mdm", "masing")
@@ -70,7 +70,7 @@ def frf_branch(model: str, f1: float, omega_min: float = 10.0, omega_max: float 
     there). ds, ds_max, state_weight,
     jacobian_every, max_points, max_measure_step (relative change of the tension
     amplitude per step, 10 %), n_periods (orbits of period n·2π/Ω, e.g. 3 for a
-    subharmonic): see :func:`hystmech.systems.continuation.continue_orbits`.
+    subharmonic): see :func:`hystmech.systems.periodic.continuation.continue_orbits`.
     """
     build = rig_at(model, f1)
     for name, v in (("omega_min", omega_min), ("omega_max", omega_max)):
@@ -100,7 +100,7 @@ def jumps(branch: Branch) -> list:
 def leading_real_multiplier(multipliers) -> float:
     """The largest real positive Floquet multiplier of one orbit (the neutral μ = 1 of a
     stuck Masing slider is removed structurally before, see
-    :mod:`hystmech.systems.stability`); 0 when there is none. A fold (saddle-node, jump)
+    :mod:`hystmech.systems.periodic.stability`); 0 when there is none. A fold (saddle-node, jump)
     is where it crosses +1."""
     mu = np.asarray(multipliers, dtype=complex)
     real = mu[(np.abs(mu.imag) <= 1e-9 * np.maximum(np.abs(mu), 1e-300)) & (mu.real > 0)].real
@@ -172,7 +172,7 @@ def run(cfg: dict, out, progress):
     by continuation: stable and unstable branches, jump frequencies)."""
     import matplotlib.pyplot as plt
 
-    from ..scenario import ScenarioOutput
+    from ...scenario import ScenarioOutput
 
     b = _table(cfg, "branches", ("models", "f1", "omega_min", "omega_max"))
     c = _table(cfg, "continuation", ("ds", "ds_max", "state_weight", "mdm_tol", "masing_tol",
@@ -316,12 +316,12 @@ def fold_curve(model: str, fold: dict, f1: float, phase: float, *, f1_range=(250
                ds_max: float = 0.3, max_points: int = 120):
     """The fold curve of the rig in (Ω [rad/s], f1 [N]) from an exact fold of a branch
     (``fold``: an entry of Branch.special with ``exact`` True; its branch's section
-    ``phase``), by :func:`hystmech.systems.bifurcation.continue_folds`: the edges of the
+    ``phase``), by :func:`hystmech.systems.periodic.bifurcation.continue_folds`: the edges of the
     bistable region of Fig. 21 of Bastien et al. (2007) and its cusp(s), with the tension
     amplitude (eq. (59a)) of the orbit at each point. Smooth tensioners only (the
     modified Dahl model); ValueError for Masing."""
     from .bifurcation import continue_folds
-    from .periodic import Shooter
+    from .shooting import Shooter
 
     if str(model).lower() != "mdm":
         raise ValueError(f"model must be 'mdm' for a fold curve (the variational equations "

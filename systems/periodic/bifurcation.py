@@ -10,7 +10,7 @@ system (Govaerts (2000), *Numerical Methods for Bifurcations of Dynamical Equili
 
 with b, c the left and right null vectors of M − I at the previous iterate (the
 bordered matrix stays regular at the fold, g vanishes there with a sign change). M is
-the exact monodromy of the variational equations (:mod:`hystmech.systems.monodromy`);
+the exact monodromy of the variational equations (:mod:`hystmech.systems.periodic.monodromy`);
 ∂R/∂p and the derivatives of g by central differences of these exact maps. Adding a
 second parameter q (e.g. the forcing amplitude f1) the same m + 1 equations in the
 m + 2 unknowns (y, p, q) define the fold curve in (p, q), followed by pseudo-arclength
@@ -19,7 +19,7 @@ where they meet (the point of the curve where q turns back).
 
 Smooth assemblies with compiled jac kernels only (the modified Dahl tensioner, Duffing
 oscillators, LuGre); the folds of non-smooth laws are located on their branches from
-the turning point of Ω (:mod:`hystmech.systems.continuation`).
+the turning point of Ω (:mod:`hystmech.systems.periodic.continuation`).
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from typing import Callable
 import numpy as np
 
 from .monodromy import VariationalMap
-from .periodic import forcing_omega
+from .shooting import forcing_omega
 
 
 class FoldError(RuntimeError):

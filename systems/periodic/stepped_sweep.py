@@ -20,8 +20,8 @@ from typing import Callable
 
 import numpy as np
 
-from .result import SimulationError
-from .simulate import simulate
+from ..result import SimulationError
+from ..simulate import simulate
 
 
 def stepped_sweep(build: Callable, omegas, *, dwell: int = 200, n_measure: int = 5,
