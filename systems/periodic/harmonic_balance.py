@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..result import SimulationError
+from .shooting import ConvergenceError
 
 
 @dataclass
@@ -76,7 +76,8 @@ def harmonic_balance(assembly, n_harmonics: int, *, y_guess=None, t0: float = 0.
     period (default 4H + 4, at least 32: products of harmonics alias above it); tol:
     on the balance residual scaled by each state's excursion; scale: those excursions
     (default from the guess). ValueError for inclusions/operators or bad input;
-    SimulationError when Newton does not converge."""
+    :class:`~hystmech.systems.periodic.shooting.ConvergenceError` when Newton does not
+    converge."""
     from ..model import Model
     from .shooting import forcing_omega
 
@@ -156,7 +157,7 @@ def harmonic_balance(assembly, n_harmonics: int, *, y_guess=None, t0: float = 0.
     for it in range(1, max_iter + 1):
         R, A = residual(C, True)
         if not np.all(np.isfinite(R)):
-            raise SimulationError("harmonic balance: non-finite residual")
+            raise ConvergenceError("harmonic balance: non-finite residual", None, math.nan)
         err = float(np.max(np.abs(R) / (s[:, None] * Om)))
         if err <= tol:
             break
@@ -174,8 +175,8 @@ def harmonic_balance(assembly, n_harmonics: int, *, y_guess=None, t0: float = 0.
         R, _ = residual(C, False)
         err = float(np.max(np.abs(R) / (s[:, None] * Om)))
         if err > tol:
-            raise SimulationError(f"harmonic balance: no convergence in {max_iter} Newton "
-                                  f"steps (scaled residual {err:.3g} > tol {tol:g})")
+            raise ConvergenceError(f"harmonic balance: no convergence in {max_iter} Newton "
+                                   f"steps (scaled residual {err:.3g} > tol {tol:g})", None, err)
     exc = np.maximum(np.ptp(E @ C.T, axis=0), 1e-300)
     tail = float(np.max(np.hypot(C[:, -2], C[:, -1]) / exc))
     return HBOrbit(c=C, omega=Om, t0=float(t0), n_harmonics=H, residual=err, tail=tail,
