@@ -28,8 +28,8 @@ import numpy as np
 from ...components.base import check_finite, check_positive
 from ..result import SimulationError
 from .monodromy import multiplier_errors
-from .shooting import (ConvergenceError, Shooter, crossing_counts, default_fd_eps, floquet,
-                       min_norm_solve, newton_shoot, peak_to_peak)
+from .shooting import (ConvergenceError, Shooter, crossing_counts, default_fd_eps,
+                       drop_neutral, floquet, min_norm_solve, newton_shoot, peak_to_peak)
 from .stability import classify
 
 BROYDEN_MU_ERR = 0.05   # error bound given to the multipliers of a Broyden-updated
@@ -250,6 +250,7 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
             Mx, dM, keep, _ = shr.monodromy_with_error(y, scl, eps=fd_eps,
                                                        M=M if fresh else None)
             mu, err = multiplier_errors(Mx, dM, np.maximum(scl, shr.floor)[free][keep])
+            mu, err = drop_neutral(mu, err, shr.last_n_neutral)
             fresh = True
         P.append(p)
         Y.append(y.copy())

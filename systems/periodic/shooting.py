@@ -176,6 +176,7 @@ class Shooter:
         self._vmap = None
         self._vmap_ok = None
         self.use_variational = True     # False: finite differences even when smooth
+        self.last_n_neutral = 0         # stuck inclusions at the last monodromy_with_error
 
     def variational(self):
         """The :class:`~hystmech.systems.periodic.monodromy.VariationalMap` of this period map
@@ -282,6 +283,9 @@ class Shooter:
             if nz.size:
                 M, keep = reduce_neutral(M, nz)
                 dM = dM[np.ix_(keep, keep)]
+            self.last_n_neutral = stuck_elements(self, res)
+        else:
+            self.last_n_neutral = 0
         return M, dM, keep, src
 
     def section_quality(self, res) -> np.ndarray:
@@ -312,6 +316,33 @@ class Shooter:
         Y = res.y
         s = np.maximum(np.ptp(Y, axis=0), 1e-3 * np.max(np.abs(Y), axis=0))
         return np.maximum(s, self.floor)
+
+
+def stuck_elements(sh, res) -> int:
+    """Number of inclusion elements whose states stay strictly inside their box over the
+    sampled period (no slip: the element acts as a spring, and every offset of its
+    stuck slider gives another periodic orbit, so the monodromy has one multiplier 1
+    per such element, Bastien et al. (2007), §3)."""
+    n = 0
+    o = 2 * len(sh.assembly.dofs)
+    for e in sh.assembly.elements:
+        k = e.element.n_states
+        if e.element.kind == "inclusion" and k:
+            Y = res.y[:, o:o + k]
+            if np.all((Y > sh.lo[o:o + k]) & (Y < sh.hi[o:o + k])):
+                n += 1
+        o += k
+    return n
+
+
+def drop_neutral(mu, err, n):
+    """The multipliers and errors without the n multipliers nearest to +1 (the stuck
+    sliders' exact neutral multipliers, :func:`stuck_elements`)."""
+    if n <= 0 or mu.size == 0:
+        return mu, err
+    idx = np.argsort(np.abs(mu - 1.0))[:n]
+    keep = np.setdiff1d(np.arange(mu.size), idx)
+    return mu[keep], err[keep]
 
 
 # -- results ---------------------------------------------------------------------------------
@@ -574,6 +605,7 @@ def finish_orbit(sh: Shooter, y, scale, residual, iterations, *, eps=1e-4):
 
     M, dM, keep, src = sh.monodromy_with_error(y, scale, eps=eps)
     mu, err = multiplier_errors(M, dM, np.maximum(scale, sh.floor)[sh.free][keep])
+    mu, err = drop_neutral(mu, err, sh.last_n_neutral)
     st = classify(mu, err)
     return PeriodicOrbit(y0=y.copy(), period=sh.period, n_periods=sh.n_periods, t0=sh.t0,
                          multipliers=mu, monodromy=M, stable=st == "stable",
@@ -650,6 +682,7 @@ class _DriveMap(Shooter):
         self.floor = 1e-6 * np.maximum(np.abs(sc), 1e-300)
         self.n_sims = 0
         self.use_variational = False    # segment updates: finite differences
+        self.last_n_neutral = 0
         self._vmap = None
 
     def run_drive(self, x):
