@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..limits import check_memory
 from . import methods
 from .model import Model
 from .observers import Observe, summary
@@ -19,6 +20,9 @@ METHODS = methods.METHODS
 
 def _check_span(t_span):
     try:
+        if isinstance(t_span, (str, bytes)) or len(t_span) != 2 \
+                or any(isinstance(v, (str, bytes, bool, np.bool_)) for v in t_span):
+            raise TypeError
         t0, t1 = (float(v) for v in t_span)
     except (TypeError, ValueError):
         raise ValueError(f"t_span must be (t_start, t_end) in s (got {t_span!r})") from None
@@ -90,12 +94,14 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
       ``"RK45"``: compiled adaptive Dormand-Prince 5(4) with dense output; options rtol
       (1e-6), atol, max_step, first_step, max_steps, record_from.
       ``"projection"``: the first-order implicit scheme of Bastien et al. (2007),
-      eqs. (A.7)-(A.9), compiled; options h [s] (default 1e-5, eq. (57); must lie within
+      eqs. (A.7)-(A.9), :math:`U^{p+1} = (I + hA)^{-1}(U^p + h f(t_p, U^p))` with the
+      resolvent the projection onto the inclusions' box, compiled; options h [s] (default 1e-5, eq. (57); must lie within
       the explicit stability limit of the linear part), rtol of the operators' advance,
       stride, record_from, max_points.
       ``"event"``: event-driven reference for inclusions (scipy DOP853 between
       stick/slip events located by root finding); options integrator, rtol, atol,
       max_events, max_step.
+
     x0: full state vector (names: ``assembly.state_names()``) or a dict
     {dof: x or (x, v), element: state, "dof.v": v}; default from the assembly.
     t_eval: output times (default: every step, thinned to ≤ 200 001 points for the
@@ -130,7 +136,16 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
                   callback=callback if impl.COMPILED else None)
     y0 = _initial(assembly, model, x0)
     if t_eval is not None:
-        t_eval = np.asarray(t_eval, dtype=float).ravel()
+        try:
+            te = np.asarray(t_eval)
+            if te.dtype.kind not in "iuf" or te.ndim != 1:
+                raise TypeError
+            t_eval = te.astype(float)
+        except (TypeError, ValueError):
+            raise ValueError(f"t_eval must be a 1-D array of times in s (got "
+                             f"{type(t_eval).__name__} of shape {np.shape(t_eval)})") from None
+        check_memory(8.0 * t_eval.size * (model.N + 2), f"simulate's output at {t_eval.size} "
+                     "times of t_eval")
         if t_eval.size == 0 or not np.all(np.isfinite(t_eval)) or np.any(np.diff(t_eval) <= 0) \
                 or t_eval[0] < t0 or t_eval[-1] > t1:
             raise ValueError(f"t_eval must be strictly increasing finite times within "
