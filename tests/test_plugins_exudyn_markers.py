@@ -76,16 +76,17 @@ def point_rig(x0):
 def test_translational_masing_along_tilted_axis_matches_assembly():
     """Masing + spring along the tilted axis (2 mm pre-displaced start, reference point
     off the origin): the displacement along the axis follows the 1-DOF Assembly to
-    1e-5 of max|x| under RK44 at h = 1e-4; the motion stays on the axis (normal
+    1e-7 of max|x| under RK44 at h = 4e-4 (the
+    event reference's own accuracy is about 2e-9); the motion stays on the axis (normal
     component ≤ 1e-12 m); the handle reads the committed state and force."""
-    T, h = 0.5, 1e-4
+    T, h = 0.5, 4e-4
     SC, mbs, n, e = point_rig(0.002)
     t, X = solve(mbs, T, h, lambda m: np.asarray(
         m.GetNodeOutput(n, exu.OutputVariableType.Displacement)).copy())
     s = X @ AXIS
     te = np.linspace(0.02, T, 25)
     xr = assembly_reference(M, 0.002, te)
-    assert np.max(np.abs(np.interp(te, t, s) - xr)) <= 1e-5 * np.max(np.abs(xr))
+    assert np.max(np.abs(np.interp(te, t, s) - xr)) <= 1e-7 * np.max(np.abs(xr))
     assert np.max(np.abs(X - np.outer(s, AXIS))) <= 1e-12
     assert e.name == "masing" and e.state().shape == (masing().n_states,)
     # the handle's force at the end: the law driven along the recorded path
@@ -127,18 +128,22 @@ def body_rig(law, theta0, torque=None, J=0.2):
         R = A @ A_ref.T
         v = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]]) / 2
         return np.arctan2(v @ AXIS, (np.trace(R) - 1) / 2)
-    return SC, mbs, e, angle
+    return SC, mbs, e, angle, [mg, mb]
 
 
 def test_torsional_linear_spring_closed_form_oscillation():
     """LinearSpring(k) about the tilted axis (given as −2·AXIS: direction and sign
-    of the axis set the sense of u): θ(t) = θ0·cos(sqrt(k/J)·t) to 1e-7 relative under
-    RK44 (h = 1e-3, one period); u of the element is minus the angle about +AXIS."""
+    of the axis set the sense of u): θ(t) = θ0·cos(sqrt(k/J)·t) over one period under
+    RK44 to 1e-9 relative at h = 1e-3, the error falling 16× (4th order, ≥ 12×) from
+    h = 2e-3; u of the element is minus the angle about +AXIS."""
     k, J, th0 = 5.0, 0.2, 0.3
-    SC, mbs, e, angle = body_rig(get_element_class("LinearSpring")(k=k), th0, J=J)
     T = 2 * np.pi / np.sqrt(k / J)
-    t, th = solve(mbs, T, 1e-3, angle)
-    assert np.max(np.abs(th - th0 * np.cos(np.sqrt(k / J) * t))) <= 1e-7 * th0
+    err = []
+    for h in (2e-3, 1e-3):
+        SC, mbs, e, angle, _ = body_rig(get_element_class("LinearSpring")(k=k), th0, J=J)
+        t, th = solve(mbs, T, h, angle)
+        err.append(np.max(np.abs(th - th0 * np.cos(np.sqrt(k / J) * t))))
+    assert err[1] <= 1e-9 * th0 and err[0] / err[1] >= 12.0, err
     # the element's own moment at the end: −k·θ about −AXIS, i.e. F = k·u, u = −θ
     assert e.force() == pytest.approx(-k * th[-1], abs=1e-9)
 
@@ -146,21 +151,18 @@ def test_torsional_linear_spring_closed_form_oscillation():
 def test_torsional_masing_matches_assembly():
     """A Masing torsional element (2 mrad pre-rotated start, harmonic torque): the angle
     follows the 1-DOF Assembly (J as mass, the same spring added as a LinearSpring
-    element) to 1e-5 of max|θ| under RK44 at h = 1e-4."""
-    T, h, J = 0.5, 1e-4, M
-    law = get_element_class("Sum")([masing(), get_element_class("LinearSpring")(k=K)]) \
-        if False else None
-    SC, mbs, e, angle = body_rig(masing(), 0.002, torque=lambda t: F0 * np.sin(W * t),
-                                 J=J)
+    element) to 1e-7 of max|θ| under RK44 at h = 4e-4."""
+    T, h, J = 0.5, 4e-4, M
+    SC, mbs, e, angle, markers = body_rig(masing(), 0.002,
+                                          torque=lambda t: F0 * np.sin(W * t), J=J)
     # the linear spring in parallel: a second torsional element about the same axis
-    mbs_markers = [m for m in range(mbs.systemData.NumberOfMarkers())]
-    hex.add_element(mbs, get_element_class("LinearSpring")(k=K), mbs_markers[:2],
+    hex.add_element(mbs, get_element_class("LinearSpring")(k=K), markers,
                     rotation_axis=AXIS)
     t, th = solve(mbs, T, h, angle)
     te = np.linspace(0.02, T, 25)
     xr = assembly_reference(J, 0.002, te)
     # rotation_axis = −2·AXIS: u = −θ, the pair acts symmetrically: the same dynamics
-    assert np.max(np.abs(np.interp(te, t, th) - xr)) <= 1e-5 * np.max(np.abs(xr))
+    assert np.max(np.abs(np.interp(te, t, th) - xr)) <= 1e-7 * np.max(np.abs(xr))
 
 
 def test_bad_input():
