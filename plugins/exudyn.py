@@ -467,6 +467,12 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
             name=f"{it.name}.state", numberOfDataCoordinates=HDR + xs.size,
             initialCoordinates=[0.0, 0.0, 0.0] + list(xs)))
         uf = host.trial_function(it)
+    elif xs.size == 0:
+        # a stateless law (LinearSpring ...): Exudyn has no node of zero coordinates
+        p, x_none = element.p, np.empty(0)
+
+        def uf(mbs, t, itemNumber, u, v, k, d, offset):
+            return float(it.force(x_none, u - it.u0, v, p))
     else:
         n = xs.size
         it.ode_node = mbs.AddNode(NodeGenericODE1(
@@ -552,6 +558,8 @@ def element_state(mbs, name) -> np.ndarray:
     exu = engine("exudyn")
     it = _item(mbs, name)
     if it.route == "ode1":
+        if it.ode_node is None:
+            return np.empty(0)
         return np.array(mbs.GetNodeOutput(it.ode_node, exu.OutputVariableType.Coordinates))
     _host(mbs)._ltg()
     return np.array(np.asarray(mbs.systemData.GetDataCoordinates())[it.ltg][HDR:])

@@ -27,13 +27,22 @@ def masing():
     return get_element_class("Masing")(k=200.0, k0=20.0, alpha=1.0)
 
 
-def assembly_reference(mass, x0, te):
-    """The 1-DOF problem in hystmech's Assembly (event-driven solver)."""
+def dahl():
+    return get_element_class("Dahl")(rho=300.0, Fc=0.5, w0=0.0)
+
+
+def assembly_reference(mass, x0, te, law=None):
+    """The 1-DOF problem in hystmech's Assembly: event-driven solver (Masing), RK45 at
+    rtol 1e-11 (smooth laws)."""
+    law = masing() if law is None else law
     a = Assembly()
     a.add_dof("m", mass=mass, x0=x0)
     a.add_spring("m", "ground", k=K)
-    a.add_element("e", masing(), "m", "ground")
+    a.add_element("e", law, "m", "ground")
     a.add_force("m", Harmonic(amplitude=F0, omega=W, phase=-np.pi / 2))
+    if law.kind == "smooth":
+        return simulate(a, (0, te[-1]), method="RK45", t_eval=te, rtol=1e-11, atol=1e-15,
+                        energy=False).x("m")
     return simulate(a, (0, te[-1]), method="event", t_eval=te, energy=False).x("m")
 
 
@@ -53,7 +62,7 @@ def solve(mbs, T, h, record):
     return t, np.array([o[1] for o in out])
 
 
-def point_rig(x0):
+def point_rig(x0, law=None, route="commit"):
     """A mass point (reference position off the origin) tied to a ground point by a
     Masing element and a linear spring, both along AXIS, forced along AXIS."""
     SC = exu.SystemContainer()
@@ -65,8 +74,10 @@ def point_rig(x0):
                               initialCoordinates=list(x0 * AXIS)))
     mbs.AddObject(MassPoint(nodeNumber=n, mass=M))
     mn = mbs.AddMarker(MarkerNodePosition(nodeNumber=n))
-    e = hex.add_element(mbs, masing(), [mg, mn], axis=3 * AXIS, name="masing")
-    hex.add_element(mbs, get_element_class("LinearSpring")(k=K), [mg, mn], axis=AXIS)
+    e = hex.add_element(mbs, masing() if law is None else law, [mg, mn], axis=3 * AXIS,
+                        name="masing", route=route)
+    hex.add_element(mbs, get_element_class("LinearSpring")(k=K), [mg, mn], axis=AXIS,
+                    route=route)
     mbs.AddLoad(LoadForceVector(markerNumber=mn, loadVector=[0, 0, 0],
                                 loadVectorUserFunction=lambda mbs, t, load:
                                 list(F0 * np.sin(W * t) * AXIS)))
@@ -197,3 +208,17 @@ def test_bad_input():
     with pytest.raises(ValueError, match="no marker 99"):
         hex.add_element(mbs, el, [mg, 99], axis=[1, 0, 0])
     assert hex._host(mbs).items == []        # nothing half-added
+
+
+def test_translational_dahl_ode1_route_under_dopri5():
+    """The ode1 route (state integrated by Exudyn) on position markers: Dahl + spring
+    along the tilted axis under the adaptive DOPRI5 (rtol 1e-10, steps ≤ 1e-4 s) over
+    0.1 s follows the Assembly
+    (RK45 at rtol 1e-11) to 1e-7 of max|x|."""
+    T = 0.1
+    SC, mbs, n, e = point_rig(0.002, dahl(), route="ode1")
+    t, X, _ = hex.simulate(SC, mbs, T, 1e-4, solver="DOPRI5", record=[n])
+    s = X[:, 0] / AXIS[0]          # the motion stays on the axis (checked above)
+    te = np.linspace(0.01, T, 10)
+    xr = assembly_reference(M, 0.002, te, dahl())
+    assert np.max(np.abs(np.interp(te, t, s) - xr)) <= 1e-7 * np.max(np.abs(xr))
