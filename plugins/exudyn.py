@@ -1,10 +1,20 @@
-"""hystmech force elements inside Exudyn, as coordinate spring-dampers with a force user
+"""hystmech force elements inside Exudyn, as Exudyn connectors with a force user
 function.
 
 ``add_element(mbs, element, [m0, m1])`` adds a ``CoordinateSpringDamper`` between two
 coordinate markers: the element sees u = q(m1) − q(m0), v = q̇(m1) − q̇(m0) (Exudyn's
 displacement and velocity of the connector) and acts with −F on m1, +F on m0 (a
 positive F pulls m1 back towards m0, like a spring k·u).
+
+``add_element(mbs, element, [m0, m1], axis=a)`` with two position markers
+(``MarkerBodyPosition``/``MarkerNodePosition``, or rigid markers; a marker on
+``ObjectGround`` for the ground) adds a translational element along the fixed global
+direction a, a ``CartesianSpringDamper``: u = (p1 − p0)·a from the reference
+configuration, force −F·a on m1, +F·a on m0. ``rotation_axis=a`` with two rigid
+markers (``MarkerBodyRigid``/``MarkerNodeRigid``) adds a torsional element, a
+``TorsionalSpringDamper`` about a (global, reference configuration, fixed in both
+bodies): u = relative rotation [rad], counted over turns, moment [N·m]. Both routes and
+the one commit below serve all three joints.
 
 Two routes:
 
