@@ -82,8 +82,8 @@ class _Item:
 class Element(int):
     """The handle :func:`add_element` returns: the connector's object index (an int,
     usable wherever Exudyn takes one) with the element's ``name``, ``law`` and
-    ``route``, and readers of its committed ``state()`` and current ``force()`` [N or
-    N·m] in the system ``mbs``."""
+    ``route``, and readers of its committed ``state()``, current ``force()`` [N or
+    N·m] and ``displacement()`` u [m or rad] in the system ``mbs``."""
 
     def __new__(cls, index, mbs, item):
         h = super().__new__(cls, int(index))
@@ -109,6 +109,11 @@ class Element(int):
     def force(self) -> float:
         """The force at the committed state and the current u, v."""
         return element_force(self._mbs, self._it.name)
+
+    def displacement(self) -> float:
+        """The element's current input u [m or rad]: from the reference configuration,
+        minus ``u0`` (for a torsional element the angle counted over turns)."""
+        return self._it.measure(self._mbs)[0] - self._it.u0
 
     def __repr__(self):
         return f"Element({int(self)}, name={self.name!r}, law={self.law!r})"

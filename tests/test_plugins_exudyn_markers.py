@@ -100,6 +100,7 @@ def test_translational_masing_along_tilted_axis_matches_assembly():
     assert np.max(np.abs(np.interp(te, t, s) - xr)) <= 1e-7 * np.max(np.abs(xr))
     assert np.max(np.abs(X - np.outer(s, AXIS))) <= 1e-12
     assert e.name == "masing" and e.state().shape == (masing().n_states,)
+    assert e.displacement() == pytest.approx(s[-1], abs=1e-14)
     # the handle's force at the end: the law driven along the recorded path
     import hystmech
     tt = np.linspace(0, T, len(s))
@@ -157,6 +158,7 @@ def test_torsional_linear_spring_closed_form_oscillation():
     assert err[1] <= 1e-9 * th0 and err[0] / err[1] >= 12.0, err
     # the element's own moment at the end: −k·θ about −AXIS, i.e. F = k·u, u = −θ
     assert e.force() == pytest.approx(-k * th[-1], abs=1e-9)
+    assert e.displacement() == pytest.approx(-th[-1], abs=1e-12)
 
 
 def test_torsional_masing_matches_assembly():
@@ -222,3 +224,24 @@ def test_translational_dahl_ode1_route_under_dopri5():
     te = np.linspace(0.01, T, 10)
     xr = assembly_reference(M, 0.002, te, dahl())
     assert np.max(np.abs(np.interp(te, t, s) - xr)) <= 1e-7 * np.max(np.abs(xr))
+
+
+def test_torsional_angle_counts_turns():
+    """A constant torque 1 N·m about the tilted axis spins a body (J = 0.2 kg·m², a
+    rotation-vector node) past 2π: the element's u follows θ = t²/(2J) (10 rad at
+    2 s) to 1e-9 rad, not wrapped to ±π."""
+    from exudyn.itemInterface import NodeRigidBodyRotVecLG
+    SC = exu.SystemContainer()
+    mbs = SC.AddSystem()
+    g = mbs.AddObject(ObjectGround())
+    mg = mbs.AddMarker(MarkerBodyRigid(bodyNumber=g))
+    nr = mbs.AddNode(NodeRigidBodyRotVecLG(referenceCoordinates=[0] * 6))
+    b = mbs.AddObject(ObjectRigidBody(nodeNumber=nr, mass=1.0,
+                                      inertia=[0.2, 0.2, 0.2, 0, 0, 0]))
+    mb = mbs.AddMarker(MarkerBodyRigid(bodyNumber=b))
+    e = hex.add_element(mbs, get_element_class("LinearSpring")(k=0.0), [mg, mb],
+                        rotation_axis=AXIS)
+    mbs.AddLoad(LoadTorqueVector(markerNumber=mb, loadVector=list(AXIS)))
+    t, u = solve(mbs, 2.0, 1e-3, lambda m: e.displacement())
+    assert u[-1] > 2 * np.pi
+    assert np.max(np.abs(u - t ** 2 / 0.4)) <= 1e-9
