@@ -248,6 +248,7 @@ static double hm_power_law_advance(double y, double L, double q0, double q1, dou
         tol = fmax(0.01 * rtol, 1e-15) * fmax(fabs(y), scale);
         h = rem;
         for (it = 0; it < 60; it++) {
+            if (it > 0 && hm_spend()) return y;  /* a retry is work too */
             kk = hm_taylor_coeffs(y, q0, kap, m, h, tol, c, &err);
             yn = c[kk];
             for (j = kk - 1; j >= 0; j--) yn = yn * h + c[j];

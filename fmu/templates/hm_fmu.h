@@ -36,7 +36,9 @@ static void hm_emit(struct hm_inst_ *c, int status, const char *category, const 
 #endif
 #endif
 #ifndef HM_MAX_INTERNAL_STEPS
-#define HM_MAX_INTERNAL_STEPS 200000L
+/* about 0.05 s of the costliest kernel (the power-law Taylor steps); a call that needs
+ * more returns fmi2Discard and the master retries with a smaller step */
+#define HM_MAX_INTERNAL_STEPS 20000L
 #endif
 #define HM_MAGIC 0x484d5332u  /* "HMS2" */
 
@@ -141,13 +143,22 @@ static double hm_rtol(hm_inst *c)
     return (c->s.tol > 0.0 && c->s.tol < c->s.rtol) ? c->s.tol : c->s.rtol;
 }
 
-/* one kernel segment with a work budget; returns NULL or the kernel's message */
+/* The work budget of one FMI call (a doStep, an output evaluation): every kernel
+ * segment of the call draws on the same HM_MAX_INTERNAL_STEPS, so that no input path,
+ * however long or contorted (a restored state is checked for validity, not for
+ * plausibility), makes one call run for long. */
+static void hm_budget_begin(void) { hm_budget = HM_MAX_INTERNAL_STEPS; }
+static void hm_budget_end(void) { hm_budget = -1; }
+
+/* one kernel segment; returns NULL or the kernel's message (HM_BUDGET_MSG when the
+ * call's budget ran out) */
 static const char *hm_advance(hm_inst *c, double *x, double u0, double u1, double dt, double v)
 {
+    int own = hm_budget < 0;
     hm_fail = NULL;
-    hm_budget = HM_MAX_INTERNAL_STEPS;
+    if (own) hm_budget_begin();
     HM_ADVANCE(x, u0, u1, dt, v, c->s.p, hm_rtol(c));
-    hm_budget = -1;
+    if (own) hm_budget_end();
     return hm_fail;
 }
 
@@ -157,10 +168,11 @@ static const char *hm_advance_anchor(hm_inst *c, double *x, double u0, double u1
                                      double v)
 {
 #ifdef HM_ADVANCE_OPS
+    int own = hm_budget < 0;
     hm_fail = NULL;
-    hm_budget = HM_MAX_INTERNAL_STEPS;
+    if (own) hm_budget_begin();
     HM_ADVANCE_OPS(x, u0, u1, dt, v, c->s.p, hm_rtol(c));
-    hm_budget = -1;
+    if (own) hm_budget_end();
     return hm_fail;
 #else
     return hm_advance(c, x, u0, u1, dt, v);
@@ -292,8 +304,10 @@ static const double *hm_now(hm_inst *c, double *u, double *v)
         vs = dt > 0.0 ? (c->s.u - c->s.u_c) / dt : c->s.v;
         memcpy(c->xw, c->s.xc, sizeof(double) * (HM_NX + 1));
         if (dt > 0.0 || c->s.u != c->s.u_c) {
+            hm_budget_begin();
             e = c->cosim ? hm_commit_path(c, c->xw, c->s.time, c->s.u, c->s.v)
                          : hm_advance_anchor(c, c->xw, c->s.u_c, c->s.u, dt > 0.0 ? dt : 0.0, vs);
+            hm_budget_end();
             if (e) { hm_error(c, "%s (t = %g)", e, c->s.time); return NULL; }
         }
 #if HM_KIND != 0 && HM_NCS > 0
@@ -353,8 +367,11 @@ static int hm_reanchor(hm_inst *c, int event)
 
 /* every field of a state from outside checked before any kernel sees it: sizes,
  * identity, mode and flags, finiteness, the kernel parameters (recomputed from the
- * constructor parameters, must match) and the law's own state check */
-static const char *hm_validate(hm_inst *c, const hm_state *s)
+ * constructor parameters: must match, and replace the stored ones of a state taken
+ * before initialisation) and the law's own state check. The one check of both ways in:
+ * fmi2SetFMUstate/fmi3SetFMUState (a state pointer from the host) and deserialisation
+ * (bytes from the host); s is the caller's copy, which it may complete. */
+static const char *hm_validate(hm_state *s)
 {
     static const char *const bad_p = "kernel parameters do not match the constructor parameters";
     hm_state *t;
@@ -364,7 +381,8 @@ static const char *hm_validate(hm_inst *c, const hm_state *s)
     if (s->guid_hash != hm_guid_hash()) return "state of another FMU (GUID differs)";
     if (s->mode < 0 || s->mode >= M_COUNT) return "mode out of range";
     if ((unsigned)s->initialized > 1u || (s->dir != 1 && s->dir != -1) || (unsigned)s->has_du > 1u
-        || (unsigned)s->has_d2u > 1u || (unsigned)s->has_dv > 1u || (unsigned)s->pred_ok > 1u)
+        || (unsigned)s->has_d2u > 1u || (unsigned)s->has_dv > 1u || (unsigned)s->pred_ok > 1u
+        || (unsigned)s->pad > 1u)
         return "flag out of range";
     if (!(isfinite(s->time) && isfinite(s->u) && isfinite(s->v) && isfinite(s->du)
           && isfinite(s->d2u) && isfinite(s->dv) && isfinite(s->t_c) && isfinite(s->u_c)
@@ -377,17 +395,19 @@ static const char *hm_validate(hm_inst *c, const hm_state *s)
         if (!isfinite(s->x[i]) || !isfinite(s->xc[i]) || !isfinite(s->x0[i]))
             return "non-finite state";
     for (i = 0; i < HM_NQ; i++) if (!isfinite(s->q[i])) return "non-finite parameter";
+    for (i = 0; i < HM_NP; i++) if (!isfinite(s->p[i]) && s->initialized) return "non-finite parameter";
     t = (hm_state *)malloc(sizeof *t);  /* large laws: not on a host thread's stack */
     if (!t) return "out of memory";
     memcpy(t, s, sizeof *t);
     e = HM_SETUP(t->q, HM_NQ, t->p, HM_NP, t->x0, HM_NX);
     if (!e && s->initialized && memcmp(t->p, s->p, sizeof(double) * HM_NP) != 0) e = bad_p;
+    if (!e) memcpy(s->p, t->p, sizeof(double) * (HM_NP + 1));
 #ifdef HM_CHECK_STATE
     if (!e) e = HM_CHECK_STATE(s->x, t->p);
     if (!e) e = HM_CHECK_STATE(s->xc, t->p);
+    if (!e) e = HM_CHECK_STATE(s->x0, t->p);
 #endif
     free(t);
-    (void)c;
     return e;
 }
 
@@ -531,18 +551,30 @@ static int hm_state_get(hm_inst *c, hm_state *dst)
 
 static int hm_state_set(hm_inst *c, const hm_state *s, const char *fn)
 {
-    if (!s || s->magic != HM_MAGIC || s->size != sizeof(hm_state) || s->guid_hash != hm_guid_hash()
-        || s->mode < 0 || s->mode >= M_COUNT) {
-        hm_log(c, HM_ERROR, "logStatusError", "%s: not a state of this FMU", fn);
+    hm_state *t;
+    const char *e;
+    if (!s) {
+        hm_log(c, HM_ERROR, "logStatusError", "%s: NULL state", fn);
+        return HM_ERROR;
+    }
+    /* a copy first: the checks read it field by field and never the host's memory twice */
+    t = (hm_state *)malloc(sizeof *t);
+    if (!t) { hm_log(c, HM_ERROR, "logStatusError", "%s: out of memory", fn); return HM_ERROR; }
+    memcpy(t, s, sizeof *t);
+    e = hm_validate(t);
+    if (e) {
+        free(t);
+        hm_log(c, HM_ERROR, "logStatusError", "%s: corrupted state: %s", fn, e);
         return HM_ERROR;
     }
     {
         int mode = c->s.mode == M_ERROR ? c->mode_before_error : c->s.mode;
-        memcpy(&c->s, s, sizeof(hm_state));
+        memcpy(&c->s, t, sizeof(hm_state));
         c->s.mode = mode;
     }
-    c->inputs_set = s->pad != 0;
+    c->inputs_set = t->pad != 0;
     c->w_ok = 0;
+    free(t);
     return HM_OK;
 }
 
@@ -556,7 +588,7 @@ static int hm_state_read(hm_inst *c, const char *buf, size_t size, hm_state *dst
         return HM_ERROR;
     }
     memcpy(dst, buf, sizeof(hm_state));
-    e = hm_validate(c, dst);
+    e = hm_validate(dst);
     if (e) {
         hm_log(c, HM_ERROR, "logStatusError", "%s: corrupted state: %s", fn, e);
         return HM_ERROR;
@@ -711,6 +743,7 @@ static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
         warn = 1;
     }
     /* the committed state along the input path from (t_c, u_c) to (t, u) */
+    hm_budget_begin();
     secant = hm_secant(c, t, c->s.u);
     acc = (!secant && t > c->s.t_c) ? (c->s.v - c->s.v_c) / (t - c->s.t_c) : 0.0;
     memcpy(xc, c->s.xc, sizeof xc);
@@ -723,7 +756,7 @@ static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
         } else {
             e = hm_commit_path(c, xc, t, c->s.u, c->s.v);
             if (e == HM_BUDGET_MSG) goto discard;
-            if (e) return hm_error(c, "%s (t = %g)", e, t);
+            if (e) { hm_budget_end(); return hm_error(c, "%s (t = %g)", e, t); }
         }
     }
     /* the predicted copy along u + u' (t' - t) + u'' (t' - t)^2 / 2 */
@@ -734,8 +767,9 @@ static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
     if (h > 0.0) {
         e = hm_advance_poly(c, xp, c->s.u, u1, slope, 0.5 * acc, 0.0, h);
         if (e == HM_BUDGET_MSG) goto discard;
-        if (e) return hm_error(c, "%s (t = %g)", e, t);
+        if (e) { hm_budget_end(); return hm_error(c, "%s (t = %g)", e, t); }
     }
+    hm_budget_end();
     vend = c->s.v + (c->s.has_dv ? c->s.dv : acc) * h;
     F = HM_FORCE(xp, u1, vend, c->s.p);
     if (!isfinite(F) || !isfinite(u1) || !isfinite(vend))
@@ -754,6 +788,7 @@ static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
     c->w_ok = 0;
     return warn ? HM_WARNING : HM_OK;
 discard:
+    hm_budget_end();
     hm_log(c, HM_DISCARD, "logStatusDiscard", "%s(t = %g, h = %g): more than %ld internal steps; "
            "the state stays at t = %g (retry with a smaller h)", fn, t, h,
            (long)HM_MAX_INTERNAL_STEPS, c->s.time);
