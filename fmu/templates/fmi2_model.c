@@ -21,8 +21,8 @@
  * while u moves monotonically and has not passed the next switch point. Two event
  * indicators: dir·v (a reversal of the input) and dir·(u_switch − u) (the next face,
  * threshold or memory corner, HM_SWITCH). A host that misses a crossing is asked for
- * a step event in fmi2CompletedIntegratorStep; otherwise the anchor moves with the
- * completed step (output-neutral along a monotone path).
+ * a step event in fmi2CompletedIntegratorStep; the anchor (the memory) moves only in
+ * event mode, never in a completed step.
  *
  * Never crash, never lie: the FMI state machine is enforced (wrong calls return
  * fmi2Error with a logged message), non-finite inputs are rejected with the state

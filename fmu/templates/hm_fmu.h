@@ -349,9 +349,8 @@ static void hm_op_indicators(hm_inst *c, double *z)
 #endif
 }
 
-/* move the anchor to the current input (event mode, or a completed step on a
- * monotone stretch); at an event the direction follows v */
-static int hm_reanchor(hm_inst *c, int event)
+/* move the anchor to the current input (event mode only); the direction follows v */
+static int hm_reanchor(hm_inst *c)
 {
     double u, v;
     const double *x = hm_now(c, &u, &v);
@@ -359,7 +358,7 @@ static int hm_reanchor(hm_inst *c, int event)
     if (x != c->s.xc) memcpy(c->s.xc, x, sizeof(double) * (HM_NX + 1));
     c->s.u_c = c->s.u;
     if (c->s.time > c->s.t_c) c->s.t_c = c->s.time;
-    if (event && c->s.v != 0.0) c->s.dir = c->s.v > 0.0 ? 1 : -1;
+    if (c->s.v != 0.0) c->s.dir = c->s.v > 0.0 ? 1 : -1;
     c->w_ok = 0;
     return HM_OK;
 }
@@ -599,7 +598,7 @@ static int hm_state_read(hm_inst *c, const char *buf, size_t size, hm_state *dst
 static int hm_new_discrete(hm_inst *c)
 {
 #if HM_KIND != 0
-    return hm_reanchor(c, 1);
+    return hm_reanchor(c);
 #else
     (void)c;
     return HM_OK;
@@ -613,8 +612,11 @@ static int hm_completed_step(hm_inst *c, int *enter)
     {
         double z[2];
         hm_op_indicators(c, z);
-        if (z[0] < 0.0 || z[1] < 0.0) *enter = 1;  /* a crossing the host missed */
-        else if (hm_reanchor(c, 0) != HM_OK) return HM_ERROR;
+        /* a crossing the host missed: an event. Otherwise nothing moves: the memory
+         * (the anchor) changes only in event mode, so that F at any point of the
+         * completed step, and after it, stays the law's F along the monotone stretch
+         * from the anchor (FMI 2.0 §3.1: discrete states change only at events) */
+        if (z[0] < 0.0 || z[1] < 0.0) *enter = 1;
     }
 #endif
     return HM_OK;
