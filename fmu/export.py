@@ -767,6 +767,7 @@ def resolve_platforms(platforms) -> list[str]:
             names = [n.strip() for n in key.split(",") if n.strip()]
     else:
         names = list(platforms)
+    names = ["linux64" if n == "native" else n for n in names]
     bad = [n for n in names if n not in PLATFORMS]
     if bad or not names:
         raise FMUExportError(f"platforms: unknown platform {bad[0] if bad else '(none)'!r}; "
@@ -818,13 +819,15 @@ def _compile(srcdir: Path, main_c: str, out_so: Path, cc: str, platform: str = "
             cmd.insert(7, "-fPIC")
         if "linux" in target:
             cmd += ["-lm"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise FMUExportError(f"building the {platform} binary failed ({' '.join(cmd)}):\n"
-                             f"{r.stderr.strip()[-3000:]}")
-    for junk in out_so.parent.glob(out_so.stem + ".*"):  # zig's .lib/.pdb next to a DLL
-        if junk != out_so:
-            junk.unlink()
+    # built in a scratch folder: a DLL build leaves an import library and a .pdb beside it
+    with tempfile.TemporaryDirectory(prefix="hystmech-cc-") as scratch:
+        tmp_bin = Path(scratch) / out_so.name
+        cmd[cmd.index(str(out_so))] = str(tmp_bin)
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=scratch)
+        if r.returncode != 0:
+            raise FMUExportError(f"building the {platform} binary failed ({' '.join(cmd)}):"
+                                 f"\n{r.stderr.strip()[-3000:]}")
+        shutil.copy(tmp_bin, out_so)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_suffix(f".{os.getpid()}.tmp")
