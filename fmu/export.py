@@ -196,7 +196,7 @@ def _add_metadata(spec: LawSpec, element) -> None:
             spec.state_docs = [d for _, _, d in info]
     cont = set(continuous_states(spec))
     known = _knowns(cont, set(range(spec.n_x)) - cont)
-    spec.force_deps = frozenset().union(*(known[k] for k in meta.force))
+    spec.force_deps = _cs_feedthrough(spec, frozenset().union(*(known[k] for k in meta.force)))
     spec.rate_deps = {i: frozenset().union(*(known[k] for k in meta.rate)) for i in cont}
 
 
@@ -269,8 +269,17 @@ def _sum_metadata(spec: LawSpec, element, specs) -> None:
         force |= set().union(*(known[k] for k in meta.force))
         for i in own & cont:
             rate[i] = frozenset().union(*(known[k] for k in meta.rate))
-    spec.force_deps = frozenset(force)
+    spec.force_deps = _cs_feedthrough(spec, frozenset(force))
     spec.rate_deps = rate
+
+
+def _cs_feedthrough(spec: LawSpec, deps: frozenset) -> frozenset:
+    """F's dependencies as one ModelStructure declares them for model exchange and
+    co-simulation: in co-simulation a new input (u, v) set after a step carries the
+    committed state along the input path to it (fmu/templates/hm_fmu.h, hm_now), so F
+    of a law with states depends on u and v directly there (feedthrough), even where the
+    model-exchange F depends on the state only (Dahl F = Fc·w)."""
+    return deps | {"u", "v"} if spec.n_x > 0 else deps
 
 
 def _knowns(cont: set, other: set) -> dict:

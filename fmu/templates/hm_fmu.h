@@ -524,7 +524,12 @@ static int hm_set_real(hm_inst *c, const unsigned vr[], size_t nvr, const double
     for (i = 0; i < nvr; i++) {
         unsigned r = vr[i];
         if (r == HM_VR_U) { if (c->s.u != value[i]) c->w_ok = 0; c->s.u = value[i]; c->inputs_set = 1; }
-        else if (r == HM_VR_V) { c->s.v = value[i]; c->inputs_set = 1; }
+        else if (r == HM_VR_V) {
+            /* co-simulation: v shapes the input path into the new point (hm_now) */
+            if (c->s.v != value[i]) c->w_ok = 0;
+            c->s.v = value[i];
+            c->inputs_set = 1;
+        }
         else {
             if (r == HM_VR_RTOL) c->s.rtol = value[i];
             else c->s.q[r - HM_VR_Q] = value[i];
