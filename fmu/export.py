@@ -401,8 +401,16 @@ def _c_features(spec: LawSpec) -> dict:
     if spec.generated:
         syms += _C_FUNC.findall(spec.generated)
     return {"switch": f"{pre}_switch(" in text, "check": f"{pre}_check(" in text,
+            "jac": f"{pre}_jac(" in text,
             "events": int(nz.group(1)) if nz and f"{pre}_events(" in text else 0,
             "symbols": sorted(set(syms))}
+
+
+def provides_jacobian(spec: LawSpec) -> bool:
+    """Model-exchange directional derivatives (fmi2GetDirectionalDerivative, FMI 3.0's
+    directional and adjoint derivatives): smooth single laws whose C file has the twin
+    LAW_jac of the Python jac kernel."""
+    return spec.kind == "smooth" and not spec.generated and _c_features(spec)["jac"]
 
 
 def n_event_indicators(spec: LawSpec) -> int:
@@ -510,6 +518,8 @@ def _config_h(spec: LawSpec, guid: str, rtol: float, ident: str = "hystmech") ->
         rate += f"#define HM_SWITCH {spec.prefix}_switch\n"
     if feat["check"]:
         rate += f"#define HM_CHECK_STATE {spec.prefix}_check\n"
+    if provides_jacobian(spec):
+        rate += f"#define HM_JAC {spec.prefix}_jac\n"
     if feat["events"] and spec.kind == "smooth":
         rate += f"#define HM_EVENTS {spec.prefix}_events\n#define HM_NZ_LAW {feat['events']}\n"
     cs = continuous_states(spec)
@@ -677,7 +687,8 @@ def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> s
   {head} generationDateAndTime="{now}"
   variableNamingConvention="flat" numberOfEventIndicators="{n_event_indicators(spec)}">
   <ModelExchange modelIdentifier="{ident}" canGetAndSetFMUstate="true" canSerializeFMUstate="true"
-    completedIntegratorStepNotNeeded="{cisn}" canNotUseMemoryManagementFunctions="false">{src}</ModelExchange>
+    completedIntegratorStepNotNeeded="{cisn}" canNotUseMemoryManagementFunctions="false"
+    providesDirectionalDerivative="{'true' if provides_jacobian(spec) else 'false'}">{src}</ModelExchange>
   <CoSimulation modelIdentifier="{ident}" canHandleVariableCommunicationStepSize="true"
     canGetAndSetFMUstate="true" canSerializeFMUstate="true" canInterpolateInputs="true"
     maxOutputDerivativeOrder="0" canNotUseMemoryManagementFunctions="false">{src}</CoSimulation>

@@ -227,10 +227,8 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
                                         const fmi2ValueReference vk[], size_t nk,
                                         const fmi2Real dvk[], fmi2Real dvu[])
 {
-    (void)vu; (void)nu; (void)vk; (void)nk; (void)dvk; (void)dvu;
     if (!c) return fmi2Error;
-    hm_log(INST, HM_ERROR, "logStatusError", "directional derivatives are not provided");
-    return fmi2Error;
+    return ST(hm_directional(INST, vu, nu, vk, nk, dvk, dvu, 0, "fmi2GetDirectionalDerivative"));
 }
 
 /* -------------------------------------------------------- model exchange ------ */

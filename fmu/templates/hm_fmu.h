@@ -61,6 +61,7 @@ typedef struct {
     double rtol, tol;      /* rtol parameter; master tolerance (0: none given) */
     double t_c, u_c, v_c;  /* CS: committed point; ME operators: the anchor */
     double u_end, v_end;   /* CS: inputs at the end of the last step (output point) */
+    double u_a;            /* ME operators: input at the last completed step (no crossing) */
     double q[HM_NQ + 1], p[HM_NP + 1];
     double x[HM_NX + 1];   /* CS: predicted state at time; ME smooth: states; else x0 copy */
     double xc[HM_NX + 1];  /* CS: committed state at t_c; ME operators: anchored state */
@@ -349,14 +350,25 @@ static void hm_op_indicators(hm_inst *c, double *z)
 #endif
 }
 
-/* move the anchor to the current input (event mode only); the direction follows v */
+/* move the anchor to the current input (event mode only); the direction follows v.
+ * The path from the anchor goes through the input of the last completed step first:
+ * the host accepted the monotone stretch up to it, so an extremum of u that a host
+ * stepped over without locating (a reversal between two completed steps, e.g. a
+ * piecewise-linear input whose v jumps) is at least kept at that input. */
 static int hm_reanchor(hm_inst *c)
 {
-    double u, v;
-    const double *x = hm_now(c, &u, &v);
+    double u, v, dir = c->s.dir >= 0 ? 1.0 : -1.0;
+    const double *x;
+    if ((c->s.u_a - c->s.u_c) * dir > 0.0 && (c->s.u - c->s.u_a) * dir < 0.0) {
+        const char *e = hm_advance_anchor(c, c->s.xc, c->s.u_c, c->s.u_a, 0.0, dir);
+        if (e) return hm_error(c, "%s (t = %g)", e, c->s.time);
+        c->s.u_c = c->s.u_a;
+        c->w_ok = 0;
+    }
+    x = hm_now(c, &u, &v);
     if (!x) return HM_ERROR;
     if (x != c->s.xc) memcpy(c->s.xc, x, sizeof(double) * (HM_NX + 1));
-    c->s.u_c = c->s.u;
+    c->s.u_c = c->s.u_a = c->s.u;
     if (c->s.time > c->s.t_c) c->s.t_c = c->s.time;
     if (c->s.v != 0.0) c->s.dir = c->s.v > 0.0 ? 1 : -1;
     c->w_ok = 0;
@@ -386,7 +398,7 @@ static const char *hm_validate(hm_state *s)
     if (!(isfinite(s->time) && isfinite(s->u) && isfinite(s->v) && isfinite(s->du)
           && isfinite(s->d2u) && isfinite(s->dv) && isfinite(s->t_c) && isfinite(s->u_c)
           && isfinite(s->v_c)
-          && isfinite(s->u_end) && isfinite(s->v_end)))
+          && isfinite(s->u_end) && isfinite(s->v_end) && isfinite(s->u_a)))
         return "non-finite time or input";
     if (!(s->rtol > 0.0 && s->rtol < 1.0) || !(s->tol >= 0.0 && s->tol < 1.0))
         return "tolerance out of range";
@@ -426,7 +438,7 @@ static int hm_exit_init(hm_inst *c)
 {
     if (!c->s.initialized && hm_setup(c, 1) != HM_OK) { hm_enter_error(c); return HM_ERROR; }
     memcpy(c->s.xc, c->s.x, sizeof(double) * (HM_NX + 1));
-    c->s.u_c = c->s.u_end = c->s.u;
+    c->s.u_c = c->s.u_end = c->s.u_a = c->s.u;
     c->s.v_c = c->s.v_end = c->s.v;
     c->s.t_c = c->s.time;
     c->s.dir = c->s.v < 0.0 ? -1 : 1;
@@ -622,6 +634,7 @@ static int hm_completed_step(hm_inst *c, int *enter)
          * completed step, and after it, stays the law's F along the monotone stretch
          * from the anchor (FMI 2.0 §3.1: discrete states change only at events) */
         if (z[0] < 0.0 || z[1] < 0.0) *enter = 1;
+        else c->s.u_a = c->s.u;  /* recorded only: no output changes */
     }
 #endif
     return HM_OK;
@@ -725,6 +738,69 @@ static int hm_input_derivatives(hm_inst *c, const unsigned vr[], size_t nvr, con
         else { c->s.d2u = value[i]; c->s.has_d2u = 1; }
     }
     return HM_OK;
+}
+
+/* Directional (adjoint = 0) or adjoint (adjoint = 1) derivatives in model exchange of a
+ * smooth law, from the law's C jac (LAW_jac, the twin of the Python jac kernel):
+ * unknowns F and der(x_i), knowns x_j, u, v (value references), at the current
+ * continuous states and inputs. J is (n+1) x (n+2), row-major. */
+static int hm_jac_row(unsigned r)
+{
+    if (r == HM_VR_F) return HM_NX;
+    if (HM_KIND == 0 && r >= HM_VR_DX && r < HM_VR_DX + HM_NX) return (int)(r - HM_VR_DX);
+    return -1;
+}
+
+static int hm_jac_col(unsigned r)
+{
+    if (r == HM_VR_U) return HM_NX;
+    if (r == HM_VR_V) return HM_NX + 1;
+    if (HM_KIND == 0 && r >= HM_VR_X && r < HM_VR_X + HM_NX) return (int)(r - HM_VR_X);
+    return -1;
+}
+
+static int hm_directional(hm_inst *c, const unsigned unk[], size_t nu, const unsigned kn[],
+                          size_t nk, const double seed[], double out[], int adjoint,
+                          const char *fn)
+{
+#ifdef HM_JAC
+    double J[(HM_NX + 1) * (HM_NX + 2)];
+    size_t a, b;
+    if (hm_refuse(c, B(M_INIT) | M_RUN | B(M_TERM), fn)) return HM_ERROR;
+    if (c->cosim)
+        return hm_error(c, "%s: provided in model exchange only (in co-simulation F depends "
+                        "on the input path of the step)", fn);
+    if ((nu && (!unk || !out)) || (nk && (!kn || !seed))) return hm_error(c, "%s: NULL array", fn);
+    for (a = 0; a < nu; a++)
+        if (hm_jac_row(unk[a]) < 0)
+            return hm_error(c, "%s: value reference %u is not an unknown (F, der(x))", fn, unk[a]);
+    for (b = 0; b < nk; b++)
+        if (hm_jac_col(kn[b]) < 0)
+            return hm_error(c, "%s: value reference %u is not a known (x, u, v)", fn, kn[b]);
+    HM_JAC(c->s.x, c->s.u, c->s.v, c->s.p, J);
+    if (!adjoint) {
+        for (a = 0; a < nu; a++) {
+            double acc = 0.0;
+            for (b = 0; b < nk; b++)
+                acc += J[hm_jac_row(unk[a]) * (HM_NX + 2) + hm_jac_col(kn[b])] * seed[b];
+            out[a] = acc;
+        }
+    } else {  /* seed on the unknowns, result on the knowns */
+        for (b = 0; b < nk; b++) {
+            double acc = 0.0;
+            for (a = 0; a < nu; a++)
+                acc += J[hm_jac_row(unk[a]) * (HM_NX + 2) + hm_jac_col(kn[b])] * seed[a];
+            out[b] = acc;
+        }
+    }
+    for (a = 0; a < (adjoint ? nk : nu); a++)
+        if (!isfinite(out[a])) return hm_error(c, "%s: non-finite derivative", fn);
+    return HM_OK;
+#else
+    (void)unk; (void)nu; (void)kn; (void)nk; (void)seed; (void)out; (void)adjoint;
+    hm_log(c, HM_ERROR, "logStatusError", "%s: this law provides no Jacobian", fn);
+    return HM_ERROR;
+#endif
 }
 
 /* one communication step, second order (see fmi2_model.c); a kernel that runs out of
