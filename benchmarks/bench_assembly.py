@@ -45,7 +45,7 @@ def _baseline():
 
 def bench_masing():
     from hystmech.systems import simulate
-    from hystmech.systems.belt_tensioner import T_START, belt_assembly, paper_tensioner
+    from hystmech.systems.rigs.belt_tensioner import T_START, belt_assembly, paper_tensioner
 
     B = _baseline()
     el = paper_tensioner("masing")
@@ -67,7 +67,7 @@ def bench_masing():
 
 def bench_mdm_rk45():
     from hystmech.systems import simulate
-    from hystmech.systems.belt_tensioner import T_START, belt_assembly, paper_tensioner
+    from hystmech.systems.rigs.belt_tensioner import T_START, belt_assembly, paper_tensioner
 
     B = _baseline()
     el = paper_tensioner("mdm")
@@ -166,7 +166,7 @@ def bench_frf_estimate(stride=8):
     stop), timed serially on every stride-th point, and the resulting estimate
     mean × 3712 / 2 cores (free of the machine's load by other processes, unlike the
     wall time of the full run)."""
-    from hystmech.systems.sweep import SS_DEFAULT, frf_grid, tension_amplitude
+    from hystmech.systems.periodic.sweep import SS_DEFAULT, frf_grid, tension_amplitude
 
     pts = frf_grid()
     for m in ("mdm", "masing"):           # compile / load the cache outside the timing
@@ -188,7 +188,7 @@ def bench_frf_full():
     """The whole grid through the CLI (wall time on this machine, as loaded as it is);
     HYSTMECH_BENCH_PROTOCOL=frf.csv of a run with [sweep] steady_state = false also
     prints the largest deviation of the default from the paper's 20 s protocol."""
-    from hystmech.systems.sweep import read_frf
+    from hystmech.systems.periodic.sweep import read_frf
 
     with tempfile.TemporaryDirectory() as d:
         load0 = os.getloadavg()

@@ -45,7 +45,7 @@ def _masing_python_loop(t_end, h, el, info, rig):
 
 
 def bench_masing():
-    from hystmech.systems.belt_tensioner import RIG, paper_tensioner, simulate_belt
+    from hystmech.systems.rigs.belt_tensioner import RIG, paper_tensioner, simulate_belt
 
     el = paper_tensioner("masing")
     simulate_belt(el, t_end=0.01, record=False)           # compile / load the cache
@@ -86,7 +86,7 @@ def _mdm_python_rhs(rig, T0, el):
 def bench_mdm():
     from scipy.integrate import solve_ivp
 
-    from hystmech.systems.belt_tensioner import RIG, paper_tensioner, simulate_belt
+    from hystmech.systems.rigs.belt_tensioner import RIG, paper_tensioner, simulate_belt
 
     el = paper_tensioner("mdm")
     simulate_belt(el, t_end=0.01, method="rk45", record=False)
@@ -110,7 +110,7 @@ def bench_mdm():
 
 
 def bench_full_sweep():
-    from hystmech.systems.sweep import frf_grid, run_sweep
+    from hystmech.systems.periodic.sweep import frf_grid, run_sweep
 
     pts = frf_grid(["masing"])
     with tempfile.TemporaryDirectory() as d:

@@ -37,7 +37,7 @@ def main() -> bool:
     from hystmech.fmu import FMUElement, export_fmu
     from hystmech.fmu.ckernels import CKernels
     from hystmech.systems import Assembly, simulate
-    from hystmech.systems.belt_tensioner import MDM_PARAMS, paper_tensioner, simulate_belt
+    from hystmech.systems.rigs.belt_tensioner import MDM_PARAMS, paper_tensioner, simulate_belt
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-fmu-"))
     el = Dahl(rho=200.0, Fc=2.0, w0=0.1)

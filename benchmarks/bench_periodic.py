@@ -6,12 +6,12 @@
 One branch of periodic orbits of the rig with the modified Dahl tensioner (Bastien et
 al. (2007), §4.4, Fig. 21: f(t) = f1·cos(Ωt), f1 = 300 N, the level with the steep
 softening resonance) followed over Ω ∈ [5, 120] rad/s by pseudo-arclength continuation
-(hystmech.systems.frf_continuation.frf_branch, compiled RK45 at rtol 1e-6, shooting
+(hystmech.systems.periodic.frf_continuation.frf_branch, compiled RK45 at rtol 1e-6, shooting
 tolerance 1e-4 of each state's excursion, steps halved where the tension amplitude changes
 by more than 10 %). Target: ≤ 10 s on this machine.
 
 Baseline measured in the same run: the brute-force sweep of the same f1 level
-(hystmech.systems.sweep.tension_amplitude: 20 s from the static state, amplitude over
+(hystmech.systems.periodic.sweep.tension_amplitude: 20 s from the static state, amplitude over
 [17, 20] s, rk45 at rtol 1e-8, one process), timed on 12 Ω points and scaled to the
 116 points of the paper's grid (stated in the output). The branch is checked against
 the sweep's amplitudes at those 12 points where the branch is single-valued.
@@ -24,8 +24,8 @@ import numpy as np
 
 def main(argv=()) -> bool:
     f1 = float(argv[0]) if argv else 300.0
-    from hystmech.systems.frf_continuation import fold_evidence, frf_branch
-    from hystmech.systems.sweep import tension_amplitude
+    from hystmech.systems.periodic.frf_continuation import fold_evidence, frf_branch
+    from hystmech.systems.periodic.sweep import tension_amplitude
 
     # compile / load the caches of both paths outside the timings
     frf_branch("mdm", f1, 60.0, 61.0, max_points=2)

@@ -15,9 +15,9 @@ import numpy as np
 
 
 def main():
-    from hystmech.systems import rod as R
-    from hystmech.systems import rod_kernels as rk
-    from hystmech.systems.rod_cases import cable_preisach, cyclic_path, demagnetized_memory
+    from hystmech.systems.rigs import rod as R
+    from hystmech.systems.rigs import rod_kernels as rk
+    from hystmech.systems.rigs.rod_cases import cable_preisach, cyclic_path, demagnetized_memory
 
     law, _ = cable_preisach({"levels": 100})
     rod = R.Rod(N=100, L=0.4, law=law, memory0=demagnetized_memory(law))

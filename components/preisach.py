@@ -417,7 +417,7 @@ class Preisach(ForceElement):
     positive weights the (u, M) loops run counterclockwise and ∮M du < 0 — a play-type
     operator that would feed energy into a mechanism. A dissipative force or moment
     law is stop-type, e.g. M = κ·u − P[u] with κ at least the largest branch slope of P
-    (the cable law of hystmech.systems.rod_cases), or negative weights with k0 > 0.
+    (the cable law of hystmech.systems.rigs.rod_cases), or negative weights with k0 > 0.
     """
 
     kind = "operator"
@@ -579,7 +579,7 @@ class Preisach(ForceElement):
         continuous=True: ω is constant on each cell (eqs. (13)-(16) with a cellwise
         constant kernel) and the output is the exact integral (12) over the cells cut by
         the memory curve: continuous, piecewise smooth in the input, with the exact
-        tangent as ``slope`` — the form to use inside Newton solvers (systems.rod).
+        tangent as ``slope`` — the form to use inside Newton solvers (systems.rigs.rod).
         Both modes agree whenever the input's extrema lie on the grid nodes.
         """
         a1, a2, i, j, area = cls.grid(m, n)

@@ -34,13 +34,13 @@ ENTRY_POINT_GROUP = "hystmech.runners"
 # name -> "module:function" (imported lazily)
 REGISTRY: dict[str, str] = {
     "drive": "hystmech.scenario:run_drive",
-    "belt-tensioner": "hystmech.systems.belt_tensioner:run",
-    "belt-tensioner-frf": "hystmech.systems.sweep:run",
-    "belt-tensioner-frf-continuation": "hystmech.systems.frf_continuation:run",
+    "belt-tensioner": "hystmech.systems.rigs.belt_tensioner_cases:run",
+    "belt-tensioner-frf": "hystmech.systems.periodic.sweep:run",
+    "belt-tensioner-frf-continuation": "hystmech.systems.periodic.frf_continuation:run",
     "belt-tensioner-cosim": "hystmech.fmu.cases:run",
-    "cable-cantilever-cyclic": "hystmech.systems.rod_cases:run_cantilever_cyclic",
-    "cable-dynamic": "hystmech.systems.rod_cases:run_dynamic",
-    "cable-pure-bending": "hystmech.systems.rod_cases:run_pure_bending",
+    "cable-cantilever-cyclic": "hystmech.systems.rigs.rod_cases:run_cantilever_cyclic",
+    "cable-dynamic": "hystmech.systems.rigs.rod_cases:run_dynamic",
+    "cable-pure-bending": "hystmech.systems.rigs.rod_cases:run_pure_bending",
     "lugre-example-1": "hystmech.analysis.cases_loops:run_example1",
     "lugre-convergence": "hystmech.analysis.cases_loops:run_convergence",
     "lugre-minor-loops": "hystmech.analysis.cases_loops:run_minor_loops",
@@ -48,10 +48,10 @@ REGISTRY: dict[str, str] = {
     "masing-loop": "hystmech.analysis.cases_nonsmooth:run_masing_loop",
     "maxwell-slip-loops": "hystmech.analysis.cases_nonsmooth:run_maxwell_slip_loops",
     "preisach-cable-protocol": "hystmech.analysis.cases_nonsmooth:run_preisach_cable_protocol",
-    "maxwell-slip-oscillator": "hystmech.systems.maxwell_slip_oscillator:run",
+    "maxwell-slip-oscillator": "hystmech.systems.rigs.maxwell_slip_oscillator:run",
     "mr-damper-real-data": "hystmech.identify.real_data:run",
-    "mr-damper-rig": "hystmech.systems.mr_damper_rig:run",
-    "bouc-wen-benchmark": "hystmech.systems.bouc_wen_benchmark:run",
+    "mr-damper-rig": "hystmech.systems.rigs.mr_damper:run",
+    "bouc-wen-benchmark": "hystmech.systems.rigs.bouc_wen_benchmark:run",
 }
 
 # -- schemas: {table: Spec} per runner ---------------------------------------------------------

@@ -7,7 +7,7 @@
 (b) model exchange: the FMU's state joined to the rig state, integrated monolithically
     by the rig's compiled Dormand–Prince (rk45) with the FMU's derivatives;
 against the monolithic native simulation. All three runs are
-``hystmech.systems.belt_tensioner.simulate_belt``: the FMU elements' kernels are
+``hystmech.systems.rigs.belt_tensioner.simulate_belt``: the FMU elements' kernels are
 compiled calls into the FMU binary (fmu/native.py).
 Scenario ``belt-tensioner-cosim``: ``run(cfg, out, progress)``.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..systems.belt_tensioner import FORCING, MDM_PARAMS, RIG, T_START, static_init
+from ..systems.rigs.belt_tensioner import FORCING, MDM_PARAMS, RIG, T_START, static_init
 
 
 def _rig(rig: dict | None):
@@ -51,7 +51,7 @@ def _window_stats(t, T, t_from):
 
 
 def _belt(el, *, method, t_end, t0, record_from, dt_out, rig, **kw) -> dict:
-    from ..systems.belt_tensioner import simulate_belt
+    from ..systems.rigs.belt_tensioner import simulate_belt
 
     res = simulate_belt(el, method=method, t_end=t_end, t0=t0, record_from=record_from,
                         window=record_from, dt_out=dt_out, **_rig(rig), **kw)
@@ -102,7 +102,7 @@ def rig_model_exchange(fmu_path, *, t_end: float = 3.3, t0: float = T_START,
 def rig_monolithic(*, t_end: float = 3.3, record_from: float = 3.0, dt_out: float = 1e-4,
                    rtol: float = 1e-8) -> dict:
     """The native modified Dahl tensioner in the compiled rig (reference)."""
-    from ..systems.belt_tensioner import paper_tensioner
+    from ..systems.rigs.belt_tensioner import paper_tensioner
 
     return _belt(paper_tensioner("mdm"), method="rk45", rtol=rtol, t_end=t_end, t0=T_START,
                  record_from=record_from, dt_out=dt_out, rig=None)

@@ -8,7 +8,7 @@ and returning a moment [N·m], transcribed into element torques exactly as PyEla
 transcribes its own couple (difference of M/ε³ plus the quadrature of
 (κ × M)·l̂/ε³), so that ``LinearSpring(k = 0.2·EI)`` equals raising the bend matrix by
 20 %. Default law: the hysteretic part κK − P[K] of the cable law of Manfredo, Dörlich,
-Linn & Arnold (2023) (``systems.rod_cases.cable_preisach``), with the rod's own bend
+Linn & Arnold (2023) (``systems.rigs.rod_cases.cable_preisach``), with the rod's own bend
 matrix as the elastic part EI_el.
 
 Host discipline: the forcing evaluates a trial copy of the committed memories at the
@@ -119,9 +119,9 @@ class HystereticBendingMemory:
 
 def cable_hysteresis(levels: int = 30):
     """The hysteretic part κK − P[K] of the cable moment law of Manfredo et al. (2023)
-    (``systems.rod_cases.cable_preisach``, eqs. (7)-(16), continuous kernel) and its
+    (``systems.rigs.rod_cases.cable_preisach``, eqs. (7)-(16), continuous kernel) and its
     elastic bending stiffness EI_el [N·m²]: (P, EI_el, memory0 of P)."""
-    from ..systems.rod_cases import cable_preisach
+    from ..systems.rigs.rod_cases import cable_preisach
 
     cfg = {"levels": int(levels)}
     law, P = cable_preisach(cfg)

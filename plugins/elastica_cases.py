@@ -2,7 +2,7 @@
 with the cable moment law of Manfredo, Dörlich, Linn & Arnold (2023): the rod's EI_el
 plus one hystmech hysteretic element per Voronoi node and bending axis), bent in plane
 by a tip load, then cycled out of plane, then unloaded: tip loops, residual curvature,
-energy dissipated per cycle; its planar pre-load against hystmech.systems.rod."""
+energy dissipated per cycle; its planar pre-load against hystmech.systems.rigs.rod."""
 from __future__ import annotations
 
 import math
@@ -16,7 +16,7 @@ def run_cable_3d(cfg: dict, out: Path, progress):
 
     from ..components.linear import LinearSpring
     from ..scenario import ScenarioError, ScenarioOutput
-    from ..systems.rod import Rod, quasi_static
+    from ..systems.rigs.rod import Rod, quasi_static
     from . import elastica as hel
 
     rc = cfg.get("rod", {}); lc = cfg.get("law", {}); pc = cfg.get("load", {})
@@ -33,7 +33,7 @@ def run_cable_3d(cfg: dict, out: Path, progress):
         raise ScenarioError(f"rod.dt must be in (0, 1e-3] s (got {dt})")
     if not (1 <= nc <= 20):
         raise ScenarioError(f"load.cycles must be in [1, 20] (got {nc})")
-    from ..systems.rod_cases import cable_preisach
+    from ..systems.rigs.rod_cases import cable_preisach
 
     law_full, P = cable_preisach({"levels": int(lc.get("levels", 30)),
                                   **{k: lc[k] for k in ("EI_el", "M_h", "m", "r0", "s0")
@@ -90,7 +90,7 @@ def run_cable_3d(cfg: dict, out: Path, progress):
     hel.integrate(sim, T, steps)
     A = np.array(rec)
     t, tip, F, kap, W = A[:, 0], A[:, 1:4], A[:, 4:6], A[:, 6:8], A[:, 8]
-    progress(0.8, "planar pre-load against hystmech.systems.rod")
+    progress(0.8, "planar pre-load against hystmech.systems.rigs.rod")
     # the in-plane state after the ramp and hold (y only, at rest) vs the hystmech rod
     # clamped at the first Voronoi domain (PyElastica locks the first element)
     i_pre = int(np.searchsorted(t, tc0 - 1e-9)) - 1

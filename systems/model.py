@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from ..components.base import is_compiled
-from ._codegen import cache_dir
+from .compile_cache import cache_dir
 from .codegen import Layout, build
 from .observers import first_time, new_observer, observe
 

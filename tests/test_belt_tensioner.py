@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from hystmech.systems.belt_tensioner import (FORCING, MASING_PARAMS, RIG, T_START,
+from hystmech.systems.rigs.belt_tensioner import (FORCING, MASING_PARAMS, RIG, T_START,
                                              belt_assembly, masing_damping, paper_tensioner,
                                              simulate_belt, static_init)
 

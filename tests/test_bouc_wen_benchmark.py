@@ -5,7 +5,7 @@ import math
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from hystmech.systems.bouc_wen_benchmark import PARAMS, multisine, simulate_case
+from hystmech.systems.rigs.bouc_wen_benchmark import PARAMS, multisine, simulate_case
 
 
 def test_multisine_is_periodic_with_the_requested_rms_and_band():
@@ -40,7 +40,7 @@ def test_simulate_matches_lsoda_reference():
 
 def test_sine_sweep_phase_is_the_integral_of_a_linear_frequency():
     # zero crossings of B sin(2π∫f dt) with f = f0 + r t over T = (f1 - f0)/r: 2∫f dt
-    from hystmech.systems.bouc_wen_benchmark import sine_sweep
+    from hystmech.systems.rigs.bouc_wen_benchmark import sine_sweep
 
     t, u = sine_sweep(B=40.0, f0=20.0, f1=50.0, rate=10.0, fs=750.0, upsample=4)
     T = 30.0 / (10.0 / 60.0)

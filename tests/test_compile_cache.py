@@ -1,4 +1,4 @@
-"""Disk cache of compiled assembly code (systems/_codegen.py): a second process loads
+"""Disk cache of compiled assembly code (systems/compile_cache.py): a second process loads
 what the first compiled and gets bit-identical results; anything that can change the
 machine code (here: an edited helper module of a user's law) gives a new cache file."""
 import json
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from hystmech.systems import Assembly, Harmonic, _codegen, simulate
+from hystmech.systems import Assembly, Harmonic, compile_cache, simulate
 
 # A user's law in its own package: a Maxwell element (spring k in series with a damper
 # k·tau), F = gain()·k·x, dx/dt = v − x/tau, whose gain() lives in a helper module it
@@ -141,28 +141,28 @@ def test_second_process_loads_the_cache_and_edits_invalidate_it(tmp_path):
 def test_changed_key_inputs_give_a_new_file(tmp_path, monkeypatch):
     monkeypatch.setenv("HYSTMECH_CACHE", str(tmp_path))
     src = "VALUE = 3\n"
-    monkeypatch.setattr(_codegen, "module_hashes", lambda mods: {"law": "a" * 64})
-    m1, p1 = _codegen.load(src, ["law"])
-    monkeypatch.setattr(_codegen, "module_hashes", lambda mods: {"law": "b" * 64})
-    m2, p2 = _codegen.load(src, ["law"])
+    monkeypatch.setattr(compile_cache, "module_hashes", lambda mods: {"law": "a" * 64})
+    m1, p1 = compile_cache.load(src, ["law"])
+    monkeypatch.setattr(compile_cache, "module_hashes", lambda mods: {"law": "b" * 64})
+    m2, p2 = compile_cache.load(src, ["law"])
     assert p1 != p2 and p1.exists() and p2.exists()
     assert m1 is not m2 and m1.VALUE == m2.VALUE == 3
     assert "# law " + "b" * 64 in p2.read_text()
     # a different source with the same inputs is a different file too
-    m3, p3 = _codegen.load("VALUE = 4\n", ["law"])
+    m3, p3 = compile_cache.load("VALUE = 4\n", ["law"])
     assert p3 not in (p1, p2) and m3.VALUE == 4
-    assert len(list(tmp_path.glob(_codegen.PREFIX + "*.py"))) == 3
+    assert len(list(tmp_path.glob(compile_cache.PREFIX + "*.py"))) == 3
 
 
 def test_existing_file_is_kept_and_a_damaged_one_replaced(tmp_path):
     path = tmp_path / "asm_x.py"
-    _codegen._write_once(path, "A = 1\n")
+    compile_cache._write_once(path, "A = 1\n")
     st = path.stat()
-    _codegen._write_once(path, "A = 1\n")     # another process with the same file
+    compile_cache._write_once(path, "A = 1\n")     # another process with the same file
     st2 = path.stat()
     assert (st2.st_ino, st2.st_mtime_ns) == (st.st_ino, st.st_mtime_ns)
     path.write_text("A =")                   # truncated by a crash
-    _codegen._write_once(path, "A = 1\n")
+    compile_cache._write_once(path, "A = 1\n")
     assert path.read_text() == "A = 1\n"
     assert [q.name for q in tmp_path.iterdir()] == ["asm_x.py"]     # no temporary left
 
@@ -199,22 +199,22 @@ def test_disabled_or_unwritable_cache_falls_back_to_memory(tmp_path, monkeypatch
 def test_only_module_level_kernels_are_referenced():
     from hystmech.components.dahl import Dahl, dahl_force
 
-    assert _codegen.kernel_ref(Dahl.force) == ("hystmech.components.dahl", "dahl_force")
-    assert _codegen.resolve(*_codegen.kernel_ref(Dahl.force)) is dahl_force
+    assert compile_cache.kernel_ref(Dahl.force) == ("hystmech.components.dahl", "dahl_force")
+    assert compile_cache.resolve(*compile_cache.kernel_ref(Dahl.force)) is dahl_force
 
     def make(g):
         @njit
         def f(x, u, v, p):
             return g * x[0]
         return f
-    assert _codegen.kernel_ref(make(2.0)) is None          # run-time closure
+    assert compile_cache.kernel_ref(make(2.0)) is None          # run-time closure
     ns = {"njit": njit}
     exec(textwrap.dedent("""
         @njit
         def h(x, u, v, p):
             return x[0]
     """), ns)
-    assert _codegen.kernel_ref(ns["h"]) is None            # exec'd, no source file
+    assert compile_cache.kernel_ref(ns["h"]) is None            # exec'd, no source file
 
 
 def test_an_unusable_cache_leaves_the_usable_one_importable(tmp_path, monkeypatch):
@@ -222,12 +222,12 @@ def test_an_unusable_cache_leaves_the_usable_one_importable(tmp_path, monkeypatc
     # code; a failed load of the same code elsewhere must not unregister that module
     good = tmp_path / "good"
     monkeypatch.setenv("HYSTMECH_CACHE", str(good))
-    m1, p1 = _codegen.load("VALUE = 5\n", [])
+    m1, p1 = compile_cache.load("VALUE = 5\n", [])
     blocker = tmp_path / "plain-file"
     blocker.write_text("")
     monkeypatch.setenv("HYSTMECH_CACHE", str(blocker / "cache"))
-    m2, reason = _codegen.load("VALUE = 5\n", [])
+    m2, reason = compile_cache.load("VALUE = 5\n", [])
     assert m2 is None and "not usable" in reason
     assert sys.modules[m1.__name__] is m1
     monkeypatch.setenv("HYSTMECH_CACHE", str(good))
-    assert _codegen.load("VALUE = 5\n", [])[0] is m1
+    assert compile_cache.load("VALUE = 5\n", [])[0] is m1

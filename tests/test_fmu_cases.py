@@ -45,7 +45,7 @@ CASES = {
 def _cable():
     """The rod's cable moment law EI_el·K + (κ·K − P[K]) (continuous Preisach, small
     kernel), input a curvature [1/m], output a moment [N·m]."""
-    from hystmech.systems.rod_cases import cable_preisach
+    from hystmech.systems.rigs.rod_cases import cable_preisach
 
     return cable_preisach({"levels": 10})[0]
 

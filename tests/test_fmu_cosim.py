@@ -125,7 +125,7 @@ def test_belt_rig_runs_fmu_tensioners_with_python_kernels_too(tmp_path):
     co-simulation element in the projection loop."""
     from hystmech.fmu import FMUElement
     from hystmech.fmu.cases import tensioner_fmu
-    from hystmech.systems.belt_tensioner import simulate_belt
+    from hystmech.systems.rigs.belt_tensioner import simulate_belt
 
     path = tensioner_fmu(tmp_path / "t.fmu")
     for mode, kw in (("me", dict(method="rk45", rtol=1e-6)), ("cs", dict(method="projection",

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hystmech.systems.sweep import HEADER, format_row, scan_frf
+from hystmech.systems.periodic.sweep import HEADER, format_row, scan_frf
 
 SET = settings(max_examples=300, deadline=None)
 

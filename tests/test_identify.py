@@ -18,7 +18,7 @@ def _noisy(F, seed=0, level=0.01):
 # -- viscous + Dahl: the MR-damper rig with the paper's values --------------------------------
 def test_viscous_dahl_from_rig_within_2_percent():
     from hystmech.identify.viscous_dahl import fit_viscous_dahl
-    from hystmech.systems.mr_damper_rig import PAPER, mr_damper_rig_data
+    from hystmech.systems.rigs.mr_damper import PAPER, mr_damper_rig_data
 
     t, x, v, F = mr_damper_rig_data(periods=3, fs=2000.0)
     ds = Dataset(t=t, u=x, force=_noisy(F), v=v)

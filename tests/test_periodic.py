@@ -10,8 +10,8 @@ from scipy.integrate import solve_ivp
 from hystmech.components.base import ForceElement
 from hystmech.components.linear import no_advance, no_rate
 from hystmech.systems import Assembly, Harmonic
-from hystmech.systems.continuation import continue_orbits
-from hystmech.systems.periodic import (Shooter, crossing_counts, forcing_omega, instability,
+from hystmech.systems.periodic.continuation import continue_orbits
+from hystmech.systems.periodic.shooting import (Shooter, crossing_counts, forcing_omega, instability,
                                        peak_to_peak, periodic_orbit)
 
 
@@ -228,7 +228,7 @@ def twin_well(g, om=1.2):
 
 
 def test_period_doubling_detection_and_branch_switching():
-    from hystmech.systems.continuation import switch_period_doubling
+    from hystmech.systems.periodic.continuation import switch_period_doubling
 
     kw = dict(ds=0.05, ds_max=0.1, tol=1e-8, options=dict(rtol=1e-10))
     br = continue_orbits(twin_well, 0.22, 0.30, y0=[1.0, 0.0], transient_periods=30, **kw)

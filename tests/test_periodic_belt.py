@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 
 from hystmech.components.linear import SpringDamper
-from hystmech.systems import belt_assembly, paper_tensioner
-from hystmech.systems.belt_tensioner import (MASING_PARAMS, linear_tension_amplitude,
+from hystmech.systems.rigs import belt_assembly, paper_tensioner
+from hystmech.systems.rigs.belt_tensioner import (MASING_PARAMS, linear_tension_amplitude,
                                              masing_damping)
-from hystmech.systems.continuation import continue_orbits
-from hystmech.systems.periodic import peak_to_peak, periodic_orbit
-from hystmech.systems.sweep import tension_amplitude
+from hystmech.systems.periodic.continuation import continue_orbits
+from hystmech.systems.periodic.shooting import peak_to_peak, periodic_orbit
+from hystmech.systems.periodic.sweep import tension_amplitude
 
 K_STUCK = MASING_PARAMS["k"] + MASING_PARAMS["k0"]     # eq. (21a): stuck Masing stiffness
 
@@ -69,7 +69,7 @@ def test_masing_stuck_continuation_matches_sweep():
 
 
 def test_scenario_runner_writes_branches_over_given_sweep(tmp_path):
-    from hystmech.systems.frf_continuation import run
+    from hystmech.systems.periodic.frf_continuation import run
 
     # a brute-force file as belt-tensioner-frf writes it (two points of the sweep)
     Om = (62.0, 64.0)
@@ -102,7 +102,7 @@ def test_scenario_runner_writes_branches_over_given_sweep(tmp_path):
 
 
 def test_frf_branch_bad_input():
-    from hystmech.systems.frf_continuation import frf_branch
+    from hystmech.systems.periodic.frf_continuation import frf_branch
 
     with pytest.raises(ValueError, match="model"):
         frf_branch("dahl", 10.0)
@@ -118,8 +118,8 @@ def test_fold_evidence_decay_time_is_the_slow_eigenvalue_of_an_overdamped_oscill
     import math
 
     from hystmech.systems import Assembly, Harmonic
-    from hystmech.systems.continuation import continue_orbits
-    from hystmech.systems.frf_continuation import fold_evidence
+    from hystmech.systems.periodic.continuation import continue_orbits
+    from hystmech.systems.periodic.frf_continuation import fold_evidence
 
     def build(Om):
         a = Assembly()
@@ -140,8 +140,8 @@ def test_frf_branch_of_period_3T_on_the_rig_is_the_T_orbit_with_cubed_multiplier
     # the Ω ≈ ω1/3 range at 300 N: the 3T orbit the branch finds is the T orbit (no
     # multiplier of the T branch crosses a cube root of unity, so no distinct 3T orbit
     # is born from it) and its monodromy is M_T³ (Floquet), so the multipliers are cubes
-    from hystmech.systems.frf_continuation import frf_branch, rig_at
-    from hystmech.systems.periodic import periodic_orbit
+    from hystmech.systems.periodic.frf_continuation import frf_branch, rig_at
+    from hystmech.systems.periodic.shooting import periodic_orbit
 
     b3 = frf_branch("mdm", 300.0, 14.0, 14.3, ds=0.5, ds_max=0.5, max_points=2, n_periods=3)
     assert b3.n_periods == 3 and b3.p[0] == 14.0

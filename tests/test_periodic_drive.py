@@ -6,7 +6,7 @@ import pytest
 from hystmech.analysis import dahl_steady_loop, lugre_steady_loop, variation
 from hystmech.components import Dahl, LuGre
 from hystmech.signals import piecewise_linear
-from hystmech.systems.periodic import periodic_state
+from hystmech.systems.periodic.shooting import periodic_state
 
 
 def test_dahl_periodic_state_is_the_closed_form_loop():

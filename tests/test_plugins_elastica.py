@@ -1,7 +1,7 @@
 """Hysteretic bending of PyElastica Cosserat rods (hystmech.plugins.elastica): the
 moment transcription against PyElastica's own bending law (a per-node LinearSpring is
 a raised bend matrix, to rounding), the planar cantilever with the cable law of
-Manfredo et al. (2023) against hystmech.systems.rod at equilibrium, trial/commit once
+Manfredo et al. (2023) against hystmech.systems.rigs.rod at equilibrium, trial/commit once
 per step, and the PositionVerlet requirement; a hystmech element on a rigid body
 (add_element): the forced 1-DOF rig with each law against hystmech's Assembly (and an
 event-driven reference for the relay laws) at h = 1e-5, and the measured order of
@@ -70,11 +70,11 @@ def test_per_node_linear_spring_is_a_raised_bend_matrix():
 def test_planar_cable_equilibrium_matches_hystmech_rod():
     """The cable law of Manfredo et al. (2023) (rod's own EI_el + the hysteretic part
     per node) under a slowly ramped transverse tip load, relaxed by damping, against
-    hystmech.systems.rod's quasi-static equilibrium on the same monotone load path with
+    hystmech.systems.rigs.rod's quasi-static equilibrium on the same monotone load path with
     the same EI_el + hysteretic law, EA and GA. PyElastica's clamp locks the first
     element, so its bending starts at the first Voronoi domain (s = dx/2): the hystmech
     rod is clamped there (length L − dx/2)."""
-    from hystmech.systems.rod import Rod, quasi_static
+    from hystmech.systems.rigs.rod import Rod, quasi_static
 
     P, EI, m0 = hel.cable_hysteresis(levels=30)
     L, r, rho, N, F, dt = 0.4, 0.02, 1000.0, 20, 0.8, 2e-4

@@ -240,7 +240,7 @@ def test_belt_tensioner_rig_matches_hystmech(model):
     Exudyn from hystmech's belt_assembly with the paper's tensioner, against hystmech's
     own solution (compiled RK45 at rtol 1e-11 for the modified Dahl tensioner, the
     event-driven solver for Masing) over 0.1 s."""
-    from hystmech.systems import belt_assembly, paper_tensioner
+    from hystmech.systems.rigs import belt_assembly, paper_tensioner
 
     el = paper_tensioner(model)
     a, info = belt_assembly(el)

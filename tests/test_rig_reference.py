@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hystmech.systems.belt_tensioner import paper_tensioner, simulate_belt
-from hystmech.systems.sweep import SS_AGREEMENT, SS_DEFAULT, tension_amplitude
+from hystmech.systems.rigs.belt_tensioner import paper_tensioner, simulate_belt
+from hystmech.systems.periodic.sweep import SS_AGREEMENT, SS_DEFAULT, tension_amplitude
 
 REF = json.loads((Path(__file__).parent / "data" / "belt_reference.json").read_text())
 TOL = {"projection": 1e-9, "rk45": 1e-6}

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from hystmech.systems import simulate
-from hystmech.systems.maxwell_slip_oscillator import maxwell_slip_oscillator, paper_friction
+from hystmech.systems.rigs.maxwell_slip_oscillator import maxwell_slip_oscillator, paper_friction
 
 
 @pytest.mark.parametrize("excitation,amplitude", [("force", 8.0), ("base", 2e-5)])
@@ -42,7 +42,7 @@ def test_maxwell_slip_free_decay_coulomb_decrement():
 def test_mr_damper_rig_data_recovers_paper_values():
     # synthetic measurements of the rig, then the paper's own eq. (15) regression on the
     # window of §5 and the steady w-loop of eqs. (16)-(18): independent closed forms
-    from hystmech.systems.mr_damper_rig import (PAPER, dahl_steady_branches,
+    from hystmech.systems.rigs.mr_damper import (PAPER, dahl_steady_branches,
                                                 dahl_w_from_force, mr_damper_rig_data,
                                                 regression_eq15)
 
@@ -63,7 +63,7 @@ def test_mr_damper_rig_data_recovers_paper_values():
 
 
 def test_mr_damper_rig_bad_input():
-    from hystmech.systems.mr_damper_rig import mr_damper_rig, mr_damper_rig_data
+    from hystmech.systems.rigs.mr_damper import mr_damper_rig, mr_damper_rig_data
 
     with pytest.raises(ValueError, match="m must be"):
         mr_damper_rig(m=0.0)

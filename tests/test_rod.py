@@ -9,7 +9,7 @@ from hystmech import drive
 from hystmech.components.linear import LinearSpring
 from hystmech.components.masing import Masing
 from hystmech.components.preisach import Preisach
-from hystmech.systems.rod import Rod, RodConvergenceError, dynamic, quasi_static
+from hystmech.systems.rigs.rod import Rod, RodConvergenceError, dynamic, quasi_static
 
 EI, L = 0.05, 0.4
 
@@ -110,7 +110,7 @@ def test_pure_bending_every_vertex_carries_the_driven_preisach_moment(ppc):
     # uniform curvature: every vertex follows the same history, so its moment is the
     # continuous Preisach law driven directly (also with coarse steps of up to 6 rad
     # of tip rotation, which the solver sub-steps)
-    from hystmech.systems.rod_cases import cable_preisach, protocol_curvature
+    from hystmech.systems.rigs.rod_cases import cable_preisach, protocol_curvature
 
     law, P = cable_preisach({"levels": 60})
     rod = Rod(N=20, L=L, law=law)
@@ -124,14 +124,14 @@ def test_pure_bending_every_vertex_carries_the_driven_preisach_moment(ppc):
 
 
 def cable_rod(N, levels=40, **kw):
-    from hystmech.systems.rod_cases import cable_preisach, demagnetized_memory
+    from hystmech.systems.rigs.rod_cases import cable_preisach, demagnetized_memory
 
     law, _ = cable_preisach({"levels": levels})
     return Rod(N=N, L=L, law=law, memory0=demagnetized_memory(law), **kw)
 
 
 def test_preisach_cantilever_repeats_and_tip_work_equals_vertex_dissipation():
-    from hystmech.systems.rod_cases import cyclic_path, vertex_dissipation
+    from hystmech.systems.rigs.rod_cases import cyclic_path, vertex_dissipation
 
     rod = cable_rod(12)
     q = 10
@@ -225,7 +225,7 @@ def test_newton_failure_names_step_and_keeps_results():
 
 def test_scenarios_run_small(tmp_path):
     from hystmech.scenario import load_scenario
-    from hystmech.systems import rod_cases
+    from hystmech.systems.rigs import rod_cases
 
     cfg = load_scenario("cable-pure-bending")
     cfg["rod"]["N"] = 20

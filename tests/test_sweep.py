@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from hystmech.systems.sweep import (HEADER, SS_AGREEMENT, SS_DEFAULT, frf_grid, read_frf,
+from hystmech.systems.periodic.sweep import (HEADER, SS_AGREEMENT, SS_DEFAULT, frf_grid, read_frf,
                                     run_sweep, scan_frf, stuck_linear_amplitude,
                                     tension_amplitude)
 
@@ -178,7 +178,7 @@ def test_old_four_column_file_resumes(tmp_path, capsys):
 
 _SWEEP_SCRIPT = """
 import sys
-from hystmech.systems.sweep import frf_grid, run_sweep
+from hystmech.systems.periodic.sweep import frf_grid, run_sweep
 pts = frf_grid(["masing"], [13.0, 67.0, 120.0, 200.0, 300.0], [35.0, 55.0, 75.0, 95.0])
 run_sweep(pts, sys.argv[1], max_workers=2, t_window=(17.0, 20.0))
 """

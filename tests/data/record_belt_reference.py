@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hystmech.systems.belt_tensioner import paper_tensioner, simulate_belt
-from hystmech.systems.sweep import tension_amplitude
+from hystmech.systems.rigs.belt_tensioner import paper_tensioner, simulate_belt
+from hystmech.systems.periodic.sweep import tension_amplitude
 
 out = {"produced_by": "tests/data/record_belt_reference.py on the dedicated loops of "
                       "systems/belt_tensioner.py at commit 05f8a1f"}

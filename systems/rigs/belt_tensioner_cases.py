@@ -1,19 +1,16 @@
-"""The belt–tensioner rig of Bastien et al. (2007), §4: scenario runner and plots.
-
-The physics (parameters, static initialisation eq. (51), the rig as an Assembly, the
-closed-form linear FRF, :func:`simulate_belt`) is in
-:mod:`hystmech.systems.rigs.belt_tensioner` and re-exported here, so
-``hystmech.systems.belt_tensioner`` keeps working for every importer.
+"""The belt–tensioner rig of Bastien et al. (2007), §4: scenario runner and plots
+(``belt-tensioner-mdm``, ``belt-tensioner-masing``). The physics (parameters, static
+initialisation eq. (51), the rig as an Assembly, the closed-form linear FRF,
+:func:`~hystmech.systems.rigs.belt_tensioner.simulate_belt`) is in
+:mod:`hystmech.systems.rigs.belt_tensioner`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..components.base import ForceElement
-from .rigs.belt_tensioner import (C_IDENT, FORCING, H_PAPER, MASING_PARAMS,  # noqa: F401
-                                  MDM_PARAMS, METHODS, OMEGA_IDENT, RIG, T_START, BeltResult,
-                                  belt_assembly, forcing, linear_tension_amplitude,
-                                  masing_damping, paper_tensioner, simulate_belt, static_init)
+from ...components.base import ForceElement
+from .belt_tensioner import (FORCING, H_PAPER, RIG, T_START, forcing, paper_tensioner,
+                             simulate_belt, static_init)
 
 
 # -- scenario runner -------------------------------------------------------------------------
@@ -29,7 +26,7 @@ def _tensioner_from_config(tc: dict, Omega0: float) -> tuple[str, ForceElement]:
     if model is None:
         if "type" not in tc:
             raise ValueError("tensioner.model must be 'mdm' or 'masing' (or give tensioner.type)")
-        from ..scenario import build_element
+        from ...scenario import build_element
 
         el = build_element(tc)
         return el.name, el
@@ -55,7 +52,7 @@ def run(cfg: dict, out, progress):
     Figs. 17–20 of Bastien et al. (2007) and the F ≈ T check of eq. (58)."""
     import matplotlib.pyplot as plt
 
-    from ..scenario import ScenarioOutput
+    from ...scenario import ScenarioOutput
 
     rig = _known(cfg.get("rig"), "rig", RIG)
     frc = _known(cfg.get("forcing"), "forcing", FORCING)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..scenario import ScenarioError, ScenarioOutput
+from ...scenario import ScenarioError, ScenarioOutput
 
 # §5 of Manfredo et al. (2023) names K^4 = 6.9, K^6 = 10.4, K^7 = 17.45, K^9 = 31.4 1/m;
 # the other levels are not given: K^1..K^3 split 0..6.9 evenly, K^5 and K^8 are midpoints.
@@ -58,8 +58,8 @@ def cable_preisach(cfg: dict):
     r = r_j). κ [N·m²] is the largest branch slope of P, so the law stays monotone:
     tangent EI_el + κ right after a reversal, softening towards EI_el as the branch
     sweeps the kernel. Returns (law, P) with P = κK − P[K] as one Preisach element."""
-    from ..components.linear import LinearSpring
-    from ..components.preisach import Preisach
+    from ...components.linear import LinearSpring
+    from ...components.preisach import Preisach
 
     m = float(cfg.get("m", 35.0)); n = int(cfg.get("levels", 100))
     r0 = float(cfg.get("r0", 4.0)); s0 = float(cfg.get("s0", 15.0))
@@ -91,9 +91,9 @@ def demagnetized_memory(law):
 def cable_stops(cfg: dict):
     """EI_el·K + Σ_i Masing(k_i, α_i): continuous Prandtl-Ishlinskii moment law; the
     stops yield at curvatures K_y,i = α_i/k_i [1/m]."""
-    from ..components.combine import SumElement
-    from ..components.linear import LinearSpring
-    from ..components.masing import Masing
+    from ...components.combine import SumElement
+    from ...components.linear import LinearSpring
+    from ...components.masing import Masing
 
     EI = float(cfg.get("EI_el", 0.02))
     ks = list(cfg.get("k_stops", [0.01, 0.01, 0.01]))
@@ -112,7 +112,7 @@ def _plt():
 
 
 def run_pure_bending(cfg: dict, out: Path, progress) -> ScenarioOutput:
-    from .. import drive
+    from ... import drive
     from .rod import Rod, quasi_static
 
     rc = cfg.get("rod", {}); lc = cfg.get("law", {}); pc = cfg.get("protocol", {})
@@ -170,8 +170,8 @@ def vertex_dissipation(rod, K, i0, i1, sub=10):
     on its own through the moment law from the rod's initial memory (hystmech.drive),
     loop energy by hystmech.analysis.loop_energy. Independent of the rod solver's
     moments. Returns the per-vertex energies ℓ_j ∮ M_j dK_j (N+1,)."""
-    from .. import drive
-    from ..analysis import loop_energy
+    from ... import drive
+    from ...analysis import loop_energy
 
     K = np.asarray(K, dtype=float)
     out = np.empty(K.shape[1])

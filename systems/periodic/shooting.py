@@ -42,9 +42,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from ..components.base import check_finite, check_positive
-from .assembly import Assembly, Harmonic
-from .solvers import SimulationError, simulate
+from ...components.base import check_finite, check_positive
+from ..assembly import Assembly, Harmonic
+from ..result import SimulationError
+from ..simulate import simulate
 
 UNIT_TOL = 5e-3     # |μ| within this of 1 counts as neutral: the finite-difference
                     # monodromy (steps 1e-4 of the excursion) is not more accurate near 1
@@ -684,7 +685,7 @@ class _DriveMap(Shooter):
     uses. Operator memory (:func:`operator_states`) is carried over, not solved for."""
 
     def __init__(self, element, t, u, v, rtol):
-        from ..components.base import is_compiled
+        from ...components.base import is_compiled
 
         self.element = element
         self.t, self.u, self.v, self.rtol = t, u, v, rtol
@@ -711,7 +712,7 @@ class _DriveMap(Shooter):
         self.n_sims = 0
 
     def run_drive(self, x):
-        from ..drive import drive
+        from ...drive import drive
 
         self.n_sims += 1
         return drive(self.element, self.t, self.u, self.v, rtol=self.rtol,
@@ -767,7 +768,7 @@ def periodic_state(element, t, u, v=None, *, rtol: float = 1e-10, tol: float = 1
     states. The period map advances the full state (every state, also those drive()
     does not record, e.g. a Preisach memory stack) with the law's ``advance`` kernel.
     """
-    from ..components.base import ForceElement
+    from ...components.base import ForceElement
 
     if not isinstance(element, ForceElement):
         raise ValueError(f"element must be a hystmech force element (got {type(element).__name__})")

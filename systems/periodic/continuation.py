@@ -25,9 +25,9 @@ from typing import Callable
 
 import numpy as np
 
-from ..components.base import check_finite, check_positive
-from .solvers import SimulationError
-from .periodic import (ConvergenceError, Shooter, crossing_counts, default_fd_eps, floquet,
+from ...components.base import check_finite, check_positive
+from ..result import SimulationError
+from .shooting import (ConvergenceError, Shooter, crossing_counts, default_fd_eps, floquet,
                        instability, min_norm_solve, newton_shoot, peak_to_peak)
 
 

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..components.base import check_nonnegative, check_positive, check_range
-from .assembly import Assembly
-from .simulate import simulate
+from ...components.base import check_nonnegative, check_positive, check_range
+from ..assembly import Assembly
+from ..simulate import simulate
 
 # identified values (viscous + Dahl paper, §5–7; REFERENCE.md)
 PAPER = dict(kx1=1.6299e5, kw1=5.2620e4, kx2=1.3352e5, kw2=6.2986e4, rho=768.73)
@@ -70,7 +70,7 @@ def mr_damper_rig(*, m=50.0, Kp=1e9, Kd=4e5, damper=None, Xmin=XMIN, Xmax=XMAX,
     AsymmetricViscousDahl with the paper's values and w(0) = w0), Xmin < Xmax [m],
     period [s] > 0, beta in [0, 0.9] shape of the wave (see module docstring).
     """
-    from ..components.viscous_dahl import AsymmetricViscousDahl
+    from ...components.viscous_dahl import AsymmetricViscousDahl
 
     m = check_positive("m", m)
     Kp = check_positive("Kp", Kp)
@@ -149,7 +149,7 @@ def run(cfg: dict, out: Path, progress):
     """Scenario runner: force against time and displacement, the w-loop of Fig. 11."""
     import matplotlib.pyplot as plt
 
-    from ..scenario import ScenarioOutput
+    from ...scenario import ScenarioOutput
 
     rig = dict(cfg.get("rig", {}))
     samp = dict(cfg.get("sampling", {}))

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg.lapack import dgbtrf as _gbtrf, dgbtrs as _gbtrs
 
-from ..components.base import ForceElement, check_positive, check_range
+from ...components.base import ForceElement, check_positive, check_range
 from . import rod_kernels as rk
 
 __all__ = ["Rod", "RodState", "StaticResult", "DynamicResult", "RodConvergenceError",

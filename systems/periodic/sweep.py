@@ -33,7 +33,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from .belt_tensioner import T_START, paper_tensioner, simulate_belt
+from ..rigs.belt_tensioner import T_START, paper_tensioner, simulate_belt
 
 MODELS = ("mdm", "masing")
 F1_MEASURED = (13.0, 27.0, 41.0, 54.0, 67.0, 79.0, 90.0, 100.0, 110.0, 120.0)   # eq. (59c)
@@ -189,7 +189,7 @@ def read_frf(path) -> dict:
 
 
 def _rewrite(path: Path, done: dict) -> None:
-    from ..scenario import atomic_write
+    from ...scenario import atomic_write
 
     text = ",".join(HEADER) + "\n" + "".join(format_row(m, a, w, amp)
                                                for (m, a, w), amp in done.items())
@@ -341,7 +341,7 @@ def _on_sigterm_raise():
 def stuck_linear_amplitude(f1, omega):
     """Tension amplitude of the rig when the Masing tensioner sticks: linear tensioner with
     stiffness k + k0 and damping c0(Ω) (Bastien et al. (2007), eqs. (21a), (31))."""
-    from .belt_tensioner import MASING_PARAMS, linear_tension_amplitude, masing_damping
+    from ..rigs.belt_tensioner import MASING_PARAMS, linear_tension_amplitude, masing_damping
 
     k = MASING_PARAMS["k"] + MASING_PARAMS["k0"]
     return np.array([linear_tension_amplitude(w, k_t=k, c_t=masing_damping(w), f1=f1)
@@ -394,7 +394,7 @@ def run(cfg: dict, out, progress):
     """Scenario runner ``belt-tensioner-frf``: Fig. 21 of Bastien et al. (2007)."""
     import matplotlib.pyplot as plt
 
-    from ..scenario import ScenarioOutput
+    from ...scenario import ScenarioOutput
 
     g = _table(cfg, "grid", ("models", "f1", "omega_min", "omega_max", "n_omega", "reduced",
                              "reduced_f1", "reduced_n_omega"))

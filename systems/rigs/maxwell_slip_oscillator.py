@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..components.base import check_finite, check_nonnegative, check_positive
-from .assembly import Assembly, Harmonic
-from .simulate import simulate
+from ...components.base import check_finite, check_nonnegative, check_positive
+from ..assembly import Assembly, Harmonic
+from ..simulate import simulate
 
 HEIGHTS = (1.21667e-6, 1.65000e-6, 2.08330e-6, 2.51670e-6, 2.95000e-6)   # m, the paper's
 FRICTION = dict(kt=1e6, kn=2e6, mu=0.5, d=1.1e-6)                       # REFERENCE.md set
@@ -32,7 +32,7 @@ FRICTION = dict(kt=1e6, kn=2e6, mu=0.5, d=1.1e-6)                       # REFERE
 
 def paper_friction(**changes):
     """The 5-asperity MaxwellSlip element (Jankowski et al. (2017), eq. (2) Δ_i)."""
-    from ..components.maxwell_slip import MaxwellSlip
+    from ...components.maxwell_slip import MaxwellSlip
 
     kw = dict(FRICTION, heights=HEIGHTS)
     kw.update(changes)
@@ -93,7 +93,7 @@ def run(cfg: dict, out: Path, progress):
     """Scenario runner: free decay and forced response, plots, energy balance."""
     import matplotlib.pyplot as plt
 
-    from ..scenario import ScenarioOutput
+    from ...scenario import ScenarioOutput
 
     cases = {k: dict(v) for k, v in cfg.get("cases", {"free": {"excitation": "free"}}).items()}
     figs, metrics, series = {}, {}, {}

@@ -10,7 +10,7 @@ everything that can change the compiled code, imported from there and compiled w
 * the generated source itself (structure, element kinds and sizes, kernel names);
 * the versions of hystmech, numba and Python;
 * the bytes of every module the code draws on: the modules defining the element
-  kernels, ``solvers.py``/``implicit.py`` and, transitively, the modules they import
+  kernels, the solver methods (``methods/``) and, transitively, the modules they import
   from the same top-level package (so an edited kernel module, or a helper it imports,
   gives a new file instead of reusing stale machine code).
 

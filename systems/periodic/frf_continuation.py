@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .belt_tensioner import belt_assembly, paper_tensioner
+from ..rigs.belt_tensioner import belt_assembly, paper_tensioner
 from .continuation import Branch, continue_orbits
-from .periodic import UNIT_TOL, peak_to_peak
+from .shooting import UNIT_TOL, peak_to_peak
 from .sweep import _table
 
 MODELS = ("mdm", "masing")
@@ -172,7 +172,7 @@ def run(cfg: dict, out, progress):
     by continuation: stable and unstable branches, jump frequencies)."""
     import matplotlib.pyplot as plt
 
-    from ..scenario import ScenarioOutput
+    from ...scenario import ScenarioOutput
 
     b = _table(cfg, "branches", ("models", "f1", "omega_min", "omega_max"))
     c = _table(cfg, "continuation", ("ds", "ds_max", "state_weight", "mdm_tol", "masing_tol",

@@ -31,15 +31,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ..components.base import check_positive, check_range
-from .assembly import GROUND, Assembly
+from ...components.base import check_positive, check_range
+from ..assembly import GROUND, Assembly
 
 PARAMS = dict(m=2.0, c=10.0, k=5e4, alpha=5e4, beta=1e3, gamma=0.8, delta=-1.1, nu=1.0)
 
 
 def bouc_wen_law(p: dict | None = None):
     """The benchmark's hysteretic force as hystmech's BoucWen (see the module docstring)."""
-    from ..components.bouc_wen import BoucWen
+    from ...components.bouc_wen import BoucWen
 
     q = {**PARAMS, **(p or {})}
     return BoucWen(A=q["alpha"], beta=q["beta"] * q["gamma"], gamma=q["beta"] * q["delta"],
@@ -110,7 +110,7 @@ def assembly(t_grid, u_grid, p: dict | None = None) -> Assembly:
 
 def simulate_case(t_grid, u_grid, t_out, p=None, rtol: float = 1e-8, method: str = "RK45"):
     """y(t_out) [m], z(t_out) [N] of the benchmark under the force (t_grid, u_grid)."""
-    from . import simulate
+    from .. import simulate
 
     a = assembly(t_grid, u_grid, p)
     r = simulate(a, (0.0, float(t_out[-1])), method=method, t_eval=t_out, rtol=rtol,
@@ -124,7 +124,7 @@ def run(cfg: dict, out: Path, progress):
     multisine period, the whole sweep; the shorter series is padded in the CSV)."""
     import matplotlib.pyplot as plt
 
-    from ..scenario import ScenarioOutput
+    from ...scenario import ScenarioOutput
 
     p = {**PARAMS, **dict(cfg.get("system", {}))}
     sig = dict(cfg.get("signals", {}))
