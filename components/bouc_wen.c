@@ -86,3 +86,13 @@ void bouc_wen_jac(const double *x, double u, double v, const double *p, double *
     J[4] = p[4];
     J[5] = 0.0;
 }
+
+/* Event indicator (model exchange): z = 0 is the non-Lipschitz point of |z|^n for n < 1,
+ * where a host must restart its integrator; constant (never crossing) for n >= 1, so
+ * that the count does not depend on the parameter values. */
+#define BOUC_WEN_NZ 1
+void bouc_wen_events(const double *x, double u, double v, const double *p, double *z)
+{
+    (void)u; (void)v;
+    z[0] = p[3] < 1.0 ? x[0] : 1.0;
+}

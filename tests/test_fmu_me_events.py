@@ -14,6 +14,7 @@ from scipy.integrate import DOP853
 from scipy.optimize import brentq
 
 import hystmech
+from hystmech.components import get_element_class
 from test_fmu_cases import available
 
 CASES = dict(available())
@@ -276,7 +277,8 @@ def test_fmi3_model_exchange_events(tmp_path, name):
     path = export_fmu(el, tmp_path / f"{name}3.fmu", fmi_version=3)
     from fmpy import read_model_description
     md = read_model_description(str(path))
-    assert len(md.eventIndicators) == (2 if el.kind != "smooth" else 0)
+    # inclusions/operators: reversal and switch; Bouc-Wen: z = 0 (live only for n < 1)
+    assert len(md.eventIndicators) == (2 if el.kind != "smooth" else 1)
     F = _fmpy_me(path, t, u, 1e-10)
     tol = 1e-9 if el.kind != "smooth" else 2e-6  # smooth: CVode's tolerance
     assert np.max(np.abs(F - ref)) <= tol * np.max(np.abs(ref))
@@ -439,3 +441,40 @@ def test_memory_moves_only_at_events_not_in_completed_step(tmp_path):
     ref = hystmech.drive(el, np.arange(path_u.size, dtype=float), path_u).force[-1]
     assert F_mid == pytest.approx(ref, rel=1e-10, abs=1e-12)
     assert F_mid_after == pytest.approx(F_mid, rel=1e-13, abs=1e-15)
+
+
+def test_bouc_wen_event_indicator_does_not_depend_on_n(tmp_path):
+    """Issue 20 item 5: Bouc-Wen has one event indicator (z = 0, the non-Lipschitz point
+    of |z|^n for n < 1) whatever n was exported with: constant for n >= 1, z itself
+    when n < 1 is set before initialisation."""
+    from fmpy import extract, read_model_description
+    from fmpy.fmi2 import FMU2Model
+    from ctypes import POINTER, c_double
+
+    from hystmech.fmu import export_fmu
+
+    BW = get_element_class("BoucWen")
+    p15 = export_fmu(BW(A=1e4, beta=2.0, gamma=0.5, n=1.5), tmp_path / "a.fmu")
+    p05 = export_fmu(BW(A=1e4, beta=2.0, gamma=0.5, n=0.5), tmp_path / "b.fmu")
+    assert [read_model_description(str(p)).numberOfEventIndicators for p in (p15, p05)] == [1, 1]
+
+    def indicators(path, start):
+        md = read_model_description(str(path))
+        f = FMU2Model(guid=md.guid, unzipDirectory=extract(str(path)),
+                      modelIdentifier=md.modelExchange.modelIdentifier, instanceName="z")
+        f.instantiate()
+        f.setupExperiment(startTime=0.0)
+        f.enterInitializationMode()
+        vr = {v.name: v.valueReference for v in md.modelVariables}
+        for k, val in start.items():
+            f.setReal([vr[k]], [val])
+        f.setReal([1, 2], [1e-3, 0.5])
+        f.exitInitializationMode()
+        z = np.zeros(md.numberOfEventIndicators)
+        f.getEventIndicators(z.ctypes.data_as(POINTER(c_double)), z.size)
+        f.terminate()
+        f.freeInstance()
+        return z
+
+    assert indicators(p15, {})[0] == 1.0                        # n >= 1: inactive
+    assert indicators(p15, {"n": 0.5, "z0": 2.5})[0] == 2.5     # n < 1: z itself
