@@ -16,7 +16,7 @@ import numpy as np
 
 from ..components.base import check_array, check_positive, check_range
 from ..drive import drive
-from ..scenario import ScenarioError, ScenarioOutput, build_element
+from ..runner_io import ScenarioError, ScenarioOutput, build_element
 from ..signals import piecewise_linear
 from .dahl_loop import dahl_loop_area, dahl_steady_loop, rho_from_loop_area
 from .energy import loop_energy

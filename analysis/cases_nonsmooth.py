@@ -171,7 +171,7 @@ def run_masing_loop(cfg: dict, out: Path, progress):
     a.set_title("Fig. 12(b)-like: force versus time"); a.legend()
     a.set_xlabel("t [s]"); a.set_ylabel("F [N]")
     fig.tight_layout()
-    from ..scenario import ScenarioOutput
+    from ..runner_io import ScenarioOutput
 
     progress(1.0, "done")
     return ScenarioOutput(summary={"metrics": metrics},
@@ -186,7 +186,7 @@ def run_maxwell_slip_loops(cfg: dict, out: Path, progress):
     inner loop, and the step-by-step segments."""
     from .. import drive
     from ..components.maxwell_slip import MaxwellSlip
-    from ..scenario import ScenarioOutput
+    from ..runner_io import ScenarioOutput
 
     plt = _plt()
     P = dict(cfg["element"])
@@ -272,7 +272,7 @@ def run_preisach_cable_protocol(cfg: dict, out: Path, progress):
     the Preisach triangle (eq. (14)) at a few instants (like their Fig. 5)."""
     from .. import drive
     from ..components.preisach import Preisach
-    from ..scenario import ScenarioOutput
+    from ..runner_io import ScenarioOutput
 
     plt = _plt()
     pc = dict(cfg.get("protocol", {}))

@@ -122,6 +122,16 @@ def check_finite(name: str, value) -> float:
     return x
 
 
+class ParameterRangeError(ValueError):
+    """A parameter outside its admissible range (``check_range``); carries ``name``,
+    ``value`` and ``allowed`` (e.g. "[0, inf)") so that a caller that computed the value
+    (a fit) can report it as its own result rather than as the user's input."""
+
+    def __init__(self, msg: str, name: str, value: float, allowed: str):
+        super().__init__(msg)
+        self.name, self.value, self.allowed = name, value, allowed
+
+
 def check_range(name: str, value, lo: float | None = None, hi: float | None = None,
                 lo_open: bool = False, hi_open: bool = False) -> float:
     """Check lo (<|<=) value (<|<=) hi and return the value as float.
@@ -140,7 +150,8 @@ def check_range(name: str, value, lo: float | None = None, hi: float | None = No
         right = ")" if (hi_open or hi is None) else "]"
         lo_s = "-inf" if lo is None else f"{lo:g}"
         hi_s = "inf" if hi is None else f"{hi:g}"
-        raise ValueError(f"{name} must be in {left}{lo_s}, {hi_s}{right} (got {x!r})")
+        allowed = f"{left}{lo_s}, {hi_s}{right}"
+        raise ParameterRangeError(f"{name} must be in {allowed} (got {x!r})", name, x, allowed)
     return x
 
 

@@ -81,7 +81,10 @@ def relay_force(x, u, v, p):
 
 
 def _check_initial(initial, name="initial"):
-    arr = np.asarray(initial, dtype=float) if not isinstance(initial, str) else None
+    # True/False are not the signs -1/+1 (True would silently become +1)
+    if isinstance(initial, (str, bool, np.bool_)) or np.asarray(initial).dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be -1 or +1 (got {initial!r})")
+    arr = np.asarray(initial, dtype=float)
     if arr is None or not np.all(np.isfinite(arr)) or not np.all(np.isin(arr, (-1.0, 1.0))):
         raise ValueError(f"{name} must be -1 or +1 (got {initial!r})")
     vals = np.unique(arr)
@@ -555,6 +558,12 @@ class Preisach(ForceElement):
             raise ValueError(f"m must be in (0, inf) (got {m!r})")
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"n must be an integer in [1, inf) (got {n!r})")
+        from ..limits import check_memory
+
+        # the n(n+1)/2 relays' index, threshold and area arrays, then the (n+2)² Everett
+        # table and its cumulative sums: about 48 bytes per cell of the n x n plane
+        check_memory(48.0 * float(n) ** 2, f"a Preisach plane of n = {n} levels",
+                     "use fewer levels")
         h = 2.0 * m / n
         i, j = np.triu_indices(n)
         t = -m + h * np.arange(n)

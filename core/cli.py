@@ -5,6 +5,14 @@ NaN/inf, which are never written); 2 a usage error (unknown scenario or runner, 
 TOML, unknown key, wrong type, a value out of range, work above a limit, degenerate
 data, a path that cannot be read or written); 130 interrupted. Errors are one line on
 stderr, never a traceback (HYSTMECH_DEBUG=1 shows it for exit 1).
+
+``run``, ``identify`` and ``compare`` hold a lock on their output directory while they
+write (a second command on the same ``--out`` exits 2 naming the first one's pid), write
+only inside it, print where they wrote, and check their inputs (scenario file: a regular
+file of at most 1 MiB; measured data: regular files, rows of the header's length) before
+anything is written. ``run --max-memory SIZE`` sets the memory limit of the work
+estimate and of the library calls the runner makes (default half the physical memory).
+Ctrl-C stops a compiled loop within a second (exit 130; finished results are kept).
 """
 from __future__ import annotations
 
@@ -18,6 +26,7 @@ EXTERNAL = {
     "compare": ("hystmech.identify.compare_cli", "simulate a scenario with measured input and compare"),
     "identify": ("hystmech.identify.cli", "fit a law to a measured loop, write a scenario TOML"),
     "export-fmu": ("hystmech.fmu.cli", "export a force element as an FMI 2.0/3.0 FMU"),
+    "plugins": ("hystmech.plugins.mujoco_build", "build / locate the MuJoCo plugin library"),
 }
 
 
@@ -46,10 +55,26 @@ def _positive(text: str) -> float:
     return x
 
 
+def _size(text: str) -> float:
+    from .limits import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _limits_from_args(args):
+    """The run's limits from --max-* / --no-limits; the memory limit also goes to the
+    API guards (drive, simulate, constructors) the runner calls."""
+    from .limits import set_memory_limit
+
     if args.no_limits:
+        set_memory_limit(float("inf"))
         return False
-    return {q: getattr(args, f"max_{q}") for q in ("steps", "samples", "points")
+    if args.max_memory is not None:
+        set_memory_limit(args.max_memory)
+    return {q: getattr(args, f"max_{q}") for q in ("steps", "samples", "points", "memory")
             if getattr(args, f"max_{q}") is not None}
 
 
@@ -62,6 +87,8 @@ def _cmd_run(args) -> int:
     for k, v in metrics.items():
         if isinstance(v, (int, float)):
             print(f"{k} = {v:.6g}")
+    if res.out is not None:
+        print(f"written: {res.out}")
     return 0
 
 
@@ -85,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"stored samples per run (default {DEFAULT_LIMITS['samples']:.0e})")
     g.add_argument("--max-points", type=_positive, default=None,
                    help=f"points of a sweep (default {DEFAULT_LIMITS['points']:.0e})")
+    g.add_argument("--max-memory", type=_size, default=None, metavar="SIZE",
+                   help="memory a run may allocate, e.g. 8G (default half the physical memory)")
     g.add_argument("--no-limits", action="store_true", help="lift all limits on work")
     sp.set_defaults(func=_cmd_run)
     for name, (mod, helptext) in EXTERNAL.items():
@@ -115,7 +144,7 @@ def main(argv=None) -> int:
         return 2
     import warnings
 
-    from .scenario import NonFiniteResult
+    from .runner_io import NonFiniteResult
 
     # warnings are held back: shown as one line each after a successful command, dropped
     # when the command fails (its one error line says what went wrong)

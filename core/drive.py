@@ -1,6 +1,7 @@
 """Driven simulation: a force element under an imposed displacement history."""
 from __future__ import annotations
 
+import numbers
 import weakref
 from dataclasses import dataclass, field
 
@@ -9,6 +10,8 @@ from numba import njit
 from numba.core.errors import NumbaError
 
 from .components.base import ForceElement, is_compiled
+from .interrupt import raise_if_stopped, watching
+from .limits import RTOL_MIN, check_memory
 
 
 @dataclass
@@ -59,7 +62,7 @@ class DriveResult:
 # Each returns the index of the first bad input sample (t not strictly increasing or not
 # finite, u not finite; the loop stops there) and the first non-finite force, or -1.
 @njit(cache=False)
-def _drive_loop(advance, force, t, u, vuser, x0, p, rtol, n_out):
+def _drive_loop(advance, force, t, u, vuser, x0, p, rtol, n_out, irq=None):
     n = t.size
     x = x0.copy()
     F = np.empty(n)
@@ -76,9 +79,16 @@ def _drive_loop(advance, force, t, u, vuser, x0, p, rtol, n_out):
     for k in range(n - 1):
         dt = t[k + 1] - t[k]
         du = u[k + 1] - u[k]
-        if not (dt > 0.0 and abs(dt) < np.inf and abs(du) < np.inf):
-            bad_in = k + 1
-            break
+        if not (dt > 0.0 and abs(dt) < np.inf and abs(du) < np.inf) or (k & 1023) == 1023:
+            # one test per sample for both rare events: a bad input, or time to read the
+            # signal flag (core/interrupt.py; Python raises on return)
+            if not (dt > 0.0 and abs(dt) < np.inf and abs(du) < np.inf):
+                bad_in = k + 1
+                break
+            if irq is not None:
+                if irq[0] != 0:
+                    bad_in = -2
+                    break
         if given:
             v = 0.5 * (vuser[k] + vuser[k + 1])
             vo = vuser[k + 1]
@@ -105,8 +115,8 @@ def _make_inlined_loop(advance, force):
     body = njit(inline="always")(_drive_loop.py_func)
 
     @njit(cache=False)
-    def loop(t, u, vuser, x0, p, rtol, n_out):
-        return body(adv, frc, t, u, vuser, x0, p, rtol, n_out)
+    def loop(t, u, vuser, x0, p, rtol, n_out, irq):
+        return body(adv, frc, t, u, vuser, x0, p, rtol, n_out, irq)
 
     return loop
 
@@ -125,7 +135,7 @@ def _inlined_loop(advance, force):
 
 
 @njit(cache=False)
-def _drive_affine_loop(affine, t, u, x0, p, tol, n_out):
+def _drive_affine_loop(affine, t, u, x0, p, tol, n_out, irq):
     # Same result as _drive_loop for laws with an affine segment map (see base.py): the
     # map is recomputed only when v or dt change by more than tol = 0.01·rtol relative;
     # sampled inputs jitter at about 1e-11 (dt = t[k+1] - t[k] carries the rounding of
@@ -150,9 +160,13 @@ def _drive_affine_loop(affine, t, u, x0, p, tol, n_out):
     for k in range(n - 1):
         dt = t[k + 1] - t[k]
         du = u[k + 1] - u[k]
-        if not (dt > 0.0 and abs(dt) < np.inf and abs(du) < np.inf):
-            bad_in = k + 1
-            break
+        if not (dt > 0.0 and abs(dt) < np.inf and abs(du) < np.inf) or (k & 1023) == 1023:
+            if not (dt > 0.0 and abs(dt) < np.inf and abs(du) < np.inf):
+                bad_in = k + 1
+                break
+            if irq[0] != 0:
+                bad_in = -2
+                break
         v = du / dt
         if abs(v - v_c) > tol * abs(v_c) or abs(dt - dt_c) > tol * dt_c:
             v_c = v
@@ -169,9 +183,22 @@ def _drive_affine_loop(affine, t, u, x0, p, tol, n_out):
 
 
 def _as_array(name: str, a) -> np.ndarray:
-    # the cheap part of _as_series (the finiteness is checked in the drive loop)
+    # the cheap part of _as_series (the finiteness is checked in the drive loop); real
+    # numbers only: booleans and complex values are not displacements or times
+    raw = a if isinstance(a, np.ndarray) else None
+    if raw is None:
+        try:
+            raw = np.asarray(a)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a 1-D array of finite numbers") from None
+    if raw.dtype.kind not in "iuf":
+        what = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "bytes",
+                "O": "objects"}.get(raw.dtype.kind, f"dtype {raw.dtype}")
+        if raw.dtype.kind != "O" or any(isinstance(x, (bool, complex, np.bool_, str))
+                                        for x in raw.ravel()[:1000]):
+            raise ValueError(f"{name} must be an array of real numbers (got {what})")
     try:
-        arr = np.ascontiguousarray(np.asarray(a, dtype=np.float64))
+        arr = np.ascontiguousarray(np.asarray(raw, dtype=np.float64))
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a 1-D array of finite numbers") from None
     if arr.ndim != 1:
@@ -199,8 +226,8 @@ def check_time(t) -> np.ndarray:
     dt = np.diff(t)
     if np.any(dt <= 0):
         k = int(np.flatnonzero(dt <= 0)[0])
-        raise ValueError(f"t must be strictly increasing (t[{k + 1}] = {t[k + 1]!r} <= "
-                         f"t[{k}] = {t[k]!r})")
+        raise ValueError(f"t must be strictly increasing (t[{k + 1}] = {float(t[k + 1])!r} <= "
+                         f"t[{k}] = {float(t[k])!r})")
     return t
 
 
@@ -223,7 +250,9 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
     affine segment map (Dahl, LuGre) reuse that map while v and dt stay within
     0.01·rtol of the values it was made for.
     x0 overrides the element's initial state. store_state=False keeps only the force
-    (and the final state) to save memory on long runs.
+    (and the final state) to save memory on long runs; the arrays are checked against
+    the memory limit (:func:`hystmech.limits.check_memory`) before they are made.
+    Ctrl-C stops the compiled loop within 1024 samples (:mod:`hystmech.interrupt`).
     """
     if not isinstance(element, ForceElement):
         raise ValueError(f"element must be a hystmech force element (got {type(element).__name__})")
@@ -234,8 +263,14 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
         raise ValueError(f"t must hold at least 2 samples (got {n})")
     if u.size != n:
         raise ValueError(f"u must have the same length as t ({n}), got {u.size}")
-    if not (isinstance(rtol, (int, float)) and np.isfinite(rtol) and 0 < rtol < 1):
-        raise ValueError(f"rtol must be in (0, 1) (got {rtol!r})")
+    if not (t[1] > t[0]):
+        # the first segment's slope is the first output's velocity: checked before the loop
+        check_time(t)
+    if isinstance(rtol, (bool, np.bool_)) or not isinstance(rtol, (numbers.Real, np.floating)) \
+            or not (RTOL_MIN <= float(rtol) < 1):
+        raise ValueError(f"rtol must be in [{RTOL_MIN:g}, 1) (got {rtol!r}); below "
+                         f"{RTOL_MIN:g} the steps fall under the float64 resolution")
+    rtol = float(rtol)
     if v is None:
         vuser = np.empty(0)
     else:
@@ -248,12 +283,18 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
             raise ValueError(f"x0 must have {element.n_states} component(s) (got {xs.size})")
     n_out = element.n_states if store_state else 0
     n_out = min(n_out, element.n_report_states)
+    check_memory(8.0 * n * (1 + n_out), f"drive's force and {n_out} state(s) at {n} samples",
+                 "store_state=False keeps the force only")
     affine = element.affine  # declared on ForceElement (None unless the law has one)
-    if v is None and affine is not None and is_compiled(affine) and element.n_states == 1:
-        out = _drive_affine_loop(affine, t, u, xs, element.p, 0.01 * float(rtol), n_out)
-    else:
-        out = _run_loop(element, t, u, vuser, xs, float(rtol), n_out)
-    F, X, bad_in, bad_F = out
+    with watching() as irq:
+        if v is None and affine is not None and is_compiled(affine) and element.n_states == 1:
+            out = _drive_affine_loop(affine, t, u, xs, element.p, 0.01 * float(rtol), n_out,
+                                     irq)
+        else:
+            out = _run_loop(element, t, u, vuser, xs, float(rtol), n_out, irq)
+        F, X, bad_in, bad_F = out
+        if bad_in == -2:
+            raise_if_stopped(irq)
     if bad_in >= 0:
         check_time(t)  # raises the message naming the first bad sample of t or u
         _as_series("u", u, n)
@@ -263,20 +304,20 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
     return _checked(element, t, u, None if v is None else vuser, F, X, bad_F)
 
 
-def _run_loop(element, t, u, vuser, xs, rtol, n_out):
+def _run_loop(element, t, u, vuser, xs, rtol, n_out, irq):
     adv, frc = element.advance, element.force
     if not (is_compiled(adv) and is_compiled(frc)):
         # user callables numba cannot compile
-        return _drive_loop.py_func(adv, frc, t, u, vuser, xs, element.p, rtol, n_out)
+        return _drive_loop.py_func(adv, frc, t, u, vuser, xs, element.p, rtol, n_out, irq)
     loop = _inlined_loop(adv, frc)
     if loop is not None:
         try:
-            return loop(t, u, vuser, xs, element.p, rtol, n_out)
+            return loop(t, u, vuser, xs, element.p, rtol, n_out, irq)
         except NumbaError:
             # a kernel numba compiles but cannot inline (e.g. it recurses): drop the
             # inlined loop for this pair, keep the one with kernel arguments
             _INLINED[adv][frc] = None
-    return _drive_loop(adv, frc, t, u, vuser, xs, element.p, rtol, n_out)
+    return _drive_loop(adv, frc, t, u, vuser, xs, element.p, rtol, n_out, irq)
 
 
 def _checked(element, t, u, vout, F, X, k) -> DriveResult:

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
-from .schema import (BOOL, COUNT, ELEMENT, INT, REAL, STR, ArrayOf, Element, List, MapOf,
+from .schema import (BOOL, COUNT, ELEMENT, FILE_STEM, INT, REAL, STR, ArrayOf, Element, List, MapOf,
                      Required, Str, Table)
 
 ENTRY_POINT_GROUP = "hystmech.runners"
@@ -57,7 +58,7 @@ REGISTRY: dict[str, str] = {
 # -- schemas: {table: Spec} per runner ---------------------------------------------------------
 _INPUT = Table({
     "type": Str("piecewise_linear", "sine", "two_harmonic"),
-    "knots_u": List(REAL), "knots_t": List(REAL), "periods": COUNT, "gamma": REAL,
+    "knots_u": List(REAL, 2), "knots_t": List(REAL, 2), "periods": COUNT, "gamma": REAL,
     "samples_per_unit": REAL, "amplitude": REAL, "omega": REAL, "duration": REAL,
     "offset": REAL, "phase": REAL, "n": COUNT, "t0": REAL, "A1": REAL, "A2": REAL,
 }, required=("type",))
@@ -67,9 +68,9 @@ _CABLE_LAW = Table({"type": Str("preisach", "stops"), "EI_el": REAL, "M_h": REAL
                     "k_stops": List(REAL), "K_yield": List(REAL)})
 _RIG = Table({"m1": REAL, "m2": REAL, "K": REAL, "C": REAL, "g": REAL})
 _FORCING = Table({"f0": REAL, "f1": REAL, "Omega0": REAL, "phi": REAL})
-_CONV_RUN = Table({"knots_u": List(REAL), "periods": COUNT, "gammas": List(REAL),
+_CONV_RUN = Table({"knots_u": List(REAL, 3), "periods": COUNT, "gammas": List(REAL),
                    "k_max": COUNT, "samples_per_unit": REAL, "rtol": REAL,
-                   "figures": List(STR)})
+                   "figures": List(FILE_STEM, 3, 3)})
 
 SCHEMAS: dict[str, dict] = {
     "drive": {"element": Required(ELEMENT), "input": Required(_INPUT),
@@ -79,13 +80,13 @@ SCHEMAS: dict[str, dict] = {
         "rig": _RIG, "forcing": _FORCING,
         "solver": Table({"method": STR, "h": REAL, "rtol": REAL, "t_end": REAL, "t0": REAL,
                          "dt_out": REAL}),
-        "output": Table({"plot_window": List(REAL), "metric_window": List(REAL)}),
+        "output": Table({"plot_window": List(REAL, 2, 2), "metric_window": List(REAL, 2, 2)}),
     },
     "belt-tensioner-frf": {
         "grid": Table({"models": List(Str("mdm", "masing")), "f1": List(REAL),
                        "omega_min": REAL, "omega_max": REAL, "n_omega": COUNT,
                        "reduced": BOOL, "reduced_f1": List(REAL), "reduced_n_omega": COUNT}),
-        "simulation": Table({"t_window": List(REAL), "h": REAL, "rtol": REAL,
+        "simulation": Table({"t_window": List(REAL, 2, 2), "h": REAL, "rtol": REAL,
                              "mdm_method": STR}),
         "sweep": Table({"workers": COUNT, "steady_state": BOOL, "ss_tol": REAL,
                         "ss_periods": COUNT, "ss_confirm": COUNT}),
@@ -126,7 +127,7 @@ SCHEMAS: dict[str, dict] = {
     "lugre-minor-loops": {
         "element": Required(ELEMENT),
         # a case overrides element parameters (checked by the element's constructor)
-        "cases": ArrayOf(Table({"label": STR, "figure": STR, "knots_u": List(REAL)},
+        "cases": ArrayOf(Table({"label": STR, "figure": FILE_STEM, "knots_u": List(REAL, 3)},
                                extra=REAL)),
         "simulation": Table({"gamma": REAL, "periods": COUNT, "samples_per_unit": REAL,
                              "rtol": REAL}),
@@ -204,6 +205,16 @@ def _steps(h, span, what="steps", name="h"):
     return (span / h, f"{name} = {h:g} s over {span:g} s is {span / h:.3g} {what}")
 
 
+def _knot_samples(knots, spu) -> float:
+    # samples of one period of signals.piecewise_linear: every segment has at least one
+    # (each knot is a sample), more where it is long
+    try:
+        k = [float(x) for x in knots]
+    except (TypeError, ValueError):
+        return 0.0
+    return float(sum(max(1.0, math.ceil(abs(b - a) * spu)) for a, b in zip(k[:-1], k[1:])))
+
+
 def _work_drive(cfg):
     inp = _t(cfg, "input")
     kind = inp.get("type")
@@ -213,10 +224,23 @@ def _work_drive(cfg):
     if kind == "piecewise_linear":
         per = float(inp.get("periods", 1))
         spu = float(inp.get("samples_per_unit", 200))
-        n = per * _path_length(inp.get("knots_u", [])) * spu
-        return {"samples": (n, f"{per:g} period(s) x {spu:g} samples per unit of input "
-                               f"path is {n:.3g} samples")}
+        n = per * _knot_samples(inp.get("knots_u", []), spu)
+        return {"samples": (n, f"{per:g} period(s) of {len(inp.get('knots_u', []))} knots at "
+                               f"{spu:g} samples per unit of input path is {n:.3g} samples")}
     return {}
+
+
+def _rod_memory(cfg):
+    # per vertex: the law's memory state (3 + 2·max_depth floats for the Preisach law,
+    # max_depth 256) and the solver's vectors, kept for the trial and committed states
+    # and the output; plus the Preisach plane of law.levels (Preisach.grid)
+    n = float(_t(cfg, "rod").get("N", 40)) + 1.0
+    lv = float(_t(cfg, "law").get("levels", 100))
+    b = 8.0 * n * (3 + 2 * 256 + 32) * 3 + 48.0 * lv * lv
+    from .limits import size_words
+
+    return (b, f"a rod of rod.N = {n - 1:.3g} elements with a Preisach law of law.levels = "
+               f"{lv:.3g} takes {size_words(b)}")
 
 
 def _work_belt(cfg):
@@ -265,22 +289,27 @@ def _work_cosim(cfg):
 def _work_cantilever(cfg):
     lc = _t(cfg, "load")
     n = 4.0 * float(lc.get("cycles", 2)) * float(lc.get("steps_per_quarter", 25))
-    return {"steps": (n, f"{n:.3g} load steps")}
+    return {"steps": (n, f"{n:.3g} load steps"), "memory": _rod_memory(cfg)}
 
 
 def _work_dynamic(cfg):
     sc = _t(cfg, "solver")
     n = float(sc.get("periods", 8)) * float(sc.get("steps_per_period", 400))
-    return {"steps": (n, f"solver.periods x solver.steps_per_period is {n:.3g} steps")}
+    return {"steps": (n, f"solver.periods x solver.steps_per_period is {n:.3g} steps"),
+            "memory": _rod_memory(cfg)}
 
 
-def _work_protocol(default_points):
+def _work_protocol(default_points, rod=False):
     def work(cfg):
         pc = _t(cfg, "protocol")
         lv = pc.get("levels", [0] * 9)
         n = (len(lv) if isinstance(lv, list) else 9) * float(pc.get("cycles_per_level", 3)) \
             * float(pc.get("points_per_cycle", default_points))
-        return {"samples": (n, f"{n:.3g} protocol samples")}
+        out = {"samples": (n, f"{n:.3g} protocol samples")}
+        if rod:
+            m = _rod_memory(cfg)
+            out["memory"] = (m[0] + n * 8.0 * 16, m[1])
+        return out
     return work
 
 
@@ -364,7 +393,7 @@ WORK: dict[str, Callable[[dict], dict]] = {
     "belt-tensioner-cosim": _work_cosim,
     "cable-cantilever-cyclic": _work_cantilever,
     "cable-dynamic": _work_dynamic,
-    "cable-pure-bending": _work_protocol(80),
+    "cable-pure-bending": _work_protocol(80, rod=True),
     "lugre-example-1": _work_example1,
     "lugre-convergence": _work_convergence,
     "lugre-minor-loops": _work_minor,
@@ -411,7 +440,7 @@ def resolve(spec, scenario_path: str | None = None, *, trust: bool = False) -> R
     A ``module:function`` that is neither registered nor declared by an installed package
     is refused (ScenarioError, exit 2) unless ``trust`` is set, and even then only a
     module file in the scenario file's own directory is loaded."""
-    from .scenario import ScenarioError
+    from .runner_io import ScenarioError
 
     if not isinstance(spec, str) or not spec:
         raise ScenarioError(f"runner must be a string naming a registered runner (got {spec!r})")
@@ -442,7 +471,7 @@ def resolve(spec, scenario_path: str | None = None, *, trust: bool = False) -> R
 
 
 def _local_runner(spec: str, scenario_path: str | None) -> Runner:
-    from .scenario import ScenarioError
+    from .runner_io import ScenarioError
 
     mod, fn = spec.split(":", 1)
     if scenario_path is None:

@@ -9,40 +9,31 @@ runner's schema (:mod:`hystmech.schema`) and its work estimate against the limit
 (:mod:`hystmech.limits`); after it ran, its time series are checked to be finite, then
 this module writes summary.json, timeseries.csv and the PNG figures atomically (a
 failed run never leaves half-written files).
+
+A scenario file is data: it is read only if it is a regular file of at most
+MAX_SCENARIO_BYTES, its nesting is bounded before parsing, a key starting with ``_`` is
+refused, and every file it names (figures) lands inside the output directory, which one
+run at a time may write (:class:`hystmech.safeio.OutputLock`). summary.json records the
+config up to MAX_SUMMARY_CONFIG bytes and names the scenario file for the rest.
 """
 from __future__ import annotations
 
-import inspect
 import json
 import os
+import re
 import sys
-import tempfile
 import time
 import tomllib
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
+from .runner_io import (NonFiniteResult, ScenarioError, ScenarioOutput,  # noqa: F401
+                        build_element, jsonable)
+
 DEFAULT_SCENARIO = "belt-tensioner-mdm"
-
-
-class ScenarioError(ValueError):
-    """A scenario that cannot be found, parsed or run as written (CLI: exit 2)."""
-
-
-class NonFiniteResult(ArithmeticError):
-    """A run whose outputs became NaN/inf; nothing is written (CLI: exit 1)."""
-
-
-@dataclass
-class ScenarioOutput:
-    summary: dict = field(default_factory=dict)           # metrics, JSON-serialisable
-    timeseries: dict = field(default_factory=dict)        # name -> 1-D array (equal lengths)
-    figures: dict = field(default_factory=dict)           # file stem -> matplotlib Figure
-    files: dict = field(default_factory=dict)             # extra name -> bytes/str
 
 
 # -- finding and reading scenarios ------------------------------------------------------
@@ -62,29 +53,90 @@ def list_scenarios() -> list[tuple[str, str]]:
     return out
 
 
+MAX_SCENARIO_BYTES = 1 << 20
+"""Largest scenario file read (1 MiB; tomllib takes about a second per MB): large data
+belongs in a CSV or .npz file that a runner reads, not in the TOML."""
+MAX_NESTING = 32
+"""Deepest nesting of arrays/inline tables and longest dotted key a scenario may hold;
+checked by a scan before parsing (tomllib recurses, and slows quadratically on dotted
+keys)."""
+INTERNAL_KEYS = ("_path",)     # added by load_scenario, never read from the file
+
+_TOML_STRINGS = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"'
+                           r"|'[^'\n]*'|#[^\n]*", re.S)
+_KEY_CHARS = np.zeros(256, dtype=bool)
+_KEY_CHARS[np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-. \t",
+                         dtype=np.uint8)] = True
+
+
+def check_toml_shape(text: str, path) -> None:
+    """ScenarioError if ``text`` nests arrays/inline tables deeper than MAX_NESTING or
+    holds a dotted key of more than MAX_NESTING parts: a vectorised scan of the text
+    with its strings and comments blanked out (linear time, no recursion)."""
+    bare = _TOML_STRINGS.sub("S", text)
+    b = np.frombuffer(bare.encode("utf-8", "replace"), dtype=np.uint8)
+    if b.size == 0:
+        return
+    d = np.zeros(b.size, dtype=np.int32)
+    d[(b == ord("[")) | (b == ord("{"))] = 1
+    d[(b == ord("]")) | (b == ord("}"))] = -1
+    depth = np.cumsum(d)
+    if depth.max() > MAX_NESTING:
+        line = bare.count("\n", 0, int(np.argmax(depth > MAX_NESTING))) + 1
+        raise ScenarioError(f"{path}: arrays or inline tables nested deeper than "
+                            f"{MAX_NESTING} levels (line {line})")
+    is_dot = b == ord(".")
+    if is_dot.any():
+        seg = np.cumsum(~_KEY_CHARS[b])
+        dots = np.bincount(seg[is_dot])
+        if dots.max() >= MAX_NESTING:
+            at = int(np.flatnonzero(is_dot & (seg == int(np.argmax(dots))))[0])
+            line = bare.count("\n", 0, at) + 1
+            raise ScenarioError(f"{path}: a dotted key of more than {MAX_NESTING} parts "
+                                f"(line {line})")
+
+
 def load_scenario(name_or_path: str | os.PathLike | None) -> dict:
-    """Read a scenario by name (a file in scenarios/) or by path to a TOML file."""
+    """Read a scenario by name (a file in scenarios/) or by path to a TOML file.
+
+    Only a regular file of at most MAX_SCENARIO_BYTES is read, its nesting is checked
+    before parsing (MAX_NESTING) and a top-level key starting with ``_`` is refused."""
+    from .safeio import read_regular_file
+
     if name_or_path is None:
         name_or_path = DEFAULT_SCENARIO
     s = str(name_or_path)
     path = Path(s)
-    if not (s.endswith(".toml") or path.exists()):
+    if not (s.endswith(".toml") or os.path.lexists(path)):
         path = scenario_dir() / f"{s}.toml"
         if not path.exists():
             known = ", ".join(n for n, _ in list_scenarios())
             raise ScenarioError(f"unknown scenario {s!r}; known: {known}")
-    if not path.exists():
+    if not os.path.lexists(path):
         raise ScenarioError(f"scenario file not found: {path}")
     if path.is_dir():
         raise ScenarioError(f"scenario path {path} is a directory, not a TOML file")
     try:
-        cfg = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"malformed TOML in {path}: {_one_line(e)}") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"scenario file {path} is not UTF-8 text") from None
+        raw = read_regular_file(path, "scenario file", MAX_SCENARIO_BYTES)
+    except FileNotFoundError:
+        raise ScenarioError(f"scenario file not found: {path}") from None
     except OSError as e:
         raise ScenarioError(f"cannot read scenario file {path}: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError(f"scenario file {path} is not UTF-8 text") from None
+    check_toml_shape(text, path)
+    try:
+        cfg = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"malformed TOML in {path}: {_one_line(e)}") from None
+    except RecursionError:   # pragma: no cover - check_toml_shape bounds the nesting
+        raise ScenarioError(f"{path}: nested too deeply") from None
+    for k in cfg:
+        if k.startswith("_"):
+            raise ScenarioError(f"unknown key {k!r} in {path.name} (keys starting with _ are "
+                                "reserved)")
     if "name" in cfg:           # it names the default output directory runs/NAME
         from .schema import TOP_LEVEL
 
@@ -94,67 +146,8 @@ def load_scenario(name_or_path: str | os.PathLike | None) -> dict:
     return cfg
 
 
-# -- elements from configuration ----------------------------------------------------------
-def build_element(cfg: dict):
-    """Force element from an [element] table: ``type = "Dahl"`` plus its parameters."""
-    from .components import get_element_class
-
-    cfg = dict(cfg)
-    typ = cfg.pop("type", None)
-    if typ is None:
-        raise ScenarioError("element.type is missing (e.g. type = \"Dahl\")")
-    cls = get_element_class(str(typ))
-    factory = cls
-    ctor = cfg.pop("constructor", None)
-    if ctor is not None:
-        factory = getattr(cls, str(ctor), None)
-        if factory is None or not callable(factory):
-            raise ScenarioError(f"element.constructor: {typ} has no constructor {ctor!r}")
-    sig = inspect.signature(factory)
-    allowed = [p for p in sig.parameters if p not in ("self",)]
-    unknown = [k for k in cfg if k not in allowed]
-    if unknown:
-        from .schema import nearest
-
-        raise ScenarioError(f"unknown parameter {unknown[0]!r} for {typ}"
-                            f"{nearest(unknown[0], allowed)}")
-    try:
-        return factory(**cfg)
-    except TypeError as e:
-        raise ScenarioError(f"element {typ}: {e}") from None
-
-
 # -- writing --------------------------------------------------------------------------------
-def atomic_write(path: Path, data: bytes | str) -> None:
-    """Write ``data`` to ``path`` through a temporary file and an atomic rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, mode) as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _jsonable(x):
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
-    if isinstance(x, (np.floating, float)):
-        return float(x) if np.isfinite(x) else None
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (str, int, bool)) or x is None:
-        return x
-    return str(x)
+from .safeio import OutputLock, atomic_write, inside  # noqa: E402,F401  (atomic_write: re-exported)
 
 
 def write_timeseries(path: Path, series: dict) -> None:
@@ -231,9 +224,10 @@ def resolve_runner(spec: str, scenario_path: str | None = None, *, trust: bool =
     return resolve(spec, scenario_path, trust=trust)
 
 
-def prepare_out_dir(out) -> Path:
-    """Create the output directory ``out``; a path that cannot be one (empty, an existing
-    file, under a file, not writable) is a ScenarioError naming the problem."""
+def check_out_dir(out) -> Path:
+    """The output directory ``out`` checked without creating anything: ScenarioError if
+    it cannot be one (empty, an existing file, under a file, an existing ancestor not
+    writable). Commands that work long before they write (identify) call it first."""
     s = str(out)
     if not s.strip():
         raise ScenarioError("--out must name a directory (got an empty string)")
@@ -243,6 +237,16 @@ def prepare_out_dir(out) -> Path:
     for parent in p.parents:
         if parent.exists() and not parent.is_dir():
             raise ScenarioError(f"--out {s} lies under {parent}, which is a file")
+    first = next((q for q in (p, *p.parents) if q.exists()), None)
+    if first is not None and not os.access(first, os.W_OK | os.X_OK):
+        raise ScenarioError(f"the output directory {s} is not writable ({first} is not)")
+    return p
+
+
+def prepare_out_dir(out) -> Path:
+    """Create the output directory ``out`` (checked by :func:`check_out_dir` first)."""
+    p = check_out_dir(out)
+    s = str(out)
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -307,24 +311,53 @@ def run_scenario(name_or_path=None, out: str | os.PathLike | None = None,
         schema.check(cfg, runner.schema, runner.name)
     estimate = _limits.check(runner, cfg, limits)
     out = prepare_out_dir(out if out is not None else Path("runs") / cfg["name"])
-    progress = progress or progress_printer()
-    t0 = time.perf_counter()
-    res = runner(cfg, out, progress)
-    wall = time.perf_counter() - t0
-    check_finite_outputs(res.timeseries)
-    summary = {"scenario": cfg["name"], "title": cfg.get("title", ""),
-               "reference": cfg.get("reference", ""),
-               "config": {k: v for k, v in cfg.items() if not k.startswith("_")},
-               "work_estimate": {k: v[0] for k, v in estimate.items()},
-               "wall_time_s": wall}
-    summary.update(res.summary)
-    write_timeseries(out / "timeseries.csv", res.timeseries)
-    for stem, fig in res.figures.items():
-        save_figure(fig, out / f"{stem}.png")
-    for fname, data in res.files.items():
-        atomic_write(out / fname, data)
-    atomic_write(out / "summary.json", json.dumps(_jsonable(summary), indent=2))
+    with OutputLock(out):
+        progress = progress or progress_printer()
+        t0 = time.perf_counter()
+        res = runner(cfg, out, progress)
+        wall = time.perf_counter() - t0
+        check_finite_outputs(res.timeseries)
+        # every name first, so that a refused one leaves nothing half written
+        targets = [(inside(out, f"{stem}.png", "figure"), fig) for stem, fig in res.figures.items()]
+        extra = [(inside(out, fname, "output file"), data) for fname, data in res.files.items()]
+        summary = {"scenario": cfg["name"], "title": cfg.get("title", ""),
+                   "reference": cfg.get("reference", ""),
+                   "config": summary_config(cfg),
+                   "work_estimate": {k: v[0] for k, v in estimate.items()},
+                   "wall_time_s": wall}
+        summary.update(res.summary)
+        write_timeseries(out / "timeseries.csv", res.timeseries)
+        for path, fig in targets:
+            save_figure(fig, path)
+        for path, data in extra:
+            atomic_write(path, data)
+        atomic_write(out / "summary.json", json.dumps(jsonable(summary), indent=2))
+    res.out = out
     return res
+
+
+MAX_SUMMARY_CONFIG = 64 * 1024     # bytes of config copied into summary.json
+
+
+def summary_config(cfg: dict) -> dict:
+    """The scenario's config as summary.json records it: the whole table when its JSON
+    is at most MAX_SUMMARY_CONFIG bytes, else each top-level entry that fits, and a
+    note naming the file for the rest (a 50 MB description is not copied)."""
+    full = {k: v for k, v in cfg.items() if k not in INTERNAL_KEYS}
+    if len(json.dumps(jsonable(full))) <= MAX_SUMMARY_CONFIG:
+        return full
+    kept, left = {}, []
+    budget = MAX_SUMMARY_CONFIG
+    for k, v in full.items():
+        n = len(json.dumps(jsonable(v)))
+        if n <= budget // 4:
+            kept[k] = v
+            budget -= n
+        else:
+            left.append(k)
+    kept["_omitted"] = (f"{', '.join(left)}: too large to copy; see the scenario file "
+                        f"{cfg.get('_path', '')}")
+    return kept
 
 
 def _one_line(e) -> str:

@@ -14,7 +14,9 @@ Spec vocabulary (small on purpose, read by :func:`check`):
 ``INT``    whole number of any sign
 ``BOOL``   true / false
 ``STR``    string; ``Str("a", "b")`` restricts it to those choices
-``List(s)``  array whose items match s
+``List(s, min_len=1, max_len=None)``  array whose items match s (never empty unless
+           min_len=0)
+``FILE_STEM``  name of a file written into --out (no path: stays inside --out)
 ``Table({...}, required=(...), extra=None)``  sub-table with its own keys; ``extra``
            is the spec of keys not listed (e.g. element parameters), None = refused
 ``MapOf(t)``   table of named sub-tables, each matching t (``[cases.free]``)
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 
 
 def _error(msg: str):
-    from .scenario import ScenarioError
+    from .runner_io import ScenarioError
 
     return ScenarioError(msg)
 
@@ -112,8 +114,11 @@ STR = Str()
 
 
 class List(Spec):
-    def __init__(self, item: Spec, min_len: int = 0):
-        self.item, self.min_len = item, min_len
+    """An array of items matching ``item``, of min_len (default 1: an empty array is
+    never what a scenario means) to max_len items."""
+
+    def __init__(self, item: Spec, min_len: int = 1, max_len: int | None = None):
+        self.item, self.min_len, self.max_len = item, min_len, max_len
         self.what = f"an array of {item.what}s"
 
     def check(self, where, value):
@@ -121,6 +126,8 @@ class List(Spec):
             raise _error(f"{where} must be an array (got {_kind(value)})")
         if len(value) < self.min_len:
             raise _error(f"{where} must hold at least {self.min_len} item(s) (got {len(value)})")
+        if self.max_len is not None and len(value) > self.max_len:
+            raise _error(f"{where} must hold at most {self.max_len} item(s) (got {len(value)})")
         for i, v in enumerate(value):
             self.item.check(f"{where}[{i}]", v)
 
@@ -175,12 +182,15 @@ class MapOf(Spec):
 class ArrayOf(Spec):
     what = "an array of tables"
 
-    def __init__(self, item: Table):
-        self.item = item
+    def __init__(self, item: Table, min_len: int = 1):
+        self.item, self.min_len = item, min_len
 
     def check(self, where, value):
         if not isinstance(value, list):
             raise _error(f"[[{where}]] must be an array of tables (got {_kind(value)})")
+        if len(value) < self.min_len:
+            raise _error(f"[[{where}]] must hold at least {self.min_len} table(s) "
+                         f"(got {len(value)})")
         for i, v in enumerate(value):
             self.item.check(f"{where}[{i}]", v)
 
@@ -271,6 +281,22 @@ class _Name(Spec):
                          f"the output directory runs/NAME; got {value!r})")
 
 
+class _FileStem(Spec):
+    """The stem of a file a runner writes into --out (a figure's name): a plain name, so
+    that it lands inside --out (see :func:`hystmech.safeio.check_output_name`)."""
+
+    what = "a plain file name"
+
+    def check(self, where, value):
+        from .safeio import check_output_name
+
+        STR.check(where, value)
+        check_output_name(value, where)
+
+
+FILE_STEM = _FileStem()
+
+
 class Required(Spec):
     """A table the runner cannot do without (``Required(Table({...}))``)."""
 
@@ -290,8 +316,10 @@ TOP_LEVEL = {"title": STR, "reference": STR, "runner": STR, "name": _Name(),
 def check(cfg: dict, tables: dict, runner: str) -> None:
     """Check a scenario's config against the schema ``tables`` of ``runner``:
     {table name: Spec}. Raises ScenarioError (exit 2) on the first problem."""
+    from .scenario import INTERNAL_KEYS
+
     for k, v in cfg.items():
-        if k.startswith("_"):
+        if k in INTERNAL_KEYS:
             continue
         spec = TOP_LEVEL.get(k) or tables.get(k)
         if spec is None:

@@ -91,7 +91,9 @@ def rig_model_exchange(fmu_path, *, t_end: float = 3.3, t0: float = T_START,
     (u1, v1, u2, v2), everything integrated by the rig's adaptive Dormand–Prince at rtol."""
     from .element import FMUElement
 
-    fe = FMUElement(fmu_path, mode="me")
+    # the modified Dahl law's event indicators only mark its non-Lipschitz envelopes
+    # (no discrete state): integrated monolithically, as the comparison intends
+    fe = FMUElement(fmu_path, mode="me", me_host=False)
     try:
         return _belt(fe, method="rk45", rtol=rtol, t_end=t_end, t0=t0,
                      record_from=record_from, dt_out=dt_out, rig=rig)
@@ -131,7 +133,7 @@ def run(cfg: dict, out, progress):
     """Scenario runner: the comparison plot and the amplitudes (metrics)."""
     import matplotlib.pyplot as plt
 
-    from ..scenario import ScenarioError, ScenarioOutput
+    from ..runner_io import ScenarioError, ScenarioOutput
 
     sim = dict(cfg.get("simulation", {}))
     allowed = {"t_end", "window", "H", "rtol"}

@@ -48,7 +48,8 @@ def parse_params(items) -> dict:
 
 def build(element: str | None, params: dict, scenario: str | None):
     """The force element named on the command line (or in the scenario)."""
-    from ..scenario import build_element, load_scenario
+    from ..runner_io import build_element
+    from ..scenario import load_scenario
 
     if scenario is not None:
         cfg = load_scenario(scenario)

@@ -21,7 +21,10 @@ NATIVE = {"set": "fmi3SetFloat64", "get": "fmi3GetFloat64", "step": "fmi3DoStep"
           "getst": "fmi3GetFMUState", "setst": "fmi3SetFMUState", "reset": "fmi3Reset",
           "setup": "fmi3EnterInitializationMode", "enter": "fmi3EnterInitializationMode",
           "exit": "fmi3ExitInitializationMode", "setx": "fmi3SetContinuousStates",
-          "getdx": "fmi3GetContinuousStateDerivatives", "time": "fmi3SetTime"}
+          "getdx": "fmi3GetContinuousStateDerivatives", "time": "fmi3SetTime",
+          "getz": "fmi3GetEventIndicators", "completed": "fmi3CompletedIntegratorStep",
+          "enter_ev": "fmi3EnterEventMode", "newdisc": "fmi3UpdateDiscreteStates",
+          "enter_ct": "fmi3EnterContinuousTimeMode", "getx": "fmi3GetContinuousStates"}
 
 
 class Fmi3:
@@ -116,6 +119,9 @@ class Fmi3:
 
     def getContinuousStates(self, x, nx):
         return self._f.getContinuousStates(x, nx)
+
+    def getEventIndicators(self, z, nz):
+        return self._f.getEventIndicators(z, nz)
 
     def getNominalsOfContinuousStates(self, x, nx):
         return self._f.getNominalsOfContinuousStates(x, nx)

@@ -20,7 +20,10 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import carray, njit, types
-from numba.core.extending import intrinsic
+from numba.core.extending import intrinsic, overload
+
+from . import me_events
+from .me_events import advance_segment
 
 # -- layout of the int64 block ci ------------------------------------------------------------
 CI_COMP = 0          # fmi2Component (0 once freed)
@@ -48,7 +51,18 @@ CI_KEY = 21          # element key (for error messages)
 CI_ME_READY = 22     # me: the FMU is initialised and in continuous-time mode
 CI_TIME = 23         # fmi2SetTime (me with a time state x[nx] = t; 0: no time state)
 CI_VER = 24          # FMI version of the entry points: 2, or 3 (fmi3SetFloat64, fmi3DoStep...)
-NCI = 25
+# model exchange with events (the FMI host of fmu/me_events.py compiled in)
+CI_NZ = 25           # event indicators
+CI_GETZ = 26         # fmi2GetEventIndicators
+CI_COMPLETED = 27    # fmi2CompletedIntegratorStep
+CI_ENTER_EV = 28     # fmi2EnterEventMode
+CI_NEWDISC = 29      # fmi2NewDiscreteStates (fmi3UpdateDiscreteStates)
+CI_ENTER_CT = 30     # fmi2EnterContinuousTimeMode
+CI_GETX = 31         # fmi2GetContinuousStates
+CI_HAS_LAST = 32     # cf's z_last holds the indicators at the end of the last segment
+CI_HAS_LAST_SNAP = 33
+CI_NEVENTS = 34      # events handled (a counter)
+NCI = 35
 
 # -- layout of the float64 block cf -----------------------------------------------------------
 CF_T = 0             # FMU time [s]
@@ -63,11 +77,17 @@ CF_F0 = 8            # output right after the last initialisation
 CF_TSET = 9          # me: time last given to fmi2SetTime (NaN: unknown)
 CF_DOSTEP_OUT = 10   # FMI 3: fmi3DoStep's three fmi3Boolean outputs (bytes of cf[10..12])
 CF_LAST_T = 13       # FMI 3: fmi3DoStep's lastSuccessfulTime
-CF_PAR = 16          # parameter values, then scratch for x and dx (me)
+CF_TEVENT = 14       # me events: pending time event [s] (inf: none)
+CF_HLAST = 15        # me events: last accepted step of the host [s]
+CF_TEVENT_SNAP = 16  # the two above at the saved state
+CF_HLAST_SNAP = 17
+CF_EVINFO = 18       # fmi2EventInfo (5 ints, then nextEventTime at cf[21]); FMI 3: bytes
+CF_FLAGS = 22        # fmi2CompletedIntegratorStep's two fmi2Boolean outputs (int32 each)
+CF_PAR = 24          # parameter values, scratch for x and dx (me), z_last, z_snap, x_scale
 
 # error codes raised from the kernels (FMUKernelError(code, key))
 (ERR_CLOSED, ERR_SET, ERR_GET, ERR_STEP, ERR_STATE, ERR_BACK, ERR_INIT, ERR_DERIV,
- ERR_TIME) = range(9)
+ ERR_TIME, ERR_EVENT, ERR_TERM, ERR_CHATTER) = range(12)
 ERR_TEXT = {
     ERR_CLOSED: "the FMU instance is closed",
     ERR_SET: "fmi2SetReal of the inputs failed",
@@ -79,6 +99,10 @@ ERR_TEXT = {
     ERR_INIT: "re-initialisation (fmi2Reset ... fmi2ExitInitializationMode) failed",
     ERR_DERIV: "fmi2SetContinuousStates/fmi2GetDerivatives failed",
     ERR_TIME: "fmi2SetTime failed",
+    ERR_EVENT: "an event-handling call (event indicators, completed integrator step, event "
+               "mode, new discrete states, continuous-time mode) failed",
+    ERR_TERM: "the FMU requested termination",
+    ERR_CHATTER: "more than 10000 events in one input segment (chattering)",
 }
 
 
@@ -165,6 +189,18 @@ def c_pddipppp(typingctx, fn, a, b, c, d, e, f, g, h):
 
 
 @intrinsic
+def c_pipp(typingctx, fn, a, b, c, d):
+    """int fn(void*, int, int*, int*): fmi2/fmi3CompletedIntegratorStep"""
+    return _sig("pipp"), _codegen("pipp")
+
+
+@intrinsic
+def c_ppppppp(typingctx, fn, a, b, c, d, e, f, g):
+    """int fn(void*, bool*, bool*, bool*, bool*, bool*, double*): fmi3UpdateDiscreteStates"""
+    return _sig("ppppppp"), _codegen("ppppppp")
+
+
+@intrinsic
 def c_pd(typingctx, fn, a, b):
     """int fn(void*, double): fmi2SetTime"""
     return _sig("pd"), _codegen("pd")
@@ -217,7 +253,7 @@ def blocks(p):
     if p.size != 2:
         raise FMUKernelError(ERR_CLOSED, -1)   # not an FMUElement's p: never dereference
     ci = carray(_i64_ptr(np.int64(p[0])), NCI)
-    cf = carray(_f64_ptr(ci[CI_CF]), CF_PAR + ci[CI_NPAR] + 2 * ci[CI_NX])
+    cf = carray(_f64_ptr(ci[CI_CF]), CF_PAR + ci[CI_NPAR] + 3 * ci[CI_NX] + 2 * ci[CI_NZ])
     return ci, cf
 
 
@@ -285,6 +321,55 @@ def restart(ci, cf, u, v):
 
 # -- co-simulation: x = [t_fmu, F at the end of the last step] ------------------------------------
 @njit(cache=True)
+def _enter_segment(ci, cf, comp, t0, u0, v, events):
+    """Start of a segment from state time t0: roll the FMU back to the saved state (or
+    re-initialise at t = 0, with the segment's inputs u(0), v), then save the state for
+    a solver that repeats the step. events: the model-exchange host, whose record
+    (pending time event, last step, indicators) travels with the saved state."""
+    nz = ci[CI_NZ]
+    zo = CF_PAR + ci[CI_NPAR] + 2 * ci[CI_NX]
+    if t0 != cf[CF_T]:
+        if ci[CI_HAVE_SNAP] != 0 and t0 == cf[CF_TSNAP]:
+            if c_pp(ci[CI_SETST], comp, ci[CI_SNAP]) > 1:
+                raise FMUKernelError(ERR_STATE, ci[CI_KEY])
+            cf[CF_T] = t0
+            if events:
+                cf[CF_TSET] = np.nan
+                cf[CF_TEVENT] = cf[CF_TEVENT_SNAP]
+                cf[CF_HLAST] = cf[CF_HLAST_SNAP]
+                ci[CI_HAS_LAST] = ci[CI_HAS_LAST_SNAP]
+                for i in range(nz):
+                    cf[zo + i] = cf[zo + nz + i]
+        elif t0 == 0.0:
+            _restart_any(ci, cf, u0, v, events)
+        else:
+            raise FMUKernelError(ERR_BACK, ci[CI_KEY])
+    if t0 == 0.0 and ci[CI_FRESH] != 0 and (u0 != cf[CF_U0] or v != cf[CF_V0]):
+        _restart_any(ci, cf, u0, v, events)   # the start state must see u(0), not a jump
+    ci[CI_FRESH] = 0
+    if ci[CI_ROLLBACK] != 0:
+        # fmi2GetFMUstate writes the state handle into ci[CI_SNAP] (reused when set)
+        if c_pp(ci[CI_GETST], comp, np.int64(ci.ctypes.data) + 8 * CI_SNAP) > 1:
+            raise FMUKernelError(ERR_STATE, ci[CI_KEY])
+        cf[CF_TSNAP] = t0
+        ci[CI_HAVE_SNAP] = 1
+        if events:
+            cf[CF_TEVENT_SNAP] = cf[CF_TEVENT]
+            cf[CF_HLAST_SNAP] = cf[CF_HLAST]
+            ci[CI_HAS_LAST_SNAP] = ci[CI_HAS_LAST]
+            for i in range(nz):
+                cf[zo + nz + i] = cf[zo + i]
+
+
+@njit(cache=True)
+def _restart_any(ci, cf, u, v, events):
+    if events:
+        ev_restart(ci, cf, u, v)
+    else:
+        restart(ci, cf, u, v)
+
+
+@njit(cache=True)
 def cs_advance(x, u0, u1, dt, v, p, rtol):
     """Co-simulation master over one input segment: the FMU stepped from t = x[0] over
     dt in communication steps ≤ cf[CF_STEP], input u(t) = u0 + v (t − t0) (first-order
@@ -295,24 +380,7 @@ def cs_advance(x, u0, u1, dt, v, p, rtol):
     if comp == 0:
         raise FMUKernelError(ERR_CLOSED, ci[CI_KEY])
     t0 = x[0]
-    if t0 != cf[CF_T]:
-        if ci[CI_HAVE_SNAP] != 0 and t0 == cf[CF_TSNAP]:
-            if c_pp(ci[CI_SETST], comp, ci[CI_SNAP]) > 1:
-                raise FMUKernelError(ERR_STATE, ci[CI_KEY])
-            cf[CF_T] = t0
-        elif t0 == 0.0:
-            restart(ci, cf, u0, v)
-        else:
-            raise FMUKernelError(ERR_BACK, ci[CI_KEY])
-    if t0 == 0.0 and ci[CI_FRESH] != 0 and (u0 != cf[CF_U0] or v != cf[CF_V0]):
-        restart(ci, cf, u0, v)    # the start state must see u(0), not a jump from it
-    ci[CI_FRESH] = 0
-    if ci[CI_ROLLBACK] != 0:
-        # fmi2GetFMUstate writes the state handle into ci[CI_SNAP] (reused when set)
-        if c_pp(ci[CI_GETST], comp, np.int64(ci.ctypes.data) + 8 * CI_SNAP) > 1:
-            raise FMUKernelError(ERR_STATE, ci[CI_KEY])
-        cf[CF_TSNAP] = t0
-        ci[CI_HAVE_SNAP] = 1
+    _enter_segment(ci, cf, comp, t0, u0, v, False)
     n = 1
     if cf[CF_STEP] > 0.0:
         n = max(1, int(np.ceil(dt / cf[CF_STEP] - 1e-9)))
@@ -412,6 +480,220 @@ def me_force(x, u, v, p):
         raise FMUKernelError(ERR_CLOSED, ci[CI_KEY])
     _put_states(ci, cf, x)
     _set_inputs(ci, u, v)
+    return _get_output(ci)
+
+
+# -- model exchange with events: x = [t_fmu, continuous states, F_end] ---------------------------
+# The six calls of the FMI host (fmu/me_events.py), the context being p.
+@njit(cache=True)
+def ev_put(p, t, xc, u, v):
+    ci, cf = blocks(p)
+    if t != cf[CF_TSET]:
+        if c_pd(ci[CI_TIME], ci[CI_COMP], t) > 1:
+            raise FMUKernelError(ERR_TIME, ci[CI_KEY])
+        cf[CF_TSET] = t
+    nx = ci[CI_NX]
+    if nx > 0:
+        o = CF_PAR + ci[CI_NPAR]
+        for i in range(nx):
+            cf[o + i] = xc[i]
+        if c_ppz(ci[CI_SETX], ci[CI_COMP], ci[CI_CF] + 8 * o, nx) > 1:
+            raise FMUKernelError(ERR_DERIV, ci[CI_KEY])
+    _set_inputs(ci, u, v)
+
+
+@njit(cache=True)
+def _read_vector(p, slot, err, out):
+    # fmi2GetDerivatives / fmi2GetContinuousStates into the dx scratch of cf, then out
+    ci, cf = blocks(p)
+    nx = ci[CI_NX]
+    o = CF_PAR + ci[CI_NPAR] + nx
+    if c_ppz(ci[slot], ci[CI_COMP], ci[CI_CF] + 8 * o, nx) > 1:
+        raise FMUKernelError(err, ci[CI_KEY])
+    for i in range(nx):
+        out[i] = cf[o + i]
+
+
+@njit(cache=True)
+def ev_derivatives(p, out):
+    _read_vector(p, CI_GETDX, ERR_DERIV, out)
+
+
+@njit(cache=True)
+def ev_indicators(p, out):
+    ci, cf = blocks(p)
+    if c_ppz(ci[CI_GETZ], ci[CI_COMP], np.int64(out.ctypes.data), out.size) > 1:
+        raise FMUKernelError(ERR_EVENT, ci[CI_KEY])
+
+
+@njit(cache=True)
+def ev_states(p, out):
+    _read_vector(p, CI_GETX, ERR_EVENT, out)
+
+
+@njit(cache=True)
+def ev_completed(p):
+    ci, cf = blocks(p)
+    a = ci[CI_CF] + 8 * CF_FLAGS
+    cf[CF_FLAGS] = 0.0
+    if c_pipp(ci[CI_COMPLETED], ci[CI_COMP], 1, a, a + 4) > 1:
+        raise FMUKernelError(ERR_EVENT, ci[CI_KEY])
+    if _byte(a + 4) != 0:
+        raise FMUKernelError(ERR_TERM, ci[CI_KEY])
+    return _byte(a) != 0
+
+
+@njit(cache=True)
+def _event_iteration(ci, cf):
+    """New discrete states until none is needed; the next time event (inf if none)."""
+    comp = ci[CI_COMP]
+    a = ci[CI_CF] + 8 * CF_EVINFO
+    for _ in range(10_000):
+        for k in range(4):
+            cf[CF_EVINFO + k] = 0.0
+        if ci[CI_VER] == 3:
+            st = c_ppppppp(ci[CI_NEWDISC], comp, a, a + 1, a + 2, a + 3, a + 4,
+                           a + 8 * 3)
+            more, term, defined = _byte(a), _byte(a + 1), _byte(a + 4)
+        else:
+            st = c_pp(ci[CI_NEWDISC], comp, a)
+            more, term, defined = _byte(a), _byte(a + 4), _byte(a + 16)
+        if st > 1:
+            raise FMUKernelError(ERR_EVENT, ci[CI_KEY])
+        if term != 0:
+            raise FMUKernelError(ERR_TERM, ci[CI_KEY])
+        if more == 0:
+            t = cf[CF_EVINFO + 3]
+            return t if defined != 0 and np.isfinite(t) else np.inf
+    raise FMUKernelError(ERR_CHATTER, ci[CI_KEY])
+
+
+@njit(cache=True)
+def ev_event(p):
+    ci, cf = blocks(p)
+    comp = ci[CI_COMP]
+    if c_p(ci[CI_ENTER_EV], comp) > 1:
+        raise FMUKernelError(ERR_EVENT, ci[CI_KEY])
+    t_next = _event_iteration(ci, cf)
+    if c_p(ci[CI_ENTER_CT], comp) > 1:
+        raise FMUKernelError(ERR_EVENT, ci[CI_KEY])
+    ci[CI_NEVENTS] += 1
+    return t_next
+
+
+# me_events' FMU calls for a context that is p (an array): the C entry points above
+@overload(me_events.fmu_put)
+def _ol_put(ctx, t, xc, u, v):
+    if isinstance(ctx, types.Array):
+        return lambda ctx, t, xc, u, v: ev_put(ctx, t, xc, u, v)
+
+
+@overload(me_events.fmu_derivatives)
+def _ol_derivatives(ctx, out):
+    if isinstance(ctx, types.Array):
+        return lambda ctx, out: ev_derivatives(ctx, out)
+
+
+@overload(me_events.fmu_indicators)
+def _ol_indicators(ctx, out):
+    if isinstance(ctx, types.Array):
+        return lambda ctx, out: ev_indicators(ctx, out)
+
+
+@overload(me_events.fmu_completed)
+def _ol_completed(ctx):
+    if isinstance(ctx, types.Array):
+        return lambda ctx: ev_completed(ctx)
+
+
+@overload(me_events.fmu_event)
+def _ol_event(ctx):
+    if isinstance(ctx, types.Array):
+        return lambda ctx: ev_event(ctx)
+
+
+@overload(me_events.fmu_states)
+def _ol_states(ctx, out):
+    if isinstance(ctx, types.Array):
+        return lambda ctx, out: ev_states(ctx, out)
+
+
+@njit(cache=True)
+def ev_restart(ci, cf, u, v):
+    """Back to t = 0 as the element's start does: initialisation with (u, v), event
+    iteration, continuous-time mode, the host record cleared."""
+    restart(ci, cf, u, v)
+    cf[CF_TEVENT] = _event_iteration(ci, cf)
+    if c_p(ci[CI_ENTER_CT], ci[CI_COMP]) > 1:
+        raise FMUKernelError(ERR_INIT, ci[CI_KEY])
+    cf[CF_TSET] = np.nan
+    cf[CF_HLAST] = 0.0
+    ci[CI_HAS_LAST] = 0
+
+
+@njit(cache=True)
+def ev_advance(x, u0, u1, dt, v, p, rtol):
+    """The FMU's own FMI host over one input segment (fmu/me_events.py), compiled;
+    x = [t_fmu, continuous states, F_end], rolled back first if x is the saved state."""
+    ci, cf = blocks(p)
+    comp = ci[CI_COMP]
+    if comp == 0:
+        raise FMUKernelError(ERR_CLOSED, ci[CI_KEY])
+    nx, nz = ci[CI_NX], ci[CI_NZ]
+    zo = CF_PAR + ci[CI_NPAR] + 2 * nx
+    t0 = x[0]
+    _enter_segment(ci, cf, comp, t0, u0, v, True)
+    xc = np.empty(nx)
+    xs = np.empty(nx)
+    for i in range(nx):
+        xc[i] = x[1 + i]
+        xs[i] = cf[zo + 2 * nz + i]
+    z = np.empty(nz)
+    zl = np.empty(nz)
+    for i in range(nz):
+        zl[i] = cf[zo + i]
+    t_next, h_last, ev = advance_segment(p, t0, xc, u0, v, dt, rtol, xs, z, zl,
+                                         ci[CI_HAS_LAST] != 0, cf[CF_TEVENT], cf[CF_HLAST])
+    if ev < 0:
+        raise FMUKernelError(ERR_CHATTER, ci[CI_KEY])
+    cf[CF_TEVENT] = t_next
+    cf[CF_HLAST] = h_last
+    for i in range(nz):
+        cf[zo + i] = z[i]
+    ci[CI_HAS_LAST] = 1
+    t1 = t0 + dt
+    cf[CF_T] = t1
+    x[0] = t1
+    for i in range(nx):
+        x[1 + i] = xc[i]
+    ev_put(p, t1, xc, u1, v)
+    x[1 + nx] = _get_output(ci)
+
+
+@njit(cache=True)
+def ev_force(x, u, v, p):
+    """Output for state x = [t_fmu, xc, F_end]: computed by the FMU with inputs (u, v)
+    when x is its current state, F_end for a past one (the output at t = 0 after a
+    re-initialisation with those inputs)."""
+    ci, cf = blocks(p)
+    if ci[CI_COMP] == 0:
+        raise FMUKernelError(ERR_CLOSED, ci[CI_KEY])
+    nx = ci[CI_NX]
+    t = x[0]
+    if t == 0.0 and (cf[CF_T] != 0.0 or ci[CI_FRESH] != 0):
+        if u == cf[CF_U0] and v == cf[CF_V0]:
+            if cf[CF_T] != 0.0:
+                return cf[CF_F0]
+        else:
+            if cf[CF_T] != 0.0:
+                return x[1 + nx]
+            ev_restart(ci, cf, u, v)
+    elif t != cf[CF_T]:
+        return x[1 + nx]
+    xc = np.empty(nx)
+    for i in range(nx):
+        xc[i] = x[1 + i]
+    ev_put(p, t, xc, u, v)
     return _get_output(ci)
 
 

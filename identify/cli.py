@@ -25,12 +25,31 @@ def identify(law: str, ds, *, d=None, vmin=None):
     Degenerate data (constant displacement or force, overflowing values) is a ValueError
     before any fit; a fit whose parameters or prediction are not finite raises
     :class:`~hystmech.scenario.NonFiniteResult` naming the first bad sample/parameter."""
+    from ..components.base import ParameterRangeError
+
     if law not in LAWS:
         raise ValueError(f"law must be one of {', '.join(LAWS)} (got {law!r})")
     ds.check_usable("an identification")
-    res = _identify(law, ds, d=d, vmin=vmin)
+    try:
+        res = _identify(law, ds, d=d, vmin=vmin)
+    except ParameterRangeError as e:
+        # the value was computed by the fit, not typed by the user: say so
+        raise FitNotDetermined(f"the fit drove {e.name} to {e.value:.6g}, outside its "
+                               f"admissible range {e.allowed}: the data do not determine it "
+                               "(try a record with more complete cycles, a larger amplitude "
+                               "or less noise, or another law)") from None
+    except FitNotDetermined:
+        raise
+    except ValueError as e:
+        # the options and the data passed their checks: what fails now is the fit
+        raise FitNotDetermined(f"the {law} fit failed on these data: {e}") from None
     check_fit_finite(res)
     return res
+
+
+class FitNotDetermined(ValueError):
+    """The data do not determine a fitted parameter (it left its admissible range or its
+    standard error is not finite). A ValueError: the CLI exits with code 2."""
 
 
 def check_fit_finite(res) -> None:
@@ -38,7 +57,8 @@ def check_fit_finite(res) -> None:
     finite (a fit's output is never written as a result then)."""
     import numpy as np
 
-    from ..scenario import NonFiniteResult, check_finite_outputs
+    from ..runner_io import NonFiniteResult
+    from ..scenario import check_finite_outputs
 
     for k, v in res.params.items():
         try:
@@ -48,6 +68,15 @@ def check_fit_finite(res) -> None:
         if not np.isfinite(a).all():
             raise NonFiniteResult(f"the fitted parameter {k} is not finite ({v!r}); nothing "
                                   "was written")
+    for k, v in (res.stderr or {}).items():
+        try:
+            a = np.asarray(v, dtype=float)
+        except (TypeError, ValueError):
+            continue
+        if not np.isfinite(a).all():
+            raise FitNotDetermined(f"the data do not determine {k}: its standard error is not "
+                                   "finite (too few informative samples or an ill-conditioned "
+                                   "fit); nothing was written")
     if res.predicted is not None and res.data is not None:
         check_finite_outputs({"t": res.data.t, "F_fitted": res.predicted})
     for k, v in res.merit.items():
@@ -98,26 +127,40 @@ def main(args) -> int:
     import numpy as np
 
     matplotlib.use("Agg")
-    from ..scenario import _jsonable, atomic_write, prepare_out_dir, save_figure
+    from ..limits import check_memory
+    from ..safeio import OutputLock
+    from ..scenario import check_out_dir, prepare_out_dir
 
     for opt in ("d", "vmin"):
         x = getattr(args, opt)
         if x is not None and not (np.isfinite(x) and x > 0):
             raise ValueError(f"--{opt} must be in (0, inf) (got {x:g})")
+    out = args.out if args.out is not None else Path("runs") / f"identify-{args.law}"
+    check_out_dir(out)          # a bad --out is reported before the fit, not after
     ds = load_from_args(args)
+    check_memory(ds.t.size * 8.0 * 32, f"an identification on {ds.t.size} samples")
     res = identify(args.law, ds, d=args.d, vmin=args.vmin)
-    out = prepare_out_dir(args.out if args.out is not None else Path("runs") / f"identify-{args.law}")
+    out = prepare_out_dir(out)
+    with OutputLock(out):
+        _write(args, res, out)
+    return 0
+
+
+def _write(args, res, out) -> None:
+    from ..runner_io import jsonable
+    from ..safeio import atomic_write
+    from ..scenario import save_figure
+
     toml = res.to_toml(title=f"{res.law} identified from {Path(args.measured).name}",
                        reference=f"hystmech identify {args.law} {Path(args.measured).name}")
     fig = res.plot()
     save_figure(fig, out / "fit.png")
     summ = {"law": res.law, "measured": str(args.measured), "params": res.params,
             "stderr": res.stderr, "metrics": res.merit}
-    atomic_write(out / "summary.json", json.dumps(_jsonable(summ), indent=2))
+    atomic_write(out / "summary.json", json.dumps(jsonable(summ), indent=2))
     atomic_write(out / "scenario.toml", toml)
     for k, v in res.params.items():
         if isinstance(v, float):
             print(f"{k} = {v:.6g}")
     print(f"nrmse = {res.merit.get('nrmse', float('nan')):.6g}")
     print(f"written: {out}/scenario.toml")
-    return 0

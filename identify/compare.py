@@ -24,7 +24,7 @@ def compare_arrays(ds: Dataset, predicted) -> dict:
     ds.check_usable("a comparison")
     check_finite_outputs({"t": ds.t, "F_predicted": pred})
     if float(np.max(np.abs(pred))) > 1e150:
-        from ..scenario import NonFiniteResult
+        from ..runner_io import NonFiniteResult
 
         i = int(np.argmax(np.abs(pred) > 1e150))
         raise NonFiniteResult(f"the predicted force reaches {pred[i]:.3g} N at t = "
@@ -86,8 +86,9 @@ def compare(ds: Dataset, scenario, out=None, *, use_velocity: bool = False) -> d
     Returns the summary dict.
     """
     from ..drive import drive
-    from ..scenario import (ScenarioError, _jsonable, atomic_write, build_element,
-                            load_scenario, save_figure, write_timeseries)
+    from ..runner_io import ScenarioError, build_element, jsonable
+    from ..safeio import atomic_write
+    from ..scenario import load_scenario, save_figure, write_timeseries
 
     cfg = scenario if isinstance(scenario, dict) else load_scenario(scenario)
     ds.check_usable("a comparison")
@@ -113,7 +114,7 @@ def compare(ds: Dataset, scenario, out=None, *, use_velocity: bool = False) -> d
                                                   "F_predicted": pred})
         for stem, fig in figs.items():
             save_figure(fig, out / f"{stem}.png")
-        atomic_write(out / "summary.json", json.dumps(_jsonable(summary), indent=2))
+        atomic_write(out / "summary.json", json.dumps(jsonable(summary), indent=2))
     return summary
 
 
@@ -122,7 +123,7 @@ def _check_finite_metrics(m: dict, what: str) -> None:
     caught before; here only what overflowed despite the checks)."""
     import math
 
-    from ..scenario import NonFiniteResult
+    from ..runner_io import NonFiniteResult
 
     for k, v in m.items():
         if isinstance(v, float) and not math.isfinite(v):

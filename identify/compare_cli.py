@@ -17,10 +17,19 @@ def main(args) -> int:
     from ..scenario import load_scenario
     from .compare import compare
 
-    ds = load_from_args(args)
+    from ..safeio import OutputLock
+    from ..scenario import check_out_dir, prepare_out_dir
+
     cfg = load_scenario(args.scenario)
     out = args.out if args.out is not None else Path("runs") / f"compare-{cfg['name']}"
-    s = compare(ds, cfg, out, use_velocity=args.use_velocity)
+    check_out_dir(out)
+    ds = load_from_args(args)
+    if args.use_velocity and ds.v is None:
+        raise ValueError("--use-velocity needs a measured velocity: name its column with "
+                         "--velocity COLUMN (the data have none)")
+    out = prepare_out_dir(out)
+    with OutputLock(out):
+        s = compare(ds, cfg, out, use_velocity=args.use_velocity)
     m = s["metrics"]
     for k in ("rmse", "nrmse", "max_error", "r2", "phase_lag_s", "loop_area_error"):
         if m.get(k) is not None:

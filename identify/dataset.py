@@ -24,6 +24,8 @@ MIN_SAMPLES = 8  # fewest samples a window may hold (a derivative and a loop nee
 # largest magnitude a value may have: its square (energies, RMSE, correlations) must stay
 # below the float64 limit 1.8e308
 OVERFLOW_LIMIT = 1e150
+# smallest magnitude the largest value may have: fitted gains scale as its inverse
+UNDERFLOW_LIMIT = 1.0 / OVERFLOW_LIMIT
 
 
 def _series(name: str, a, n: int | None = None) -> np.ndarray:
@@ -83,6 +85,11 @@ class Dataset:
                                  f"(|value| must stay below {OVERFLOW_LIMIT:g}; check the unit "
                                  "factors)")
         for name, a, unit in (("displacement", self.u, "m"), ("force", self.force, "N")):
+            big = float(np.max(np.abs(a)))
+            if 0.0 < big < UNDERFLOW_LIMIT:
+                raise ValueError(f"{name} values of at most {big:.3g} {unit} underflow in "
+                                 f"{purpose} (the largest |value| must exceed "
+                                 f"{UNDERFLOW_LIMIT:g}; check the unit factors)")
             span = float(np.ptp(a))
             if not span > 1e-12 * float(np.max(np.abs(a))) or span == 0.0:
                 raise ValueError(f"the measured {name} is constant ({name} = {a[0]:.6g} {unit} "
@@ -201,7 +208,7 @@ class Dataset:
         """Save as .npz (keys t, u, force, optional v, channel names), atomically."""
         import io
 
-        from ..scenario import atomic_write
+        from ..safeio import atomic_write
 
         arrays = {"t": self.t, "u": self.u, "force": self.force}
         if self.v is not None:
@@ -268,8 +275,16 @@ def turning_points(u, tol: float | None = None) -> np.ndarray:
 def _parse_columns(path: Path, wanted: dict[str, str], delimiter: str):
     """Read the named columns of a CSV with a header row. Returns name -> float array
     and, per name, the 1-based file line numbers of empty/non-numeric cells."""
+    import io
+
+    from ..limits import memory_limit
+    from ..safeio import read_regular_file
+
+    # text expands about 4x when parsed into float64 columns and row lists
+    raw = read_regular_file(path, "measured data file", int(memory_limit() / 4))
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
+        # utf-8-sig: a byte-order mark (spreadsheet exports) is not part of the first name
+        with io.StringIO(raw.decode("utf-8-sig"), newline="") as fh:
             reader = csv.reader(fh, delimiter=delimiter)
             try:
                 header = next(reader)
@@ -283,7 +298,14 @@ def _parse_columns(path: Path, wanted: dict[str, str], delimiter: str):
                     raise ValueError(f"{path}: no column named {col!r} (for {key}); "
                                      f"columns: {known}")
                 pos[key] = header.index(col)
-            rows = list(reader)
+            rows = []
+            ncol = len(header)
+            for row in reader:
+                if len(row) > ncol and any(c.strip() for c in row[ncol:]):
+                    raise ValueError(f"{path}: line {reader.line_num} has {len(row)} fields, "
+                                     f"the header {ncol}: a ragged row (a stray delimiter or "
+                                     "a missing header name?)")
+                rows.append(row)
     except UnicodeDecodeError as e:
         raise ValueError(f"{path}: not a UTF-8 text CSV file (byte {e.start})") from None
     except csv.Error as e:
@@ -368,10 +390,23 @@ def load_npz(path, *, time: str = "t", disp: str = "u", force: str = "force",
              disp_scale: float = 1.0, force_scale: float = 1.0, time_scale: float = 1.0) -> Dataset:
     """Load a Dataset from a .npz archive (keys as in :meth:`Dataset.to_npz` by default;
     velocity ``v`` and any further keys become the velocity and channels if present)."""
+    import zipfile
+
+    from ..limits import memory_limit
+    from ..safeio import check_regular_file
+
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"measured data file not found: {path}")
-    with np.load(path) as z:
+    check_regular_file(path, "measured data file", int(memory_limit() / 2))
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"{path}: not a .npz archive (a .npz file is a zip of .npy arrays, "
+                         "as numpy.savez writes; a CSV file needs the .csv suffix)")
+    try:
+        z = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{path}: not a readable .npz archive ({e})") from None
+    with z:
         keys = list(z.keys())
         for k in (time, disp, force):
             if k not in keys:

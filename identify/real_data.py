@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..scenario import ScenarioOutput
+from ..runner_io import ScenarioOutput
 from . import metrics
 from .bouc_wen import fit_bouc_wen_damper, predict_bouc_wen_damper
 from .dataset import dyke_data_dir, load_dyke

@@ -1,120 +1,412 @@
-"""Hysteretic bending for PyElastica Cosserat rods: one hystmech moment element per
-Voronoi node and bending axis (optionally torsion).
+"""Hysteretic bending and torsion for PyElastica Cosserat rods, and a hystmech element
+on a node of a rigid body or rod.
 
-PyElastica's bending law is hard-coded, τ = B(κ − κ0) (internal couple per Voronoi
-node, material frame). :func:`add_hysteretic_bending` adds a second couple M = M̂[κ]
-per node and axis, a hystmech force element taking the curvature κ [1/m] as its input
-and returning a moment [N·m], transcribed into element torques exactly as PyElastica
+PyElastica's bending law is hard-coded, τ = B(κ − κ_rest) (internal couple per Voronoi
+node, material frame). :func:`add_hysteretic_bending` (or the forcing class
+:class:`HystereticBending` in Elastica's own idiom) adds a second couple per node,
+M = M̂[κ − κ_rest], from hystmech elements taking the strain from the rest
+configuration (curvatures κ1, κ2 and twist τ = κ3, minus rest_kappa) as input and
+returning a couple [N·m], transcribed into element torques exactly as PyElastica
 transcribes its own couple (difference of M/ε³ plus the quadrature of
 (κ × M)·l̂/ε³), so that ``LinearSpring(k = 0.2·EI)`` equals raising the bend matrix by
-20 %. Default law: the hysteretic part κK − P[K] of the cable law of Manfredo, Dörlich,
-Linn & Arnold (2023) (``systems.rigs.rod_cases.cable_preisach``), with the rod's own bend
-matrix as the elastic part EI_el.
+20 % and a pre-curved rod at rest stays at its rest curvature. Bending: one scalar law
+per axis (anisotropic, square yield surface) or one vector law per node on the pair
+(κ1, κ2) (isotropic, circular yield surface: MasingVector, BoucWenBiaxial); torsion:
+its own scalar law. Default bending law: the hysteretic part κK − P[K] of the cable
+law of Manfredo, Dörlich, Linn & Arnold (2023) (``systems.rigs.rod_cases.cable_preisach``),
+with the rod's own bend matrix as the elastic part EI_el.
 
-Host discipline: the forcing evaluates a trial copy of the committed memories at the
-stage's curvatures; a callback commits once per step. PositionVerlet is required
-(PEFRL evaluates the forcing at several stages and PyElastica accumulates external
-torques across them); any other stepper raises a RuntimeError at its second force
-evaluation within one step.
+Every node's trial and the torque transcription are one compiled call per step
+(numba, batched over nodes). Host discipline: the forcing evaluates a trial copy of
+the committed memories at the step's strains; a callback commits once per step (or,
+for the bare forcing class, the next step's evaluation does). PositionVerlet is
+required (PEFRL evaluates the forcing at several stages and PyElastica accumulates
+external torques across them): a second evaluation within one step raises a
+RuntimeError. The memory is a set of rod attributes (``hystmech_bending_*``), saved and
+restored by ``elastica.save_state`` / ``load_state`` with the rod.
+
+Displacement convention (shared by the plugin hosts, plugins/convention.py): strains from the rest
+configuration (rest_kappa), node displacements from the initial configuration (the
+position when the element is added), an explicit origin ``u0`` overriding.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 
 from ..components.base import ForceElement
 from ._build import engine
 from ._switch import inside as _inside, mean_force as _mean_force, switch_of as _switch_of
 
-__all__ = ["add_hysteretic_bending", "HystereticBendingMemory", "cable_hysteresis",
-           "add_element", "ElementMemory"]
+__all__ = ["add_hysteretic_bending", "HystereticBendingMemory", "HystereticBending",
+           "CommitMemory", "bending_memory", "cable_hysteresis", "add_element",
+           "ElementMemory"]
 
 
-@njit(cache=False)
-def _trial(advance, force, X, Xt, Kc, K, dt, p, rtol, M):
-    # every (node, axis) element advanced from its committed curvature to K on a copy
-    nn, na = K.shape[0], K.shape[1]
-    for i in range(nn):
-        for a in range(na):
-            for j in range(X.shape[2]):
-                Xt[i, a, j] = X[i, a, j]
-            x = Xt[i, a]
+def _scalar_axes(advance, force, a0, a1):
+    """Kernel of the scalar law on strain axes a0 .. a1-1 of node i (trial in X)."""
+    @njit(cache=False)
+    def step(i, X, Kc, Kt, dt, p, rtol, M, tmp):
+        for a in range(a0, a1):
+            x = X[i, a - a0]
             u0 = Kc[i, a]
-            u1 = K[i, a]
+            u1 = Kt[i, a]
+            v = 0.0
             if dt > 0.0:
-                advance(x, u0, u1, dt, (u1 - u0) / dt, p, rtol)
+                v = (u1 - u0) / dt
+                advance(x, u0, u1, dt, v, p, rtol)
             elif u1 != u0:
                 advance(x, u0, u1, 0.0, 0.0, p, rtol)
-            M[i, a] = force(x, u1, (u1 - u0) / dt if dt > 0.0 else 0.0, p)
+            M[i, a] = force(x, u1, v, p)
+    return step
+
+
+def _vector_axes(advance, force):
+    """Kernel of a vector (two-input) law on the bending pair of node i."""
+    @njit(cache=False)
+    def step(i, X, Kc, Kt, dt, p, rtol, M, tmp):
+        x = X[i, 0]
+        u0, u1, v, out = tmp[0], tmp[1], tmp[2], tmp[3]
+        for a in range(2):
+            u0[a] = Kc[i, a]
+            u1[a] = Kt[i, a]
+            v[a] = (u1[a] - u0[a]) / dt if dt > 0.0 else 0.0
+        if dt > 0.0 or u1[0] != u0[0] or u1[1] != u0[1]:
+            advance(x, u0, u1, dt if dt > 0.0 else 0.0, v, p, rtol)
+        force(x, u1, v, p, out)
+        M[i, 0] = out[0]
+        M[i, 1] = out[1]
+    return step
 
 
 @njit(cache=False)
-def _torques(M3, kappa, rest_voronoi_lengths, voronoi_dilatation, out):
+def _no_torsion(i, X, Kc, Kt, dt, p, rtol, M, tmp):
+    M[i, 2] = 0.0
+
+
+@njit(cache=True)
+def _torques(M, kappa, rest_voronoi_lengths, voronoi_dilatation, out, c, q):
     # PyElastica's transcription of a Voronoi couple into element torques
-    # (rod/cosserat_rod.py, _compute_internal_torques): Δ(M/ε³) + A[(κ × M)·l̂/ε³]
-    nv = M3.shape[1]
+    # (rod/cosserat_rod.py, _compute_internal_torques): Δ(M/ε³) + A[(κ × M)·l̂/ε³];
+    # M (nodes, 3) in the material frame, c and q (3, nodes) work arrays
+    nv = M.shape[0]
     ne = nv + 1
-    c = np.empty((3, nv))
-    q = np.empty((3, nv))
     for k in range(nv):
         e3 = voronoi_dilatation[k] ** 3
         for i in range(3):
-            c[i, k] = M3[i, k] / e3
+            c[i, k] = M[k, i] / e3
         kx, ky, kz = kappa[0, k], kappa[1, k], kappa[2, k]
-        mx, my, mz = M3[0, k], M3[1, k], M3[2, k]
+        mx, my, mz = M[k, 0], M[k, 1], M[k, 2]
         s = rest_voronoi_lengths[k] / e3
         q[0, k] = (ky * mz - kz * my) * s
         q[1, k] = (kz * mx - kx * mz) * s
         q[2, k] = (kx * my - ky * mx) * s
     for i in range(3):
-        # two-point difference: out[k] = c[k] - c[k-1] with zero padding
-        out[i, 0] += c[i, 0]
+        # two-point difference c[k] − c[k−1] and trapezoid ½(q[k] + q[k−1]), zero-padded
+        out[i, 0] += c[i, 0] + 0.5 * q[i, 0]
         for k in range(1, ne - 1):
-            out[i, k] += c[i, k] - c[i, k - 1]
-        out[i, ne - 1] += -c[i, nv - 1]
-        # trapezoidal quadrature: 0.5·(q[k] + q[k-1]) with zero padding
-        out[i, 0] += 0.5 * q[i, 0]
-        for k in range(1, ne - 1):
-            out[i, k] += 0.5 * (q[i, k] + q[i, k - 1])
-        out[i, ne - 1] += 0.5 * q[i, nv - 1]
+            out[i, k] += c[i, k] - c[i, k - 1] + 0.5 * (q[i, k] + q[i, k - 1])
+        out[i, ne - 1] += -c[i, nv - 1] + 0.5 * q[i, nv - 1]
+
+
+# The memory of one rod is ONE contiguous float64 buffer (a rod attribute, so
+# elastica's save_state / load_state carry it; one array argument keeps the per-step
+# call into the compiled kernel cheap): a header, then the blocks below, each C-ordered.
+H_NV, H_NAB, H_NSB, H_NSS, H_NPB, H_NPS, H_RTOL, H_TC, H_TT, H_PENDING, H_ACCEPTED, \
+    H_CALLBACK = range(12)
+HDR = 16
+_BLOCKS = ("Xb", "Xbt", "Xs", "Xst", "Kc", "Kt", "M", "Mc", "work", "pb", "ps", "tmp",
+           "c", "q")
+
+
+@register_jitable
+def _sizes(nv, nab, nsb, nss, npb, nps):
+    return (nv * nab * nsb, nv * nab * nsb, nv * nss, nv * nss, nv * 3, nv * 3, nv * 3,
+            nv * 3, nv * 3, npb, nps, 8, 3 * nv, 3 * nv)
+
+
+@register_jitable
+def _views(buf):
+    nv, nab, nsb = int(buf[H_NV]), int(buf[H_NAB]), int(buf[H_NSB])
+    nss, npb, nps = int(buf[H_NSS]), int(buf[H_NPB]), int(buf[H_NPS])
+    sz = _sizes(nv, nab, nsb, nss, npb, nps)
+    o = HDR
+    Xb = buf[o:o + sz[0]].reshape((nv, nab, nsb))
+    o += sz[0]
+    Xbt = buf[o:o + sz[1]].reshape((nv, nab, nsb))
+    o += sz[1]
+    Xs = buf[o:o + sz[2]].reshape((nv, 1, nss))
+    o += sz[2]
+    Xst = buf[o:o + sz[3]].reshape((nv, 1, nss))
+    o += sz[3]
+    Kc = buf[o:o + sz[4]].reshape((nv, 3))
+    o += sz[4]
+    Kt = buf[o:o + sz[5]].reshape((nv, 3))
+    o += sz[5]
+    M = buf[o:o + sz[6]].reshape((nv, 3))
+    o += sz[6]
+    Mc = buf[o:o + sz[7]].reshape((nv, 3))
+    o += sz[7]
+    work = buf[o:o + sz[8]].reshape((nv, 3))
+    o += sz[8]
+    pb = buf[o:o + sz[9]]
+    o += sz[9]
+    ps = buf[o:o + sz[10]]
+    o += sz[10]
+    tmp = buf[o:o + sz[11]].reshape((4, 2))
+    o += sz[11]
+    c = buf[o:o + sz[12]].reshape((3, nv))
+    o += sz[12]
+    q = buf[o:o + sz[13]].reshape((3, nv))
+    return Xb, Xbt, Xs, Xst, Kc, Kt, M, Mc, work, pb, ps, tmp, c, q
+
+
+@register_jitable
+def _commit_buf(buf, ell):
+    # accept the pending trial; the step's moment work ½(M_old + M_new)·Δ(κ − κ_rest)·ℓ
+    Xb, Xbt, Xs, Xst, Kc, Kt, M, Mc, work, pb, ps, tmp, c, q = _views(buf)
+    nv = Kc.shape[0]
+    for i in range(nv):
+        for a in range(3):
+            work[i, a] += 0.5 * (Mc[i, a] + M[i, a]) * (Kt[i, a] - Kc[i, a]) * ell[i]
+            Mc[i, a] = M[i, a]
+            Kc[i, a] = Kt[i, a]
+    Xb[...] = Xbt
+    Xs[...] = Xst
+    buf[H_TC] = buf[H_TT]
+    buf[H_PENDING] = 0.0
+    buf[H_ACCEPTED] = 0.0
+
+
+@njit(cache=True)
+def _commit(buf, ell):
+    if buf[H_PENDING] != 0.0:
+        _commit_buf(buf, ell)
+        return 1
+    return 0
+
+
+_KERNELS: dict = {}
+
+
+def _kernel(bend, tors):
+    """One compiled call per step: the pending trial committed if the step was accepted,
+    every node's trial (bending law, torsion law) on the strains κ − κ_rest, and the
+    couples transcribed into the rod's external torques. Returns 1 if a trial was
+    committed, −1 if the forcing was evaluated twice within a step (nothing done).
+    Compiled once per (bending kernel, torsion kernel) pair and kept."""
+    key = (bend, tors)
+    if key in _KERNELS:
+        return _KERNELS[key]
+
+    @njit(cache=False)
+    def run(kappa, rest, vdil, rvl, ext, buf, time):
+        committed = 0
+        if buf[H_PENDING] != 0.0:
+            if buf[H_CALLBACK] != 0.0 and buf[H_ACCEPTED] == 0.0:
+                return -1
+            _commit_buf(buf, rvl)
+            committed = 1
+        Xb, Xbt, Xs, Xst, Kc, Kt, M, Mc, work, pb, ps, tmp, c, q = _views(buf)
+        dt = time - buf[H_TC]
+        rtol = buf[H_RTOL]
+        nv = kappa.shape[1]
+        for i in range(nv):
+            for a in range(3):
+                Kt[i, a] = kappa[a, i] - rest[a, i]
+            for j in range(Xb.shape[1]):
+                for k in range(Xb.shape[2]):
+                    Xbt[i, j, k] = Xb[i, j, k]
+            bend(i, Xbt, Kc, Kt, dt, pb, rtol, M, tmp)
+            for k in range(Xs.shape[2]):
+                Xst[i, 0, k] = Xs[i, 0, k]
+            tors(i, Xst, Kc, Kt, dt, ps, rtol, M, tmp)
+        _torques(M, kappa, rvl, vdil, ext, c, q)
+        buf[H_TT] = time
+        buf[H_PENDING] = 1.0
+        return committed
+
+    _KERNELS[key] = run
+    return run
 
 
 class HystereticBendingMemory:
-    """The committed memories of one rod: X (nodes, axes, n_states), the committed
-    curvatures Kc (nodes, axes) and time; the pending trial of the current step; and
-    the per-node moments of the last evaluation (M, for read-out)."""
+    """The element memory of one rod: per Voronoi node the committed states of the
+    bending law ``Xb`` (nodes, 2 axes or 1 vector law, n_states) and of the torsion
+    law ``Xs`` (nodes, 1, n_states), the committed strains ``Kc`` (nodes, 3) =
+    κ − κ_rest at the committed time ``tc``, the last committed couples ``Mc`` [N·m]
+    and the couple work ``work`` [J] per node and axis (over a closed cycle the
+    hysteresis loss); ``M``: the couples of the last evaluation. All live in one buffer,
+    the rod attribute ``hystmech_bending_buf``, so ``elastica.save_state`` /
+    ``load_state`` save and restore the memory with the rod (a pending trial included).
 
-    def __init__(self, law: ForceElement, n_nodes: int, axes, x0=None):
-        self.law = law
-        self.axes = tuple(int(a) for a in axes)
-        na = len(self.axes)
-        x0 = law.x0 if x0 is None else np.asarray(x0, dtype=float).ravel()
-        self.X = np.tile(x0, (n_nodes, na, 1)).astype(float)
-        self.Xt = self.X.copy()
-        self.Kc = np.zeros((n_nodes, na))
-        self.Kt = np.zeros((n_nodes, na))
-        self.tc = 0.0
-        self.tt = 0.0
-        self.M = np.zeros((n_nodes, na))
-        self.Mc = np.zeros((n_nodes, na))
-        self.ell = np.zeros(n_nodes)
-        self.work = np.zeros((n_nodes, na))
-        self.pending = False
-        self.rtol = 1e-8
-        self.commits = 0
+    ``law``: a scalar hystmech ForceElement (one per bending axis d1, d2: an
+    anisotropic section; its yield surface is a square) or a
+    :class:`~hystmech.components.vector_base.VectorForceElement` (one per node on the
+    pair (κ1, κ2): isotropic, e.g. MasingVector, BoucWenBiaxial) or None (no bending
+    element); ``torsion``: a scalar law on the twist τ − τ_rest, or None.
+    Displacement convention: the strains are measured from the rest configuration
+    (rest_kappa: rest curvature and rest twist); the memory starts at x0 with the
+    strains of the rod as built."""
+
+    def __init__(self, rod, law, torsion=None, *, x0=None, x0_torsion=None,
+                 rtol: float = 1e-8):
+        from ..components.vector_base import VectorForceElement
+
+        if law is not None and not isinstance(law, (ForceElement, VectorForceElement)):
+            raise ValueError(f"law must be a hystmech force element or vector element "
+                             f"(got {type(law).__name__})")
+        if torsion is not None and not isinstance(torsion, ForceElement):
+            raise ValueError(f"torsion must be a scalar hystmech force element or None "
+                             f"(got {type(torsion).__name__})")
+        if law is None and torsion is None:
+            raise ValueError("give a bending law, a torsion law or both")
+        if not (isinstance(rtol, (int, float)) and 0 < rtol < 1):
+            raise ValueError(f"rtol must be in (0, 1) (got {rtol!r})")
+        if hasattr(rod, "hystmech_bending_buf"):
+            raise ValueError("this rod already has hystmech hysteretic bending")
+        nv = rod.kappa.shape[1]
+        self.law, self.torsion, self.rtol = law, torsion, float(rtol)
+        self.vector = isinstance(law, VectorForceElement)
+
+        def state0(el, x):
+            if el is None:
+                return np.zeros(0)
+            xs = el.x0 if x is None else np.asarray(x, dtype=float).ravel()
+            if xs.size != el.n_states or not np.all(np.isfinite(xs)):
+                raise ValueError(f"the initial state of {el.name} must hold "
+                                 f"{el.n_states} finite value(s)")
+            return xs
+
+        xb, xs = state0(law, x0), state0(torsion, x0_torsion)
+        nab = 1 if self.vector else 2
+        pb = law.p if law is not None else np.zeros(0)
+        ps = torsion.p if torsion is not None else np.zeros(0)
+        sz = _sizes(nv, nab, xb.size, xs.size, pb.size, ps.size)
+        self.buf = np.zeros(HDR + sum(sz))
+        self.buf[:HDR][[H_NV, H_NAB, H_NSB, H_NSS, H_NPB, H_NPS, H_RTOL]] = \
+            [nv, nab, xb.size, xs.size, pb.size, ps.size, rtol]
+        for name, v in zip(_BLOCKS, _views(self.buf)):
+            object.__setattr__(self, "_" + name, v)
+        self._Xb[...] = xb
+        self._Xs[...] = xs
+        self._Kc[...] = (rod.kappa - rod.rest_kappa).T
+        self._pb[...] = pb
+        self._ps[...] = ps
+        rod.hystmech_bending_buf = self.buf
+        if law is None:
+            bend = _no_bending
+        elif self.vector:
+            bend = _cached(("v", law.advance, law.force),
+                           lambda: _vector_axes(law.advance, law.force))
+        else:
+            bend = _cached(("s", law.advance, law.force, 0, 2),
+                           lambda: _scalar_axes(law.advance, law.force, 0, 2))
+        tors = _no_torsion if torsion is None else _cached(
+            ("s", torsion.advance, torsion.force, 2, 3),
+            lambda: _scalar_axes(torsion.advance, torsion.force, 2, 3))
+        self._run = _kernel(bend, tors)
+        self.ell = rod.rest_voronoi_lengths
+        self._tlast = [None, None]  # the last two evaluation times (no callback)
+        self._changes = 0
+        self._commits = 0
+
+    @property
+    def commits(self) -> int:
+        """The number of commits (accepted steps) so far."""
+        self._settle()
+        return self._commits
+
+    # -- readers (the committed memory; a step completed by the callback is committed
+    # first) --------------------------------------------------------------------------
+    def _settle(self):
+        if self.buf[H_ACCEPTED] != 0.0:
+            self.commit()
+
+    def __getattr__(self, name):
+        if name in ("Xb", "Xs", "Kc", "Mc", "work"):
+            self._settle()
+            return self.__dict__["_" + name]
+        if name == "M":
+            return self.__dict__["_M"]
+        raise AttributeError(name)
+
+    @property
+    def X(self):
+        """The committed states of the bending law (nodes, axes, n_states)."""
+        return self.Xb
+
+    @property
+    def tc(self) -> float:
+        """The committed time [s]."""
+        self._settle()
+        return float(self.buf[H_TC])
+
+    @property
+    def axes(self):
+        return (0, 1, 2) if self.torsion is not None else (0, 1)
+
+    @property
+    def callback(self) -> bool:
+        return self.buf[H_CALLBACK] != 0.0
+
+    @callback.setter
+    def callback(self, on: bool):
+        self.buf[H_CALLBACK] = 1.0 if on else 0.0
+
+    def evaluate(self, rod, time: float):
+        """The trial of one step at ``time`` [s] from the committed memory (the previous
+        step's trial committed first), its couples added to ``rod.external_torques``."""
+        if self.buf[H_CALLBACK] == 0.0:
+            self._guard(time)
+        r = self._run(rod.kappa, rod.rest_kappa, rod.voronoi_dilatation,
+                      rod.rest_voronoi_lengths, rod.external_torques, self.buf, time)
+        if r < 0:
+            raise RuntimeError(
+                "hystmech hysteretic bending: the forcing was evaluated twice within "
+                "one time step; use elastica.PositionVerlet (PEFRL and other multi-"
+                "stage steppers accumulate external torques across stages)")
+        self._commits += r
+
+    def _guard(self, time):
+        # without the commit callback a multi-stage stepper shows as evaluation times
+        # with changing intervals (PositionVerlet: one evaluation per step, equal steps)
+        t1, t2 = self._tlast
+        if t1 is not None and t2 is not None and time > t2 > t1:
+            d0, d1 = t2 - t1, time - t2
+            self._changes = self._changes + 1 if abs(d1 - d0) > 1e-9 * d1 else 0
+            if self._changes >= 3:
+                raise RuntimeError(
+                    "hystmech hysteretic bending: the forcing is evaluated at unequal "
+                    "intervals (a multi-stage stepper); use elastica.PositionVerlet")
+        self._tlast = [t2, time]
+
+    def accept(self):
+        """Mark the pending trial as accepted (the step is complete); it is committed at
+        the next evaluation or when the memory is read."""
+        self.buf[H_ACCEPTED] = 1.0
 
     def commit(self):
-        """Accept the trial of the step: memories, curvatures, time; and add the
-        step's moment work Σ ½(M_old + M_new)·ΔK·ℓ [J] per element (``work``; over a
-        closed cycle the energy dissipated by the hysteresis)."""
-        if self.pending:
-            self.work += 0.5 * (self.Mc + self.M) * (self.Kt - self.Kc) * self.ell[:, None]
-            self.Mc[...] = self.M
-            self.X[...] = self.Xt
-            self.Kc[...] = self.Kt
-            self.tc = self.tt
-            self.pending = False
-            self.commits += 1
+        """Commit the pending trial now (memories, strains, time, couple work)."""
+        self._commits += _commit(self.buf, self.ell)
+
+
+_KERNEL_PARTS: dict = {}
+
+
+def _cached(key, make):
+    if key not in _KERNEL_PARTS:
+        _KERNEL_PARTS[key] = make()
+    return _KERNEL_PARTS[key]
+
+
+@njit(cache=False)
+def _no_bending(i, X, Kc, Kt, dt, p, rtol, M, tmp):
+    M[i, 0] = 0.0
+    M[i, 1] = 0.0
 
 
 def cable_hysteresis(levels: int = 30):
@@ -129,38 +421,48 @@ def cable_hysteresis(levels: int = 30):
     return P, EI, P.demagnetized_state()
 
 
+_CLASSES: dict = {}
+# rod -> its memory (not a rod attribute: elastica.save_state saves every attribute)
+_MEMORIES = weakref.WeakKeyDictionary()
+
+
 def _classes():
+    if _CLASSES:
+        return _CLASSES["HB"], _CLASSES["CM"]
     ea = engine("elastica")
 
     class HystereticBending(ea.NoForces):
-        """NoForces whose torques are the hystmech moments of the rod's memory."""
+        """PyElastica forcing: hystmech moment elements at every Voronoi node of a
+        Cosserat rod, driven by κ − κ_rest (bending) and τ − τ_rest (twist), added to
+        the rod's own couple B(κ − κ_rest). Elastica's idiom::
 
-        def __init__(self, memory: HystereticBendingMemory):
+            sim.add_forcing_to(rod).using(HystereticBending, law=MasingVector(...),
+                                          torsion=Masing(...))
+
+        or ``memory=HystereticBendingMemory(rod, law, ...)`` (the memory is then
+        allocated at once and is saved/restored by elastica's restart utilities;
+        with ``law=`` it is allocated at the first evaluation and reachable as
+        ``bending_memory(rod)``). Without a commit callback (:func:`add_hysteretic_bending`
+        adds one) the trial of a step is committed at the next step's evaluation.
+        Integrate with elastica.PositionVerlet."""
+
+        def __init__(self, law=None, *, torsion=None, x0=None, x0_torsion=None,
+                     rtol: float = 1e-8, memory=None):
             super().__init__()
+            if memory is None and law is None and torsion is None:
+                law, _, x0d = cable_hysteresis()
+                x0 = x0d if x0 is None else x0
             self.memory = memory
+            self._args = (law, torsion, x0, x0_torsion, rtol)
 
         def apply_torques(self, system, time: np.float64 = np.float64(0.0)) -> None:
             mem = self.memory
-            if mem.pending:
-                raise RuntimeError(
-                    "hystmech hysteretic bending: the forcing was evaluated twice within "
-                    "one time step; use elastica.PositionVerlet (PEFRL and other multi-"
-                    "stage steppers accumulate external torques across stages)")
-            law = mem.law
-            K = np.ascontiguousarray(system.kappa.T[:, list(mem.axes)])
-            dt = float(time) - mem.tc
-            _trial(law.advance, law.force, mem.X, mem.Xt, mem.Kc, K, dt, law.p, mem.rtol,
-                   mem.M)
-            mem.Kt[...] = K
-            mem.ell[...] = system.rest_voronoi_lengths
-            mem.tt = float(time)
-            mem.pending = True
-            M3 = np.zeros((3, K.shape[0]))
-            for j, a in enumerate(mem.axes):
-                M3[a] = mem.M[:, j]
-            _torques(M3, np.ascontiguousarray(system.kappa),
-                     np.ascontiguousarray(system.rest_voronoi_lengths),
-                     np.ascontiguousarray(system.voronoi_dilatation), system.external_torques)
+            if mem is None:
+                law, torsion, x0, x0t, rtol = self._args
+                mem = self.memory = HystereticBendingMemory(system, law, torsion, x0=x0,
+                                                            x0_torsion=x0t, rtol=rtol)
+                _MEMORIES[system] = mem
+            mem.evaluate(system, float(time))
 
     class CommitMemory(ea.CallBackBaseClass):
         """Commits the trial memories once per step (PyElastica calls callbacks once
@@ -169,36 +471,66 @@ def _classes():
         def __init__(self, memory: HystereticBendingMemory):
             super().__init__()
             self.memory = memory
+            memory.callback = True
 
         def make_callback(self, system, time, current_step: int) -> None:
-            self.memory.commit()
+            # the step is complete: its trial is accepted (committed at the next
+            # evaluation inside the compiled kernel, or when the memory is read)
+            self.memory.buf[H_ACCEPTED] = self.memory.buf[H_PENDING]
 
+    _CLASSES["HB"], _CLASSES["CM"] = HystereticBending, CommitMemory
     return HystereticBending, CommitMemory
 
 
-def add_hysteretic_bending(sim, rod, law: ForceElement | None = None, *, torsion: bool = False,
-                           x0=None, rtol: float = 1e-8) -> HystereticBendingMemory:
-    """Add one hystmech moment element per Voronoi node of ``rod`` and bending axis
-    (d1, d2; and the twist d3 if ``torsion``) to the PyElastica simulator ``sim``
-    (needs the Forcing and CallBacks mixins), before ``sim.finalize()``; returns the
-    rod's memory (committed states, last moments). The element maps the curvature
-    component κ [1/m] to a couple [N·m] added to the rod's own B(κ − κ0). Default law:
-    the hysteretic part of the cable law of Manfredo et al. (2023), starting from its
-    AC-demagnetised memory. Integrate with ``elastica.PositionVerlet`` only."""
+def __getattr__(name):
+    # the PyElastica classes are built on first use (elastica is an optional extra)
+    if name == "HystereticBending":
+        return _classes()[0]
+    if name == "CommitMemory":
+        return _classes()[1]
+    raise AttributeError(name)
+
+
+def bending_memory(rod) -> HystereticBendingMemory:
+    """The :class:`HystereticBendingMemory` of ``rod`` (after its first step when the
+    forcing was given a law rather than a memory)."""
+    mem = _MEMORIES.get(rod)
+    if mem is None:
+        raise ValueError("this rod has no hystmech hysteretic bending (yet)")
+    return mem
+
+
+def add_hysteretic_bending(sim, rod, law=None, *, torsion=False, x0=None,
+                           x0_torsion=None, rtol: float = 1e-8) -> HystereticBendingMemory:
+    """Add hystmech moment elements at every Voronoi node of ``rod`` to the PyElastica
+    simulator ``sim`` (Forcing and CallBacks mixins), before ``sim.finalize()``, and a
+    callback committing them once per step; returns the rod's memory.
+
+    ``law`` maps the bending strain κ − κ_rest [1/m] to a couple [N·m] added to the
+    rod's own B(κ − κ_rest): a scalar law (one per axis d1, d2) or a vector law
+    (isotropic, on the pair; components.masing_vector.MasingVector,
+    components.bouc_wen_biaxial.BoucWenBiaxial); default: the hysteretic part of the
+    cable law of Manfredo et al. (2023) from its AC-demagnetised memory. ``torsion``:
+    a scalar law on the twist τ − τ_rest [1/m] with its own parameters, or
+    False/None; True reuses a scalar bending law for the twist. Integrate with
+    ``elastica.PositionVerlet`` only."""
     ea = engine("elastica")
     if law is None:
         law, _, x0d = cable_hysteresis()
         x0 = x0d if x0 is None else x0
-    if not isinstance(law, ForceElement):
-        raise ValueError(f"law must be a hystmech force element (got {type(law).__name__})")
     for mixin in ("Forcing", "CallBacks"):
         if not isinstance(sim, getattr(ea, mixin)):
             raise ValueError(f"the simulator must derive from elastica.{mixin}")
-    if not (isinstance(rtol, (int, float)) and 0 < rtol < 1):
-        raise ValueError(f"rtol must be in (0, 1) (got {rtol!r})")
-    axes = (0, 1, 2) if torsion else (0, 1)
-    mem = HystereticBendingMemory(law, rod.kappa.shape[1], axes, x0)
-    mem.rtol = float(rtol)
+    if torsion is True:
+        if not isinstance(law, ForceElement):
+            raise ValueError("torsion=True reuses a scalar bending law; with a vector law "
+                             "give the torsion law itself (torsion=Masing(...))")
+        torsion, x0_torsion = law, x0 if x0_torsion is None else x0_torsion
+    elif torsion is False:
+        torsion = None
+    mem = HystereticBendingMemory(rod, law, torsion, x0=x0, x0_torsion=x0_torsion,
+                                  rtol=rtol)
+    _MEMORIES[rod] = mem
     HB, CM = _classes()
     sim.add_forcing_to(rod).using(HB, memory=mem)
     sim.collect_diagnostics(rod).using(CM, memory=mem)
@@ -207,31 +539,54 @@ def add_hysteretic_bending(sim, rod, law: ForceElement | None = None, *, torsion
 
 class ElementMemory:
     """The committed state of one force element on a node of a PyElastica system: x,
-    the committed input u [m] and time; the anchor (the node's position at the first
-    force evaluation); the pending trial; the force of the last evaluation F [N]."""
+    the committed input u [m] and time t [s] (attributes ``hystmech_element<k>_x`` and
+    ``_ut`` of the system, so elastica's save_state / load_state carry them); the
+    anchor (the node's position in the initial configuration, when the element is
+    added) and the origin u0 [m]; the pending trial; the force of the last evaluation
+    F [N]."""
 
-    def __init__(self, law: ForceElement, direction, node: int, rtol: float):
+    def __init__(self, law: ForceElement, direction, node: int, rtol: float, system=None,
+                 u0: float = 0.0):
         self.law = law
         self.direction = np.asarray(direction, dtype=float)
         self.node = int(node)
         self.rtol = float(rtol)
-        self.x = np.array(law.x0, dtype=float)
-        self.xt = self.x.copy()
-        self.u = 0.0
-        self.t = 0.0
+        self.u0 = float(u0)
+        self.xc = np.array(law.x0, dtype=float)
+        self.xt = self.xc.copy()
+        self.ut_c = np.array([-self.u0, 0.0])     # committed u [m], t [s]
+        self.anchor = None
+        if system is not None:
+            self.anchor = np.array(system.position_collection[:, self.node], dtype=float)
+            k = 0
+            while hasattr(system, f"hystmech_element{k}_x"):
+                k += 1
+            setattr(system, f"hystmech_element{k}_x", self.xc)
+            setattr(system, f"hystmech_element{k}_ut", self.ut_c)
         self.ut = 0.0
         self.tt = 0.0
-        self.anchor = None
         self.F = 0.0
         self.pending = False
         self.commits = 0
         self.switch = _switch_of(law)
 
+    @property
+    def x(self):
+        return self.xc
+
+    @property
+    def u(self):
+        return float(self.ut_c[0])
+
+    @property
+    def t(self):
+        return float(self.ut_c[1])
+
     def commit(self):
         """Accept the trial of the step (once per step)."""
         if self.pending:
-            self.x[...] = self.xt
-            self.u, self.t = self.ut, self.tt
+            self.xc[...] = self.xt
+            self.ut_c[0], self.ut_c[1] = self.ut, self.tt
             self.pending = False
             self.commits += 1
 
@@ -256,14 +611,11 @@ def _element_classes():
                     "steppers accumulate external forces across stages)")
             e, k = mem.direction, mem.node
             r = system.position_collection[:, k]
-            if mem.anchor is None:
-                # u = 0 at the first force evaluation, as in the MuJoCo plugin
-                mem.anchor = r.copy()
-                mem.t = float(time)
-            u = float((r - mem.anchor) @ e)
+            # u from the initial configuration (the anchor), shifted by u0
+            u = float((r - mem.anchor) @ e) - mem.u0
             v = float(system.velocity_collection[:, k] @ e)
             law = mem.law
-            mem.xt[...] = mem.x
+            mem.xt[...] = mem.xc
             dt = float(time) - mem.t
             sw = mem.switch
             d = 1.0 if v > 0.0 else -1.0
@@ -303,12 +655,13 @@ def _element_classes():
 
 
 def add_element(sim, system, law: ForceElement, *, direction, node: int = 0,
-                rtol: float = 1e-8) -> ElementMemory:
+                rtol: float = 1e-8, u0: float = 0.0) -> ElementMemory:
     """Add the force element ``law`` between the ground and node ``node`` of the
     PyElastica ``system`` (a rigid body: node 0, its centre of mass; a rod: any node)
     along the unit vector ``direction``, to the simulator ``sim`` (Forcing and CallBacks
-    mixins) before ``sim.finalize()``: u = (r − r_first)·e [m] (r_first the position at
-    the first step), v = ṙ·e [m/s], and the force −F·e [N]. Trial in the forcing,
+    mixins) before ``sim.finalize()``: u = (r − r_0)·e − u0 [m] (r_0 the node's position
+    now, in the initial configuration; u0 an explicit origin), v = ṙ·e [m/s], and the
+    force −F·e [N]; the element starts at x0 at time 0 (any initial velocity). Trial in the forcing,
     commit in a callback once per step; integrate with ``elastica.PositionVerlet``
     (:func:`integrate`). Returns the element's memory (committed state, last force)."""
     ea = engine("elastica")
@@ -325,7 +678,9 @@ def add_element(sim, system, law: ForceElement, *, direction, node: int = 0,
         raise ValueError(f"node must be an integer in [{-n}, {n - 1}] (got {node!r})")
     if not (isinstance(rtol, (int, float)) and 0 < rtol < 1):
         raise ValueError(f"rtol must be in (0, 1) (got {rtol!r})")
-    mem = ElementMemory(law, e, int(node) % n, rtol)
+    if not (isinstance(u0, (int, float)) and np.isfinite(u0)):
+        raise ValueError(f"u0 must be a finite number [m] (got {u0!r})")
+    mem = ElementMemory(law, e, int(node) % n, rtol, system, u0)
     EF, CE = _element_classes()
     sim.add_forcing_to(system).using(EF, memory=mem)
     sim.collect_diagnostics(system).using(CE, memory=mem)

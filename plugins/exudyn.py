@@ -26,9 +26,25 @@ solver is called directly (until then, the plain trial).
 
 ``route="ode1"`` (smooth laws): the state is an ``ObjectGenericODE1`` integrated by the
 solver itself with ẋ = rate(x, u, v), for adaptive solvers (DOPRI5) and implicit ones.
+The commit route cannot honour an adaptive solver's tolerance (the element's state is
+not part of its error estimate): :func:`simulate` refuses it under DOPRI5, ODE23,
+DVERK6 and RK67, and a host solved directly by ``exudyn.SolveDynamic`` raises at the
+third consecutive change of the step length.
 
-Exudyn has one post-step user function per system: add yours with
-:func:`set_post_step` so that it runs after the commit.
+User pre- and post-step functions: Exudyn holds one post-step user function per
+system, and hystmech's commit is that function. A post-step function installed before
+the first ``add_element`` is taken over and chained (called after the commit); one
+installed later by ``mbs.SetPostStepUserFunction`` is detected at the first force
+evaluation of the solve (the elements are not yet anchored) and chained the same way,
+so the commits stay on either way. :func:`set_post_step` installs one explicitly. The
+pre-step user function is not used by hystmech and stays the user's.
+
+Displacement convention (shared by the plugin hosts, plugins/convention.py): u is measured from the
+reference configuration: for coordinate markers the nodes' coordinates (Exudyn's
+displacement from ``referenceCoordinates``), so u = 0 in the reference configuration
+and a node started away from it (``initialCoordinates``) starts pre-displaced, as in
+hystmech's Assembly; an explicit ``u0`` [m or rad] shifts the origin, u = q(m1) −
+q(m0) − u0.
 """
 from __future__ import annotations
 
@@ -38,7 +54,11 @@ from ..components.base import ForceElement
 from ._build import engine
 from ._switch import inside, mean_force, switch_of
 
-__all__ = ["add_element", "set_post_step", "element_state", "element_force", "Host"]
+__all__ = ["add_element", "set_post_step", "element_state", "element_force", "Host",
+           "Element", "ADAPTIVE"]
+
+# Exudyn's explicit solvers with an embedded error estimate (automatic step size)
+ADAPTIVE = ("DOPRI5", "ODE23", "DVERK6", "RK67")
 
 # data node layout: [initialised, u committed, t committed, x ...]
 HDR = 3
@@ -46,7 +66,42 @@ HDR = 3
 
 class _Item:
     __slots__ = ("element", "name", "connector", "node", "ltg", "route", "ode_node", "p",
-                 "advance", "force", "rtol", "sw", "mean")
+                 "advance", "force", "rtol", "sw", "mean", "u0", "cache")
+
+
+class Element(int):
+    """The handle :func:`add_element` returns: the connector's object index (an int,
+    usable wherever Exudyn takes one) with the element's ``name``, ``law`` and
+    ``route``, and readers of its committed ``state()`` and current ``force()`` [N or
+    N·m] in the system ``mbs``."""
+
+    def __new__(cls, index, mbs, item):
+        h = super().__new__(cls, int(index))
+        h._mbs, h._it = mbs, item
+        return h
+
+    @property
+    def name(self) -> str:
+        return self._it.name
+
+    @property
+    def law(self) -> ForceElement:
+        return self._it.element
+
+    @property
+    def route(self) -> str:
+        return self._it.route
+
+    def state(self) -> np.ndarray:
+        """The committed state (a copy)."""
+        return element_state(self._mbs, self._it.name)
+
+    def force(self) -> float:
+        """The force at the committed state and the current u, v."""
+        return element_force(self._mbs, self._it.name)
+
+    def __repr__(self):
+        return f"Element({int(self)}, name={self.name!r}, law={self.law!r})"
 
 
 class Host:
@@ -64,6 +119,25 @@ class Host:
         self.h_given = False
         self._t_last = None
         self._dt_last = None
+        self._changes = 0          # consecutive step-length changes (adaptive solver?)
+        self.calls = 0             # trial calls since the last commit
+        self._in_post = False
+
+    def adopt_post_step(self):
+        """Keep hystmech's commit installed: a foreign post-step user function found
+        on the system becomes the chained user function (called after the commit).
+        Returns True if one was found."""
+        cur = self.mbs.GetPostStepUserFunction()
+        f = cur.get("function") if isinstance(cur, dict) else cur
+        if f is None or f == 0 or f == self.post_step:
+            return False
+        if isinstance(cur, dict) and cur.get("type", "Python") != "Python":
+            raise ValueError("a symbolic post-step user function cannot be chained with "
+                             "hystmech's commit: install a Python one with "
+                             "hystmech.plugins.exudyn.set_post_step")
+        self.user_post = f
+        self.mbs.SetPostStepUserFunction(self.post_step)
+        return True
 
     def _ltg(self):
         # data coordinate indices are known only after mbs.Assemble()
@@ -76,14 +150,51 @@ class Host:
                     it.ltg = slice(int(ltg[0]), int(ltg[-1]) + 1)
             self._ltg_ready = True
 
+    def refuse_adaptive(self, mbs):
+        """At a solve's start: RuntimeError if the solve is adaptive (exudyn.SolveDynamic
+        stores its settings in mbs.sys["simulationSettings"]) and an element is on the
+        commit route."""
+        st = mbs.sys.get("simulationSettings")
+        if st is None or not any(i.route == "commit" for i in self.items):
+            return
+        ti = st.timeIntegration
+        if ti.automaticStepSize and str(ti.solverType).split(".")[-1] in ADAPTIVE:
+            raise RuntimeError(
+                f"hystmech: {str(ti.solverType).split('.')[-1]} with automaticStepSize is "
+                f"adaptive: route='commit' elements cannot honour its tolerance (their "
+                f"states are not in its error estimate); use route='ode1' (smooth laws), "
+                f"a fixed-step solver (RK44, GeneralizedAlpha) or automaticStepSize=False")
+
     def post_step(self, mbs, t):
-        """Commit every trial/commit element over the accepted step (one call)."""
+        """Commit every trial/commit element over the accepted step (one call), then
+        the chained user function."""
+        if self._in_post:
+            # a chained user function that itself calls this one (a wrapper)
+            return True
+        self._in_post = True
+        try:
+            return self._post_step(mbs, t)
+        finally:
+            self._in_post = False
+
+    def _post_step(self, mbs, t):
         self._ltg()
+        self.calls = 0
         if not self.h_given:
             if self._t_last is not None:
                 dt = t - self._t_last
                 same = self._dt_last is not None and abs(dt - self._dt_last) <= 1e-9 * dt
                 self.h = dt if (dt > 0.0 and same) else None
+                if self._dt_last is not None and dt > 0.0 and not same:
+                    self._changes += 1
+                    if self._changes >= 3 and any(i.route == "commit" for i in self.items):
+                        raise RuntimeError(
+                            "hystmech: the step length changed at three consecutive steps "
+                            "(an adaptive solver): route='commit' elements cannot honour its "
+                            "tolerance; use route='ode1' (smooth laws) or a fixed-step "
+                            "solver (RK44, GeneralizedAlpha)")
+                else:
+                    self._changes = 0
                 self._dt_last = dt
             self._t_last = t
         disp = self._disp
@@ -94,9 +205,10 @@ class Host:
             if D is None:
                 D = np.array(mbs.systemData.GetDataCoordinates())
             s = D[it.ltg]
-            u = float(mbs.GetObjectOutput(it.connector, disp))
+            u = float(mbs.GetObjectOutput(it.connector, disp)) - it.u0
             if s[0] == 0.0:
                 s[0], s[1], s[2] = 1.0, u, t       # the first call (t = start): anchor
+                self.refuse_adaptive(mbs)
             else:
                 dt = t - s[2]
                 if dt > 0.0 or u != s[1]:
@@ -106,6 +218,7 @@ class Host:
                     s[HDR:] = x
                 s[1], s[2] = u, t
             D[it.ltg] = s
+            it.cache = s          # the committed state the next step's trials start from
         if D is not None:
             mbs.systemData.SetDataCoordinates(D)
         if self.user_post is not None:
@@ -127,11 +240,45 @@ class Host:
         adv, frc, p, rtol, sw = it.advance, it.force, it.p, it.rtol, it.sw
         law = it.element
 
+        u0 = it.u0
+
         def uf(mbs, t, itemNumber, u, v, k, d, offset):
             if not self._ltg_ready:
                 self._ltg()
-            s = mbs.systemData.GetDataCoordinates()[it.ltg]
-            x = s[HDR:]                      # already a copy of the committed state
+            u -= u0
+            s = it.cache
+            if s is None or t < s[2]:
+                # no commit seen yet in this solve (or a restart to an earlier time):
+                # the committed state from the system's data coordinates
+                s = it.cache = np.asarray(mbs.systemData.GetDataCoordinates())[it.ltg]
+            x = s[HDR:].copy()
+            self.calls += 1
+            if s[0] == 0.0:
+                # not anchored: hystmech's commit did not run at the solve's start
+                # (Exudyn calls the post-step function once at t_start), so a user
+                # replaced it: chain theirs and anchor here, at the solve's first force
+                # evaluation (t_start, u_start under every Exudyn solver)
+                if self.adopt_post_step():
+                    D = np.array(mbs.systemData.GetDataCoordinates())
+                    for j in self.items:
+                        if j.route == "commit":
+                            sj = D[j.ltg]
+                            sj[0], sj[1], sj[2] = 1.0, float(mbs.GetObjectOutput(
+                                j.connector, self._disp)) - j.u0, t
+                            D[j.ltg] = sj
+                    mbs.systemData.SetDataCoordinates(D)
+                    for j in self.items:
+                        j.cache = D[j.ltg] if j.route == "commit" else None
+                    s = it.cache
+                    x = s[HDR:].copy()
+                    self.refuse_adaptive(mbs)
+            elif self.calls > 256 and self.calls % 256 == 1:
+                if mbs.GetPostStepUserFunction().get("function") != self.post_step:
+                    raise RuntimeError(
+                        "hystmech: the system's post-step user function was replaced "
+                        "after the elements were anchored, so their states stopped being "
+                        "committed; install yours with hystmech.plugins.exudyn."
+                        "set_post_step (or before add_element / before mbs.Assemble())")
             if s[0] != 0.0:
                 uc = float(s[1])
                 tc = float(s[2])
@@ -164,23 +311,31 @@ def _host(mbs) -> Host:
     if h is None:
         h = Host(mbs)
         mbs.sys["hystmech_host"] = h
-        mbs.SetPostStepUserFunction(h.post_step)
+        if not h.adopt_post_step():
+            mbs.SetPostStepUserFunction(h.post_step)
     return h
 
 
 def set_post_step(mbs, function):
     """Install ``function(mbs, t) -> bool`` as the system's post-step user function,
-    run after hystmech's commit of the elements' states (Exudyn holds only one)."""
-    _host(mbs).user_post = function
+    run after hystmech's commit of the elements' states (Exudyn holds only one;
+    ``mbs.SetPostStepUserFunction`` before or after ``add_element`` is chained too)."""
+    h = _host(mbs)
+    h.user_post = function
+    mbs.SetPostStepUserFunction(h.post_step)
 
 
 def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
-                x0=None, route: str = "commit", rtol: float = 1e-8) -> int:
+                x0=None, route: str = "commit", rtol: float = 1e-8,
+                u0: float = 0.0) -> Element:
     """Add the force element ``element`` between the coordinate markers
     ``markers = [m0, m1]`` of the Exudyn MainSystem ``mbs`` (before ``mbs.Assemble()``);
     returns the connector's object index. u = q(m1) − q(m0) [m or rad], F [N or N·m]
     acts as −F on m1. ``route``: "commit" (trial/commit, any law, fixed-step solvers)
-    or "ode1" (smooth laws, state integrated by the solver, also adaptive solvers). ``x0`` overrides the initial state; ``rtol`` the segment tolerance."""
+    or "ode1" (smooth laws, state integrated by the solver, also adaptive solvers).
+    ``x0`` overrides the initial state; ``rtol`` the segment tolerance; ``u0`` [m or
+    rad] the origin of u (u = q(m1) − q(m0) − u0; default 0: the reference
+    configuration). Returns an :class:`Element` handle (an int: the connector index)."""
     exu = engine("exudyn")
     from exudyn.itemInterface import (CoordinateSpringDamper, NodeGenericData,
                                       NodeGenericODE1, ObjectGenericODE1)
@@ -198,6 +353,8 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
         raise ValueError(f"markers must be two coordinate marker indices (got {markers!r})") from None
     if not (isinstance(rtol, (int, float)) and 0 < rtol < 1):
         raise ValueError(f"rtol must be in (0, 1) (got {rtol!r})")
+    if not (isinstance(u0, (int, float)) and np.isfinite(u0)):
+        raise ValueError(f"u0 must be a finite number [m or rad] (got {u0!r})")
     xs = element.x0.copy() if x0 is None else np.asarray(x0, dtype=float).ravel()
     if xs.size != element.n_states or not np.all(np.isfinite(xs)):
         raise ValueError(f"x0 must hold {element.n_states} finite value(s)")
@@ -208,6 +365,8 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
     it.name = name or f"hystmech{len(host.items)}"
     it.sw = switch_of(element) if route == "commit" else None
     it.mean = None
+    it.u0 = float(u0)
+    it.cache = None
     it.node = it.ode_node = it.ltg = None
     if route == "commit":
         it.node = mbs.AddNode(NodeGenericData(
@@ -224,10 +383,11 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
 
         def uf(mbs, t, itemNumber, u, v, k, d, offset):
             x = np.asarray(mbs.GetNodeOutput(it.ode_node, exu.OutputVariableType.Coordinates))
-            return float(it.force(np.ascontiguousarray(x, dtype=float), u, v, p))
+            return float(it.force(np.ascontiguousarray(x, dtype=float), u - it.u0, v, p))
 
         def rhs(mbs, t, itemNumber, q):
-            u = float(mbs.GetObjectOutput(it.connector, exu.OutputVariableType.Displacement))
+            u = float(mbs.GetObjectOutput(it.connector, exu.OutputVariableType.Displacement)
+                      ) - it.u0
             v = float(mbs.GetObjectOutput(it.connector, exu.OutputVariableType.Velocity))
             out = np.empty(n)
             rate(np.ascontiguousarray(q, dtype=float), u, v, p, out)
@@ -241,7 +401,7 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
         springForceUserFunction=uf))
     host.items.append(it)
     host._ltg_ready = False
-    return it.connector
+    return Element(it.connector, mbs, it)
 
 
 def _item(mbs, name) -> _Item:
@@ -265,7 +425,7 @@ def element_force(mbs, name) -> float:
     """The force [N] of element ``name`` at its committed state, current u and v."""
     exu = engine("exudyn")
     it = _item(mbs, name)
-    u = float(mbs.GetObjectOutput(it.connector, exu.OutputVariableType.Displacement))
+    u = float(mbs.GetObjectOutput(it.connector, exu.OutputVariableType.Displacement)) - it.u0
     v = float(mbs.GetObjectOutput(it.connector, exu.OutputVariableType.Velocity))
     return float(it.force(np.ascontiguousarray(element_state(mbs, name)), u, v, it.p))
 
@@ -357,6 +517,15 @@ def simulate(SC, mbs, t_end: float, h: float, *, t_start: float = 0.0, solver: s
     sim = exu.SimulationSettings()
     if not (t_end > t_start and h > 0):
         raise ValueError(f"need t_end > t_start and h > 0 (got {t_start}, {t_end}, {h})")
+    if solver not in exu.DynamicSolverType.__members__:
+        raise ValueError(f"solver must be one of {list(exu.DynamicSolverType.__members__)} "
+                         f"(got {solver!r})")
+    commit = [it.name for it in _host(mbs).items if it.route == "commit"]
+    if solver in ADAPTIVE and commit:
+        raise ValueError(f"solver {solver!r} is adaptive: the route='commit' element(s) "
+                         f"{commit} cannot honour its tolerance (their states are not in "
+                         f"its error estimate); use route='ode1' (smooth laws) or a "
+                         f"fixed-step solver (RK44, GeneralizedAlpha)")
     sim.timeIntegration.numberOfSteps = int(round((t_end - t_start) / h))
     sim.timeIntegration.startTime = t_start
     sim.timeIntegration.endTime = t_end
@@ -365,13 +534,13 @@ def simulate(SC, mbs, t_end: float, h: float, *, t_start: float = 0.0, solver: s
     host = _host(mbs)
     # the fixed step of the step-mean force at switch points: explicit fixed-step
     # solvers only (an implicit solver has no stage at t_n, DOPRI5 no fixed step)
-    explicit = solver not in ("DOPRI5", "GeneralizedAlpha", "TrapezoidalIndex2")
+    explicit = solver not in ADAPTIVE + ("GeneralizedAlpha", "TrapezoidalIndex2")
     host.h = (t_end - t_start) / sim.timeIntegration.numberOfSteps if explicit else None
     host.h_given = True
-    if solver == "DOPRI5":
+    if solver in ADAPTIVE:
         sim.timeIntegration.automaticStepSize = True
         sim.timeIntegration.relativeTolerance = rtol
         sim.timeIntegration.absoluteTolerance = atol
-    exu.SolveDynamic(mbs, sim, solverType=getattr(exu.DynamicSolverType, solver))
+    exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.__members__[solver])
     A = np.array(out)
     return A[:, 0], A[:, 1::2], A[:, 2::2]

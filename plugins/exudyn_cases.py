@@ -11,8 +11,9 @@ import numpy as np
 
 
 def run_belt_tensioner(cfg: dict, out: Path, progress):
-    from ..scenario import ScenarioError, ScenarioOutput
-    from ..systems import belt_assembly, paper_tensioner, simulate, simulate_belt
+    from ..runner_io import ScenarioError, ScenarioOutput
+    from ..systems import simulate
+    from ..systems.rigs import belt_assembly, paper_tensioner, simulate_belt
     from . import exudyn as hex
 
     tc = cfg.get("tensioner", {}); rc = cfg.get("run", {})

@@ -49,7 +49,7 @@ def run_lugre_joint(cfg: dict, out: Path, progress):
     import mujoco
     import mujoco.rollout
 
-    from ..scenario import ScenarioError, ScenarioOutput
+    from ..runner_io import ScenarioError, ScenarioOutput
     from ..systems import Assembly, simulate
     from . import mujoco as hmj
 
@@ -90,10 +90,10 @@ def run_lugre_joint(cfg: dict, out: Path, progress):
     qr, vr = r.x("arm"), r.v("arm")
     Fr = r.force("friction")
     # friction torque from the MuJoCo element states along the run
-    H = hmj._lib().hm_mj_header()
     adr = int(model.plugin_stateadr[0])
     off = st.shape[2] - model.npluginstate      # the plugin state is the last block
-    X = st[0, every - 1::every, off + adr + H: off + adr + H + law.n_states]
+    # the element's block of plugin_state starts with the law's state x
+    X = st[0, every - 1::every, off + adr: off + adr + law.n_states]
     Fm = np.array([law.force_of(x, 0.0, vi) for x, vi in zip(X, vm)])
     err_q = float(np.max(np.abs(qm - qr)) / np.max(np.abs(qr)))
     nstick_m, nstick_r = stick_phases(vm, rate), stick_phases(vr, rate)

@@ -1,38 +1,48 @@
-/* hystmech force elements as MuJoCo passive-force plugins (mjpPlugin).
+/* hystmech force elements as MuJoCo passive-force plugins: a self-registering plugin
+ * library (one translation unit with every law's C kernel, components/LAW.c).
  *
- * One plugin per law ("hystmech.LuGre", ...) is registered at run time by
- * hm_mj_register() with the law's C kernels (components/LAW.c, the same functions
- * the FMU exporter compiles: LAW_advance, LAW_force, LAW_setup) passed as function
- * pointers, and the law's constructor parameters as configuration attributes by their
- * Python names (arrays: whitespace-separated values), plus "joint" or "tendon" (the
- * element's target) and "rtol" (tolerance of the adaptive segment update).
+ * Loading the library (dlopen, mj_loadPluginLibrary, mj_loadAllPluginLibraries, or
+ * `import mujoco` through the "mujoco.plugins" entry point) runs its constructor
+ * (mjPLUGIN_LIB_INIT, as MuJoCo's first-party plugins do), which registers one plugin
+ * "hystmech.<Law>" per law of the generated table hm_mj_laws.h (built from the law
+ * classes by plugins/mujoco_build.py) plus "hystmech.Sum", the parallel sum of up to
+ * HM_MAX_PARTS laws (components/combine.py; as many as MuJoCo's 255 configuration
+ * attributes per plugin allow). No Python is needed at run time.
+ *
+ * Configuration (MJCF <config key=... value=...>): the law's constructor keywords
+ * (arrays: whitespace-separated numbers); the sum: "parts" = law names, then
+ * "part<i>.<keyword>"; for every element: "joint" or "tendon" (the target), "rtol"
+ * (adaptive segment update), "ref" (target coordinate where u = 0, default: the
+ * joint's springref if nonzero else qpos0; a tendon's length at qpos0) and
+ * "implicit_damping" (the part c of the joint's/tendon's damping that stands for the
+ * law's viscous term: the plugin returns F - c·v, MuJoCo applies -c·v implicitly).
+ * Every value is checked at compile time (nstate) by the law's own setup (the checks
+ * of the Python constructor, same messages), so a bad config is a compile error.
+ *
+ * Storage: mjData.plugin_state holds only [x (the committed law state), u_c, t_c] and,
+ * for laws with switch points, the back-half mean force (NaN: none); u_c = NaN means
+ * "not started": force evaluations use the initial state at the current u, and the
+ * first advance() commits from the u at which the first step started (no path from the
+ * reference is traversed, as in the Assembly where an element starts at its x0 at
+ * whatever u the DOFs start; a qpos set after mj_forward counts). Parameters, initial state, target indices (checked at
+ * init) live in the instance's plugin_data. A non-finite or inconsistent state (e.g.
+ * written by a user) is reported with mju_warning and the element restarts from its
+ * initial state: never a crash.
  *
  * Host discipline (trial/commit): compute() evaluates the force on a COPY of the state
  * committed at the last step, advanced from the committed input to the current one;
- * advance() (called by MuJoCo once per step, after the integration) commits the state
- * over the segment of that step. Everything an instance needs lives in
- * mjData.plugin_state, so mj_copyData / mj_getState save and restore it exactly.
+ * advance() (once per step, after the integration) commits it.
  *
- * plugin_state layout of one instance (HDR header entries, then x, then p):
- *   0 anchored (0/1)   1 anchor: target coordinate at the first step   2 u committed
- *   3 t committed      4 target kind (0 joint, 1 tendon)   5 target id   6 qpos address
- *   7 dof address      8 rtol      9 force at the last compute (diagnostic)
- *   10 number of kernel failures (e.g. a Preisach memory stack overflow, hm_fail)
- *   11 the mean force over the second half of the last committed segment: 0 unknown,
- *      1 known (held in 12), 2 known and a switch point lay in that half
- *
- * Laws whose force jumps or kinks at switch points (LAW_switch: relay thresholds,
- * Masing faces, Preisach memory corners), under the semi-implicit integrators (Euler,
- * implicit, implicitfast): MuJoCo's update v+ = v + h·a(q_n), q+ = q_n + h·v+ is the
- * leapfrog scheme whose force impulse h·F(q_n) stands for the integral of F over
- * [t_n − h/2, t_n + h/2]. Second order for a force smooth in q, but a jump of F inside
- * that window is placed up to h/2 off, an O(h) error per switch. When a switch point
- * falls in the window, compute() returns the mean force over it instead: the second
- * half of the committed segment (averaged at commit, header entry 12) and the first
- * half of the next one along q_n + v·(t − t_n), each split at the switch points and
- * averaged by the midpoint rule on the pieces. No switch in the window: F(q_n), as
- * before. RK4 evaluates pointwise forces at its stages, so none of this applies there.
+ * Laws whose force jumps or kinks at switch points (relay thresholds, Masing faces,
+ * Preisach memory corners), under the semi-implicit integrators (Euler, implicit,
+ * implicitfast): MuJoCo's update v+ = v + h·a(q_n), q+ = q_n + h·v+ is the leapfrog
+ * scheme whose impulse h·F(q_n) stands for the integral of F over [t_n - h/2,
+ * t_n + h/2]; when a switch point falls in that window compute() returns the mean
+ * force over it (second half of the committed segment, averaged at commit, and the
+ * first half of the next one along q_n + v·(t - t_n)), so a switch is placed at its
+ * position along the step. RK4 evaluates pointwise forces at its stages.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,161 +50,636 @@
 
 #include <mujoco/mujoco.h>
 
-#define HDR 13
-#define HM_MAX_X 4096
-
 typedef void (*hm_adv_fn)(double *x, double u0, double u1, double dt, double v,
                           const double *p, double rtol);
 typedef double (*hm_force_fn)(const double *x, double u, double v, const double *p);
 typedef const char *(*hm_setup_fn)(const double *q, int nq, double *p, int np, double *x0,
                                    int nx);
-typedef const char *(*hm_fail_fn)(void);
 typedef double (*hm_switch_fn)(const double *x, double u, double dir, const double *p);
+typedef const char *(*hm_check_fn)(const double *x, const double *p);
 
+/* one constructor keyword: count > 0 fixed number of values, 0 an array as long as
+ * the law's first array; need: HM_REQ required, HM_DEF default value, HM_OPT omitted
+ * when absent (then the law has no such q entries), HM_AUTO computed by the law's
+ * complete() like the Python constructor's default */
+enum { HM_REQ = 0, HM_DEF = 1, HM_OPT = 2, HM_AUTO = 3 };
 typedef struct {
+    const char *name;
+    int count, need;
+    double def;
+    const char *unit, *doc;
+} hm_key_t;
+
+struct hm_law_;
+/* sizes of an instance from its constructor values q (array laws) */
+typedef const char *(*hm_sizes_fn)(const struct hm_law_ *L, const double *q, int nq,
+                                   int narr, int *nx, int *np);
+/* fill the HM_AUTO entries of q */
+typedef void (*hm_complete_fn)(double *q, int nq, int narr, const int *given);
+
+typedef struct hm_law_ {
+    const char *name;
     hm_adv_fn adv;
     hm_force_fn force;
     hm_setup_fn setup;
-    hm_fail_fn fail;            /* returns and clears the kernels' hm_fail (or NULL) */
-    hm_switch_fn sw;            /* next jump/kink of F along u (NULL: smooth law) */
-    const char *name;
-    int nx, np, nq, nattr;      /* nattr: law attributes (without joint/tendon/rtol) */
-    char **attr;                /* nattr + 3 names */
-    int *attr_len;              /* number of q values of each law attribute */
-    int slot;
+    hm_switch_fn sw;
+    hm_check_fn check;
+    int nkey;
+    const hm_key_t *key;
+    int nx, np;              /* fixed sizes, or taken from sizes() */
+    hm_sizes_fn sizes;
+    hm_complete_fn complete;
 } hm_law_t;
 
-static hm_law_t *hm_laws = NULL;
-static int hm_nlaws = 0;
-/* slot (MuJoCo's plugin table) -> index in hm_laws */
-static int *hm_of_slot = NULL;
-static int hm_nslots = 0;
+#define HM_EXPORT __attribute__((visibility("default")))
+#define HM_MAX_Q 1000000
+#define HM_MAX_X 100000
 
-static const hm_law_t *law_of(const mjModel *m, int instance)
-{
-    int slot = m->plugin[instance];
-    if (slot < 0 || slot >= hm_nslots || hm_of_slot[slot] < 0)
-        mju_error("hystmech plugin: instance %d is not a hystmech element", instance);
-    return &hm_laws[hm_of_slot[slot]];
-}
+static const char *hm_sizes_maxwell_slip(const hm_law_t *L, const double *q, int nq, int narr,
+                                         int *nx, int *np);
+static const char *hm_sizes_preisach(const hm_law_t *L, const double *q, int nq, int narr,
+                                     int *nx, int *np);
+static void hm_complete_maxwell_slip(double *q, int nq, int narr, const int *given);
+static void hm_complete_preisach(double *q, int nq, int narr, const int *given);
 
-static int hm_nstate(const mjModel *m, int instance)
-{
-    const hm_law_t *L = law_of(m, instance);
-    return HDR + L->nx + L->np;
-}
+/* the laws' kernels and the table (generated by plugins/mujoco_build.py) */
+#include "hm_mj_laws.h"
 
-/* parse the instance's configuration into the header, x0 and p; returns an error
- * message (static buffer) or NULL */
-static const char *configure(const mjModel *m, mjtNum *s, int instance)
+/* -- sizes and computed defaults of the array laws ------------------------------ */
+static const char *hm_sizes_maxwell_slip(const hm_law_t *L, const double *q, int nq, int narr,
+                                         int *nx, int *np)
 {
-    static char msg[512];
-    const hm_law_t *L = law_of(m, instance);
-    double q[HM_MAX_X * 4];
-    int a, k = 0;
-    const char *jn, *tn, *rt;
-    if (L->nq > (int)(sizeof q / sizeof q[0]))
-        return "hystmech plugin: too many parameters";
-    for (a = 0; a < L->nattr; a++) {
-        const char *txt = mj_getPluginConfig(m, instance, L->attr[a]);
-        char *end;
-        int i;
-        if (!txt || !*txt) {
-            snprintf(msg, sizeof msg, "hystmech plugin: missing config attribute '%s'",
-                     L->attr[a]);
-            return msg;
-        }
-        for (i = 0; i < L->attr_len[a]; i++) {
-            double val = strtod(txt, &end);
-            if (end == txt) {
-                snprintf(msg, sizeof msg, "hystmech plugin: config attribute '%s' must hold "
-                         "%d number(s)", L->attr[a], L->attr_len[a]);
-                return msg;
-            }
-            q[k++] = val;
-            txt = end;
-        }
-        while (*txt == ' ' || *txt == '\t' || *txt == '\n') txt++;
-        if (*txt) {
-            snprintf(msg, sizeof msg, "hystmech plugin: config attribute '%s' must hold "
-                     "%d number(s)", L->attr[a], L->attr_len[a]);
-            return msg;
-        }
-    }
-    {
-        const char *e = L->setup(q, L->nq, s + HDR + L->nx, L->np, s + HDR, L->nx);
-        if (e) {
-            snprintf(msg, sizeof msg, "hystmech plugin: %s", e);
-            return msg;
-        }
-    }
-    jn = mj_getPluginConfig(m, instance, "joint");
-    tn = mj_getPluginConfig(m, instance, "tendon");
-    rt = mj_getPluginConfig(m, instance, "rtol");
-    s[0] = 0.0; s[1] = 0.0; s[2] = 0.0; s[3] = 0.0; s[9] = 0.0; s[10] = 0.0;
-    s[11] = 0.0; s[12] = 0.0;
-    if (jn && *jn && !(tn && *tn)) {
-        int j = mj_name2id(m, mjOBJ_JOINT, jn);
-        if (j < 0) {
-            snprintf(msg, sizeof msg, "hystmech plugin: no joint named '%s'", jn);
-            return msg;
-        }
-        if (m->jnt_type[j] != mjJNT_SLIDE && m->jnt_type[j] != mjJNT_HINGE) {
-            snprintf(msg, sizeof msg, "hystmech plugin: joint '%s' must be a slide or hinge "
-                     "joint (one degree of freedom)", jn);
-            return msg;
-        }
-        s[4] = 0.0; s[5] = j; s[6] = m->jnt_qposadr[j]; s[7] = m->jnt_dofadr[j];
-    } else if (tn && *tn && !(jn && *jn)) {
-        int t = mj_name2id(m, mjOBJ_TENDON, tn);
-        if (t < 0) {
-            snprintf(msg, sizeof msg, "hystmech plugin: no tendon named '%s'", tn);
-            return msg;
-        }
-        s[4] = 1.0; s[5] = t; s[6] = -1; s[7] = -1;
-    } else {
-        return "hystmech plugin: give exactly one of the config attributes 'joint' and 'tendon'";
-    }
-    s[8] = (rt && *rt) ? strtod(rt, NULL) : 1e-8;
-    if (!(s[8] > 0.0 && s[8] < 1.0)) return "hystmech plugin: rtol must be in (0, 1)";
+    (void)L; (void)q; (void)nq;
+    *nx = narr;
+    *np = 2 * narr + 1;
     return NULL;
 }
 
-static void hm_reset(const mjModel *m, mjtNum *plugin_state, void *plugin_data, int instance)
+static int hm_cmp(const void *a, const void *b)
 {
-    const char *e = configure(m, plugin_state, instance);
-    (void)plugin_data;
-    if (e) mju_error("%s", e);
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int hm_count_unique(const double *v, int n, double *buf)
+{
+    int i, m = 0;
+    memcpy(buf, v, sizeof(double) * n);
+    qsort(buf, n, sizeof(double), hm_cmp);
+    for (i = 0; i < n; i++)
+        if (m == 0 || buf[i] != buf[m - 1]) buf[m++] = buf[i];
+    return m;
+}
+
+/* q = a1[N] a2[N] weights[N] initial k0 offset max_depth slope_width [m n] */
+static const char *hm_sizes_preisach(const hm_law_t *L, const double *q, int nq, int narr,
+                                     int *nx, int *np)
+{
+    static HM_TLS char msg[200];
+    int N = narr, cont = nq == 3 * N + 7;
+    double D = q[3 * N + 3], *buf;
+    int n1, n2;
+    (void)L;
+    if (!(D >= 2.0 && D == floor(D) && D <= (HM_MAX_X - 3) / 2)) {
+        snprintf(msg, sizeof msg, "max_depth must be an integer in [2, %d] (got %g)",
+                 (HM_MAX_X - 3) / 2, D);
+        return msg;
+    }
+    *nx = 3 + 2 * (int)D;
+    if (cont) {
+        double n = q[3 * N + 6];
+        if (!(n >= 1.0 && n == floor(n) && n <= 1000.0)) {
+            snprintf(msg, sizeof msg, "grid n must be an integer in [1, 1000] (got %g)", n);
+            return msg;
+        }
+        *np = 9 + 2 * ((int)n + 1) + ((int)n + 2) * ((int)n + 2);
+        return NULL;
+    }
+    buf = (double *)malloc(sizeof(double) * (N > 0 ? N : 1));
+    if (!buf) return "out of memory";
+    n2 = hm_count_unique(q + N, N, buf);
+    n1 = hm_count_unique(q, N, buf);
+    free(buf);
+    if ((double)(n2 + 1) * (n1 + 1) > 5e7) {
+        snprintf(msg, sizeof msg, "a1, a2 must have at most ~7071 distinct values each "
+                 "(Everett table of %g entries)", (double)(n2 + 1) * (n1 + 1));
+        return msg;
+    }
+    *np = 9 + n2 + n1 + (n2 + 1) * (n1 + 1);
+    return NULL;
+}
+
+static void hm_complete_maxwell_slip(double *q, int nq, int narr, const int *given)
+{
+    int i;
+    (void)nq;
+    if (!given[2])                       /* z0 = None: no initial deflection */
+        for (i = 0; i < narr; i++) q[2 * narr + i] = 0.0;
+}
+
+/* slope_width = None: twice the mean spacing of the distinct thresholds of a1 and a2
+ * (preisach.py); the continuous mode (grid given) does not use it */
+static void hm_complete_preisach(double *q, int nq, int narr, const int *given)
+{
+    int N = narr, m;
+    double *buf;
+    if (given[7]) return;
+    q[3 * N + 4] = 0.0;
+    if (nq == 3 * N + 7) return;
+    buf = (double *)malloc(sizeof(double) * 2 * (N > 0 ? N : 1));
+    if (!buf) { q[3 * N + 4] = NAN; return; }   /* refused by the law's setup */
+    m = hm_count_unique(q, 2 * N, buf);
+    q[3 * N + 4] = 2.0 * (buf[m - 1] - buf[0]) / (m - 1 > 1 ? m - 1 : 1);
+    free(buf);
+}
+
+/* -- configuration ---------------------------------------------------------------- */
+typedef struct {
+    int nparts;
+    const hm_law_t *law[HM_MAX_PARTS];
+    int xo[HM_MAX_PARTS], po[HM_MAX_PARTS];
+    int nx, np, has_sw, has_check, nstate;
+    int kind, id, qadr, dadr;          /* kind 0 joint, 1 tendon */
+    double ref, rtol, cimp;
+    double *p, *x0, *xt;               /* parameters, initial state, trial scratch */
+    long failures;
+    int warned;
+    char name[64];
+} hm_inst_t;
+
+static const hm_law_t *hm_find_law(const char *name, size_t n)
+{
+    int i;
+    for (i = 0; i < HM_NLAWS; i++)
+        if (strlen(hm_laws[i].name) == n && strncmp(hm_laws[i].name, name, n) == 0)
+            return &hm_laws[i];
+    return NULL;
+}
+
+static int hm_slots[HM_NLAWS + 1];     /* MuJoCo plugin slot of each law, then the sum */
+
+/* the law registered at slot (NULL: the sum, or not a hystmech plugin: *ours = 0) */
+static const hm_law_t *hm_law_at_slot(int slot, int *ours)
+{
+    int i;
+    *ours = 0;
+    for (i = 0; i <= HM_NLAWS; i++)
+        if (hm_slots[i] == slot) {
+            *ours = 1;
+            return i < HM_NLAWS ? &hm_laws[i] : NULL;
+        }
+    return NULL;
+}
+
+static const char *hm_inst_name(const mjModel *m, int instance)
+{
+    const char *nm = mj_id2name(m, mjOBJ_PLUGIN, instance);
+    return nm ? nm : "(unnamed)";
+}
+
+static int hm_is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* parse whitespace-separated numbers; -1 on a non-number (*bad: its position) */
+static int hm_parse(const char *txt, double *out, int cap, int *count)
+{
+    int n = 0;
+    for (;;) {
+        char *end;
+        double v;
+        while (hm_is_space(*txt)) txt++;
+        if (!*txt) break;
+        v = strtod(txt, &end);
+        if (end == txt || !(hm_is_space(*end) || *end == '\0')) return -1;
+        if (n < cap) out[n] = v;
+        n++;
+        txt = end;
+    }
+    *count = n;
+    return 0;
+}
+
+/* the constructor values q of one law, from config keys "<pre><key>"; allocates *q */
+static const char *hm_law_q(const mjModel *m, int instance, const hm_law_t *L,
+                            const char *pre, double **q_out, int *nq_out, int *narr_out,
+                            char *msg, size_t nmsg)
+{
+    int k, nq = 0, narr = -1, given[64], cap;
+    double *q;
+    const char *arr_key = NULL;
+    char key[96];
+    /* first pass: array length */
+    for (k = 0; k < L->nkey; k++) {
+        const char *txt;
+        int cnt;
+        snprintf(key, sizeof key, "%s%s", pre, L->key[k].name);
+        txt = mj_getPluginConfig(m, instance, key);
+        if (L->key[k].count != 0 || !txt || !*txt) continue;
+        if (hm_parse(txt, NULL, 0, &cnt) < 0) {
+            snprintf(msg, nmsg, "config '%s' must hold numbers (got '%.60s')", key, txt);
+            return msg;
+        }
+        if (narr < 0) { narr = cnt; arr_key = L->key[k].name; }
+        else if (cnt != narr) {
+            snprintf(msg, nmsg, "config '%s' must hold as many numbers as '%s%s' (%d) (got %d)",
+                     key, pre, arr_key, narr, cnt);
+            return msg;
+        }
+    }
+    if (narr < 0 && L->sizes) {          /* no array given at all */
+        for (k = 0; k < L->nkey && L->key[k].count != 0; k++) {}
+        snprintf(msg, nmsg, "missing config '%s%s' (%s)", pre, L->key[k < L->nkey ? k : 0].name,
+                 L->key[k < L->nkey ? k : 0].doc);
+        return msg;
+    }
+    if (narr == 0) {
+        snprintf(msg, nmsg, "config '%s%s' must hold at least one number", pre, arr_key);
+        return msg;
+    }
+    if (narr > HM_MAX_X) {
+        snprintf(msg, nmsg, "config '%s%s' must hold at most %d numbers (got %d)", pre,
+                 arr_key, HM_MAX_X, narr);
+        return msg;
+    }
+    cap = 0;
+    for (k = 0; k < L->nkey; k++) cap += L->key[k].count ? L->key[k].count : narr;
+    q = (double *)malloc(sizeof(double) * (cap > 0 ? cap : 1));
+    if (!q) return "out of memory";
+    for (k = 0; k < L->nkey && k < 64; k++) {
+        const hm_key_t *K = &L->key[k];
+        int want = K->count ? K->count : narr, cnt, i;
+        const char *txt;
+        snprintf(key, sizeof key, "%s%s", pre, K->name);
+        txt = mj_getPluginConfig(m, instance, key);
+        given[k] = txt && *txt;
+        if (!given[k]) {
+            if (K->need == HM_REQ) {
+                snprintf(msg, nmsg, "missing config '%s'%s%s%s%s%s", key,
+                         *K->doc || *K->unit ? " (" : "", K->doc, *K->doc && *K->unit ? "; " : "",
+                         *K->unit ? K->unit : "", *K->doc || *K->unit ? ")" : "");
+                free(q);
+                return msg;
+            }
+            if (K->need == HM_OPT) continue;
+            for (i = 0; i < want; i++) q[nq + i] = K->need == HM_DEF ? K->def : NAN;
+            nq += want;
+            continue;
+        }
+        if (hm_parse(txt, q + nq, want, &cnt) < 0 || cnt != want) {
+            snprintf(msg, nmsg, "config '%s' must hold %d number(s) (got '%.60s')", key, want,
+                     txt);
+            free(q);
+            return msg;
+        }
+        for (i = 0; i < want; i++)
+            if (!isfinite(q[nq + i])) {     /* as the constructors' check_finite */
+                snprintf(msg, nmsg, "config '%s' must be a finite real number (got %g)", key,
+                         q[nq + i]);
+                free(q);
+                return msg;
+            }
+        nq += want;
+    }
+    if (L->complete) L->complete(q, nq, narr, given);
+    *q_out = q;
+    *nq_out = nq;
+    *narr_out = narr;
+    return NULL;
+}
+
+/* build the instance description from the model (config, targets); NULL or a message */
+static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, char *msg,
+                                size_t nmsg)
+{
+    int ours, i;
+    const hm_law_t *L;
+    const char *jn, *tn, *txt;
+    double val;
+    int cnt;
+    memset(I, 0, sizeof *I);
+    if (instance < 0 || instance >= m->nplugin) return "hystmech plugin: bad instance index";
+    L = hm_law_at_slot(m->plugin[instance], &ours);
+    if (!ours) return "hystmech plugin: instance is not a hystmech element";
+    snprintf(I->name, sizeof I->name, "%s", hm_inst_name(m, instance));
+    if (L) {
+        I->nparts = 1;
+        I->law[0] = L;
+    } else {
+        const char *s = mj_getPluginConfig(m, instance, "parts");
+        if (!s || !*s) return "hystmech.Sum: missing config 'parts' (law names, e.g. 'Dahl LinearSpring')";
+        while (*s) {
+            const char *e;
+            while (hm_is_space(*s)) s++;
+            if (!*s) break;
+            e = s;
+            while (*e && !hm_is_space(*e)) e++;
+            if (I->nparts == HM_MAX_PARTS) {
+                snprintf(msg, nmsg, "hystmech.Sum: config 'parts' must name at most %d laws",
+                         HM_MAX_PARTS);
+                return msg;
+            }
+            I->law[I->nparts] = hm_find_law(s, (size_t)(e - s));
+            if (!I->law[I->nparts]) {
+                snprintf(msg, nmsg, "hystmech.Sum: config 'parts': unknown law '%.*s' (known: %s)",
+                         (int)(e - s), s, HM_LAW_NAMES);
+                return msg;
+            }
+            I->nparts++;
+            s = e;
+        }
+        if (I->nparts == 0) return "hystmech.Sum: config 'parts' must name at least one law";
+    }
+    /* sizes and parameters, part by part (each part's setup checks its values) */
+    {
+        double *qs[HM_MAX_PARTS] = {0};
+        int nqs[HM_MAX_PARTS], narr[HM_MAX_PARTS], nxs[HM_MAX_PARTS], nps[HM_MAX_PARTS];
+        const char *err = NULL;
+        char pre[16];
+        for (i = 0; i < I->nparts && !err; i++) {
+            const hm_law_t *P = I->law[i];
+            if (L) pre[0] = '\0'; else snprintf(pre, sizeof pre, "part%d.", i);
+            err = hm_law_q(m, instance, P, pre, &qs[i], &nqs[i], &narr[i], msg, nmsg);
+            if (err) break;
+            nxs[i] = P->nx; nps[i] = P->np;
+            if (P->sizes) err = P->sizes(P, qs[i], nqs[i], narr[i], &nxs[i], &nps[i]);
+            if (err && err != msg) {
+                snprintf(msg, nmsg, "%s%s", pre, err);
+                err = msg;
+            }
+            if (!err) {
+                I->xo[i] = I->nx; I->po[i] = I->np;
+                I->nx += nxs[i]; I->np += nps[i];
+                if (P->sw) I->has_sw = 1;
+                if (P->check) I->has_check = 1;
+            }
+            if (!err && I->nx > HM_MAX_X) err = "hystmech plugin: too many states";
+        }
+        if (!err) {
+            I->p = (double *)calloc(I->np > 0 ? I->np : 1, sizeof(double));
+            I->x0 = (double *)calloc(I->nx > 0 ? I->nx : 1, sizeof(double));
+            I->xt = (double *)calloc(I->nx > 0 ? I->nx : 1, sizeof(double));
+            if (!I->p || !I->x0 || !I->xt) err = "out of memory";
+        }
+        for (i = 0; i < I->nparts && !err; i++) {
+            const char *e = I->law[i]->setup(qs[i], nqs[i], I->p + I->po[i], nps[i],
+                                             I->x0 + I->xo[i], nxs[i]);
+            if (e) {
+                if (L) snprintf(msg, nmsg, "%s", e);
+                else snprintf(msg, nmsg, "part%d (%s): %s", i, I->law[i]->name, e);
+                err = msg;
+            }
+        }
+        for (i = 0; i < HM_MAX_PARTS; i++) free(qs[i]);
+        if (err) {
+            free(I->p); free(I->x0); free(I->xt);
+            I->p = I->x0 = I->xt = NULL;
+            return err;
+        }
+    }
+    I->nstate = I->nx + 2 + (I->has_sw ? 1 : 0);
+    /* target */
+    jn = mj_getPluginConfig(m, instance, "joint");
+    tn = mj_getPluginConfig(m, instance, "tendon");
+    if (jn && *jn && !(tn && *tn)) {
+        int j = mj_name2id(m, mjOBJ_JOINT, jn);
+        if (j < 0 || j >= m->njnt) {
+            snprintf(msg, nmsg, "no joint named '%s'", jn);
+            return msg;
+        }
+        if (m->jnt_type[j] != mjJNT_SLIDE && m->jnt_type[j] != mjJNT_HINGE) {
+            snprintf(msg, nmsg, "joint '%s' must be a slide or hinge joint (one degree of "
+                     "freedom)", jn);
+            return msg;
+        }
+        I->kind = 0; I->id = j;
+        I->qadr = m->jnt_qposadr[j];
+        I->dadr = m->jnt_dofadr[j];
+        if (I->qadr < 0 || I->qadr >= m->nq || I->dadr < 0 || I->dadr >= m->nv)
+            return "hystmech plugin: joint addresses out of range";
+        /* the reference configuration: springref where given (nonzero), else qpos0 */
+        I->ref = m->qpos_spring[I->qadr] != 0.0 ? m->qpos_spring[I->qadr] : m->qpos0[I->qadr];
+    } else if (tn && *tn && !(jn && *jn)) {
+        int t = mj_name2id(m, mjOBJ_TENDON, tn);
+        if (t < 0 || t >= m->ntendon) {
+            snprintf(msg, nmsg, "no tendon named '%s'", tn);
+            return msg;
+        }
+        I->kind = 1; I->id = t; I->qadr = -1; I->dadr = -1;
+        I->ref = m->tendon_length0[t];
+    } else {
+        return "give exactly one of the configs 'joint' and 'tendon'";
+    }
+    txt = mj_getPluginConfig(m, instance, "ref");
+    if (txt && *txt) {
+        if (hm_parse(txt, &val, 1, &cnt) < 0 || cnt != 1 || !isfinite(val)) {
+            snprintf(msg, nmsg, "config 'ref' must be a finite number [m or rad] (got '%.60s')",
+                     txt);
+            return msg;
+        }
+        I->ref = val;
+    }
+    I->rtol = 1e-8;
+    txt = mj_getPluginConfig(m, instance, "rtol");
+    if (txt && *txt) {
+        if (hm_parse(txt, &val, 1, &cnt) < 0 || cnt != 1 || !(val > 0.0 && val < 1.0)) {
+            snprintf(msg, nmsg, "config 'rtol' must be in (0, 1) (got '%.60s')", txt);
+            return msg;
+        }
+        I->rtol = val;
+    }
+    txt = mj_getPluginConfig(m, instance, "implicit_damping");
+    if (txt && *txt) {
+        double have = I->kind == 0 ? m->dof_damping[I->dadr] : m->tendon_damping[I->id];
+        if (hm_parse(txt, &val, 1, &cnt) < 0 || cnt != 1 || !(val >= 0.0 && isfinite(val))) {
+            snprintf(msg, nmsg, "config 'implicit_damping' must be in [0, inf) (got '%.60s')",
+                     txt);
+            return msg;
+        }
+        if (val > have * (1.0 + 1e-12)) {
+            snprintf(msg, nmsg, "config 'implicit_damping' = %g exceeds the damping of %s "
+                     "'%s' (%g): add it to that damping attribute", val,
+                     I->kind == 0 ? "joint" : "tendon", I->kind == 0 ? jn : tn, have);
+            return msg;
+        }
+        I->cimp = val;
+    }
+    return NULL;
+}
+
+static void hm_free(hm_inst_t *I)
+{
+    if (!I) return;
+    free(I->p); free(I->x0); free(I->xt);
+    free(I);
+}
+
+static void hm_fail_msg(const mjModel *m, int instance, const char *what, const char *e)
+{
+    mju_error("hystmech plugin instance '%s': %s%s", hm_inst_name(m, instance), what, e);
+}
+
+/* -- the plugin callbacks ----------------------------------------------------------- */
+static int hm_nstate(const mjModel *m, int instance)
+{
+    hm_inst_t I;
+    char msg[600];
+    const char *e = hm_configure(m, instance, &I, msg, sizeof msg);
+    int n;
+    if (e) {
+        hm_fail_msg(m, instance, "", e);
+        return 0;
+    }
+    n = I.nstate;
+    free(I.p); free(I.x0); free(I.xt);
+    return n;
+}
+
+#define HM_INST(d, i) ((hm_inst_t *)(d)->plugin_data[i])
+
+static void hm_restart(const hm_inst_t *I, mjtNum *s)
+{
+    memcpy(s, I->x0, sizeof(double) * I->nx);
+    s[I->nx] = NAN;            /* u_c: not started */
+    s[I->nx + 1] = 0.0;        /* t_c */
+    if (I->has_sw) s[I->nx + 2] = NAN;
 }
 
 static int hm_init(const mjModel *m, mjData *d, int instance)
 {
-    const char *e = configure(m, d->plugin_state + m->plugin_stateadr[instance], instance);
+    char msg[600];
+    hm_inst_t *I = (hm_inst_t *)malloc(sizeof(hm_inst_t));
+    const char *e;
+    if (!I) return -1;
+    e = hm_configure(m, instance, I, msg, sizeof msg);
+    if (!e && m->plugin_statenum[instance] != I->nstate)
+        e = "plugin_statenum does not match the configuration (a model file from another "
+            "build of the library?)";
+    if (!e && (m->plugin_stateadr[instance] < 0
+               || m->plugin_stateadr[instance] + I->nstate > m->npluginstate))
+        e = "plugin_stateadr out of range";
     if (e) {
-        mju_warning("%s", e);
+        mju_warning("hystmech plugin instance '%s': %s", hm_inst_name(m, instance), e);
+        hm_free(I);
+        d->plugin_data[instance] = 0;
         return -1;
     }
+    d->plugin_data[instance] = (uintptr_t)I;
     return 0;
 }
 
-static void target(const mjModel *m, const mjData *d, const mjtNum *s, double *u, double *v)
+static void hm_destroy(mjData *d, int instance)
 {
-    if (s[4] == 0.0) {
-        *u = d->qpos[(int)s[6]];
-        *v = d->qvel[(int)s[7]];
+    hm_free(HM_INST(d, instance));
+    d->plugin_data[instance] = 0;
+}
+
+static void hm_copy(mjData *dest, const mjModel *m, const mjData *src, int instance)
+{
+    const hm_inst_t *S = HM_INST(src, instance);
+    hm_inst_t *I;
+    (void)m;
+    if (!S) { dest->plugin_data[instance] = 0; return; }
+    I = (hm_inst_t *)malloc(sizeof(hm_inst_t));
+    if (!I) mju_error("hystmech plugin: out of memory");
+    *I = *S;
+    I->p = (double *)malloc(sizeof(double) * (S->np > 0 ? S->np : 1));
+    I->x0 = (double *)malloc(sizeof(double) * (S->nx > 0 ? S->nx : 1));
+    I->xt = (double *)malloc(sizeof(double) * (S->nx > 0 ? S->nx : 1));
+    if (!I->p || !I->x0 || !I->xt) mju_error("hystmech plugin: out of memory");
+    memcpy(I->p, S->p, sizeof(double) * S->np);
+    memcpy(I->x0, S->x0, sizeof(double) * S->nx);
+    dest->plugin_data[instance] = (uintptr_t)I;
+}
+
+static void hm_reset(const mjModel *m, mjtNum *plugin_state, void *plugin_data, int instance)
+{
+    const hm_inst_t *I = (const hm_inst_t *)plugin_data;
+    (void)m; (void)instance;
+    if (I) hm_restart(I, plugin_state);
+}
+
+/* the parts' kernels on their slices (components/combine.py) */
+/* work budget of one kernel call (adaptive updates, hm_law.h): a state or input from
+ * outside (e.g. fuzzed plugin_state) cannot make a step take unbounded time; running
+ * out is a kernel failure (counted, reported once) */
+#define HM_MJ_BUDGET 2000L
+
+static void hm_adv(const hm_inst_t *I, double *x, double u0, double u1, double dt, double v)
+{
+    int i;
+    for (i = 0; i < I->nparts; i++) {
+        hm_budget = HM_MJ_BUDGET;
+        I->law[i]->adv(x + I->xo[i], u0, u1, dt, v, I->p + I->po[i], I->rtol);
+    }
+    hm_budget = -1;
+}
+
+static double hm_force(const hm_inst_t *I, const double *x, double u, double v)
+{
+    double F = 0.0;
+    int i;
+    for (i = 0; i < I->nparts; i++) F += I->law[i]->force(x + I->xo[i], u, v, I->p + I->po[i]);
+    return F;
+}
+
+static double hm_switch(const hm_inst_t *I, const double *x, double u, double dir)
+{
+    double best = dir * INFINITY, s;
+    int i;
+    for (i = 0; i < I->nparts; i++)
+        if (I->law[i]->sw) {
+            s = I->law[i]->sw(x + I->xo[i], u, dir, I->p + I->po[i]);
+            if (dir * s < dir * best) best = s;
+        }
+    return best;
+}
+
+/* NULL or what is wrong with a state block s (written from outside) */
+static const char *hm_bad_state(const hm_inst_t *I, const mjtNum *s)
+{
+    int i;
+    for (i = 0; i < I->nx; i++)
+        if (!isfinite(s[i])) return "non-finite law state";
+    if (!isfinite(s[I->nx + 1])) return "non-finite committed time";
+    if (isinf(s[I->nx])) return "infinite committed input";
+    if (I->has_sw && isinf(s[I->nx + 2])) return "infinite window force";
+    if (I->has_check)
+        for (i = 0; i < I->nparts; i++)
+            if (I->law[i]->check) {
+                const char *e = I->law[i]->check(s + I->xo[i], I->p + I->po[i]);
+                if (e) return e;
+            }
+    return NULL;
+}
+
+static void hm_guard(const mjModel *m, mjData *d, int instance, hm_inst_t *I, mjtNum *s)
+{
+    const char *e = hm_bad_state(I, s);
+    if (e) {
+        mju_warning("hystmech plugin instance '%s' at t = %g: %s in plugin_state; the element "
+                    "restarts from its initial state", I->name, d->time, e);
+        hm_restart(I, s);
+    }
+    (void)m; (void)instance;
+}
+
+static void hm_target(const mjModel *m, const mjData *d, const hm_inst_t *I, double *u, double *v)
+{
+    (void)m;
+    if (I->kind == 0) {
+        *u = d->qpos[I->qadr] - I->ref;
+        *v = d->qvel[I->dadr];
     } else {
-        *u = d->ten_length[(int)s[5]];
-        *v = d->ten_velocity[(int)s[5]];
+        *u = d->ten_length[I->id] - I->ref;
+        *v = d->ten_velocity[I->id];
     }
 }
 
 /* segment from the committed (u_c, t_c) to (u, t): duration and mean velocity. A
  * displacement at an unchanged time (a finite-difference perturbation of qpos, e.g. in
  * mjd_transitionFD) is taken as travelled at the current speed, in its own direction,
- * so that rate-dependent laws see a tangent in both directions; rate-independent laws
- * ignore dt anyway */
-static void segment(double uc, double tc, double u, double t, double vnow, double *dt,
-                    double *vs)
+ * so that rate-dependent laws see a tangent in both directions */
+static void hm_segment(double uc, double tc, double u, double t, double vnow, double *dt,
+                       double *vs)
 {
     double du = u - uc;
     *dt = t - tc;
@@ -209,195 +694,266 @@ static void segment(double uc, double tc, double u, double t, double vnow, doubl
     }
 }
 
-/* a kernel that could not continue (hm_fail) is counted in the state (read it with
- * element_failures) and reported once per instance on stderr (not through mju_warning,
- * whose default handler appends to MUJOCO_LOG.TXT in the working directory) */
-static void check_fail(const hm_law_t *L, mjtNum *s, int instance)
+/* a kernel that could not continue (hm_fail, e.g. a Preisach memory stack overflow) is
+ * counted per instance and reported once through mju_warning */
+static void hm_check_fail(hm_inst_t *I)
 {
-    const char *f = L->fail ? L->fail() : NULL;
+    const char *f = hm_fail;
     if (f) {
-        s[10] += 1.0;
-        if (s[10] == 1.0)
-            fprintf(stderr, "hystmech MuJoCo plugin %s (instance %d): %s\n", L->name, instance, f);
+        hm_fail = NULL;
+        I->failures++;
+        if (!I->warned) {
+            I->warned = 1;
+            mju_warning("hystmech plugin instance '%s': %s", I->name, f);
+        }
     }
 }
 
-/* leapfrog window averaging applies (see the header comment) */
-static int windowed(const mjModel *m, const hm_law_t *L)
+static int hm_windowed(const mjModel *m, const hm_inst_t *I)
 {
-    return L->sw != NULL && m->opt.integrator != mjINT_RK4;
+    return I->has_sw && m->opt.integrator != mjINT_RK4;
 }
 
-/* is the switch point w strictly inside the segment from a to b (direction dir)? */
-static int inside(double w, double a, double b, double dir)
+static int hm_inside(double w, double a, double b, double dir)
 {
     return dir * (w - a) > 0.0 && dir * (b - w) > 0.0;
 }
 
 /* mean force over the monotone segment a -> b travelled at the constant speed vs in
- * the time T, advancing x along it: the segment is cut at the law's switch points and
- * each piece contributes its length times the force at its midpoint (exact for a force
- * constant or linear in u between switches: relays, discrete Preisach) */
-static double mean_force(const hm_law_t *L, double *x, double a, double b, double T,
-                         double vs, double vf, const double *p, double rtol)
+ * the time T, advancing x along it: cut at the switch points, midpoint rule on the
+ * pieces (the C twin of plugins/_switch.py mean_force) */
+static double hm_mean_force(const hm_inst_t *I, double *x, double a, double b, double T,
+                            double vs, double vf)
 {
     double dir = b > a ? 1.0 : -1.0, cur = a, acc = 0.0, nxt, mid;
     int k;
     for (k = 0; k < 64 && cur != b; k++) {
-        double w = L->sw(x, cur, dir, p);
-        nxt = inside(w, cur, b, dir) ? w : b;
+        double w = hm_switch(I, x, cur, dir);
+        nxt = hm_inside(w, cur, b, dir) ? w : b;
         mid = 0.5 * (cur + nxt);
-        L->adv(x, cur, mid, T * (mid - cur) / (b - a), vs, p, rtol);
-        acc += (nxt - cur) * L->force(x, mid, vf, p);
-        L->adv(x, mid, nxt, T * (nxt - mid) / (b - a), vs, p, rtol);
+        hm_adv(I, x, cur, mid, T * (mid - cur) / (b - a), vs);
+        acc += (nxt - cur) * hm_force(I, x, mid, vf);
+        hm_adv(I, x, mid, nxt, T * (nxt - mid) / (b - a), vs);
         cur = nxt;
     }
-    if (cur != b) {      /* more than 64 switch points in half a step: the rest as one */
-        L->adv(x, cur, b, T * (b - cur) / (b - a), vs, p, rtol);
-        acc += (b - cur) * L->force(x, b, vf, p);
+    if (cur != b) {
+        hm_adv(I, x, cur, b, T * (b - cur) / (b - a), vs);
+        acc += (b - cur) * hm_force(I, x, b, vf);
     }
     return acc / (b - a);
 }
 
-static void hm_compute(const mjModel *m, mjData *d, int instance, int capability_bit)
+/* the element's force at the current configuration (trial state); NAN when the
+ * instance is unusable */
+static double hm_eval(const mjModel *m, mjData *d, int instance, double *v_out)
 {
-    const hm_law_t *L = law_of(m, instance);
-    mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];
-    const double *p = s + HDR + L->nx;
-    double xt[L->nx > 0 ? L->nx : 1];
-    double *xs = s + HDR;          /* the state at u: the committed one, or a trial copy */
-    double q, v, u, dt, vs, F;
-    if (!(capability_bit & mjPLUGIN_PASSIVE)) return;
-    target(m, d, s, &q, &v);
-    if (s[0] == 0.0) {
-        /* anchor u = 0 at the first force evaluation (not at qpos0) */
-        s[0] = 1.0; s[1] = q; s[2] = 0.0; s[3] = d->time; s[11] = 0.0;
+    hm_inst_t *I = HM_INST(d, instance);
+    mjtNum *s;
+    double *xs, u, v, dt, vs, F, uc, tc;
+    if (!I) return NAN;
+    s = d->plugin_state + m->plugin_stateadr[instance];
+    hm_guard(m, d, instance, I, s);
+    hm_target(m, d, I, &u, &v);
+    *v_out = v;
+    if (!isfinite(u) || !isfinite(v)) return NAN;      /* MuJoCo resets a bad qpos/qvel */
+    uc = s[I->nx]; tc = s[I->nx + 1];
+    xs = s;
+    /* not started (u_c = nan): the initial state at the current u, whatever it is (a
+       position set after mj_forward and before the first step included); nothing is
+       written here, the first advance() commits */
+    if (!isnan(uc) && (u != uc || d->time != tc)) {
+        memcpy(I->xt, s, sizeof(double) * I->nx);
+        hm_segment(uc, tc, u, d->time, v, &dt, &vs);
+        hm_adv(I, I->xt, uc, u, dt, vs);
+        hm_check_fail(I);
+        xs = I->xt;
     }
-    u = q - s[1];
-    if (u != s[2] || d->time != s[3]) {
-        memcpy(xt, s + HDR, sizeof(double) * L->nx);
-        segment(s[2], s[3], u, d->time, v, &dt, &vs);
-        L->adv(xt, s[2], u, dt, vs, p, s[8]);
-        check_fail(L, s, instance);
-        xs = xt;
-    }
-    F = L->force(xs, u, v, p);
-    if (windowed(m, L)) {
+    F = hm_force(I, xs, u, v);
+    if (hm_windowed(m, I)) {
         double dir = v > 0.0 ? 1.0 : -1.0, uf = u + 0.5 * m->opt.timestep * v;
-        int fwd = v != 0.0 && inside(L->sw(xs, u, dir, p), u, uf, dir);
-        int back = s[11] != 0.0 && d->time == s[3];   /* the back half's mean is known */
-        if (fwd || (back && s[11] == 2.0)) {
+        int fwd = v != 0.0 && hm_inside(hm_switch(I, xs, u, dir), u, uf, dir);
+        double Fb = (!isnan(uc) && d->time == tc) ? s[I->nx + 2] : NAN;  /* back half */
+        if (fwd || !isnan(Fb)) {
             double Ff = F;
-            if (v != 0.0) {      /* the first half of the next segment, as predicted */
-                if (xs != xt) memcpy(xt, xs, sizeof(double) * L->nx);
-                Ff = mean_force(L, xt, u, uf, 0.5 * m->opt.timestep, v, v, p, s[8]);
-                check_fail(L, s, instance);
+            if (v != 0.0) {
+                if (xs != I->xt) memcpy(I->xt, xs, sizeof(double) * I->nx);
+                Ff = hm_mean_force(I, I->xt, u, uf, 0.5 * m->opt.timestep, v, v);
+                hm_check_fail(I);
             }
-            F = 0.5 * ((back ? s[12] : F) + Ff);
+            F = 0.5 * ((isnan(Fb) ? F : Fb) + Ff);
         }
     }
-    s[9] = F;
-    if (s[4] == 0.0) {
-        d->qfrc_passive[(int)s[7]] -= F;
+    return F;
+}
+
+static void hm_compute(const mjModel *m, mjData *d, int instance, int capability_bit)
+{
+    hm_inst_t *I = HM_INST(d, instance);
+    double v, F;
+    if (!(capability_bit & mjPLUGIN_PASSIVE) || !I) return;
+    F = hm_eval(m, d, instance, &v);
+    if (!isfinite(F)) return;
+    F -= I->cimp * v;          /* the part MuJoCo applies implicitly as joint damping */
+    if (I->kind == 0) {
+        d->qfrc_passive[I->dadr] -= F;
     } else {
-        int t = (int)s[5], k;
-        int adr = m->ten_J_rowadr[t], nnz = m->ten_J_rownnz[t];
-        for (k = 0; k < nnz; k++)
-            d->qfrc_passive[m->ten_J_colind[adr + k]] -= F * d->ten_J[adr + k];
+        int t = I->id, k, adr = m->ten_J_rowadr[t], nnz = m->ten_J_rownnz[t];
+        for (k = 0; k < nnz; k++) {
+            int c = m->ten_J_colind[adr + k];
+            if (c >= 0 && c < m->nv) d->qfrc_passive[c] -= F * d->ten_J[adr + k];
+        }
     }
 }
 
 static void hm_advance(const mjModel *m, mjData *d, int instance)
 {
-    const hm_law_t *L = law_of(m, instance);
-    mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];
-    double *x = s + HDR;
-    const double *p = s + HDR + L->nx;
-    double q, v, u, dt, vs;
-    if (s[0] == 0.0) return;       /* never evaluated: nothing to commit */
+    hm_inst_t *I = HM_INST(d, instance);
+    mjtNum *s;
+    double u, v, dt, vs, uc, tc;
+    if (!I) return;
+    s = d->plugin_state + m->plugin_stateadr[instance];
+    if (hm_bad_state(I, s)) { hm_guard(m, d, instance, I, s); return; }
+    uc = s[I->nx]; tc = s[I->nx + 1];
     /* after the integration qpos, qvel and time are those of the new step; tendon
        lengths are not recomputed yet, so a tendon's committed length moves with the new
-       velocity through the Jacobian of the step's start (exact for a fixed tendon under
-       semi-implicit Euler; the next compute() advances the trial copy over any rest) */
-    if (s[4] == 0.0) {
-        q = d->qpos[(int)s[6]];
-        v = d->qvel[(int)s[7]];
-        u = q - s[1];
+       velocity through the Jacobian of the step's start */
+    if (I->kind == 0) {
+        u = d->qpos[I->qadr] - I->ref;
+        v = d->qvel[I->dadr];
     } else {
-        int t = (int)s[5], k;
-        int adr = m->ten_J_rowadr[t], nnz = m->ten_J_rownnz[t];
+        int t = I->id, k, adr = m->ten_J_rowadr[t], nnz = m->ten_J_rownnz[t];
         v = 0.0;
-        for (k = 0; k < nnz; k++) v += d->ten_J[adr + k] * d->qvel[m->ten_J_colind[adr + k]];
-        u = s[2] + (d->time - s[3]) * v;
+        for (k = 0; k < nnz; k++) {
+            int c = m->ten_J_colind[adr + k];
+            if (c >= 0 && c < m->nv) v += d->ten_J[adr + k] * d->qvel[c];
+        }
+        u = NAN;
     }
-    segment(s[2], s[3], u, d->time, v, &dt, &vs);
-    s[11] = 0.0;
-    if (windowed(m, L) && u != s[2] && dt > 0.0) {
+    if (isnan(uc)) {
+        /* the first step: the element starts at the step's initial u (a joint moved by
+           h·v under MuJoCo's position update; a tendon's length is still the step's
+           initial one here); under RK4 this is the mean-velocity path of the step */
+        uc = I->kind == 0 ? u - m->opt.timestep * v : d->ten_length[I->id] - I->ref;
+        tc = d->time - m->opt.timestep;
+    }
+    if (I->kind == 1) u = uc + (d->time - tc) * v;
+    if (!isfinite(u) || !isfinite(v) || !isfinite(uc)) return;
+    hm_segment(uc, tc, u, d->time, v, &dt, &vs);
+    if (I->has_sw) s[I->nx + 2] = NAN;
+    if (hm_windowed(m, I) && u != uc && dt > 0.0) {
         /* commit the first half of the segment, then the second half piece by piece
-           (cut at switch points), keeping its mean force for the next step's window */
-        double dir = u > s[2] ? 1.0 : -1.0, um = 0.5 * (s[2] + u);
-        L->adv(x, s[2], um, 0.5 * dt, vs, p, s[8]);
-        s[11] = inside(L->sw(x, um, dir, p), um, u, dir) ? 2.0 : 1.0;
-        s[12] = mean_force(L, x, um, u, 0.5 * dt, vs, v, p, s[8]);
+           (cut at switch points), keeping its mean force when a switch lay in it */
+        double dir = u > uc ? 1.0 : -1.0, um = 0.5 * (uc + u), Fb;
+        int sw;
+        hm_adv(I, s, uc, um, 0.5 * dt, vs);
+        sw = hm_inside(hm_switch(I, s, um, dir), um, u, dir);
+        Fb = hm_mean_force(I, s, um, u, 0.5 * dt, vs, v);
+        if (sw) s[I->nx + 2] = Fb;
     } else {
-        L->adv(x, s[2], u, dt, vs, p, s[8]);
+        hm_adv(I, s, uc, u, dt, vs);
     }
-    check_fail(L, s, instance);
-    s[2] = u;
-    s[3] = d->time;
+    hm_check_fail(I);
+    s[I->nx] = u;
+    s[I->nx + 1] = d->time;
 }
 
-/* Register a law as the plugin `name`; returns the MuJoCo plugin slot (or -1). The
- * strings are copied. attr_len[i]: number of values of attribute i. */
-int hm_mj_register(const char *name, void *adv, void *force, void *setup, void *fail,
-                   void *sw, int nx, int np, int nattr, const char **attr, const int *attr_len)
+/* -- readers for the Python front end (hystmech.plugins.mujoco) ------------------- */
+/* 1 if the plugin instance is a hystmech element with a live instance */
+HM_EXPORT int hm_mj_is_element(const mjModel *m, const mjData *d, int instance)
 {
-    hm_law_t *L;
+    int ours;
+    if (instance < 0 || instance >= m->nplugin) return 0;
+    hm_law_at_slot(m->plugin[instance], &ours);
+    return ours && HM_INST(d, instance) != NULL;
+}
+
+HM_EXPORT int hm_mj_nx(const mjData *d, int instance)
+{
+    const hm_inst_t *I = HM_INST(d, instance);
+    return I ? I->nx : -1;
+}
+
+HM_EXPORT long hm_mj_failures(const mjData *d, int instance)
+{
+    const hm_inst_t *I = HM_INST(d, instance);
+    return I ? I->failures : -1;
+}
+
+HM_EXPORT double hm_mj_reference(const mjData *d, int instance)
+{
+    const hm_inst_t *I = HM_INST(d, instance);
+    return I ? I->ref : NAN;
+}
+
+/* force at the committed state and input and the current velocity */
+HM_EXPORT double hm_mj_force(const mjModel *m, const mjData *d, int instance)
+{
+    const hm_inst_t *I = HM_INST(d, instance);
+    const mjtNum *s;
+    double u, v;
+    if (!I) return NAN;
+    s = d->plugin_state + m->plugin_stateadr[instance];
+    if (hm_bad_state(I, s)) return NAN;
+    hm_target(m, d, I, &u, &v);
+    if (!isnan(s[I->nx])) u = s[I->nx];
+    return hm_force(I, s, u, v);
+}
+
+/* the MuJoCo header version the library was built against */
+HM_EXPORT int hm_mj_version(void) { return mjVERSION_HEADER; }
+
+/* -- registration ------------------------------------------------------------------ */
+static const char *const hm_common[] = {"joint", "tendon", "rtol", "ref", "implicit_damping"};
+#define HM_NCOMMON 5
+
+static void hm_register(const char *name, int nattr, const char *const *attr, int index)
+{
     mjpPlugin plugin;
-    int i, nq = 0, slot = -1, idx;
-    const mjpPlugin *old = mjp_getPlugin(name, &slot);
-    if (old) return slot;           /* registered once per process */
-    if (nx > HM_MAX_X) return -2;
-    for (i = 0; i < nattr; i++) nq += attr_len[i];
-    hm_laws = realloc(hm_laws, sizeof(hm_law_t) * (hm_nlaws + 1));
-    idx = hm_nlaws++;
-    L = &hm_laws[idx];
-    L->adv = (hm_adv_fn)adv;
-    L->force = (hm_force_fn)force;
-    L->setup = (hm_setup_fn)setup;
-    L->fail = (hm_fail_fn)fail;
-    L->sw = (hm_switch_fn)sw;
-    L->name = strdup(name);
-    L->nx = nx; L->np = np; L->nq = nq; L->nattr = nattr;
-    L->attr = malloc(sizeof(char *) * (nattr + 3));
-    L->attr_len = malloc(sizeof(int) * (nattr + 1));
-    for (i = 0; i < nattr; i++) {
-        L->attr[i] = strdup(attr[i]);
-        L->attr_len[i] = attr_len[i];
-    }
-    L->attr[nattr] = strdup("joint");
-    L->attr[nattr + 1] = strdup("tendon");
-    L->attr[nattr + 2] = strdup("rtol");
     mjp_defaultPlugin(&plugin);
-    plugin.name = strdup(name);
-    plugin.nattribute = nattr + 3;
-    plugin.attributes = (const char *const *)L->attr;
+    plugin.name = name;
+    plugin.nattribute = nattr;
+    plugin.attributes = attr;
     plugin.capabilityflags = mjPLUGIN_PASSIVE;
     plugin.nstate = hm_nstate;
     plugin.init = hm_init;
+    plugin.destroy = hm_destroy;
+    plugin.copy = hm_copy;
     plugin.reset = hm_reset;
     plugin.compute = hm_compute;
     plugin.advance = hm_advance;
-    slot = mjp_registerPlugin(&plugin);
-    L->slot = slot;
-    if (slot >= hm_nslots) {
-        int n = slot + 16;
-        hm_of_slot = realloc(hm_of_slot, sizeof(int) * n);
-        for (i = hm_nslots; i < n; i++) hm_of_slot[i] = -1;
-        hm_nslots = n;
-    }
-    hm_of_slot[slot] = idx;
-    return slot;
+    hm_slots[index] = mjp_registerPlugin(&plugin);
 }
 
-int hm_mj_header(void) { return HDR; }
+static char hm_names[HM_NLAWS][48];
+static const char **hm_attrs[HM_NLAWS + 1];
+
+mjPLUGIN_LIB_INIT(hystmech)
+{
+    int i, k, n, j, slot;
+    for (i = 0; i <= HM_NLAWS; i++) hm_slots[i] = -1;
+    /* another build of this library registered the names already (MuJoCo refuses a
+       name twice): leave them to it */
+    if (mjp_getPlugin("hystmech.Sum", &slot)) return;
+    for (i = 0; i < HM_NLAWS; i++) {
+        const hm_law_t *L = &hm_laws[i];
+        hm_attrs[i] = (const char **)malloc(sizeof(char *) * (L->nkey + HM_NCOMMON));
+        for (k = 0; k < L->nkey; k++) hm_attrs[i][k] = L->key[k].name;
+        for (k = 0; k < HM_NCOMMON; k++) hm_attrs[i][L->nkey + k] = hm_common[k];
+        snprintf(hm_names[i], sizeof hm_names[i], "hystmech.%s", L->name);
+        hm_register(hm_names[i], L->nkey + HM_NCOMMON, hm_attrs[i], i);
+    }
+    /* the sum: "parts", then part<i>.<key> for every key any law has */
+    n = 1 + HM_NCOMMON + HM_MAX_PARTS * HM_NALLKEYS;
+    hm_attrs[HM_NLAWS] = (const char **)malloc(sizeof(char *) * n);
+    j = 0;
+    hm_attrs[HM_NLAWS][j++] = "parts";
+    for (k = 0; k < HM_NCOMMON; k++) hm_attrs[HM_NLAWS][j++] = hm_common[k];
+    for (i = 0; i < HM_MAX_PARTS; i++)
+        for (k = 0; k < HM_NALLKEYS; k++) {
+            size_t len = strlen(hm_allkeys[k]) + 8;
+            char *a = (char *)malloc(len);
+            snprintf(a, len, "part%d.%s", i, hm_allkeys[k]);
+            hm_attrs[HM_NLAWS][j++] = a;
+        }
+    hm_register("hystmech.Sum", j, hm_attrs[HM_NLAWS], HM_NLAWS);
+}

@@ -7,7 +7,10 @@ An :class:`Assembly` holds degrees of freedom (DOFs) moving along one common axi
 Sign conventions (one rule for everything that connects two points a and b):
 
 * a connection ``(a, b)`` sees the relative displacement u = x_a − x_b and velocity
-  v = ẋ_a − ẋ_b (the ground has x = 0);
+  v = ẋ_a − ẋ_b (the ground has x = 0): u is measured from the reference configuration
+  x = 0, and an element starts in its initial state at the u that the DOFs' x0 give (no
+  path from 0 is traversed) — the displacement convention of every hystmech host
+  (hystmech.plugins.convention; a MuJoCo joint's reference is its springref/qpos0);
 * it produces a force F(u, v, ...) that acts as **−F on a and +F on b**: a positive F
   pulls a back towards b (tension when a is above b along +x). A spring is F = k·u;
 * an external force f(t) on a DOF acts along +x; gravity ``g`` [m/s²] acts along +x
@@ -202,12 +205,14 @@ class Assembly:
                    name: str | None = None) -> "Assembly":
         """Linear spring between a and b: F = k·(u − u0) + preload, u = x_a − x_b.
 
-        k [N/m] >= 0, u0 [m] free length offset, preload [N] force at u = u0
-        (e.g. the initial belt tension T0 of Bastien et al. (2007), eq. (38a))."""
+        k [N/m] any finite value (k < 0 is a negative stiffness, as for
+        :class:`~hystmech.components.LinearSpring`), u0 [m] free length offset, preload [N]
+        force at u = u0 (e.g. the initial belt tension T0 of Bastien et al. (2007),
+        eq. (38a))."""
         name = self._new_name(name, "spring", self.springs)
         self._check_unique(name)
         a, b = self._check_pair(a, b, f"spring {name!r}")
-        k = check_nonnegative(f"k of spring {name!r}", k)
+        k = check_finite(f"k of spring {name!r}", k)
         self.springs.append(_Spring(name, a, b, k, check_finite(f"u0 of spring {name!r}", u0),
                                     check_finite(f"preload of spring {name!r}", preload)))
         return self

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..limits import check_memory
 from . import methods
 from .model import Model
 from .observers import Observe, summary
@@ -19,6 +20,9 @@ METHODS = methods.METHODS
 
 def _check_span(t_span):
     try:
+        if isinstance(t_span, (str, bytes)) or len(t_span) != 2 \
+                or any(isinstance(v, (str, bytes, bool, np.bool_)) for v in t_span):
+            raise TypeError
         t0, t1 = (float(v) for v in t_span)
     except (TypeError, ValueError):
         raise ValueError(f"t_span must be (t_start, t_end) in s (got {t_span!r})") from None
@@ -130,7 +134,16 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
                   callback=callback if impl.COMPILED else None)
     y0 = _initial(assembly, model, x0)
     if t_eval is not None:
-        t_eval = np.asarray(t_eval, dtype=float).ravel()
+        try:
+            te = np.asarray(t_eval)
+            if te.dtype.kind not in "iuf" or te.ndim != 1:
+                raise TypeError
+            t_eval = te.astype(float)
+        except (TypeError, ValueError):
+            raise ValueError(f"t_eval must be a 1-D array of times in s (got "
+                             f"{type(t_eval).__name__} of shape {np.shape(t_eval)})") from None
+        check_memory(8.0 * t_eval.size * (model.N + 2), f"simulate's output at {t_eval.size} "
+                     "times of t_eval")
         if t_eval.size == 0 or not np.all(np.isfinite(t_eval)) or np.any(np.diff(t_eval) <= 0) \
                 or t_eval[0] < t0 or t_eval[-1] > t1:
             raise ValueError(f"t_eval must be strictly increasing finite times within "

@@ -147,8 +147,8 @@ def test_bad_input_names_the_item():
     a.add_dof("m", mass=1.0)
     with pytest.raises(ValueError, match="unknown DOF 'nope'"):
         a.add_spring("m", "nope", k=1.0)
-    with pytest.raises(ValueError, match=r"k of spring .* must be in \[0, inf\)"):
-        a.add_spring("m", "ground", k=-1.0)
+    with pytest.raises(ValueError, match=r"k of spring .* must be a finite"):
+        a.add_spring("m", "ground", k=float("inf"))
     with pytest.raises(ValueError, match=r"c of damper .* must be in \[0, inf\)"):
         a.add_damper("m", "ground", c=-2.0)
     with pytest.raises(ValueError, match="unknown DOF 'x'"):
@@ -249,3 +249,15 @@ def test_a_new_lambda_of_the_same_source_reuses_its_compile_and_sees_new_values(
     # a global array (numba would freeze its contents) is not keyed: no reuse
     arr = np.array([1.0])
     assert mdl._source_key(lambda t: arr[0] * t)[0] is None
+
+
+def test_negative_spring_is_a_negative_stiffness():
+    """add_spring accepts k < 0 as LinearSpring does: springs k1 = 3 and k2 = -1 N/m on a
+    1 kg mass oscillate at the net stiffness, x(t) = x0 cos(sqrt(2) t)."""
+    a = Assembly()
+    a.add_dof("m", mass=1.0, x0=0.01)
+    a.add_spring("m", "ground", k=3.0)
+    a.add_spring("m", "ground", k=-1.0)
+    t = np.linspace(0.0, 5.0, 51)
+    r = simulate(a, (0.0, 5.0), method="RK45", t_eval=t, rtol=1e-10)
+    assert np.max(np.abs(r.x("m") - 0.01 * np.cos(np.sqrt(2.0) * t))) < 1e-9

@@ -197,7 +197,7 @@ def test_loop_area_error_is_none_when_the_measured_record_has_no_loop():
 @pytest.mark.parametrize("content, needle", [
     (bytes(range(128, 256)), "not a UTF-8 text CSV file"),
     (b"t,u,F\n0,1,2\n\x00", "m.csv"),
-    (None, "Is a directory"),
+    (None, "is a directory"),
 ])
 def test_measured_file_that_is_not_text_or_not_a_file_is_exit_2(tmp_path, capsys, content, needle):
     p = tmp_path / "m.csv"

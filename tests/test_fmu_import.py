@@ -161,14 +161,20 @@ def test_clear_errors(dahl_fmu, tmp_path, pyfmu):
         FMUElement(pyfmu, inputs=("x", "xdot"), output="force", mode="me")
 
 
-def test_pyfmi_backend_only_where_installed(dahl_fmu):
-    try:
-        import pyfmi  # noqa: F401
-    except ImportError:
-        with pytest.raises(FMUError, match="pyfmi"):
-            FMUElement(dahl_fmu, backend="pyfmi")
-        pytest.skip("pyfmi is not installed (it needs the FMI Library, which no reachable "
-                    "registry provides); the import path uses fmpy")
+def test_pyfmi_backend_refused_cleanly_where_absent(dahl_fmu, monkeypatch):
+    """Without PyFMI the backend is refused with a message saying how to get it (the
+    numbers of the backend are checked in test_fmu_import_pyfmi.py)."""
+    import builtins
+
+    real = builtins.__import__
+
+    def no_pyfmi(name, *a, **k):
+        if name == "pyfmi" or name.startswith("pyfmi."):
+            raise ImportError("no pyfmi")
+        return real(name, *a, **k)
+    monkeypatch.setattr(builtins, "__import__", no_pyfmi)
+    with pytest.raises(FMUError, match="conda-forge"):
+        FMUElement(dahl_fmu, backend="pyfmi")
 
 
 FORCED_C = r'''/* a foreign model-exchange law whose rate and output depend on time:

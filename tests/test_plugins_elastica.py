@@ -31,7 +31,7 @@ def cantilever(n, L, r, E, rho, *, tip, ramp, law=None, x0=None, raise_B=1.0, ad
     rod.bend_matrix[1, 1, :] *= raise_B
     if add_B is not None:
         for i in range(3):
-            rod.bend_matrix[i, i, :] += add_B
+            rod.bend_matrix[i, i, :] += np.broadcast_to(add_B, 3)[i]
     sim.append(rod)
     sim.constrain(rod).using(ea.OneEndFixedBC, constrained_position_idx=(0,),
                              constrained_director_idx=(0,))
@@ -97,17 +97,20 @@ def test_planar_cable_equilibrium_matches_hystmech_rod():
     assert mem.work.sum() > 0
 
 
-def test_torsion_elements_are_a_raised_twist_stiffness():
-    """With torsion=True the same per-node LinearSpring(k) also acts on the twist: the
-    rod equals one with k added to all three diagonal entries of its bend matrix
-    (tip force and a uniform twisting torque)."""
+@pytest.mark.parametrize("kt", [1.0, 2.0])
+def test_torsion_elements_are_a_raised_twist_stiffness(kt):
+    """A torsion law of its own (LinearSpring(kt·k) on τ − τ_rest) next to the bending
+    law LinearSpring(k): the rod equals one with k added to the bend matrix's bending
+    entries and kt·k to its twist entry (tip force and a uniform twisting torque);
+    kt = 1 is also torsion=True (the bending law reused)."""
     LinearSpring = get_element_class("LinearSpring")
     kw = dict(n=12, L=0.4, r=0.005, E=1e6, rho=1000.0, tip=[0.0, 0.02, 0.0], ramp=0.01,
               twist=2e-4)
     k = 1e-4
-    simA, rodA, _ = cantilever(**kw, add_B=k)
-    simB, rodB, mem = cantilever(**kw, law=LinearSpring(k=k), torsion=True)
-    assert mem.X.shape[1] == 3
+    simA, rodA, _ = cantilever(**kw, add_B=np.array([k, k, kt * k]))
+    simB, rodB, mem = cantilever(**kw, law=LinearSpring(k=k),
+                                 torsion=True if kt == 1.0 else LinearSpring(k=kt * k))
+    assert mem.axes == (0, 1, 2)
     steps = 1000
     hel.integrate(simA, steps * 1e-5, steps)
     hel.integrate(simB, steps * 1e-5, steps)
@@ -116,6 +119,131 @@ def test_torsion_elements_are_a_raised_twist_stiffness():
                                rtol=0, atol=1e-12)
     np.testing.assert_allclose(rodB.kappa, rodA.kappa, rtol=0,
                                atol=1e-12 * np.max(np.abs(rodA.kappa)))
+
+
+def curved_rod(n=10, L=0.3, R=0.25, r=0.005, E=1e6):
+    """A rod built on a circular arc of radius R in the (x, y) plane, its rest strains
+    those of the arc (rest κ1 = 1/R)."""
+    s = np.linspace(0.0, L, n + 1)
+    th = s / R
+    pos = np.vstack([R * np.sin(th), R * (1 - np.cos(th)), 0 * th])
+    thm = 0.5 * (th[1:] + th[:-1])
+    D = np.zeros((3, 3, n))
+    for i in range(n):
+        t = np.array([np.cos(thm[i]), np.sin(thm[i]), 0.0])
+        D[0, :, i] = [0.0, 0.0, 1.0]
+        D[1, :, i] = np.cross(t, [0.0, 0.0, 1.0])
+        D[2, :, i] = t
+    rod = ea.CosseratRod.straight_rod(n, np.zeros(3), np.array([1.0, 0, 0]),
+                                      np.array([0, 0, 1.0]), L, r, 1000.0, youngs_modulus=E,
+                                      shear_modulus=E / 3, position=pos, directors=D)
+    rod.rest_kappa[:] = rod.kappa
+    rod.rest_sigma[:] = rod.sigma
+    return rod
+
+
+@pytest.mark.parametrize("which", ["linear", "masing", "vector+torsion"])
+def test_precurved_rod_holds_its_rest_curvature(which):
+    """The elements are driven by κ − κ_rest (and τ − τ_rest): a rod built at its rest
+    curvature (4 /m), clamped and unloaded, stays there to 1e-12 with any law at rest.
+    Driven by κ instead, a LinearSpring(0.2·EI) pulled it to 4/1.2 = 3.33 /m."""
+    from hystmech.components.masing_vector import MasingVector
+    LinearSpring = get_element_class("LinearSpring")
+    Masing = get_element_class("Masing")
+    rod = curved_rod()
+    EI = float(rod.bend_matrix[0, 0, 0])
+    law, tors = {"linear": (LinearSpring(k=0.2 * EI), None),
+                 "masing": (Masing(k=0.5 * EI, k0=0.0, alpha=0.1 * EI), None),
+                 "vector+torsion": (MasingVector(k=0.5 * EI, alpha=0.1 * EI),
+                                    Masing(k=0.3 * EI, k0=0.0, alpha=0.1 * EI))}[which]
+    sim = Sim()
+    sim.append(rod)
+    sim.constrain(rod).using(ea.OneEndFixedBC, constrained_position_idx=(0,),
+                             constrained_director_idx=(0,))
+    hel.add_hysteretic_bending(sim, rod, law, torsion=tors)
+    sim.finalize()
+    k0 = rod.rest_kappa.copy()
+    assert abs(k0[0, 0] - 4.0) < 1e-2
+    hel.integrate(sim, 200 * 1e-5, 200)
+    assert np.max(np.abs(rod.kappa - k0)) <= 1e-12
+
+
+def test_isotropic_vector_law_same_deflection_at_45_degrees():
+    """A tip load at 45° between the section's axes deflects the tip as much as one
+    along an axis with the isotropic vector laws (MasingVector, BoucWenBiaxial: ratio
+    1.000 ± 1e-3, while the elements yield), whereas one scalar Masing per axis (square
+    yield surface) does not."""
+    from hystmech.components.bouc_wen_biaxial import BoucWenBiaxial
+    from hystmech.components.masing_vector import MasingVector
+    Masing = get_element_class("Masing")
+    kw = dict(n=8, L=0.3, r=0.005, E=1e6, rho=1000.0, ramp=0.004)
+    EI = 1e6 * np.pi * 0.005 ** 4 / 4
+    ratios = {}
+    for name, law in (("vector", MasingVector(k=2 * EI, alpha=0.02 * EI)),
+                      ("biaxial", BoucWenBiaxial(A=2 * EI, beta=1.0 / (0.02 * EI) ** 2,
+                                                 gamma=1.0 / (0.02 * EI) ** 2)),
+                      ("scalar", Masing(k=2 * EI, k0=0.0, alpha=0.02 * EI))):
+        d = []
+        for ang in (0.0, np.pi / 4):
+            F = 0.004
+            sim, rod, mem = cantilever(**kw, tip=[0.0, F * np.cos(ang), F * np.sin(ang)],
+                                       law=law)
+            hel.integrate(sim, 500 * 2e-5, 500)
+            d.append(np.hypot(*rod.position_collection[1:, -1]))
+            if name == "vector":
+                # yielding: the moment reached the circle |M| = alpha
+                assert np.max(np.hypot(mem.M[:, 0], mem.M[:, 1])) > 0.999 * 0.02 * EI
+        ratios[name] = d[1] / d[0]
+        assert d[0] > 5e-5
+    assert abs(ratios["vector"] - 1.0) <= 1e-3, ratios
+    assert abs(ratios["biaxial"] - 1.0) <= 1e-3, ratios
+    assert abs(ratios["scalar"] - 1.0) > 5e-3, ratios
+
+
+def test_forcing_class_in_elastica_idiom_and_restart():
+    """``sim.add_forcing_to(rod).using(HystereticBending, law=...)`` (no callback: the
+    next step commits) equals add_hysteretic_bending; a run saved with
+    elastica.save_state and reloaded by load_state into a fresh simulator continues
+    exactly as the uninterrupted run (the element memory rides in the rod's state)."""
+    import tempfile
+
+    from hystmech.components.masing_vector import MasingVector
+    from hystmech.plugins.elastica import HystereticBending
+    EI = 1e6 * np.pi * 0.005 ** 4 / 4
+    law = MasingVector(k=2 * EI, alpha=0.02 * EI)
+    kw = dict(n=10, L=0.3, r=0.005, E=1e6, rho=1000.0, tip=[0.0, 0.003, 0.002],
+              ramp=0.004)
+    simA, rodA, memA = cantilever(**kw, law=law)
+    hel.integrate(simA, 600 * 2e-5, 600)
+
+    sim = Sim()
+    rod = ea.CosseratRod.straight_rod(10, np.zeros(3), np.array([1.0, 0, 0]),
+                                      np.array([0, 0, 1.0]), 0.3, 0.005, 1000.0,
+                                      youngs_modulus=1e6, shear_modulus=1e6 / 3)
+    sim.append(rod)
+    sim.constrain(rod).using(ea.OneEndFixedBC, constrained_position_idx=(0,),
+                             constrained_director_idx=(0,))
+    sim.add_forcing_to(rod).using(ea.EndpointForces, np.zeros(3),
+                                  np.array([0.0, 0.003, 0.002]), ramp_up_time=0.004)
+    sim.add_forcing_to(rod).using(HystereticBending, law=law)
+    sim.finalize()
+    hel.integrate(sim, 600 * 2e-5, 600)
+    np.testing.assert_allclose(rod.position_collection, rodA.position_collection, rtol=0,
+                               atol=1e-13)
+    assert hel.bending_memory(rod).commits == 599         # the last trial still pending
+    # restart: 300 steps, save, a fresh simulator loads and runs 300 more
+    with tempfile.TemporaryDirectory() as d:
+        simB, rodB, memB = cantilever(**kw, law=law)
+        ea.integrate(ea.PositionVerlet(), simB, 300 * 2e-5, 300, progress_bar=False)
+        ea.save_state(simB, d, time=300 * 2e-5)
+        simC, rodC, memC = cantilever(**kw, law=law)
+        t = ea.load_state(simC, d)
+        ea.integrate(ea.PositionVerlet(), simC, 300 * 2e-5, 300, restart_time=t,
+                     progress_bar=False)
+    assert np.max(np.abs(memC.Xb)) > 0.5 * 0.02 * EI / (2 * EI)       # memory engaged
+    np.testing.assert_allclose(rodC.position_collection, rodA.position_collection,
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(memC.Xb, memA.Xb, rtol=0, atol=1e-12)
 
 
 def test_position_verlet_is_required():
@@ -154,12 +282,13 @@ class Record(ea.CallBackBaseClass):
         self.out.append((float(time), float(system.position_collection[0, 0])))
 
 
-def run_rigid(el, m, k, F0, w, h, T):
+def run_rigid(el, m, k, F0, w, h, T, v0=0.0):
     """A sphere of mass m on the spring, the element along x through
     hystmech.plugins.elastica.add_element, PositionVerlet (Elastica's own loop)."""
     sim = RigSim()
     r = 0.01
     body = ea.Sphere(np.zeros(3), r, m / (4.0 / 3.0 * np.pi * r ** 3))
+    body.velocity_collection[0, 0] = v0
     sim.append(body)
     sim.add_forcing_to(body).using(SpringAndDrive, k=k, F0=F0, w=w)
     mem = hel.add_element(sim, body, el, direction=[1.0, 0.0, 0.0])
@@ -219,3 +348,29 @@ def test_add_element_bad_input():
         hel.add_element(sim, body, LinearSpring(k=1.0), direction=[1.0, 0, 0], node=3)
     with pytest.raises(ValueError, match="law must be a hystmech force element"):
         hel.add_element(sim, body, "spring", direction=[1.0, 0, 0])
+
+
+def test_position_verlet_second_order_from_a_moving_start():
+    """The element's u is measured from the initial configuration and its state starts
+    there at t = 0: started with a velocity (v0 = 0.05 m/s), PositionVerlet with a Dahl
+    element converges at second order to the Assembly started the same way (compiled
+    RK45 at rtol 1e-11). Anchored at the first force evaluation (x0 + h/2·v0), it was
+    first order."""
+    from hystmech.systems import Assembly, Harmonic, simulate
+    Dahl = get_element_class("Dahl")
+    el = Dahl(rho=300.0, Fc=0.5, w0=0.0)
+    m, k, F0, w, v0, T = 0.05, 20.0, 0.6, 2 * np.pi * 0.4, 0.05, 0.1
+    a = Assembly()
+    a.add_dof("m", mass=m, v0=v0)
+    a.add_spring("m", "ground", k=k)
+    a.add_element("e", el, "m", "ground")
+    a.add_force("m", Harmonic(amplitude=F0, omega=w, phase=-np.pi / 2))
+    te = np.linspace(T / 20, T, 20)
+    xr = simulate(a, (0, T), method="RK45", t_eval=te, rtol=1e-11, atol=1e-15,
+                  energy=False).x("m")
+    err = []
+    for h in (2e-4, 1e-4, 5e-5):
+        t, x = run_rigid(el, m, k, F0, w, h, T, v0=v0)
+        err.append(np.max(np.abs(np.interp(te, t, x) - xr)) / np.max(np.abs(xr)))
+    order = np.log2(np.array(err[:-1]) / np.array(err[1:]))
+    assert np.all((order > 1.7) & (order < 2.4)), (err, order)

@@ -182,15 +182,9 @@ def test_several_laws_one_commit_call_match_assembly():
     step commits all of them, and the motion matches the event-driven Assembly."""
     a = chain_assembly()
     SC, mbs, nodes = hex.from_assembly(a)
-    host = mbs.sys["hystmech_host"]
     calls = []
-    orig = host.post_step
-
-    def counting(mbs_, t):
-        calls.append(t)
-        return orig(mbs_, t)
-
-    mbs.SetPostStepUserFunction(counting)
+    # the chained user function runs once after each (single) commit call
+    hex.set_post_step(mbs, lambda mbs_, t: calls.append(t) or True)
     mbs.Assemble()
     sim = exu.SimulationSettings()
     sim.timeIntegration.numberOfSteps = 6000
@@ -270,3 +264,115 @@ def test_bad_input_and_ode1_refuses_nonsmooth():
         hex.add_element(mbs, a.element("e"), [0, 1], route="x")
     with pytest.raises(ValueError, match="markers must be two"):
         hex.add_element(mbs, a.element("e"), None)
+
+
+def hand_rig(el, m, k, F0, w, hook=None, x0=0.0, u0=0.0):
+    """The forced 1-DOF rig built with Exudyn's own items; ``hook(mbs)`` runs just before
+    hystmech's add_element."""
+    from exudyn.itemInterface import (CoordinateSpringDamper, LoadCoordinate,
+                                      MarkerNodeCoordinate, NodeGenericODE2,
+                                      NodePointGround, ObjectGenericODE2)
+    SC = exu.SystemContainer()
+    mbs = SC.AddSystem()
+    g = mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=mbs.AddNode(NodePointGround()),
+                                           coordinate=0))
+    n = mbs.AddNode(NodeGenericODE2(numberOfODE2Coordinates=1, referenceCoordinates=[0.0],
+                                    initialCoordinates=[x0], initialCoordinates_t=[0.0]))
+    mbs.AddObject(ObjectGenericODE2(nodeNumbers=[n], massMatrix=[[m]]))
+    mk = mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=n, coordinate=0))
+    mbs.AddObject(CoordinateSpringDamper(markerNumbers=[g, mk], stiffness=k))
+    mbs.AddLoad(LoadCoordinate(markerNumber=mk, load=0.0, loadUserFunction=lambda mbs_, t, l:
+                               F0 * np.cos(w * t - np.pi / 2)))
+    if hook is not None:
+        hook(mbs)
+    e = hex.add_element(mbs, el, [g, mk], name="e", **({"u0": u0} if u0 else {}))
+    return SC, mbs, n, e
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_user_pre_and_post_step_functions_keep_working(when):
+    """A user's own pre- and post-step functions installed with Exudyn's setters before
+    or after add_element are both called (once per step; the post-step also at the
+    start) and the commits stay on: the Masing rig matches the Assembly to 1e-5 of
+    max|x| (a post-step set after add_element used to replace the commit: 8e-2)."""
+    el, prm, te, xr = reference("Masing", T)[:4]
+    pre, post, out = [], [], []
+
+    def install(mbs):
+        mbs.SetPreStepUserFunction(lambda m, t: pre.append(t) or True)
+        mbs.SetPostStepUserFunction(lambda m, t: post.append(t) or out.append(
+            (t, float(np.ravel(m.GetNodeOutput(n, exu.OutputVariableType.Coordinates))[0])))
+            or True)
+
+    n = None
+    SC, mbs, n, e = hand_rig(el, *prm, hook=install if when == "before" else None)
+    if when == "after":
+        install(mbs)
+    mbs.Assemble()
+    sim = exu.SimulationSettings()
+    sim.timeIntegration.numberOfSteps = 2000
+    sim.timeIntegration.endTime = T
+    sim.solution.file.write = False
+    sim.timeIntegration.verboseMode = 0
+    exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.RK44)
+    assert len(pre) == 2000 and len(post) == 2001
+    t, x = np.array(out).T
+    err = float(np.max(np.abs(np.interp(te, t, x) - xr)) / np.max(np.abs(xr)))
+    assert err <= 1e-5, err
+    assert e.name == "e" and e.law is el and e.state().shape == (el.n_states,)
+
+
+def test_commit_route_refused_under_adaptive_solvers():
+    """The commit route cannot honour an adaptive solver's tolerance: simulate() refuses
+    it with a message naming route='ode1'; solved directly by exudyn.SolveDynamic, the
+    host stops the solve at the third consecutive step-length change."""
+    el, prm = reference("Dahl", T)[:2]
+    SC, mbs, n, e = hand_rig(el, *prm)
+    with pytest.raises(ValueError, match="route='ode1'"):
+        hex.simulate(SC, mbs, T, 1e-3, solver="DOPRI5", record=[n])
+    with pytest.raises(ValueError, match="solver must be one of"):
+        hex.simulate(SC, mbs, T, 1e-3, solver="RK5", record=[n])
+    mbs.Assemble()
+    sim = exu.SimulationSettings()
+    sim.timeIntegration.numberOfSteps = 100
+    sim.timeIntegration.endTime = T
+    sim.solution.file.write = False
+    sim.timeIntegration.verboseMode = 0
+    sim.timeIntegration.automaticStepSize = True
+    sim.timeIntegration.relativeTolerance = 1e-10
+    sim.timeIntegration.absoluteTolerance = 1e-12
+    with pytest.raises(Exception, match="cannot honour its tolerance"):
+        exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.DOPRI5)
+
+
+def test_displacement_convention_pre_displaced_start_and_offset():
+    """u is measured from the reference configuration: a mass started 2 mm away from it
+    (its Masing element pre-displaced, state at rest) follows the Assembly started the
+    same way (event-driven reference) to 1e-5 of max|x|; an explicit u0 shifts the
+    origin exactly as Exudyn's own spring offset: a linear element k·(u − u0) equals
+    CoordinateSpringDamper(stiffness=k, offset=u0) to 1e-12."""
+    from exudyn.itemInterface import CoordinateSpringDamper
+    Masing = get_element_class("Masing")
+    el = Masing(k=200.0, k0=20.0, alpha=1.0)
+    a = Assembly()
+    a.add_dof("m", mass=1.0, x0=0.002)
+    a.add_spring("m", "ground", k=50.0)
+    a.add_element("e", el, "m", "ground")
+    a.add_force("m", Harmonic(amplitude=3.0, omega=2 * np.pi, phase=-np.pi / 2))
+    te = np.linspace(0.02, 0.5, 25)
+    xr = simulate(a, (0, 0.5), method="event", t_eval=te, energy=False).x("m")
+    SC, mbs, nodes = hex.from_assembly(a)
+    t, X, _ = hex.simulate(SC, mbs, 0.5, 1e-4, record=[nodes["m"]])
+    assert np.max(np.abs(np.interp(te, t, X[:, 0]) - xr)) <= 1e-5 * np.max(np.abs(xr))
+    Linear = get_element_class("LinearSpring")
+    xs = []
+    for own in (False, True):
+        def hook(mbs, own=own):
+            if own:
+                g, mk = 0, 1
+                mbs.AddObject(CoordinateSpringDamper(markerNumbers=[g, mk], stiffness=30.0,
+                                                     offset=0.004))
+        SC, mbs, n, e = hand_rig(Linear(k=0.0 if own else 30.0), 1.0, 50.0, 3.0, 2 * np.pi,
+                                 hook=hook, x0=0.001, u0=0.0 if own else 0.004)
+        xs.append(hex.simulate(SC, mbs, 0.3, 1e-4, record=[n])[1][:, 0])
+    np.testing.assert_allclose(xs[1], xs[0], rtol=0, atol=1e-12)

@@ -4,7 +4,8 @@ compiled RK45 at rtol 1e-11 for smooth laws, the event-driven solver for inclusi
 the projection scheme at h = 1e-6 for operators; for relays an independent
 event-driven solve_ivp reference), the measured convergence order of
 MuJoCo's semi-implicit Euler, bitwise save/restore/replay, several laws in one model,
-tendons, anchoring and mjd_transitionFD."""
+tendons and mjd_transitionFD (the displacement convention, MJCF without Python, fuzzing
+and the integrators: test_plugins_mujoco_*.py)."""
 import math
 import sys
 
@@ -96,8 +97,11 @@ def test_euler_convergence_order(name, expected):
 
 
 def test_sum_equals_its_parts_as_separate_plugins():
-    """A parallel sum (one generated plugin, hm_sum.c) equals its parts added as
-    separate plugins on the same joint: the cable law of Manfredo et al. (2023)."""
+    """A parallel sum (hystmech.Sum) equals its parts added as separate plugins on the
+    same joint: the cable law of Manfredo et al. (2023). Not bit for bit: the switch
+    window of the leapfrog integration (plugins/mujoco_plugin.c) averages the whole
+    sum's force where a switch of the Preisach part falls in a step, the separate
+    linear part stays pointwise: an O(h²) difference per switch."""
     law = CASES["CableLaw"][0]()
     runs = []
     for els in ([law], list(law.parts)):
@@ -112,7 +116,7 @@ def test_sum_equals_its_parts_as_separate_plugins():
             mujoco.mj_step(model, d)
             xs.append(d.qpos[0])
         runs.append(np.array(xs))
-    np.testing.assert_allclose(runs[0], runs[1], rtol=0, atol=1e-12 * np.max(np.abs(runs[1])))
+    np.testing.assert_allclose(runs[0], runs[1], rtol=0, atol=1e-6 * np.max(np.abs(runs[1])))
     assert np.max(np.abs(runs[0])) > 10.0   # curvatures well into the Preisach triangle
 
 
@@ -223,10 +227,11 @@ def test_save_restore_replay_bitwise():
     mujoco.mj_setState(model, d, saved, full)
     second = go(d)
     third = go(dcopy)
-    assert np.array_equal(first, second)
-    assert np.array_equal(first, third)
+    # bit for bit, the nan that marks "no window force" of a switch law included
+    assert np.array_equal(first.view(np.int64), second.view(np.int64))
+    assert np.array_equal(first.view(np.int64), third.view(np.int64))
     # and the memory did change along the run (the replay is not trivially equal)
-    assert np.ptp(first[:, 4:], axis=0).max() > 0
+    assert np.nanmax(np.ptp(first[:, 4:], axis=0)) > 0
 
 
 def test_mjcf_round_trip_and_readers():
@@ -254,30 +259,6 @@ def test_mjcf_round_trip_and_readers():
         hmj.element_state(m1, d1, "nope")
 
 
-def test_anchor_at_first_step_not_qpos0():
-    """u is measured from the joint coordinate at the first step: starting at
-    qpos = 0.3 with the spring reference there gives the trajectory from 0, shifted."""
-    Dahl = get_element_class("Dahl")
-    el = Dahl(rho=300.0, Fc=0.5, w0=0.0)
-    out = []
-    for q0 in (0.0, 0.3):
-        xml = XML.format(h=1e-4, k=50.0, m=1.0).replace('stiffness="50.0"',
-                                                       f'stiffness="50.0" springref="{q0}"')
-        spec = mujoco.MjSpec.from_string(xml)
-        hmj.add_element(spec, el, joint="x", name="e")
-        model = spec.compile()
-        d = mujoco.MjData(model)
-        d.qpos[0] = q0
-        xs = []
-        for _ in range(3000):
-            d.qfrc_applied[0] = 2.0 * math.sin(2 * math.pi * d.time)
-            mujoco.mj_step(model, d)
-            xs.append(d.qpos[0] - q0)
-        out.append(np.array(xs))
-    np.testing.assert_allclose(out[1], out[0], rtol=0, atol=1e-12)
-    assert np.max(np.abs(out[0])) > 1e-3
-
-
 def test_transition_fd_runs_and_sees_the_tangent():
     """mjd_transitionFD through the plugin: ∂v⁺/∂x = −h·(k + dF/du)/m with dF/du the
     Dahl tangent on the active branch (forward differences along the motion)."""
@@ -302,10 +283,11 @@ def test_transition_fd_runs_and_sees_the_tangent():
     assert A[0, 0] == pytest.approx(1.0 - h * h * (k + slope) / m, rel=1e-6)
 
 
-def test_kernel_failure_is_counted_per_instance():
+def test_kernel_failure_is_counted_per_instance(tmp_path, monkeypatch):
     """A Preisach memory deeper than max_depth (a decaying oscillation nests its
     reversals) is a kernel failure (hm_fail): counted in that instance's state, while
-    an instance of the same law with enough depth in the same model is unaffected."""
+    an instance of the same law with enough depth in the same model is unaffected
+    (reported once through mju_warning)."""
     Preisach = get_element_class("Preisach")
     kw = dict(a1=np.array([-0.004, -0.002, -0.003, 0.0, 0.001]),
               a2=np.array([-0.001, 0.003, 0.001, 0.002, 0.004]),
@@ -315,6 +297,7 @@ def test_kernel_failure_is_counted_per_instance():
     <inertial pos="0 0 0" mass="0.01" diaginertia="1 1 1"/>
     <body><joint name="y" type="slide" axis="0 1 0" stiffness="100" damping="0.3"/>
     <inertial pos="0 0 0" mass="0.01" diaginertia="1 1 1"/></body></body></worldbody></mujoco>"""
+    monkeypatch.chdir(tmp_path)          # MuJoCo's warning handler writes MUJOCO_LOG.TXT
     spec = mujoco.MjSpec.from_string(xml)
     hmj.add_element(spec, Preisach(**kw, max_depth=2), joint="x", name="shallow")
     hmj.add_element(spec, Preisach(**kw, max_depth=64), joint="y", name="deep")

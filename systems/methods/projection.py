@@ -15,23 +15,28 @@ resolve the fastest mode (checked: see :func:`~hystmech.systems.model.Model.stab
 
 Options: h [s] (default 1e-5, eq. (57)); rtol of the operators' advance (1e-8);
 max_points (thin the default every-step output to at most this many points), stride
-and record_from (keep every stride-th step from record_from [s] on).
+and record_from (keep every stride-th step from record_from [s] on); max_steps (1e9:
+a step h that needs more over t_span is refused before the run, as is an h below the
+time resolution).
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
+from ...interrupt import raise_if_stopped, watching
+from ...limits import check_memory
 from . import MethodResult, check_options
 
 NAME = "projection"
-OPTIONS = ("h", "rtol", "max_points", "stride", "record_from")
+OPTIONS = ("h", "rtol", "max_points", "stride", "record_from", "max_steps")
+DEFAULT_MAX_STEPS = 1e9   # refused up front above this (the CLI's default step limit)
 SMOOTH_ONLY = False
 COMPILED = True
 
 
 def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, nquad, nw,
-               nin, rtol, obs, k_obs, has_ops):
+               nin, rtol, obs, k_obs, has_ops, irq):
     """TEMPLATE compiled into each structure's generated module (systems/codegen.py),
     where core, scratch, inputs_rot, step, ops, powers, signal and stop are that
     structure's straight-line functions (globals, so numba can cache the loop; the
@@ -42,7 +47,8 @@ def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, 
     initial state), feeds the observed signal to ``obs`` from step k_obs on and calls
     the user's stop(t, y) at every recorded sample. Returns (status, steps done, Y, Q,
     state reached): status 0 done, 2 non-finite state, 4 stopped by the observer, 5 by
-    the callback."""
+    the callback, 6 by a signal (``irq[0] != 0``, polled every 1024 steps; see
+    hystmech.interrupt)."""
     N = y0.size
     y = y0.copy()
     yn = np.empty(N)
@@ -100,8 +106,13 @@ def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, 
             sg = signal(y, w, prm)  # INLINE
             if observe(obs, t, sg):
                 status = 4
-        if status != 0 or p == nsteps:
-            break
+        if status != 0 or p == nsteps or (p & 1023) == 1023:
+            # one test per step for the rare events: the end, a stop, or time to read the
+            # signal flag (hystmech.interrupt)
+            if status == 0 and p < nsteps and irq[0] != 0:
+                status = 6
+            if status != 0 or p == nsteps:
+                break
         hp = h if p < nsteps - 1 else h_last
         if energy:
             # left-point quadrature, consistent with the explicit f(t_p, U^p) of (A.9)
@@ -180,10 +191,24 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
         raise ValueError(f"h must be in (0, inf) s (got {h!r})")
     if h > (t1 - t0):
         raise ValueError(f"h must be <= t_end - t_start = {t1 - t0!r} s (got {h!r})")
+    res = 4.0 * np.finfo(float).eps * max(abs(t0), abs(t1))
+    if not h > res:
+        raise ValueError(f"h = {h!r} s is below the time resolution {res:.3g} s at "
+                         f"t = {max(abs(t0), abs(t1))!r} s: the steps would not advance t")
+    max_steps = opts.get("max_steps", DEFAULT_MAX_STEPS)
+    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, float, np.integer)) \
+            or not max_steps >= 1:
+        raise ValueError(f"max_steps must be a number >= 1 (got {max_steps!r})")
+    n_ask = (t1 - t0) / h
+    if n_ask > max_steps:
+        raise ValueError(f"h = {h:g} s over {t1 - t0:g} s is {n_ask:.3g} steps, above "
+                         f"max_steps = {float(max_steps):.3g} (pass max_steps=N to allow more)")
     model.check_step(h, NAME)
     rtol = float(opts.get("rtol", 1e-8))
     max_points = int(opts.get("max_points", 200_001))
     nsteps, h_last = step_grid(t0, t1, h)
+    if model.has_tables:
+        check_memory(8.0 * (nsteps + 1) * 4, f"the input tables of {nsteps + 1} steps")
     if t_eval is not None:
         rec = np.clip(np.rint((t_eval - t0) / h).astype(np.int64), 0, nsteps)
     else:
@@ -206,10 +231,13 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
     else:
         TF = TU = TV = np.zeros((1, 1))
     L = model.layout
-    status, p_done, Y, Q, y_last = code.projection(
-        float(t0), h, nsteps, float(h_last), y0, model.prm, TF, TU, TV, model.box_lo,
-        model.box_hi, rec, bool(energy), L.nquad, L.n_work, L.nf + 2 * L.nb, rtol,
-        model.obs_or_dummy(obs), k_obs, model.ops_present())
+    with watching() as irq:
+        status, p_done, Y, Q, y_last = code.projection(
+            float(t0), h, nsteps, float(h_last), y0, model.prm, TF, TU, TV, model.box_lo,
+            model.box_hi, rec, bool(energy), L.nquad, L.n_work, L.nf + 2 * L.nb, rtol,
+            model.obs_or_dummy(obs), k_obs, model.ops_present(), irq)
+        if status == 6:
+            raise_if_stopped(irq)
     def time_of(k):
         return np.where(k == nsteps, t1, t0 + h * k)
     T = time_of(rec[:Y.shape[0]])

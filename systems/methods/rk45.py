@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 from ...components._ode import DP_A, DP_C, dp45_dense, dp45_factor, dp45_norm  # noqa: F401
+from ...interrupt import raise_if_stopped, watching
 from . import MethodResult, check_options
 
 NAME = "RK45"
@@ -117,7 +118,7 @@ def emit(te, zi, fresh, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nou
 
 
 def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_steps, energy,
-         N, nw, obs, observing):
+         N, nw, obs, observing, irq):
     """TEMPLATE compiled into each structure's generated module (systems/codegen.py),
     where fun_full (right-hand side plus energy integrands), scratch, signal and stop
     are that structure's functions. Adaptive DP5(4) from t0 to t1. Outputs (see
@@ -125,7 +126,8 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
     from t_out0 on; the observed signal is fed to ``obs`` at every output time and the
     user's stop(t, z) called at every kept one.
     Returns (status, t reached, T, Z, nfev, nsteps, nrejected, z reached): status 0 done, 1 step
-    below resolution, 2 non-finite, 3 max_steps, 4 observer stop, 5 callback stop."""
+    below resolution, 2 non-finite, 3 max_steps, 4 observer stop, 5 callback stop, 6 a
+    signal (irq[0] != 0, polled every 1024 trial steps; see hystmech.interrupt)."""
     M = z0.size
     w = np.zeros(nw)
     V = scratch(prm)
@@ -173,6 +175,9 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
     while t < t1 and status == 0:
         if nsteps >= max_steps:
             status = 3
+            break
+        if ((nsteps + nrej) & 1023) == 1023 and irq[0] != 0:
+            status = 6
             break
         last = False
         if t + h * (1.0 + 1e-9) >= t1:
@@ -245,10 +250,13 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
     nquad = model.nquad if energy else 0
     z0 = np.concatenate([y0, np.zeros(nquad)])
     te = np.zeros(0) if t_eval is None else np.ascontiguousarray(t_eval, dtype=float)
-    status, t_r, T, Z, nfev, nsteps, nrej, z_last = model.code.rk45(
-        float(t0), float(t1), z0, model.prm, rtol, atol, first_step, max_step, te, t_out0,
-        max_steps, bool(energy), model.N, model.layout.n_work, model.obs_or_dummy(obs),
-        obs is not None)
+    with watching() as irq:
+        status, t_r, T, Z, nfev, nsteps, nrej, z_last = model.code.rk45(
+            float(t0), float(t1), z0, model.prm, rtol, atol, first_step, max_step, te, t_out0,
+            max_steps, bool(energy), model.N, model.layout.n_work, model.obs_or_dummy(obs),
+            obs is not None, irq)
+        if status == 6:
+            raise_if_stopped(irq)
     msgs = {0: "the end of the time span was reached",
             1: "step size fell below machine resolution",
             2: "non-finite state",

@@ -172,7 +172,7 @@ def run(cfg: dict, out, progress):
     by continuation: stable and unstable branches, jump frequencies)."""
     import matplotlib.pyplot as plt
 
-    from ...scenario import ScenarioOutput
+    from ...runner_io import ScenarioOutput
 
     b = _table(cfg, "branches", ("models", "f1", "omega_min", "omega_max"))
     c = _table(cfg, "continuation", ("ds", "ds_max", "state_weight", "mdm_tol", "masing_tol",

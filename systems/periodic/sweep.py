@@ -111,6 +111,103 @@ def tension_amplitude(model: str, f1: float, omega: float, *, t_window=(17.0, 20
             "wall_s": time.perf_counter() - tic}
 
 
+# the settings of tension_amplitude that change the numbers (t_start too); a resume must
+# use the ones the CSV was made with, stored beside it in SETTINGS_SUFFIX
+SETTINGS_SUFFIX = ".settings.json"
+_SETTING_NAMES = ("t_window", "h", "method", "rtol", "steady_state", "ss_periods", "ss_tol",
+                  "ss_confirm", "t_start")
+
+
+def point_settings(**kw) -> dict:
+    """The settings of :func:`tension_amplitude` that change a point's value, defaults
+    filled in, checked (ValueError naming the first bad one) and in JSON form."""
+    import inspect
+
+    sig = inspect.signature(tension_amplitude)
+    unknown = [k for k in kw if k not in sig.parameters or k in ("model", "f1", "omega")]
+    if unknown:
+        raise ValueError(f"unknown sweep setting {unknown[0]!r}; allowed: "
+                         f"{', '.join(_SETTING_NAMES)}")
+    st = {k: kw.get(k, sig.parameters[k].default) for k in _SETTING_NAMES}
+    from ...limits import RTOL_MIN
+
+    try:
+        tw = [float(x) for x in st["t_window"]]
+    except (TypeError, ValueError):
+        tw = []
+    t_start = float(st["t_start"])
+    if len(tw) != 2 or not all(math.isfinite(x) for x in tw) or not (t_start < tw[0] < tw[1]):
+        raise ValueError(f"t_window must be [start, end] with {t_start:g} < start < end "
+                         f"(got {st['t_window']!r})")
+    st["t_window"] = tw
+    for k, lo in (("h", 0.0), ("ss_tol", 0.0)):
+        x = float(st[k])
+        if not (math.isfinite(x) and x > lo):
+            raise ValueError(f"{k} must be in (0, inf) (got {st[k]!r})")
+        st[k] = x
+    r = float(st["rtol"])
+    if not (RTOL_MIN <= r < 1):
+        raise ValueError(f"rtol must be in [{RTOL_MIN:g}, 1) (got {st['rtol']!r})")
+    st["rtol"] = r
+    for k in ("ss_periods", "ss_confirm"):
+        x = st[k]
+        if isinstance(x, bool) or not float(x).is_integer() or not 1 <= x <= 10 ** 6:
+            raise ValueError(f"{k} must be a whole number in [1, 1e6] (got {x!r})")
+        st[k] = int(x)
+    st["steady_state"] = bool(st["steady_state"])
+    if st["method"] is not None:
+        from ..methods import METHODS
+
+        if st["method"] not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)} (got {st['method']!r})")
+    return st
+
+
+def _check_settings(csv_path: Path, done: dict, models, settings: dict) -> None:
+    """Refuse (ValueError) a resume whose settings differ from those the CSV's rows of
+    the same model were computed with; record the settings of each model about to be
+    computed. A CSV with rows and no settings file (written before they were stored) is
+    taken as matching, with a note."""
+    import json
+
+    from ...safeio import atomic_write
+
+    sp = csv_path.with_name(csv_path.name + SETTINGS_SUFFIX)
+    stored = {}
+    if sp.exists():
+        try:
+            stored = json.loads(sp.read_text())
+            if not isinstance(stored, dict):
+                raise ValueError
+        except (ValueError, OSError):
+            raise ValueError(f"{sp} is not the settings file of {csv_path.name} (unreadable); "
+                             "delete both to start the sweep afresh") from None
+    have = {k[0] for k in done}
+    for m in models:
+        if m in have and m in stored and stored[m] != settings:
+            diff = [k for k in settings if stored[m].get(k) != settings[k]]
+            k = diff[0] if diff else "settings"
+            raise ValueError(f"{csv_path} holds {m} points computed with {k} = "
+                             f"{stored[m].get(k)!r}, this sweep asks for {settings.get(k)!r}: "
+                             "use another --out (or delete the file) to compute them anew")
+        if m in have and m not in stored:
+            _note(f"{csv_path.name}: no record of the settings its {m} rows were computed "
+                  "with (an older file); they are taken as this sweep's")
+    new = dict(stored)
+    for m in models:
+        new[m] = settings
+    if new != stored:
+        atomic_write(sp, json.dumps(new, indent=1, sort_keys=True))
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the system has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def _point_task(point, kw):
     """Run one grid point (the only place a point is computed; see tension_amplitude)."""
     model, f1, omega = point
@@ -189,7 +286,7 @@ def read_frf(path) -> dict:
 
 
 def _rewrite(path: Path, done: dict) -> None:
-    from ...scenario import atomic_write
+    from ...safeio import atomic_write
 
     text = ",".join(HEADER) + "\n" + "".join(format_row(m, a, w, amp)
                                                for (m, a, w), amp in done.items())
@@ -253,14 +350,37 @@ def run_sweep(points, csv_path, *, executor: cf.Executor | None = None,
     to run on a Dask cluster); by default a ProcessPoolExecutor on ``max_workers`` (default
     all) local cores. Each finished point is appended to the CSV (columns model, f1, omega,
     T_amplitude) and fsync'ed at once; points already in the file are skipped, so an
-    interrupted sweep resumes where it stopped. point_kw go to :func:`tension_amplitude`.
+    interrupted sweep resumes where it stopped. point_kw go to :func:`tension_amplitude`;
+    they are checked before anything is written and stored beside the CSV
+    (``frf.csv.settings.json``, per model): a resume with other settings is refused
+    (ValueError) instead of mixing values of two protocols. One sweep per CSV at a time
+    (a lock on its folder: a second one is refused naming the first); local
+    workers are capped at the cores available.
     progress(fraction, message) is called after each point.
     Returns {"values": {(model, f1, omega): amplitude} for all requested points,
     "computed": number of points computed by this call, "wall_s"}.
     """
+    from ...safeio import OutputLock
+
     csv_path = Path(csv_path)
     pts = [(str(m).lower(), float(a), float(w)) for m, a, w in points]
+    settings = point_settings(**point_kw)     # before anything is written
+    if max_workers is not None and (isinstance(max_workers, bool) or
+                                    not isinstance(max_workers, int) or max_workers < 1):
+        raise ValueError(f"max_workers must be in [1, inf) (got {max_workers!r})")
+    if executor is None and max_workers is not None and max_workers > available_cores():
+        _note(f"{max_workers} workers asked for, {available_cores()} core(s) available: "
+              f"using {available_cores()}")
+        max_workers = available_cores()
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    with OutputLock(csv_path.parent):
+        return _run_sweep_locked(pts, csv_path, executor, max_workers, progress, settings,
+                                 point_kw)
+
+
+def _run_sweep_locked(pts, csv_path, executor, max_workers, progress, settings, point_kw):
     done, dropped = scan_frf(csv_path)
+    _check_settings(csv_path, done, sorted({p[0] for p in pts}), settings)
     if dropped:
         ln, text = dropped[-1]
         more = f" and {len(dropped) - 1} more" if len(dropped) > 1 else ""
@@ -278,12 +398,9 @@ def run_sweep(points, csv_path, *, executor: cf.Executor | None = None,
     tic = time.perf_counter()
     if progress:
         progress(n_done / max(total, 1), f"{n_done}/{total} points already done")
-    if max_workers is not None and (isinstance(max_workers, bool) or
-                                    not isinstance(max_workers, int) or max_workers < 1):
-        raise ValueError(f"max_workers must be in [1, inf) (got {max_workers!r})")
     own = None
     if todo and executor is None:
-        workers = max_workers or os.cpu_count() or 1
+        workers = max_workers or available_cores()
         own = executor = cf.ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
                                                 initargs=(os.getpid(),))
     computed = 0
@@ -394,7 +511,7 @@ def run(cfg: dict, out, progress):
     """Scenario runner ``belt-tensioner-frf``: Fig. 21 of Bastien et al. (2007)."""
     import matplotlib.pyplot as plt
 
-    from ...scenario import ScenarioOutput
+    from ...runner_io import ScenarioOutput
 
     g = _table(cfg, "grid", ("models", "f1", "omega_min", "omega_max", "n_omega", "reduced",
                              "reduced_f1", "reduced_n_omega"))
@@ -417,6 +534,9 @@ def run(cfg: dict, out, progress):
     workers = int(w.get("workers", 0)) or None
     if workers is not None and workers < 1:
         raise ValueError(f"sweep.workers must be in [0, inf) (0 = all cores) (got {workers})")
+    for m in models:
+        mkw = dict(kw, method=str(s["mdm_method"])) if m == "mdm" and "mdm_method" in s else kw
+        point_settings(**mkw)      # every setting checked before the first row is written
     out = Path(out)
     # the mdm method applies to the modified Dahl points only; run the models apart
     res_all = {"values": {}, "computed": 0, "wall_s": 0.0}

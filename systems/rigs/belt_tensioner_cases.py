@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...components.base import ForceElement
-from .belt_tensioner import (FORCING, H_PAPER, RIG, T_START, forcing, paper_tensioner,
-                             simulate_belt, static_init)
+from .belt_tensioner import FORCING, H_PAPER, RIG, T_START, paper_tensioner, simulate_belt
 
 
 # -- scenario runner -------------------------------------------------------------------------
@@ -26,7 +25,7 @@ def _tensioner_from_config(tc: dict, Omega0: float) -> tuple[str, ForceElement]:
     if model is None:
         if "type" not in tc:
             raise ValueError("tensioner.model must be 'mdm' or 'masing' (or give tensioner.type)")
-        from ...scenario import build_element
+        from ...runner_io import build_element
 
         el = build_element(tc)
         return el.name, el
@@ -52,7 +51,7 @@ def run(cfg: dict, out, progress):
     Figs. 17–20 of Bastien et al. (2007) and the F ≈ T check of eq. (58)."""
     import matplotlib.pyplot as plt
 
-    from ...scenario import ScenarioOutput
+    from ...runner_io import ScenarioOutput
 
     rig = _known(cfg.get("rig"), "rig", RIG)
     frc = _known(cfg.get("forcing"), "forcing", FORCING)

@@ -124,7 +124,7 @@ def run(cfg: dict, out: Path, progress):
     multisine period, the whole sweep; the shorter series is padded in the CSV)."""
     import matplotlib.pyplot as plt
 
-    from ...scenario import ScenarioOutput
+    from ...runner_io import ScenarioOutput
 
     p = {**PARAMS, **dict(cfg.get("system", {}))}
     sig = dict(cfg.get("signals", {}))

@@ -93,7 +93,7 @@ def run(cfg: dict, out: Path, progress):
     """Scenario runner: free decay and forced response, plots, energy balance."""
     import matplotlib.pyplot as plt
 
-    from ...scenario import ScenarioOutput
+    from ...runner_io import ScenarioOutput
 
     cases = {k: dict(v) for k, v in cfg.get("cases", {"free": {"excitation": "free"}}).items()}
     figs, metrics, series = {}, {}, {}

@@ -149,7 +149,7 @@ def run(cfg: dict, out: Path, progress):
     """Scenario runner: force against time and displacement, the w-loop of Fig. 11."""
     import matplotlib.pyplot as plt
 
-    from ...scenario import ScenarioOutput
+    from ...runner_io import ScenarioOutput
 
     rig = dict(cfg.get("rig", {}))
     samp = dict(cfg.get("sampling", {}))

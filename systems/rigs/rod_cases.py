@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...scenario import ScenarioError, ScenarioOutput
+from ...runner_io import ScenarioError, ScenarioOutput
 
 # §5 of Manfredo et al. (2023) names K^4 = 6.9, K^6 = 10.4, K^7 = 17.45, K^9 = 31.4 1/m;
 # the other levels are not given: K^1..K^3 split 0..6.9 evenly, K^5 and K^8 are midpoints.

@@ -1,0 +1,82 @@
+"""Cost of hystmech's hysteretic bending in PyElastica (issue 19): a 50-element
+cantilever (49 Voronoi nodes, an element at every node), 2 000 PositionVerlet steps,
+against the same rod without elements in the same run. Target: ≤ 1.3× the bare rod per
+step with a law whose kernels cost next to nothing (Masing per axis, MasingVector);
+LinearSpring, BoucWenBiaxial and the cable law (30-level Preisach per axis, the
+kernels' own cost dominating) are reported. CPU time of this process, best of 3
+interleaved runs, compilation outside the timing.
+
+    python benchmarks/run.py elastica
+"""
+import math
+import time
+
+import numpy as np
+
+TARGET = 1.3
+
+
+def main():
+    import elastica as ea
+
+    from hystmech.components import get_element_class
+    from hystmech.components.bouc_wen_biaxial import BoucWenBiaxial
+    from hystmech.components.masing_vector import MasingVector
+    from hystmech.plugins import elastica as hel
+
+    N, steps, r, E = 50, 2000, 0.02, 1e6
+    EI = E * math.pi * r ** 4 / 4
+    P, _, m0 = hel.cable_hysteresis(levels=30)
+    laws = {"Masing per axis": (get_element_class("Masing")(k=2 * EI, k0=0.0,
+                                                             alpha=0.05 * EI), None),
+            "MasingVector": (MasingVector(k=2 * EI, alpha=0.05 * EI), None),
+            "LinearSpring per axis": (get_element_class("LinearSpring")(k=0.2 * EI), None),
+            "BoucWenBiaxial": (BoucWenBiaxial(A=2 * EI, beta=1 / (0.05 * EI) ** 2,
+                                              gamma=1 / (0.05 * EI) ** 2), None),
+            "cable Preisach per axis": (P, m0)}
+
+    class Sim(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.CallBacks):
+        pass
+
+    def build(variant):
+        sim = Sim()
+        rod = ea.CosseratRod.straight_rod(N, np.zeros(3), np.array([1.0, 0, 0]),
+                                          np.array([0, 0, 1.0]), 0.4, r, 1000.0,
+                                          youngs_modulus=E, shear_modulus=E / 3)
+        sim.append(rod)
+        sim.constrain(rod).using(ea.OneEndFixedBC, constrained_position_idx=(0,),
+                                 constrained_director_idx=(0,))
+        sim.add_forcing_to(rod).using(ea.EndpointForces, np.zeros(3),
+                                      np.array([0.0, 0.5, 0.3]), ramp_up_time=0.1)
+        if variant != "bare":
+            law, x0 = laws[variant]
+            hel.add_hysteretic_bending(sim, rod, law, x0=x0)
+        sim.finalize()
+        hel.integrate(sim, 10 * 1e-4, 10)            # compile outside the timing
+        return sim
+
+    variants = ["bare", *laws]
+    sims = {v: [build(v) for _ in range(3)] for v in variants}
+    best = {v: math.inf for v in variants}
+    for k in range(3):
+        for v in variants:
+            t0 = time.process_time()
+            ea.integrate(ea.PositionVerlet(), sims[v][k], steps * 1e-4, steps,
+                         progress_bar=False)
+            best[v] = min(best[v], time.process_time() - t0)
+    ok = True
+    base = best["bare"] / steps * 1e6
+    print(f"PyElastica cantilever, {N} elements, {steps} PositionVerlet steps: bare rod "
+          f"{base:.1f} µs/step")
+    for v in laws:
+        ratio = best[v] / best["bare"]
+        target = v in ("Masing per axis", "MasingVector")
+        ok &= (ratio <= TARGET) or not target
+        print(f"  {v:<24s} {best[v] / steps * 1e6:7.1f} µs/step  {ratio:5.2f}× bare"
+              + (f"  (target ≤ {TARGET}×: {'met' if ratio <= TARGET else 'MISSED'})"
+                 if target else ""))
+    return ok
+
+
+if __name__ == "__main__":
+    main()

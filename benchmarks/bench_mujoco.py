@@ -1,0 +1,112 @@
+"""Cost and state size of hystmech's MuJoCo plugin library (issue 18), measured in the
+same run against the same models without the elements.
+
+    python benchmarks/run.py mujoco
+
+(a) one hinge (a pendulum arm, joint spring), semi-implicit Euler, 200 000 steps by
+mj_step(m, d, nstep): without and with a LuGre element (target: ≤ 10 % per step);
+(b) a 20-hinge chain (gravity, joint springs), 20 000 steps: without and with a LuGre
+element on every joint (target: ≤ 5 % per step);
+(c) plugin_state per element against the law's states (target: ≤ states + 2).
+CPU time of this process, best of 7 interleaved runs (a shared machine).
+"""
+import math
+import time
+
+import numpy as np
+
+TARGET_ONE, TARGET_CHAIN = 0.10, 0.05
+
+
+def _cpu(fn):
+    t0 = time.process_time()
+    fn()
+    return time.process_time() - t0
+
+
+def _lugre():
+    from hystmech.components import get_element_class
+
+    return get_element_class("LuGre")(sigma0=1e4, sigma1=30.0, Fc=0.2, Fs=0.3, vs=0.01,
+                                      beta=2.0, sigma2=0.05)
+
+
+def _chain_xml(n):
+    body = ""
+    for i in reversed(range(n)):
+        body = (f'<body name="b{i}" pos="{0.1 if i else 0} 0 0"><joint name="j{i}" '
+                f'type="hinge" axis="0 1 0" stiffness="2"/><geom type="capsule" '
+                f'fromto="0 0 0 0.1 0 0" size="0.01" mass="0.1"/>{body}</body>')
+    return (f'<mujoco><option timestep="1e-4" integrator="Euler"/><worldbody>{body}'
+            f'</worldbody></mujoco>')
+
+
+def _overhead(xml, joints, nsteps, chunk):
+    import mujoco
+
+    from hystmech.plugins import mujoco as hmj
+
+    m0 = mujoco.MjModel.from_xml_string(xml)
+    spec = mujoco.MjSpec.from_string(xml)
+    for j in joints:
+        hmj.add_element(spec, _lugre(), joint=j, name=f"f_{j}")
+    m1 = spec.compile()
+
+    def roll(m):
+        def go():
+            d = mujoco.MjData(m)
+            d.qvel[:] = 1.0
+            for _ in range(nsteps // chunk):
+                mujoco.mj_step(m, d, chunk)
+        return go
+
+    t0 = t1 = math.inf
+    for _ in range(7):
+        t0 = min(t0, _cpu(roll(m0)))
+        t1 = min(t1, _cpu(roll(m1)))
+    return t0 / nsteps, t1 / nsteps, m1
+
+
+def main():
+    import mujoco  # noqa: F401
+
+    from hystmech.components import get_element_class
+    from hystmech.plugins import mujoco as hmj
+
+    ok = True
+    one = _chain_xml(1)
+    b, p, _ = _overhead(one, ["j0"], 200_000, 1000)
+    over = p / b - 1.0
+    ok &= over <= TARGET_ONE
+    print(f"MuJoCo 1 hinge, Euler: bare {b * 1e6:.3f} µs/step, + LuGre plugin "
+          f"{p * 1e6:.3f} µs/step: overhead {100 * over:+.1f} % (target ≤ "
+          f"{100 * TARGET_ONE:.0f} %)")
+    n = 20
+    b, p, _ = _overhead(_chain_xml(n), [f"j{i}" for i in range(n)], 20_000, 500)
+    over = p / b - 1.0
+    ok &= over <= TARGET_CHAIN
+    print(f"MuJoCo {n}-hinge chain, Euler: bare {b * 1e6:.3f} µs/step, + LuGre on every "
+          f"joint {p * 1e6:.3f} µs/step: overhead {100 * over:+.1f} % "
+          f"({100 * over / n:+.2f} % per element; target ≤ {100 * TARGET_CHAIN:.0f} %)")
+    laws = {"LuGre": _lugre(),
+            "Preisach (max_depth 16)": get_element_class("Preisach")(
+                a1=np.array([-0.004, -0.002, 0.0]), a2=np.array([-0.001, 0.003, 0.002]),
+                weights=np.array([3.0, 5.0, 4.0]), max_depth=16),
+            "MaxwellSlip (3)": get_element_class("MaxwellSlip")(
+                k=np.array([1e4, 2e4, 3e4]), delta=np.array([1e-4, 2e-4, 3e-4])),
+            "Dahl + LinearSpring": get_element_class("Dahl")(rho=300.0, Fc=0.5)
+            + get_element_class("LinearSpring")(k=30.0)}
+    for name, el in laws.items():
+        spec = mujoco.MjSpec.from_string(one)
+        hmj.add_element(spec, el, joint="j0", name="e")
+        m = spec.compile()
+        k = int(m.plugin_statenum[0])
+        met = k <= el.n_states + 2
+        ok &= met
+        print(f"plugin_state {name}: {k} doubles = law states {el.n_states} + "
+              f"{k - el.n_states} ({'≤' if met else '>'} states + 2)")
+    return ok
+
+
+if __name__ == "__main__":
+    raise SystemExit(0 if main() else 1)
