@@ -3,8 +3,8 @@
  * p = [A, beta, gamma, n, k_el]; constructor q = [A, beta, gamma, n, k_el, z0]; x = [z]
  * On a segment dz/ds = σA − β sgn(z)|z|^n − σγ|z|^n (s = |v| t, σ = sgn v): n = 1 by
  * the closed-form exponential with one switch at z = 0 (hm_linear_law_advance),
- * otherwise by hm_power_law_advance (Taylor steps, exact crossing of z = 0, stops at
- * z* = σ(A/(β + γ))^(1/n)). Parameter classes and the ill-posed sets refused
+ * otherwise by hm_power_law_advance (the closed-form arc-length integral solved for z,
+ * exact crossing of z = 0, approaches z* = σ(A/(β + γ))^(1/n) to rounding). Parameter classes and the ill-posed sets refused
  * by setup: see bouc_wen.py.
  */
 #include "hm_law.h"
@@ -20,7 +20,7 @@ static double bouc_wen_zscale(double A, double beta, double gamma, double n)
 void bouc_wen_advance(double *x, double u0, double u1, double dt, double v, const double *p,
                       double rtol)
 {
-    double A = p[0], beta = p[1], gamma = p[2], n = p[3], sg, scale;
+    double A = p[0], beta = p[1], gamma = p[2], n = p[3], sg;
     (void)u0; (void)u1;
     if (v == 0.0) return;
     sg = v > 0.0 ? 1.0 : -1.0;
@@ -28,8 +28,7 @@ void bouc_wen_advance(double *x, double u0, double u1, double dt, double v, cons
         x[0] = hm_linear_law_advance(x[0], fabs(v) * dt, sg * A, beta, sg * gamma);
         return;
     }
-    scale = fmax(bouc_wen_zscale(A, beta, gamma, n), fabs(x[0]));
-    x[0] = hm_power_law_advance(x[0], fabs(v) * dt, sg * A, beta, sg * gamma, n, rtol, scale);
+    x[0] = hm_power_law_advance(x[0], fabs(v) * dt, sg * A, beta, sg * gamma, n, rtol, 0.0);
 }
 
 void bouc_wen_rate(const double *x, double u, double v, const double *p, double *out)

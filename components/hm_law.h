@@ -90,40 +90,6 @@ static double hm_spow(double y, double m)
     return 0.0;
 }
 
-static double hm_side_k(double y, double q1, double q2) { return y > 0.0 ? q1 + q2 : q2 - q1; }
-
-/* s(Z) = ∫_0^Z dz / (q0 − k|z|^m) as a geometric series (|k||Z|^m ≤ |q0|/2) */
-static double hm_series_s(double Z, double q0, double k, double m)
-{
-    double az = fabs(Z), r = k * pow(az, m) / q0, tot = 0.0, term = 1.0;
-    int j;
-    for (j = 0; j < 200; j++) {
-        double c = term / (j * m + 1.0);
-        tot += c;
-        if (fabs(c) < 1e-17 * fabs(tot)) break;
-        term *= r;
-    }
-    return copysign(az, Z) * tot / q0;
-}
-
-/* Z on the given side (±1) with s(Z) = target (Newton; s' = 1/g) */
-static double hm_series_inv(double target, double side, double q0, double k, double m,
-                            double zmax)
-{
-    double Z = fmin(fmax(q0 * target * side, 0.0), zmax) * side;
-    int it;
-    for (it = 0; it < 60; it++) {
-        double g = q0 - k * pow(fabs(Z), m);
-        double dZ = (hm_series_s(Z, q0, k, m) - target) * g;
-        double Zn = Z - dZ;
-        if (Zn * side < 0.0) Zn = 0.5 * Z;
-        else if (fabs(Zn) > zmax) Zn = side * zmax;
-        if (fabs(Zn - Z) <= 1e-16 * fmax(fabs(Zn), 1e-300)) return Zn;
-        Z = Zn;
-    }
-    return Z;
-}
-
 /* (1 − e^(−k s))/k, = s for k = 0 (_phi in modified_dahl.py) */
 static double hm_phi(double k, double s)
 {
@@ -152,104 +118,391 @@ static double hm_linear_law_advance(double y, double L, double q0, double q1, do
     return y + g * hm_phi(k, L);
 }
 
-#define HM_TAYLOR_K 16
+/* Exact segment map of dy/ds = q0 − q1 sgn(y)|y|^m − q2 |y|^m: the mirror of
+ * components/power_law_map.py (same regions, series, iteration and arithmetic; read
+ * its docstrings). On a side of y = 0, w = |y| moves along dw/ds = ±(a − b w^m) and
+ * the arc length is ∫ x^(p−1) dx/|1 ∓ x| · λ/(a m), x = (w/λ)^m, λ = (a/|b|)^(1/m),
+ * p = 1/m (an incomplete beta function), summed by the series of six regions of x and
+ * solved for the end by a safeguarded Halley iteration. */
+enum { HM_PL_NP, HM_PL_CP, HM_PL_AP, HM_PL_HP, HM_PL_NM, HM_PL_FM };
+#define HM_PL_LN2 0.6931471805599453
+#define HM_PL_MAXTERMS 4000
 
-/* Taylor coefficients of y(s) for dy/ds = q0 − κ|y|^m (_taylor_coeffs in
- * modified_dahl.py, same arithmetic); returns k, *err = |c[k]|·h^k */
-static int hm_taylor_coeffs(double y, double q0, double kap, double m, double h, double tol,
-                            double *c, double *err)
+static double hm_pl_eta(double lnx, double p)
 {
-    double sy = y > 0.0 ? 1.0 : -1.0, a0 = fabs(y), inv = 1.0 / a0, hk, prev, term;
-    double *w = c + HM_TAYLOR_K + 1;
-    int k, j;
-    c[0] = y;
-    w[0] = pow(a0, m);
-    c[1] = q0 - kap * w[0];
-    hk = h;
-    prev = fabs(c[1]) * hk;
-    term = prev;
-    for (k = 1; k < HM_TAYLOR_K; k++) {
-        double acc = 0.0;
-        for (j = 1; j <= k; j++) acc += (m * j - (k - j)) * (sy * c[j]) * w[k - j];
-        w[k] = acc * inv / k;
-        c[k + 1] = -kap * w[k] / (k + 1);
-        hk *= h;
-        term = fabs(c[k + 1]) * hk;
-        if (term <= tol && prev <= tol) { *err = term; return k + 1; }
-        prev = term;
-    }
-    *err = term;
-    return HM_TAYLOR_K;
+    double q = p - 1.0;
+    return q == 0.0 ? lnx : expm1(q * lnx) / q;
 }
 
-/* y(L) for dy/ds = g(y) = q0 − q1 sgn(y)|y|^m − q2 |y|^m: the mirror of
- * power_law_advance in modified_dahl.py (shared by the modified Dahl gap and the
- * Bouc-Wen state): closed forms for m = 1 and q0 = 0, Taylor steps elsewhere, the
- * zone around y = 0 crossed exactly through the series inverse function, stops at
- * the zero y* of g instead of passing it. */
+static double hm_pl_lnx_of_eta(double eta, double p)
+{
+    double q = p - 1.0;
+    return q == 0.0 ? eta : log1p(q * eta) / q;
+}
+
+static double hm_pl_v_of_lnx(int kind, double lnx, double p)
+{
+    if (kind == HM_PL_NP || kind == HM_PL_NM) return exp(p * lnx);
+    if (kind == HM_PL_CP) return -log(-expm1(lnx));
+    if (kind == HM_PL_AP) return -log(-expm1(-lnx));
+    if (kind == HM_PL_HP) return -hm_pl_eta(lnx, p);
+    return hm_pl_eta(lnx, p);
+}
+
+static double hm_pl_lnx_of_v(int kind, double v, double p, double m)
+{
+    if (kind == HM_PL_NP || kind == HM_PL_NM) return v > 0.0 ? m * log(v) : -INFINITY;
+    if (kind == HM_PL_CP) return log1p(-exp(-v));
+    if (kind == HM_PL_AP) return -log1p(-exp(-v));
+    if (kind == HM_PL_HP) return hm_pl_lnx_of_eta(-v, p);
+    return hm_pl_lnx_of_eta(v, p);
+}
+
+static double hm_pl_v_cut(int kind, double p)
+{
+    if (kind == HM_PL_NP) return exp(-p * HM_PL_LN2);
+    if (kind == HM_PL_CP || kind == HM_PL_AP) return HM_PL_LN2;
+    if (kind == HM_PL_HP) return -hm_pl_eta(HM_PL_LN2, p);
+    if (kind == HM_PL_NM) return 1.0;
+    return 0.0;
+}
+
+/* P[0..2] for the series at v, d[0..1] the arc length's first two derivatives in v */
+static void hm_pl_point(int kind, double v, double p, double m, double *P, double *d)
+{
+    double x, e, X, lx, a;
+    P[0] = P[1] = P[2] = 0.0;
+    if (kind == HM_PL_NP) {
+        x = pow(v, m);
+        d[0] = m / (1.0 - x);
+        d[1] = v > 0.0 ? m * d[0] * x / (v * (1.0 - x)) : 0.0;
+        P[0] = x; P[1] = v;
+    } else if (kind == HM_PL_NM) {
+        x = pow(v, m);
+        P[0] = x / (1.0 + x);
+        P[1] = v * pow(1.0 + x, -p);
+        d[0] = m / (1.0 + x);
+        d[1] = v > 0.0 ? -m * d[0] * x / (v * (1.0 + x)) : 0.0;
+    } else if (kind == HM_PL_CP) {
+        e = exp(-v);
+        P[0] = e;
+        d[0] = pow(1.0 - e, p - 1.0);
+        d[1] = (p - 1.0) * d[0] * e / (1.0 - e);
+    } else if (kind == HM_PL_AP) {
+        e = exp(-v);
+        P[0] = e;
+        d[0] = pow(1.0 - e, -p);
+        d[1] = -p * d[0] * e / (1.0 - e);
+    } else if (kind == HM_PL_HP) {
+        lx = hm_pl_lnx_of_eta(-v, p);
+        X = exp(-lx);
+        a = 1.0 - (p - 1.0) * v;
+        P[0] = X; P[1] = -lx; P[2] = a;
+        d[0] = 1.0 / (1.0 - X);
+        d[1] = X / a * d[0] * d[0];
+    } else {
+        lx = hm_pl_lnx_of_eta(v, p);
+        x = exp(lx);
+        X = 1.0 / (1.0 + x);
+        P[0] = X; P[1] = -log1p(x); P[2] = pow(X, 1.0 - p);
+        d[0] = x * X;
+        d[1] = x / (1.0 + (p - 1.0) * v) * X * X;
+    }
+}
+
+static double hm_pl_em1c(double c, double r) { return c == 0.0 ? r : expm1(c * r) / c; }
+
+/* arc length from v_b (B = hm_pl_point there) to v (P) in units λ/(a m) (_darc) */
+static double hm_pl_darc(int kind, double vb, const double *B, double v, const double *P,
+                      double p, double tol)
+{
+    double tot = 0.0, a1, a0, c, d, t;
+    int k;
+    if (v == vb) return 0.0;
+    if (kind == HM_PL_NP) {
+        a1 = P[1]; a0 = B[1];
+        for (k = 0; k < HM_PL_MAXTERMS; k++) {
+            t = (a1 - a0) / (k + p);
+            tot += t;
+            if (fabs(t) <= 0.25 * tol * fabs(tot)) break;
+            a1 *= P[0]; a0 *= B[0];
+        }
+        return tot;
+    }
+    if (kind == HM_PL_NM) {
+        a1 = P[1]; a0 = B[1]; c = 1.0;
+        for (k = 0; k < HM_PL_MAXTERMS; k++) {
+            t = c * (a1 - a0) / (p + k);
+            tot += t;
+            if (k > p && fabs(t) <= 0.25 * tol * fabs(tot)) break;
+            c *= (p + k) / (k + 1.0);
+            a1 *= P[0]; a0 *= B[0];
+        }
+        return tot;
+    }
+    if (kind == HM_PL_CP || kind == HM_PL_AP) {
+        double sh = kind == HM_PL_CP ? -p : p - 1.0, kmin = kind == HM_PL_CP ? p : 2.0 * p;
+        tot = v - vb; d = 1.0; a1 = 1.0; a0 = 1.0;
+        for (k = 1; k < HM_PL_MAXTERMS; k++) {
+            d *= (k + sh) / k;
+            if (d == 0.0) break;
+            a1 *= P[0]; a0 *= B[0];
+            t = d * (a0 - a1) / k;
+            tot += t;
+            if (k > kmin && fabs(t) <= 0.25 * tol * fabs(tot)) break;
+        }
+        return tot;
+    }
+    a1 = P[2]; a0 = B[2];
+    d = kind == HM_PL_HP ? 1.0 : -1.0;
+    for (k = 0; k < HM_PL_MAXTERMS; k++) {
+        if (k > 0 && kind == HM_PL_FM) {
+            d *= (k - p) / k;
+            if (d == 0.0) break;
+        }
+        c = k - p + 1.0;
+        if (fabs(c) < 0.5) t = d * a0 * hm_pl_em1c(c, P[1] - B[1]);
+        else t = d * (a1 - a0) / c;
+        tot += t;
+        if (k > p && fabs(t) <= 0.25 * tol * fabs(tot)) break;
+        a1 *= P[0]; a0 *= B[0];
+    }
+    return tot;
+}
+
+static double hm_pl_halley(double f, double d1, double d2)
+{
+    double den = 2.0 * d1 * d1 - f * d2;
+    if (den > d1 * d1) return -2.0 * f * d1 / den;
+    return -f / d1;
+}
+
+/* w/λ at v + dv to first order from hm_pl_point at v (_t_lin) */
+static double hm_pl_t_lin(int kind, double v, const double *P, const double *d, double p,
+                       double dv)
+{
+    double x;
+    if (kind == HM_PL_NP || kind == HM_PL_NM) return v + dv;
+    if (kind == HM_PL_CP) return (1.0 - P[0]) * d[0] + p * d[0] * P[0] * dv;
+    if (kind == HM_PL_AP) return d[0] + d[1] * dv;
+    if (kind == HM_PL_HP) return (P[2] - p * dv) / P[0];
+    x = 1.0 / P[0] - 1.0;
+    return x * (1.0 + (p - 1.0) * v) + p * x * dv;
+}
+
+/* travel sig ≥ 0 from v_b towards v_end on region kind (_solve); *left = the arc
+ * length left over when v_end is reached first, *T = w/λ at the end or NaN */
+static double hm_pl_solve(int kind, double vb, double sig, double vend, double p, double m,
+                       double tol, double acc, const double *B, const double *db,
+                       double *left, double *T)
+{
+    double dirv, lo, hi, target, v, vn, dv, vs, f, P[3], d[2];
+    int tried_end = 0, it;
+    *left = 0.0;
+    *T = NAN;
+    if (sig <= 0.0) return vb;
+    dirv = vend > vb ? 1.0 : -1.0;
+    lo = fmin(vb, vend);
+    hi = fmax(vb, vend);
+    target = dirv * sig;
+    v = vb + hm_pl_halley(-target, db[0], db[1]);
+    if (!(lo < v && v < hi)) {
+        if ((v - vb) * dirv > 0.0) { v = vend; tried_end = 1; }
+        else v = 0.5 * (vb + vend);
+        if (fabs(v) == INFINITY) { v = vb + target / db[0]; tried_end = 0; }
+    }
+    for (it = 0; it < 200; it++) {
+        if (fabs(v) == INFINITY) return v;
+        if (hm_spend()) return v;
+        hm_pl_point(kind, v, p, m, P, d);
+        f = hm_pl_darc(kind, vb, B, v, P, p, tol) - target;
+        if (v == vend && f * dirv <= 0.0) { *left = sig - fabs(f + target); return vend; }
+        if (f < 0.0) lo = v; else hi = v;
+        dv = hm_pl_halley(f, d[0], d[1]);
+        vn = v + dv;
+        vs = (kind == HM_PL_NP || kind == HM_PL_NM) ? fmax(fabs(v), fabs(vb)) : fmax(fabs(v), 1.0);
+        if ((vn - vend) * dirv >= 0.0 && !tried_end) { v = vend; tried_end = 1; continue; }
+        if (!(lo <= vn && vn <= hi)) {
+            if (fabs(hi) == INFINITY || fabs(lo) == INFINITY)
+                vn = fmin(fmax(v - 2.0 * f / d[0], lo), hi);
+            else vn = 0.5 * (lo + hi);
+        } else if (fabs(dv) <= acc * vs && fabs(d[1] / d[0]) * dv * dv <= tol * vs) {
+            *T = hm_pl_t_lin(kind, v, P, d, p, dv);
+            return vn;
+        }
+        if (vn == v) return v;
+        v = vn;
+    }
+    return v;
+}
+
+/* region, v and hm_pl_point at w = λT, x = T^m (_start) */
+static int hm_pl_start(double T, double x, int pos, double p, double m, double *v, double *B,
+                    double *db)
+{
+    double e, lx, X, a;
+    B[0] = B[1] = B[2] = 0.0;
+    if (pos) {
+        if (x <= 0.5) {
+            db[0] = m / (1.0 - x);
+            db[1] = T > 0.0 ? m * db[0] * x / (T * (1.0 - x)) : 0.0;
+            B[0] = x; B[1] = T; *v = T;
+            return HM_PL_NP;
+        }
+        if (x < 1.0) {
+            e = 1.0 - x;
+            db[0] = T / x;
+            db[1] = (p - 1.0) * db[0] * e / x;
+            B[0] = e; *v = -log(e);
+            return HM_PL_CP;
+        }
+        if (x <= 2.0) {
+            e = 1.0 - 1.0 / x;
+            db[0] = T;
+            db[1] = -p * T * e / (1.0 - e);
+            B[0] = e; *v = -log(e);
+            return HM_PL_AP;
+        }
+        lx = log(x);
+        X = 1.0 / x;
+        a = T / x;
+        db[0] = 1.0 / (1.0 - X);
+        db[1] = X / a * db[0] * db[0];
+        B[0] = X; B[1] = -lx; B[2] = a; *v = -hm_pl_eta(lx, p);
+        return HM_PL_HP;
+    }
+    if (x <= 1.0) {
+        B[0] = x / (1.0 + x);
+        B[1] = T * pow(1.0 + x, -p);
+        db[0] = m / (1.0 + x);
+        db[1] = T > 0.0 ? -m * db[0] * x / (T * (1.0 + x)) : 0.0;
+        *v = T;
+        return HM_PL_NM;
+    }
+    lx = log(x);
+    X = 1.0 / (1.0 + x);
+    *v = hm_pl_eta(lx, p);
+    B[0] = X; B[1] = -log1p(x); B[2] = pow(X, 1.0 - p);
+    db[0] = x * X;
+    db[1] = T / x * x / (1.0 + (p - 1.0) * *v) * X * X;
+    return HM_PL_FM;
+}
+
+/* w = |y| along dw/ds = a − b w^m (toward_zero = 0) or −(a − b w^m) over the arc
+ * length S; *left = the arc length left when w reached 0 first (side_travel) */
+static double hm_pl_side_travel(double w0, int toward_zero, double S, double a, double b,
+                             double m, double tol, double acc, double *left)
+{
+    double p, lam, sig, T, Te, x, v, vend, lnx, B[3], db[2];
+    int pos, kind, outward;
+    *left = 0.0;
+    if (b == 0.0) {
+        if (!toward_zero) return w0 + a * S;
+        if (a * S >= w0) { *left = S - w0 / a; return 0.0; }
+        return w0 - a * S;
+    }
+    pos = b > 0.0;
+    p = 1.0 / m;
+    lam = pow(a / fabs(b), p);
+    sig = fmin(S * (a * m) / lam, 1e300);
+    T = w0 / lam;
+    x = pow(T, m);
+    if (pos && x == 1.0) return w0;
+    outward = toward_zero && pos && x > 1.0;  /* beyond a return branch's unstable point */
+    kind = hm_pl_start(T, x, pos, p, m, &v, B, db);
+    for (;;) {
+        if (outward) vend = kind == HM_PL_AP ? hm_pl_v_cut(kind, p) : (p >= 1.0 ? -INFINITY : -1.0 / (1.0 - p));
+        else if (toward_zero) vend = (kind == HM_PL_NP || kind == HM_PL_NM) ? 0.0 : hm_pl_v_cut(kind, p);
+        else if (kind == HM_PL_NP || kind == HM_PL_NM || kind == HM_PL_HP) vend = hm_pl_v_cut(kind, p);
+        else if (kind == HM_PL_FM) vend = p >= 1.0 ? INFINITY : 1.0 / (1.0 - p);
+        else vend = INFINITY;
+        v = hm_pl_solve(kind, v, sig, vend, p, m, tol, acc, B, db, &sig, &Te);
+        if (sig <= 0.0 || v != vend) break;
+        if (kind == HM_PL_NP || kind == HM_PL_NM) {
+            if (toward_zero) { *left = sig * lam / (a * m); return 0.0; }
+        } else if ((kind == HM_PL_FM && !toward_zero) || (kind == HM_PL_HP && outward)) return INFINITY;
+        lnx = hm_pl_lnx_of_v(kind, v, p, m);
+        if (outward) kind = HM_PL_HP;
+        else if (toward_zero) kind = kind == HM_PL_CP ? HM_PL_NP : HM_PL_NM;
+        else kind = kind == HM_PL_NP ? HM_PL_CP : (kind == HM_PL_HP ? HM_PL_AP : HM_PL_FM);
+        v = hm_pl_v_of_lnx(kind, lnx, p);
+        hm_pl_point(kind, v, p, m, B, db);
+    }
+    if (kind == HM_PL_NP || kind == HM_PL_NM) return lam * v;
+    if (Te == Te) return lam * Te;
+    if (kind == HM_PL_CP) return lam * pow(-expm1(-v), p);
+    if (kind == HM_PL_AP) return lam * pow(-expm1(-v), -p);
+    return lam * exp(p * hm_pl_lnx_of_v(kind, v, p, m));
+}
+
+/* y(h) by the degree-6 Taylor polynomial about y ≠ 0, or NaN when h is not short
+ * (_short_step in power_law_map.py) */
+static double hm_pl_short_step(double y, double h, double q0, double kap, double m, double tol,
+                            double scale)
+{
+    double sy = y > 0.0 ? 1.0 : -1.0, a0 = fabs(y), w0, c1, inv, A1, w1, c2, A2, w2, c3, A3,
+           w3, c4, A4, w4, c5, A5, w5, c6, h2, h5;
+    w0 = pow(a0, m);
+    c1 = q0 - kap * w0;
+    if (fabs(c1) * h > 0.25 * a0) return NAN;
+    inv = 1.0 / a0;
+    A1 = sy * c1;
+    w1 = m * A1 * w0 * inv;
+    c2 = -kap * w1 / 2.0;
+    A2 = sy * c2;
+    w2 = ((m - 1.0) * A1 * w1 + 2.0 * m * A2 * w0) * inv / 2.0;
+    c3 = -kap * w2 / 3.0;
+    A3 = sy * c3;
+    w3 = ((m - 2.0) * A1 * w2 + (2.0 * m - 1.0) * A2 * w1 + 3.0 * m * A3 * w0) * inv / 3.0;
+    c4 = -kap * w3 / 4.0;
+    A4 = sy * c4;
+    w4 = ((m - 3.0) * A1 * w3 + (2.0 * m - 2.0) * A2 * w2 + (3.0 * m - 1.0) * A3 * w1
+          + 4.0 * m * A4 * w0) * inv / 4.0;
+    c5 = -kap * w4 / 5.0;
+    A5 = sy * c5;
+    w5 = ((m - 4.0) * A1 * w4 + (2.0 * m - 3.0) * A2 * w3 + (3.0 * m - 2.0) * A3 * w2
+          + (4.0 * m - 1.0) * A4 * w1 + 5.0 * m * A5 * w0) * inv / 5.0;
+    c6 = -kap * w5 / 6.0;
+    h2 = h * h;
+    h5 = h2 * h2 * h;
+    if (fabs(c5) * h5 + fabs(c6) * h5 * h > 0.1 * tol * fmax(a0, scale)) return NAN;
+    return y + h * (c1 + h * (c2 + h * (c3 + h * (c4 + h * (c5 + h * c6)))));
+}
+
+/* y(L) for dy/ds = q0 − q1 sgn(y)|y|^m − q2 |y|^m (power_law_advance in
+ * power_law_map.py): shared by the modified Dahl gap and the Bouc-Wen state; scale is
+ * the size of the quantity whose accuracy matters (the force for the gap, 0 for z) */
 static double hm_power_law_advance(double y, double L, double q0, double q1, double q2,
                                    double m, double rtol, double scale)
 {
-    double sa, ka, kb, kmax, eps, ystar, snap, s, c[2 * (HM_TAYLOR_K + 1)];
-    if (L <= 0.0) return y;
-    if (m == 1.0) return hm_linear_law_advance(y, L, q0, q1, q2);
+    double tol, acc, sa, a, ka, kb, w, left;
+    if (!(L > 0.0)) return y;
     if (q0 == 0.0) {
         double kap, r;
         if (y == 0.0) return 0.0;
-        kap = hm_side_k(y, q1, q2);
+        kap = y > 0.0 ? q1 + q2 : q1 - q2;  /* d|y|/ds = −κ|y|^m */
+        if (m == 1.0) return y * exp(-kap * L);
         r = pow(fabs(y), 1.0 - m) - (1.0 - m) * kap * L;
         if (r <= 0.0) return 0.0;
         return copysign(pow(r, 1.0 / (1.0 - m)), y);
     }
-    sa = q0 > 0.0 ? 1.0 : -1.0;
-    ka = hm_side_k(sa, q1, q2);
-    kb = hm_side_k(-sa, q1, q2);
-    ystar = (q0 / ka > 0.0) ? sa * pow(q0 / ka, 1.0 / m) : NAN;
-    kmax = fmax(fabs(ka), fabs(kb));
-    eps = kmax > 0.0 ? pow(1e-3 * fabs(q0) / kmax, 1.0 / m) : INFINITY;
-    if (eps == INFINITY) return y + q0 * L;
-    snap = 1e-3 * rtol * scale;
-    s = 0.0;
-    while (s < L) {
-        double rem = L - s, kap, tol, h, yn = y, err;
-        int it, kk, j;
-        if (hm_spend()) return y;
-        if (ystar == ystar && fabs(y - ystar) <= snap) return ystar;
-        if (fabs(y) < eps) {
-            double s_y, target, se;
-            if (y * sa < 0.0) {
-                double sy = hm_series_s(y, q0, kb, m);
-                if (-sy >= rem) return hm_series_inv(sy + rem, -sa, q0, kb, m, eps);
-                s += -sy;
-                y = 0.0;
-                rem = L - s;
-            }
-            s_y = hm_series_s(y, q0, ka, m);
-            target = s_y + rem;
-            se = hm_series_s(sa * eps, q0, ka, m);
-            if (se >= target) return hm_series_inv(target, sa, q0, ka, m, eps);
-            s += se - s_y;
-            y = sa * eps;
-            continue;
-        }
-        kap = hm_side_k(y, q1, q2);
-        /* no step meets a tolerance below round-off: floor it at 1e-15 (relative) */
-        tol = fmax(0.01 * rtol, 1e-15) * fmax(fabs(y), scale);
-        h = rem;
-        for (it = 0; it < 60; it++) {
-            if (it > 0 && hm_spend()) return y;  /* a retry is work too */
-            kk = hm_taylor_coeffs(y, q0, kap, m, h, tol, c, &err);
-            yn = c[kk];
-            for (j = kk - 1; j >= 0; j--) yn = yn * h + c[j];
-            if (err <= tol && yn * y > 0.0) break;
-            if (err > tol) h *= 0.8 * pow(tol / err, 1.0 / kk);
-            else h *= 0.5;
-        }
-        if (ystar == ystar && y * sa > 0.0 && (yn - ystar) * (ystar - y) >= 0.0) return ystar;
-        s += h;
-        y = yn;
+    tol = fmin(fmax(1e-3 * rtol, 1e-16), 1e-6);
+    if (y != 0.0) {
+        w = hm_pl_short_step(y, L, q0, y > 0.0 ? q1 + q2 : q2 - q1, m, tol, scale);
+        if (w == w) return w;
     }
-    return y;
+    acc = 0.1 * sqrt(tol);
+    sa = q0 > 0.0 ? 1.0 : -1.0;
+    a = fabs(q0);
+    ka = sa > 0.0 ? q1 + q2 : q2 - q1;
+    kb = sa > 0.0 ? q2 - q1 : q1 + q2;
+    if (y * sa < 0.0) {
+        w = hm_pl_side_travel(fabs(y), 1, L, a, sa * kb, m, tol, acc, &left);
+        if (left <= 0.0 || w != 0.0) return -sa * w;
+        L = left;
+    }
+    w = hm_pl_side_travel(y * sa > 0.0 ? fabs(y) : 0.0, 0, L, a, sa * ka, m, tol, acc, &left);
+    return sa * w;
 }
 
 #endif

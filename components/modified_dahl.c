@@ -4,8 +4,9 @@
  * Bastien, Michon, Manin & Dufour (2007), eqs. (3)-(4).
  * p = [Lambda, mu, a, b, d, e]; constructor q = [Lambda, mu, a, b, d, e, F0]; x = [F]
  * On a segment the gap D = h(u) − F obeys dD/ds = c − Λ sgn(D)|D|^μ (s = |v| t):
- * advanced by hm_power_law_advance (exact crossing of D = 0, stops at the equilibrium
- * D*), closed forms for μ = 1 and c = 0 (see modified_dahl.py).
+ * advanced by hm_power_law_advance (the closed-form arc-length integral solved for D:
+ * exact crossing of D = 0, approaches the equilibrium D* to rounding), closed forms
+ * for μ = 1 and c = 0 (see modified_dahl.py).
  */
 #include "hm_law.h"
 
@@ -13,15 +14,7 @@ static double modified_dahl_gap_advance(double D, double c, double lam, double m
                                         double rtol, double scale)
 {
     double Ds;
-    if (c == 0.0) {
-        double r;
-        if (D == 0.0) return 0.0;
-        if (mu == 1.0) return D * exp(-lam * L);
-        r = pow(fabs(D), 1.0 - mu) - (1.0 - mu) * lam * L;
-        if (r <= 0.0) return 0.0;
-        return copysign(pow(r, 1.0 / (1.0 - mu)), D);
-    }
-    if (mu == 1.0) {
+    if (mu == 1.0 && c != 0.0) {
         Ds = c / lam;
         return Ds + (D - Ds) * exp(-lam * L);
     }
@@ -36,7 +29,7 @@ void modified_dahl_advance(double *x, double u0, double u1, double dt, double v,
     if (v == 0.0) return;  /* Ḟ = 0 on both branches */
     L = fabs(v) * dt;
     r = (u1 - u0) / L;     /* = sgn(v) when v is the segment slope */
-    scale = fmax(fmax(fabs(x[0]), fabs(b)), fmax(fabs(e), 1.0));
+    scale = fmax(fmax(fabs(x[0]), fabs(b)), fmax(fabs(e), 1.0));  /* F's accuracy matters */
     if (v > 0.0) {
         double D = modified_dahl_gap_advance(a * u0 + b - x[0], a * r, lam, mu, L, rtol, scale);
         x[0] = a * u1 + b - D;

@@ -16,12 +16,12 @@ scalar ODE
 Its right-hand side decreases strictly in D, so D tends monotonically to the single
 equilibrium D* = sgn(c)(|c|/Λ)^(1/μ) and never crosses it; D = 0 (the envelope
 itself, where the right-hand side is not Lipschitz for μ < 1) is crossed with the
-finite speed c. ``power_law_advance`` crosses D = 0 exactly through the inverse
-function s(D) (a convergent series), integrates elsewhere with high-order Taylor
-steps in s (about one per input sample) and, where a step would overshoot D*, stops
-at D* (the true
-solution cannot pass it): the integration neither stalls at the envelope nor
-crosses the curve h(u) − D*. μ = 1 (and c = 0) have closed forms and use them.
+finite speed c. The arc length is a closed-form integral of D (an incomplete beta
+function), and ``power_law_map.power_law_advance`` solves it for D at the segment's
+length (series and a safeguarded Newton iteration, one to three series per sample
+whatever the input's roughness): D = 0 is crossed at its exact arc length, D* is
+approached (never passed) to rounding, however long the segment. μ = 1 (and c = 0)
+have closed forms and use them.
 """
 import math
 
@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from .base import ForceElement, Param, check_finite, check_positive
+from .power_law_map import power_law_advance
 
 # p = [Lambda, mu, a, b, d, e]
 
@@ -40,53 +41,6 @@ def spow(y, m):
     if y < 0.0:
         return -((-y) ** m)
     return 0.0
-
-
-@njit(cache=True)
-def power_rhs(y, q0, q1, q2, m):
-    """g(y) = q0 − q1·sgn(y)|y|^m − q2·|y|^m."""
-    return q0 - q1 * spow(y, m) - q2 * abs(y) ** m
-
-
-@njit(cache=True)
-def _side_k(y, q1, q2):
-    # on the side sgn(y) of zero, g(y) = q0 − k·|y|^m
-    return q1 + q2 if y > 0.0 else q2 - q1
-
-
-@njit(cache=True)
-def _series_s(Z, q0, k, m):
-    # s(Z) = ∫_0^Z dz / (q0 − k|z|^m) as the geometric series
-    # (sgn Z / q0) Σ_j (k/q0)^j |Z|^(jm+1) / (jm+1), used where |k|·|Z|^m ≤ |q0|/2
-    az = abs(Z)
-    r = k * az ** m / q0
-    tot = 0.0
-    term = 1.0
-    for j in range(200):
-        c = term / (j * m + 1.0)
-        tot += c
-        if abs(c) < 1e-17 * abs(tot):
-            break
-        term *= r
-    return math.copysign(az, Z) * tot / q0
-
-
-@njit(cache=True)
-def _series_inv(target, side, q0, k, m, zmax):
-    # Z on the given side (±1) with s(Z) = target; s' = 1/g is within a factor 3 of 1/q0
-    Z = min(max(q0 * target * side, 0.0), zmax) * side
-    for _ in range(60):
-        g = q0 - k * abs(Z) ** m
-        dZ = (_series_s(Z, q0, k, m) - target) * g
-        Zn = Z - dZ
-        if Zn * side < 0.0:
-            Zn = 0.5 * Z
-        elif abs(Zn) > zmax:
-            Zn = side * zmax
-        if abs(Zn - Z) <= 1e-16 * max(abs(Zn), 1e-300):
-            return Zn
-        Z = Zn
-    return Z
 
 
 @njit(cache=True, inline="always")
@@ -154,140 +108,12 @@ def linear_law_advance(y, L, q0, q1, q2):
     return q0 * _phi(kp if q0 > 0.0 else km, L - s0)
 
 
-_TAYLOR_K = 16  # highest Taylor coefficient of a power-law step
-
-
-@njit(cache=True)
-def _taylor_coeffs(y, q0, kap, m, h, tol, c):
-    """Taylor coefficients c[k] of y(s) about s = 0 for dy/ds = q0 − κ|y|^m on the side
-    sgn(y) ≠ 0, up to the first k with |c[k]|·h^k and |c[k−1]|·h^(k−1) ≤ tol (or
-    _TAYLOR_K). Returns (k, |c[k]|·h^k). One pow: w = |y|^m is expanded by the
-    recurrence k a_0 w_k = Σ_{j=1..k} (m j − (k − j)) a_j w_{k−j} (a = |y|), and
-    (k+1) y_{k+1} = δ_k0 q0 − κ w_k."""
-    sy = 1.0 if y > 0.0 else -1.0
-    a0 = abs(y)
-    inv = 1.0 / a0
-    w = c[_TAYLOR_K + 1:]
-    c[0] = y
-    w[0] = a0 ** m
-    c[1] = q0 - kap * w[0]
-    hk = h
-    prev = abs(c[1]) * hk
-    term = prev
-    for k in range(1, _TAYLOR_K):
-        acc = 0.0
-        for j in range(1, k + 1):
-            acc += (m * j - (k - j)) * (sy * c[j]) * w[k - j]
-        w[k] = acc * inv / k
-        c[k + 1] = -kap * w[k] / (k + 1)
-        hk *= h
-        term = abs(c[k + 1]) * hk
-        if term <= tol and prev <= tol:
-            return k + 1, term
-        prev = term
-    return _TAYLOR_K, term
-
-
-@njit(cache=True)
-def power_law_advance(y, L, q0, q1, q2, m, rtol, scale):
-    """y(L) for the scalar autonomous ODE dy/ds = g(y) = q0 − q1 sgn(y)|y|^m − q2 |y|^m.
-
-    The form shared by the modified Dahl gap (q0 = c, q1 = Λ, q2 = 0, m = μ) and the
-    Bouc-Wen state (q0 = σA, q1 = β, q2 = σγ, m = n). A segment map far cheaper
-    than adaptive Runge-Kutta: m = 1 in closed form (linear_law_advance); q0 = 0 in
-    closed form (|y|^(1−m) changes linearly in s); otherwise Taylor steps in s of
-    order up to 16 whose coefficients come from one power |y|^m by a recurrence
-    (usually one step per input sample), the error of a step (its last terms) below
-    0.01·rtol·max(|y|, scale). Around y = 0, where g is not Lipschitz for m < 1 and
-    not smooth for any m, the zone |κ||y|^m ≤ 1e-3|q0| is crossed exactly through
-    the inverse function s(y) = ∫dy/g(y) (a fast geometric series) and Newton's
-    method: the switch is located exactly, at most once per segment (g(0) = q0 keeps
-    its sign). Where g vanishes at y* ahead, y moves monotonically to it and never
-    passes it: a step that would overshoot ends AT y*, and y is set to y* once
-    |y − y*| ≤ 1e-3·rtol·scale.
-    """
-    if L <= 0.0:
-        return y
-    if m == 1.0:
-        return linear_law_advance(y, L, q0, q1, q2)
-    if q0 == 0.0:
-        if y == 0.0:
-            return 0.0
-        kap = _side_k(y, q1, q2)        # dy/ds = −κ sgn(y)|y|^m on this side
-        r = abs(y) ** (1.0 - m) - (1.0 - m) * kap * L
-        if r <= 0.0:
-            return 0.0                  # m < 1: reaches 0 and stays (finite s)
-        return math.copysign(r ** (1.0 / (1.0 - m)), y)
-    sa = 1.0 if q0 > 0.0 else -1.0      # side ahead of zero
-    ka = _side_k(sa, q1, q2)
-    kb = _side_k(-sa, q1, q2)
-    ystar = sa * (q0 / ka) ** (1.0 / m) if q0 / ka > 0.0 else np.nan
-    kmax = max(abs(ka), abs(kb))
-    eps = (1e-3 * abs(q0) / kmax) ** (1.0 / m) if kmax > 0.0 else np.inf
-    if eps == np.inf:
-        return y + q0 * L               # g ≡ q0
-    snap = 1e-3 * rtol * scale
-    c = np.empty(2 * (_TAYLOR_K + 1))
-    s = 0.0
-    while s < L:
-        rem = L - s
-        if ystar == ystar and abs(y - ystar) <= snap:
-            return ystar
-        if abs(y) < eps:
-            if y * sa < 0.0:
-                # behind zero, in the zone: the exact arc length to reach it
-                sy = _series_s(y, q0, kb, m)     # < 0 (s(0) = 0)
-                if -sy >= rem:
-                    return _series_inv(sy + rem, -sa, q0, kb, m, eps)
-                s += -sy
-                y = 0.0
-                rem = L - s
-            # at or ahead of zero, in the zone: exact up to the zone's edge
-            s_y = _series_s(y, q0, ka, m)
-            target = s_y + rem
-            se = _series_s(sa * eps, q0, ka, m)
-            if se >= target:
-                return _series_inv(target, sa, q0, ka, m, eps)
-            s += se - s_y
-            y = sa * eps
-            continue
-        kap = _side_k(y, q1, q2)
-        # no step meets a tolerance below round-off: floor it at 1e-15 (relative)
-        tol = max(0.01 * rtol, 1e-15) * max(abs(y), scale)
-        h = rem
-        for _ in range(60):
-            kk, err = _taylor_coeffs(y, q0, kap, m, h, tol, c)
-            yn = c[kk]
-            for j in range(kk - 1, -1, -1):
-                yn = yn * h + c[j]
-            if err <= tol and yn * y > 0.0:
-                break
-            # too long for the series (or it would jump over 0): shorten
-            if err > tol:
-                h *= 0.8 * (tol / err) ** (1.0 / kk)
-            else:
-                h *= 0.5
-        if ystar == ystar and y * sa > 0.0 and (yn - ystar) * (ystar - y) >= 0.0:
-            return ystar  # overshoot: the exact solution stops short of y*
-        s += h
-        y = yn
-    return y
-
-
 @njit(cache=True)
 def gap_advance(D, c, lam, mu, L, rtol, scale):
-    """D(L) for dD/ds = c − Λ sgn(D)|D|^μ (the distance to the active envelope)."""
-    if c == 0.0:
-        # separable: |D|^(1−μ) changes linearly in s (finite-time arrival if μ < 1)
-        if D == 0.0:
-            return 0.0
-        if mu == 1.0:
-            return D * math.exp(-lam * L)
-        r = abs(D) ** (1.0 - mu) - (1.0 - mu) * lam * L
-        if r <= 0.0:
-            return 0.0
-        return math.copysign(r ** (1.0 / (1.0 - mu)), D)
-    if mu == 1.0:
+    """D(L) for dD/ds = c − Λ sgn(D)|D|^μ (the distance to the active envelope):
+    the exponential for μ = 1, else the exact map of power_law_map (which has the
+    separable case c = 0 in closed form too)."""
+    if mu == 1.0 and c != 0.0:
         Ds = c / lam
         return Ds + (D - Ds) * math.exp(-lam * L)
     return power_law_advance(D, L, c, lam, 0.0, mu, rtol, scale)
@@ -300,6 +126,7 @@ def modified_dahl_advance(x, u0, u1, dt, v, p, rtol):
         return  # Ḟ = 0 on both branches
     L = abs(v) * dt
     r = (u1 - u0) / L  # = sgn(v) when v is the segment slope
+    # the accuracy that matters is that of F (the gap is F's distance to an envelope)
     scale = max(abs(x[0]), abs(b), abs(e), 1.0)
     if v > 0.0:
         D = gap_advance(a * u0 + b - x[0], a * r, lam, mu, L, rtol, scale)

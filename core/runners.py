@@ -100,6 +100,9 @@ SCHEMAS: dict[str, dict] = {
                                "max_measure_step": REAL}),
         "solver": Table({"mdm_rtol": REAL, "masing_h": REAL}),
         "overlay": Table({"frf_csv": STR, "reduced_n_omega": COUNT}),
+        "fold_curves": Table({"from_f1": REAL, "f1_min": REAL, "f1_max": REAL,
+                              "omega_min": REAL, "omega_max": REAL, "max_points": COUNT,
+                              "sweep_csv": STR}),
     },
     "belt-tensioner-cosim": {
         "simulation": Table({"t_end": REAL, "window": REAL, "H": REAL, "rtol": REAL}),

@@ -31,5 +31,9 @@ __all__ = sorted(_WHERE)
 
 def __getattr__(name):
     if name in _WHERE:
-        return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        # cache it: importing the submodule compare.py set this package's attribute
+        # `compare` to the module, which would shadow the function from then on
+        globals()[name] = value
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

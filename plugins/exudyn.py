@@ -1,10 +1,20 @@
-"""hystmech force elements inside Exudyn, as coordinate spring-dampers with a force user
+"""hystmech force elements inside Exudyn, as Exudyn connectors with a force user
 function.
 
 ``add_element(mbs, element, [m0, m1])`` adds a ``CoordinateSpringDamper`` between two
 coordinate markers: the element sees u = q(m1) − q(m0), v = q̇(m1) − q̇(m0) (Exudyn's
 displacement and velocity of the connector) and acts with −F on m1, +F on m0 (a
 positive F pulls m1 back towards m0, like a spring k·u).
+
+``add_element(mbs, element, [m0, m1], axis=a)`` with two position markers
+(``MarkerBodyPosition``/``MarkerNodePosition``, or rigid markers; a marker on
+``ObjectGround`` for the ground) adds a translational element along the fixed global
+direction a, a ``CartesianSpringDamper``: u = (p1 − p0)·a from the reference
+configuration, force −F·a on m1, +F·a on m0. ``rotation_axis=a`` with two rigid
+markers (``MarkerBodyRigid``/``MarkerNodeRigid``) adds a torsional element, a
+``TorsionalSpringDamper`` about a (global, reference configuration, fixed in both
+bodies): u = relative rotation [rad], counted over turns, moment [N·m]. Both routes and
+the one commit below serve all three joints.
 
 Two routes:
 
@@ -66,14 +76,14 @@ HDR = 3
 
 class _Item:
     __slots__ = ("element", "name", "connector", "node", "ltg", "route", "ode_node", "p",
-                 "advance", "force", "rtol", "sw", "mean", "u0", "cache")
+                 "advance", "force", "rtol", "sw", "mean", "u0", "cache", "measure")
 
 
 class Element(int):
     """The handle :func:`add_element` returns: the connector's object index (an int,
     usable wherever Exudyn takes one) with the element's ``name``, ``law`` and
-    ``route``, and readers of its committed ``state()`` and current ``force()`` [N or
-    N·m] in the system ``mbs``."""
+    ``route``, and readers of its committed ``state()``, current ``force()`` [N or
+    N·m] and ``displacement()`` u [m or rad] in the system ``mbs``."""
 
     def __new__(cls, index, mbs, item):
         h = super().__new__(cls, int(index))
@@ -99,6 +109,11 @@ class Element(int):
     def force(self) -> float:
         """The force at the committed state and the current u, v."""
         return element_force(self._mbs, self._it.name)
+
+    def displacement(self) -> float:
+        """The element's current input u [m or rad]: from the reference configuration,
+        minus ``u0`` (for a torsional element the angle counted over turns)."""
+        return self._it.measure(self._mbs)[0] - self._it.u0
 
     def __repr__(self):
         return f"Element({int(self)}, name={self.name!r}, law={self.law!r})"
@@ -197,7 +212,6 @@ class Host:
                     self._changes = 0
                 self._dt_last = dt
             self._t_last = t
-        disp = self._disp
         D = None
         for it in self.items:
             if it.route != "commit":
@@ -205,7 +219,7 @@ class Host:
             if D is None:
                 D = np.array(mbs.systemData.GetDataCoordinates())
             s = D[it.ltg]
-            u = float(mbs.GetObjectOutput(it.connector, disp)) - it.u0
+            u = it.measure(mbs)[0] - it.u0
             if s[0] == 0.0:
                 s[0], s[1], s[2] = 1.0, u, t       # the first call (t = start): anchor
                 self.refuse_adaptive(mbs)
@@ -263,8 +277,7 @@ class Host:
                     for j in self.items:
                         if j.route == "commit":
                             sj = D[j.ltg]
-                            sj[0], sj[1], sj[2] = 1.0, float(mbs.GetObjectOutput(
-                                j.connector, self._disp)) - j.u0, t
+                            sj[0], sj[1], sj[2] = 1.0, j.measure(mbs)[0] - j.u0, t
                             D[j.ltg] = sj
                     mbs.systemData.SetDataCoordinates(D)
                     for j in self.items:
@@ -325,20 +338,82 @@ def set_post_step(mbs, function):
     mbs.SetPostStepUserFunction(h.post_step)
 
 
+# marker types Exudyn accepts for a position (translation) and an orientation (rotation)
+_POSITION = ("BodyPosition", "NodePosition", "BodyRigid", "NodeRigid")
+_RIGID = ("BodyRigid", "NodeRigid")
+
+
+def _unit_axis(axis, what):
+    try:
+        a = np.asarray(axis, dtype=float).ravel()
+    except (TypeError, ValueError):
+        a = np.empty(0)
+    if a.size != 3 or not np.all(np.isfinite(a)):
+        raise ValueError(f"{what} must be 3 finite numbers (a direction in global "
+                         f"coordinates; got {axis!r})")
+    n = float(np.linalg.norm(a))
+    if not n > 1e-12:
+        raise ValueError(f"{what} must have a nonzero length (got {axis!r})")
+    return a / n
+
+
+def _types(mbs, markers):
+    types = []
+    for m in markers:
+        try:
+            types.append(mbs.GetMarker(m)["markerType"])
+        except Exception:
+            raise ValueError(f"markers: no marker {m} in this system") from None
+    return types
+
+
+def _marker_types(mbs, markers, allowed, what):
+    types = _types(mbs, markers)
+    bad = [(m, t) for m, t in zip(markers, types) if t not in allowed]
+    if bad:
+        raise ValueError(f"markers {bad} have the wrong type for {what}: need "
+                         f"{' or '.join('Marker' + a for a in allowed)}")
+
+
+def _frame(a):
+    """A rotation matrix whose third column is the unit vector a."""
+    e = np.eye(3)[int(np.argmin(np.abs(a)))]
+    b1 = np.cross(a, e)
+    b1 /= np.linalg.norm(b1)
+    return np.column_stack([b1, np.cross(a, b1), a])
+
+
 def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
                 x0=None, route: str = "commit", rtol: float = 1e-8,
-                u0: float = 0.0) -> Element:
-    """Add the force element ``element`` between the coordinate markers
-    ``markers = [m0, m1]`` of the Exudyn MainSystem ``mbs`` (before ``mbs.Assemble()``);
-    returns the connector's object index. u = q(m1) − q(m0) [m or rad], F [N or N·m]
-    acts as −F on m1. ``route``: "commit" (trial/commit, any law, fixed-step solvers)
-    or "ode1" (smooth laws, state integrated by the solver, also adaptive solvers).
-    ``x0`` overrides the initial state; ``rtol`` the segment tolerance; ``u0`` [m or
-    rad] the origin of u (u = q(m1) − q(m0) − u0; default 0: the reference
-    configuration). Returns an :class:`Element` handle (an int: the connector index)."""
+                u0: float = 0.0, axis=None, rotation_axis=None) -> Element:
+    """Add the force element ``element`` between the markers ``markers = [m0, m1]`` of
+    the Exudyn MainSystem ``mbs`` (before ``mbs.Assemble()``). Three joints:
+
+    * coordinate markers (default; ``MarkerNodeCoordinate`` ...): a
+      ``CoordinateSpringDamper``, u = q(m1) − q(m0) [m or rad], F [N or N·m] acts as
+      −F on m1, +F on m0;
+    * ``axis=[ax, ay, az]`` with two position markers (``MarkerBodyPosition``,
+      ``MarkerNodePosition``, or rigid markers; ground: a marker on ``ObjectGround``):
+      a translational element along the fixed global direction ``axis`` (its length is
+      ignored), a ``CartesianSpringDamper``: u = (p1 − p1_ref − p0 + p0_ref)·axis [m],
+      v = (ṗ1 − ṗ0)·axis, force −F·axis on m1 and +F·axis on m0 [N];
+    * ``rotation_axis=[ax, ay, az]`` with two rigid markers (``MarkerBodyRigid``,
+      ``MarkerNodeRigid``): a torsional element, a ``TorsionalSpringDamper`` about the
+      direction ``rotation_axis`` (global, in the reference configuration, fixed in
+      both bodies): u = relative rotation of m1 against m0 about it [rad] (continuous
+      over turns), moment −F on m1 and +F on m0 [N·m]. Exudyn measures the angle about
+      the joint axis only: exact for a relative rotation about that axis (a revolute
+      joint), a projection otherwise. Two markers with that orientation are added.
+
+    u is measured from the reference configuration (plugins/convention.py); ``u0`` [m
+    or rad] shifts its origin (u − u0). ``route``: "commit" (trial/commit, any law,
+    fixed-step solvers) or "ode1" (smooth laws, state integrated by the solver, also
+    adaptive solvers). ``x0`` overrides the initial state; ``rtol`` the segment
+    tolerance. Returns an :class:`Element` handle (an int: the connector index)."""
     exu = engine("exudyn")
-    from exudyn.itemInterface import (CoordinateSpringDamper, NodeGenericData,
-                                      NodeGenericODE1, ObjectGenericODE1)
+    from exudyn.itemInterface import (CartesianSpringDamper, CoordinateSpringDamper,
+                                      NodeGenericData, NodeGenericODE1, ObjectGenericODE1,
+                                      TorsionalSpringDamper)
 
     if not isinstance(element, ForceElement):
         raise ValueError(f"element must be a hystmech force element (got {type(element).__name__})")
@@ -350,14 +425,48 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
     try:
         m0, m1 = (int(m) for m in markers)
     except (TypeError, ValueError):
-        raise ValueError(f"markers must be two coordinate marker indices (got {markers!r})") from None
+        raise ValueError(f"markers must be two marker indices (got {markers!r})") from None
     if not (isinstance(rtol, (int, float)) and 0 < rtol < 1):
         raise ValueError(f"rtol must be in (0, 1) (got {rtol!r})")
     if not (isinstance(u0, (int, float)) and np.isfinite(u0)):
         raise ValueError(f"u0 must be a finite number [m or rad] (got {u0!r})")
+    if axis is not None and rotation_axis is not None:
+        raise ValueError("give axis (translation) or rotation_axis (torsion), not both")
     xs = element.x0.copy() if x0 is None else np.asarray(x0, dtype=float).ravel()
     if xs.size != element.n_states or not np.all(np.isfinite(xs)):
         raise ValueError(f"x0 must hold {element.n_states} finite value(s)")
+    OV = exu.OutputVariableType
+    if axis is None and rotation_axis is None:
+        pos = [t for t in _types(mbs, (m0, m1)) if t in _POSITION]
+        if len(pos) == 2:
+            raise ValueError("markers are position/rigid markers: give axis=[ax, ay, az] "
+                             "(translational element) or rotation_axis= (torsional, rigid "
+                             "markers); without them the markers must be coordinate markers")
+    if axis is not None:
+        a = _unit_axis(axis, "axis")
+        _marker_types(mbs, (m0, m1), _POSITION, "a translational element (axis)")
+        ref = exu.ConfigurationType.Reference
+        a0, a1, a2 = (float(c) for c in a)
+        uref = float(_dot3(mbs.GetMarkerOutput(m1, OV.Position, configuration=ref)
+                           - mbs.GetMarkerOutput(m0, OV.Position, configuration=ref),
+                           a0, a1, a2))
+    elif rotation_axis is not None:
+        a = _unit_axis(rotation_axis, "rotation_axis")
+        _marker_types(mbs, (m0, m1), _RIGID, "a torsional element (rotation_axis)")
+        R = _frame(a)
+        ref = exu.ConfigurationType.Reference
+        mk = []
+        for m in (m0, m1):
+            # a marker of the same body/node turned so that its local z is the axis in
+            # the reference configuration: Exudyn's idiom (localHT) for the joint frame
+            A = np.asarray(mbs.GetMarkerOutput(m, OV.RotationMatrix, configuration=ref),
+                           dtype=float).reshape(3, 3)
+            d = dict(mbs.GetMarker(m))
+            d.pop("name", None)
+            H = np.array(d["localHT"], dtype=float)
+            H[:3, :3] = H[:3, :3] @ (A.T @ R)
+            d["localHT"] = H
+            mk.append(mbs.AddMarker(d))
     host = _host(mbs)
     it = _Item()
     it.element, it.route, it.rtol = element, route, float(rtol)
@@ -373,6 +482,12 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
             name=f"{it.name}.state", numberOfDataCoordinates=HDR + xs.size,
             initialCoordinates=[0.0, 0.0, 0.0] + list(xs)))
         uf = host.trial_function(it)
+    elif xs.size == 0:
+        # a stateless law (LinearSpring ...): Exudyn has no node of zero coordinates
+        p, x_none = element.p, np.empty(0)
+
+        def uf(mbs, t, itemNumber, u, v, k, d, offset):
+            return float(it.force(x_none, u - it.u0, v, p))
     else:
         n = xs.size
         it.ode_node = mbs.AddNode(NodeGenericODE1(
@@ -386,9 +501,8 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
             return float(it.force(np.ascontiguousarray(x, dtype=float), u - it.u0, v, p))
 
         def rhs(mbs, t, itemNumber, q):
-            u = float(mbs.GetObjectOutput(it.connector, exu.OutputVariableType.Displacement)
-                      ) - it.u0
-            v = float(mbs.GetObjectOutput(it.connector, exu.OutputVariableType.Velocity))
+            u, v = it.measure(mbs)
+            u -= it.u0
             out = np.empty(n)
             rate(np.ascontiguousarray(q, dtype=float), u, v, p, out)
             return out
@@ -396,12 +510,55 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
         mbs.AddObject(ObjectGenericODE1(name=f"{it.name}.ode", nodeNumbers=[it.ode_node],
                                         systemMatrix=np.zeros((n, n)), rhsVector=[0.0] * n,
                                         rhsUserFunction=rhs))
-    it.connector = mbs.AddObject(CoordinateSpringDamper(
-        name=it.name, markerNumbers=[m0, m1], stiffness=0.0, damping=0.0,
-        springForceUserFunction=uf))
+    if axis is not None:
+        f1 = uf
+
+        def puf(mbs, t, itemNumber, d, v, k, c, offset):
+            F = f1(mbs, t, itemNumber, _dot3(d, a0, a1, a2) - uref, _dot3(v, a0, a1, a2),
+                   0.0, 0.0, 0.0)
+            # Exudyn applies −f on m1, +f on m0
+            return [F * a0, F * a1, F * a2]
+
+        def measure(mbs):
+            return (_dot3(mbs.GetObjectOutput(it.connector, OV.Displacement), a0, a1, a2)
+                    - uref, _dot3(mbs.GetObjectOutput(it.connector, OV.Velocity), a0, a1, a2))
+
+        it.connector = mbs.AddObject(CartesianSpringDamper(
+            name=it.name, markerNumbers=[m0, m1], springForceUserFunction=puf))
+    elif rotation_axis is not None:
+        f1 = uf
+
+        def tuf(mbs, t, itemNumber, rotation, angularVelocity, k, d, offset):
+            return f1(mbs, t, itemNumber, rotation, angularVelocity, 0.0, 0.0, 0.0)
+
+        def measure(mbs):
+            return (float(mbs.GetObjectOutput(it.connector, OV.Rotation)),
+                    float(mbs.GetObjectOutput(it.connector, OV.AngularVelocityLocal)))
+
+        # the data node lets Exudyn count turns (continuous angle beyond ±π)
+        turns = mbs.AddNode(NodeGenericData(name=f"{it.name}.turns",
+                                            numberOfDataCoordinates=1,
+                                            initialCoordinates=[0.0]))
+        it.connector = mbs.AddObject(TorsionalSpringDamper(
+            name=it.name, markerNumbers=mk, nodeNumber=turns, springTorqueUserFunction=tuf))
+    else:
+        def measure(mbs):
+            return (float(mbs.GetObjectOutput(it.connector, OV.Displacement)),
+                    float(mbs.GetObjectOutput(it.connector, OV.Velocity)))
+
+        it.connector = mbs.AddObject(CoordinateSpringDamper(
+            name=it.name, markerNumbers=[m0, m1], stiffness=0.0, damping=0.0,
+            springForceUserFunction=uf))
+    it.measure = measure
     host.items.append(it)
     host._ltg_ready = False
     return Element(it.connector, mbs, it)
+
+
+def _dot3(d, a0, a1, a2):
+    # the same arithmetic in the force call and in the commit, so that the step's first
+    # stage is recognised (u equal to the committed u, bit for bit)
+    return float(d[0]) * a0 + float(d[1]) * a1 + float(d[2]) * a2
 
 
 def _item(mbs, name) -> _Item:
@@ -416,6 +573,8 @@ def element_state(mbs, name) -> np.ndarray:
     exu = engine("exudyn")
     it = _item(mbs, name)
     if it.route == "ode1":
+        if it.ode_node is None:
+            return np.empty(0)
         return np.array(mbs.GetNodeOutput(it.ode_node, exu.OutputVariableType.Coordinates))
     _host(mbs)._ltg()
     return np.array(np.asarray(mbs.systemData.GetDataCoordinates())[it.ltg][HDR:])
@@ -425,8 +584,8 @@ def element_force(mbs, name) -> float:
     """The force [N] of element ``name`` at its committed state, current u and v."""
     exu = engine("exudyn")
     it = _item(mbs, name)
-    u = float(mbs.GetObjectOutput(it.connector, exu.OutputVariableType.Displacement)) - it.u0
-    v = float(mbs.GetObjectOutput(it.connector, exu.OutputVariableType.Velocity))
+    u, v = it.measure(mbs)
+    u -= it.u0
     return float(it.force(np.ascontiguousarray(element_state(mbs, name)), u, v, it.p))
 
 

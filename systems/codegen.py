@@ -27,6 +27,8 @@ node forces); ``V = scratch(prm)`` the elements' scratch arrays, made once per l
 ``step(y, dy, h, lo, hi, yn)``               Euler step + projection on the boxes
 ``ops(y0, y1, w0, w1, dt, prm, rtol)``       operator elements' own update
 ``stop(t, y)``                               the user's callback (False if none)
+``var_solve(z, t0, t1, prm, nw, N, atol, rtol, h0)`` the state and its variational
+                                             equations (systems/periodic/monodromy.py)
 
 and the generic loops ``projection``, ``rk45`` (with ``dopri_step``) and
 ``eval_samples``, whose source is taken from :mod:`~hystmech.systems.methods` and
@@ -472,6 +474,7 @@ def templates() -> str:
     inlines them and can cache the loops on disk."""
     import inspect
 
+    from .periodic import monodromy
     from .methods import projection, radau5, rk45
     from .model import eval_samples
 
@@ -483,6 +486,7 @@ def templates() -> str:
                eval_samples, *radau5.TEMPLATES):
         out += f"\n\n{_INLINE.get(fn.__name__, _DECOR)}\n" + inspect.getsource(fn)
     out += radau5.core_source()
+    out += monodromy.template_source()
     _TEMPLATES = out
     return out
 
@@ -528,7 +532,7 @@ def generate(m, refs: dict) -> str:
 
 NAMES = ("core", "scratch", "fun", "jac", "jac_core", "inputs", "inputs_rot", "powers",
          "signal", "step", "ops", "stop", "fun_full", "projection", "rk45", "eval_samples",
-         "radau5", "auto_stiff", "auto_stiff_explicit", "auto_stiff_implicit")
+         "radau5", "auto_stiff", "auto_stiff_explicit", "auto_stiff_implicit", "var_solve")
 
 
 class Compiled:

@@ -94,12 +94,14 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
       ``"RK45"``: compiled adaptive Dormand-Prince 5(4) with dense output; options rtol
       (1e-6), atol, max_step, first_step, max_steps, record_from.
       ``"projection"``: the first-order implicit scheme of Bastien et al. (2007),
-      eqs. (A.7)-(A.9), compiled; options h [s] (default 1e-5, eq. (57); must lie within
+      eqs. (A.7)-(A.9), :math:`U^{p+1} = (I + hA)^{-1}(U^p + h f(t_p, U^p))` with the
+      resolvent the projection onto the inclusions' box, compiled; options h [s] (default 1e-5, eq. (57); must lie within
       the explicit stability limit of the linear part), rtol of the operators' advance,
       stride, record_from, max_points.
       ``"event"``: event-driven reference for inclusions (scipy DOP853 between
       stick/slip events located by root finding); options integrator, rtol, atol,
       max_events, max_step.
+
     x0: full state vector (names: ``assembly.state_names()``) or a dict
     {dof: x or (x, v), element: state, "dof.v": v}; default from the assembly.
     t_eval: output times (default: every step, thinned to ≤ 200 001 points for the

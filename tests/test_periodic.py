@@ -273,7 +273,8 @@ def test_variational_monodromy_against_closed_form_and_finite_differences():
     # finite differences of the compiled simulation give the same multipliers
     asm = oscillator(M_, C_, K_, F_, 1.1, K3_)
     ov = periodic_orbit(asm, y0=[1.5, 0.0], monodromy="variational", options=dict(rtol=1e-10))
-    of = periodic_orbit(asm, y0=ov.y0, options=dict(rtol=1e-10))
+    of = periodic_orbit(asm, y0=ov.y0, options=dict(rtol=1e-10), monodromy="fd")
+    assert ov.monodromy_source == "variational" and of.monodromy_source == "finite-differences"
     assert np.sort_complex(ov.multipliers) == pytest.approx(np.sort_complex(of.multipliers),
                                                             abs=1e-6)
     with pytest.raises(ValueError, match="monodromy"):

@@ -49,9 +49,12 @@ def test_masing_orbit_equals_sweep_amplitude(f1, omegas):
         w = res.state("tensioner")[:, 0]
         eta = -paper_tensioner("masing").box_lo[0]
         if f1 == 13.0:
-            # stuck: the slider never reaches its box, and its offset is neutral (μ = 1)
+            # stuck: the slider never reaches its box, and its offset is neutral: the
+            # monodromy has μ = 1, removed structurally from the multipliers reported
             assert np.abs(w).max() < 0.9 * eta
-            assert np.min(np.abs(o.multipliers - 1.0)) < 1e-6
+            assert np.min(np.abs(np.linalg.eigvals(o.monodromy) - 1.0)) < 1e-6
+            assert o.multipliers.size == o.monodromy.shape[0] - 1
+            assert o.stability == "stable" and np.abs(o.multipliers).max() < 0.9
         else:
             assert np.abs(w).max() == pytest.approx(eta, rel=1e-9)
             assert o.stable
@@ -83,16 +86,16 @@ def test_scenario_runner_writes_branches_over_given_sweep(tmp_path):
            "overlay": {"frf_csv": str(csv)}}
     out = run(cfg, tmp_path, lambda f, m: None)
     lines = out.files["frf_branches.csv"].strip().splitlines()
-    assert lines[0] == ("model,f1,omega,T_amplitude,stable,max_multiplier,fresh_jacobian,"
-                        "leading_real_multiplier")
+    assert lines[0] == ("model,f1,omega,T_amplitude,stability,max_multiplier,"
+                        "max_multiplier_error,fresh_jacobian,leading_real_multiplier")
     rows = [ln.split(",") for ln in lines[1:]]
     w = np.array([float(r[2]) for r in rows])
     a = np.array([float(r[3]) for r in rows])
-    assert w[0] == 62.0 and w[-1] >= 64.0 and all(r[4] == "1" for r in rows)
+    assert w[0] == 62.0 and w[-1] >= 64.0 and all(r[4] == "stable" for r in rows)
     # stuck Masing: the linear FRF with k + k0, c0(Ω), within the projection scheme's error
     ref = [linear_tension_amplitude(x, k_t=K_STUCK, c_t=masing_damping(x), f1=13.0) for x in w]
     assert a == pytest.approx(ref, rel=5e-3)
-    assert out.files["frf_folds.csv"].strip() == "model,f1,kind,omega,T_amplitude"
+    assert out.files["frf_folds.csv"].strip() == "model,f1,kind,omega,T_amplitude,exact"
     assert "frf_continuation" in out.figures
     with pytest.raises(ValueError, match="frf_csv"):
         run({**cfg, "overlay": {"frf_csv": str(tmp_path / "missing.csv")}}, tmp_path,

@@ -2,11 +2,15 @@
 
 The protocol (after scipy.integrate's ``solve_ivp`` METHODS): a method module defines
 
-``NAME``          the name users pass as ``simulate(..., method=NAME)``;
-``OPTIONS``       the option names it accepts (anything else is a ValueError);
-``SMOOTH_ONLY``   True when it needs smooth elements only (no inclusion, no operator);
-``COMPILED``      True when it runs the assembly's compiled code (and so the observers
-                  inside its loop);
+``NAME``
+    the name users pass as ``simulate(..., method=NAME)``;
+``OPTIONS``
+    the option names it accepts (anything else is a ValueError);
+``SMOOTH_ONLY``
+    True when it needs smooth elements only (no inclusion, no operator);
+``COMPILED``
+    True when it runs the assembly's compiled code (and so the observers
+    inside its loop);
 ``run(model, t0, t1, y0, t_eval, energy, obs, options, method) -> MethodResult``
                   integrate the :class:`~hystmech.systems.model.Model` from y0 over
                   [t0, t1] [s]; ``obs`` is None or an observer record

@@ -1,7 +1,7 @@
 """Pseudo-arclength continuation of periodic orbits in a parameter (Ω, f1, ...).
 
 The orbits y*(p) of a family of forced assemblies ``build(p)`` (shooting residual
-R(y, p) = φ_{nT(p)}(y; p) − y of :mod:`hystmech.systems.periodic`) form curves in
+R(y, p) = φ_{nT(p)}(y; p) − y of :mod:`hystmech.systems.periodic.shooting`) form curves in
 (y, p). They are followed by pseudo-arclength continuation (Keller's method): from a
 point x_k = (y_k, p_k) with unit tangent t_k (null vector of [R_y, R_p]) the predictor
 x_k + Δs·t_k is corrected by Newton's method on
@@ -27,8 +27,14 @@ import numpy as np
 
 from ...components.base import check_finite, check_positive
 from ..result import SimulationError
-from .shooting import (ConvergenceError, Shooter, crossing_counts, default_fd_eps, floquet,
-                       instability, min_norm_solve, newton_shoot, peak_to_peak)
+from .monodromy import multiplier_errors
+from .shooting import (ConvergenceError, Shooter, crossing_counts, default_fd_eps,
+                       drop_neutral, floquet, min_norm_solve, newton_shoot, peak_to_peak)
+from .stability import classify
+
+BROYDEN_MU_ERR = 0.05   # error bound given to the multipliers of a Broyden-updated
+                        # monodromy; a point whose multipliers come closer than this to
+                        # the unit circle gets a fresh one (and its own error estimate)
 
 
 @dataclass
@@ -36,12 +42,18 @@ class Branch:
     """A continued branch of periodic orbits.
 
     p: parameter values; y: full states at t0 (rows); measure: the user's measure of
-    each orbit (default peak-to-peak of the first DOF [m]); stable: Floquet-stable;
-    multipliers: per point; n_periods: orbit period in forcing periods; special: list of
-    {"kind": "fold" | "period-doubling" | "neimark-sacker" | "restart", "p", "measure",
-    "index"} (fold p and measure estimated by the parabola through the three points
-    around the turning point); message: why the continuation stopped; phase: the
-    section of each point, t0 + phase·T (it moves off velocity reversals).
+    each orbit (default peak-to-peak of the first DOF [m]); stability: per point
+    "stable", "unstable" or "undecided" (:mod:`hystmech.systems.periodic.stability`: every
+    multiplier against 1 at its own error bound, ``multiplier_errors``); stable:
+    stability == "stable"; multipliers: per point; n_periods: orbit period in forcing
+    periods; special: list of {"kind": "fold" | "branch-point" | "period-doubling" |
+    "neimark-sacker" | "restart", "p", "measure", "index", "exact"}: folds of smooth
+    assemblies are located exactly (``exact`` True: Newton on the bordered fold system,
+    :func:`hystmech.systems.periodic.bifurcation.locate_fold`, with its "multiplier" and "y"),
+    else by the parabola through the three points around the turning point; the other
+    crossings by interpolating the crossing multiplier's modulus to 1; message: why the
+    continuation stopped; phase: the section of each point, t0 + phase·T (it moves off
+    velocity reversals); monodromy_source: "variational" or "finite-differences".
     """
 
     p: np.ndarray
@@ -58,6 +70,9 @@ class Branch:
     monodromy: list = field(default_factory=list, repr=False)
     phase: np.ndarray = field(default=None, repr=False)
     fresh: np.ndarray = field(default=None, repr=False)
+    stability: np.ndarray = field(default=None)
+    multiplier_errors: list = field(default_factory=list, repr=False)
+    monodromy_source: str = ""
 
     def folds(self) -> list:
         return [s for s in self.special if s["kind"] == "fold"]
@@ -94,7 +109,9 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     (and monodromy) every so many points, Broyden updates from the corrector between
     them (also fresh after a slow correction, a failed step, a moved section, or when
     the updated monodromy signals a bifurcation, which is thereby confirmed);
-    ``Branch.fresh`` says which points have fresh multipliers. state_weight < 1 lets
+    ``Branch.fresh`` says which points have fresh multipliers; smooth assemblies with
+    compiled jac kernels get the exact (variational) monodromy at every point, whatever
+    jacobian_every says. state_weight < 1 lets
     the steps in p grow where the orbit changes fast (e.g. small superharmonic wiggles);
     max_measure_step: a step is retried at half length when the measure changes by more
     than this fraction (resolves sharp resonance peaks).
@@ -162,6 +179,9 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     for _ in range(int(transient_periods)):
         y = sh.flow(y)
     sh, y, fy, res, scale = converge(sh, y)
+    exact = sh.variational() is not None
+    if exact:
+        jacobian_every = 1      # the variational monodromy is cheap and exact
     free = sh.free
     m = free.size
     # states in units of excursion·√m/state_weight: a unit step moves the states as a
@@ -216,22 +236,33 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     Gu = fd_jac(sh, y, p_start, fy, scale)
     t = tangent(scaled(Gu, scale[free] * sw), sign_p=1.0 if p_end > p_start else -1.0)
 
-    P, Y, MEAS, ST, MU, MON, PH, FRESH = [], [], [], [], [], [], [], []
+    P, Y, MEAS, ST, MU, MON, PH, FRESH, ERR = [], [], [], [], [], [], [], [], []
     special = []
 
-    def record(p, y, res, Gu, fresh):
+    def record(p, y, res, Gu, fresh, shr, scl):
         M = Gu[:, :m] + np.eye(m)
         mu = floquet(M)
+        if not fresh and np.all(np.abs(np.abs(mu) - 1.0) > BROYDEN_MU_ERR):
+            err = np.full(mu.size, BROYDEN_MU_ERR)
+        else:
+            # fresh monodromy with its own error estimate (and the stuck sliders'
+            # neutral rows removed); a Broyden one near the circle is replaced
+            Mx, dM, keep, _ = shr.monodromy_with_error(y, scl, eps=fd_eps,
+                                                       M=M if fresh else None)
+            mu, err = multiplier_errors(Mx, dM, np.maximum(scl, shr.floor)[free][keep])
+            mu, err = drop_neutral(mu, err, shr.last_n_neutral)
+            fresh = True
         P.append(p)
         Y.append(y.copy())
         MEAS.append(float(measure(res)))
-        ST.append(instability(mu) is None)
+        ST.append(classify(mu, err))
         MU.append(mu)
+        ERR.append(err)
         MON.append(M)
         PH.append(sec["phase"])
         FRESH.append(fresh)
 
-    record(p_start, y, res, Gu, True)
+    record(p_start, y, res, Gu, True, sh, scale)
     p = p_start
     tp_prev = t[m]
     message = f"reached max_points = {max_points}"
@@ -312,7 +343,7 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                     tols["scale"] = scale
                     t = tangent(scaled(Gu, scale[free] * sw), sign_p=d)
                     tp_prev = t[m]
-                    record(p, y, resn, Gu, True)
+                    record(p, y, resn, Gu, True, shn, scn)
                     special.append({"kind": "restart", "p": p, "measure": MEAS[-1],
                                     "index": len(P) - 1})
                     h = float(ds)
@@ -352,7 +383,7 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
         # a bifurcation seen on a Broyden Jacobian is confirmed on a fresh one
         if not fresh:
             mu_try = floquet(Gu[:, :m] + np.eye(m))
-            if crossing_counts(mu_try) != crossing_counts(MU[-1]):
+            if crossing_counts(mu_try) != crossing_counts(MU[-1], ERR[-1]):
                 Gu = fd_jac(shk, yg, pg, fg, scale_new)
                 fresh = True
                 since_fresh = 0
@@ -374,23 +405,31 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                 since_fresh = 0
                 t_new = tangent(scaled(Gu, s_new), sec_dir)
             n_plus_new = crossing_counts(floquet(Gu[:, :m] + np.eye(m)))[0]
-            if t_new[m] * t[m] < 0 and n_plus_new == crossing_counts(MU[-1])[0]:
+            if t_new[m] * t[m] < 0 and n_plus_new == crossing_counts(MU[-1], ERR[-1])[0]:
                 t_new = tangent(scaled(Gu, s_new), sign_p=float(np.sign(t[m])) or 1.0)
         y, p, scale, t = yg, pg, scale_new, t_new
         tols["scale"] = scale
-        record(p, y, res, Gu, fresh)
+        record(p, y, res, Gu, fresh, shk, scale)
         i = len(P) - 1
+        c0, c1 = crossing_counts(MU[i - 1], ERR[i - 1]), crossing_counts(MU[i], ERR[i])
         if tp_prev * t[m] < 0 and i >= 2:
-            special.append(_fold(P, MEAS, i))
+            fd = _fold(P, MEAS, i)
+            if exact and t0 == 0.0:
+                fd = _exact_fold(fd, build, period, n_periods, PH[i], Y, P, i, scale,
+                                 ps, measure, n_samples, method, options)
+            special.append(fd)
+        elif c0[0] != c1[0] and i >= 1:
+            # a real multiplier crosses +1 and p goes on: a branch point (symmetry-breaking
+            # pitchfork or transcritical) of the periodic orbits
+            special.append(_crossing("branch-point", P, MEAS, MU, i, 1.0))
         tp_prev = t[m]
-        c0, c1 = crossing_counts(MU[i - 1]), crossing_counts(MU[i])
         if c0[1] != c1[1]:
             special.append(_crossing("period-doubling", P, MEAS, MU, i, -1.0))
         if c0[2] != c1[2]:
             special.append(_crossing("neimark-sacker", P, MEAS, MU, i, None))
         if progress is not None:
             progress(min(1.0, abs(p - p_start) / ps), f"p = {p:.6g}, measure = {MEAS[-1]:.6g}, "
-                     f"{'stable' if ST[-1] else 'unstable'}")
+                     f"{ST[-1]}")
         if k <= 3:
             h = min(ds_max, 1.5 * h)
         elif k >= 6:
@@ -398,11 +437,13 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
         if not lo_p - 1e-12 * ps <= p <= hi_p + 1e-12 * ps:
             message = f"left the parameter range at p = {p:.6g}"
             break
-    return Branch(p=np.array(P), y=np.array(Y), measure=np.array(MEAS), stable=np.array(ST),
+    ST = np.array(ST)
+    return Branch(p=np.array(P), y=np.array(Y), measure=np.array(MEAS), stable=ST == "stable",
                   multipliers=MU, n_periods=int(n_periods), special=special, message=message,
                   n_sims=sum(x.n_sims for x in made), wall_s=time.perf_counter() - tic,
                   names=list(sh.names), monodromy=MON, phase=np.array(PH),
-                  fresh=np.array(FRESH))
+                  fresh=np.array(FRESH), stability=ST, multiplier_errors=ERR,
+                  monodromy_source="variational" if exact else "finite-differences")
 
 
 def _fold(P, MEAS, i):
@@ -415,7 +456,40 @@ def _fold(P, MEAS, i):
     sv = -c[1] / (2 * c[0]) if c[0] != 0 else 1.0
     sv = min(max(sv, 0.0), 2.0)
     return {"kind": "fold", "p": float(np.polyval(c, sv)),
-            "measure": float(np.polyval(np.polyfit(sig, mm, 2), sv)), "index": i - 1}
+            "measure": float(np.polyval(np.polyfit(sig, mm, 2), sv)), "index": i - 1,
+            "exact": False}
+
+
+def _exact_fold(fd, build, period, n_periods, phase, Y, P, i, scale, ps, measure, n_samples,
+                method, options):
+    """The fold ``fd`` (parabola estimate) refined by Newton on the bordered fold system
+    from the branch point nearest to it; ``fd`` unchanged (``exact`` False) if that
+    fails."""
+    from .bifurcation import FoldError, locate_fold
+
+    pp = np.asarray(P[i - 2:i + 1])
+    span = float(np.ptp(pp))
+    for j in np.argsort(np.abs(pp - fd["p"])) + i - 2:
+        try:
+            f = locate_fold(lambda p, q: build(p), Y[j], P[j], scale=scale, p_scale=ps,
+                            phase=phase, n_periods=n_periods,
+                            period=None if period is None else (lambda p, q: period(p)))
+        except (FoldError, SimulationError, np.linalg.LinAlgError, ValueError):
+            continue
+        # the fold between these three points, not a neighbouring one: within their
+        # span in p and in state (scaled by the excursions)
+        ys = np.asarray(Y[i - 2:i + 1])
+        d_state = np.max(np.abs(ys - f.y[None, :]) / scale[None, :], axis=1).min()
+        d_pts = np.max(np.abs(np.diff(ys, axis=0)) / scale[None, :])
+        if abs(f.p - fd["p"]) <= span + 1e-12 * ps and d_state <= d_pts:
+            break
+    else:
+        return fd
+    sh = Shooter(build(f.p), None if period is None else period(f.p), n_periods=n_periods,
+                 phase=phase, method=method, options=options)
+    out = dict(fd, p=f.p, measure=float(measure(sh.sample(f.y, n_samples))), exact=True,
+               multiplier=f.multiplier, y=f.y)
+    return out
 
 
 def _crossing(kind, P, MEAS, MU, i, target):

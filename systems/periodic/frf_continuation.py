@@ -3,7 +3,7 @@
 Bastien et al. (2007), §4.4, Fig. 21 computes max(T) − min(T) by brute force: one
 20 s simulation per (f1, Ω) from the static state (eqs. (59a)–(59d)). Here each f1
 level is one branch of periodic orbits followed in Ω by pseudo-arclength continuation
-(:mod:`hystmech.systems.continuation`), with the same rig, forcing f(t) = f1·cos(Ωt)
+(:mod:`hystmech.systems.periodic.continuation`), with the same rig, forcing f(t) = f1·cos(Ωt)
 (f0 = φ = 0, eq. (59b)), static start (eq. (51)) and c0 = c·Ω_ident/Ω (eq. (31)) for
 Masing. The branch carries its Floquet stability, so coexisting responses, the unstable
 part between two folds and the jump frequencies (the folds) come out directly.
@@ -26,7 +26,7 @@ import numpy as np
 
 from ..rigs.belt_tensioner import belt_assembly, paper_tensioner
 from .continuation import Branch, continue_orbits
-from .shooting import UNIT_TOL, peak_to_peak
+from .shooting import peak_to_peak
 from .sweep import _table
 
 MODELS = ("mdm", "masing")
@@ -70,7 +70,7 @@ def frf_branch(model: str, f1: float, omega_min: float = 10.0, omega_max: float 
     there). ds, ds_max, state_weight,
     jacobian_every, max_points, max_measure_step (relative change of the tension
     amplitude per step, 10 %), n_periods (orbits of period n·2π/Ω, e.g. 3 for a
-    subharmonic): see :func:`hystmech.systems.continuation.continue_orbits`.
+    subharmonic): see :func:`hystmech.systems.periodic.continuation.continue_orbits`.
     """
     build = rig_at(model, f1)
     for name, v in (("omega_min", omega_min), ("omega_max", omega_max)):
@@ -97,13 +97,13 @@ def jumps(branch: Branch) -> list:
     return [{"omega": s["p"], "T_amplitude": s["measure"]} for s in branch.folds()]
 
 
-def leading_real_multiplier(multipliers, neutral_tol: float = UNIT_TOL) -> float:
-    """The largest real positive Floquet multiplier of one orbit that is not the neutral
-    μ = 1 of a stuck Masing slider (|μ − 1| <= neutral_tol); 0 when there is none. A
-    fold (saddle-node, jump) is where it crosses +1."""
+def leading_real_multiplier(multipliers) -> float:
+    """The largest real positive Floquet multiplier of one orbit (the neutral μ = 1 of a
+    stuck Masing slider is removed structurally before, see
+    :mod:`hystmech.systems.periodic.stability`); 0 when there is none. A fold (saddle-node, jump)
+    is where it crosses +1."""
     mu = np.asarray(multipliers, dtype=complex)
-    real = mu[(np.abs(mu.imag) <= 1e-3 * np.abs(mu)) & (mu.real > 0)].real
-    real = real[np.abs(real - 1.0) > neutral_tol]
+    real = mu[(np.abs(mu.imag) <= 1e-9 * np.maximum(np.abs(mu), 1e-300)) & (mu.real > 0)].real
     return float(real.max()) if real.size else 0.0
 
 
@@ -180,6 +180,8 @@ def run(cfg: dict, out, progress):
                                      "max_measure_step"))
     s = _table(cfg, "solver", ("mdm_rtol", "masing_h"))
     o = _table(cfg, "overlay", ("frf_csv", "reduced_n_omega"))
+    fcfg = _table(cfg, "fold_curves", ("from_f1", "f1_min", "f1_max", "omega_min",
+                                       "omega_max", "max_points", "sweep_csv"))
     models = [str(m).lower() for m in b.get("models", MODELS)]
     for m in models:
         if m not in MODELS:
@@ -199,9 +201,9 @@ def run(cfg: dict, out, progress):
     bf, bf_src = _brute_force(str(o.get("frf_csv", "") or ""), models, f1s, om_min, om_max,
                               n_om, out, progress)
 
-    rows = ["model,f1,omega,T_amplitude,stable,max_multiplier,fresh_jacobian,"
-            "leading_real_multiplier"]
-    frows = ["model,f1,kind,omega,T_amplitude"]
+    rows = ["model,f1,omega,T_amplitude,stability,max_multiplier,max_multiplier_error,"
+            "fresh_jacobian,leading_real_multiplier"]
+    frows = ["model,f1,kind,omega,T_amplitude,exact"]
     branches = {}
     summary_b = {}
     n_tot = len(models) * len(f1s)
@@ -217,18 +219,22 @@ def run(cfg: dict, out, progress):
             branches[(m, a)] = br
             for i in range(br.p.size):
                 mu = float(np.abs(br.multipliers[i]).max()) if br.multipliers[i].size else 0.0
+                er = br.multiplier_errors[i]
+                mer = float(er[int(np.argmax(np.abs(br.multipliers[i])))]) if er.size else 0.0
                 rows.append(f"{m},{a!r},{float(br.p[i])!r},{float(br.measure[i])!r},"
-                            f"{int(br.stable[i])},{mu!r},{int(br.fresh[i])},"
+                            f"{br.stability[i]},{mu!r},{mer!r},{int(br.fresh[i])},"
                             f"{leading_real_multiplier(br.multipliers[i])!r}")
             for sp in br.special:
                 if sp["kind"] == "restart":
                     continue
                 frows.append(f"{m},{a!r},{sp['kind']},{float(sp['p'])!r},"
-                             f"{float(sp['measure'])!r}")
+                             f"{float(sp['measure'])!r},{int(bool(sp.get('exact')))}")
             summary_b[f"{m}_f1_{a:g}"] = {
                 "points": int(br.p.size), "simulations": int(br.n_sims),
                 "wall_s": round(time.perf_counter() - tic, 2), "message": br.message,
-                "unstable_points": int((~br.stable).sum()),
+                "unstable_points": int((br.stability == "unstable").sum()),
+                "undecided_points": int((br.stability == "undecided").sum()),
+                "monodromy": br.monodromy_source,
                 "jumps_omega": [round(j["omega"], 4) for j in jumps(br)],
                 "peak_omega": float(br.p[int(np.argmax(br.measure))]),
                 "peak_T_amplitude": float(br.measure.max()),
@@ -294,6 +300,128 @@ def run(cfg: dict, out, progress):
                    f"{ev['decay_s_1pct'] or float('inf'):.0f} s to decay to 1 % against the "
                    f"20 s of one brute-force run")
     summary = {"brute_force": bf_src, "settings": kw, "folds": verdict, "branches": summary_b}
-    return ScenarioOutput(summary=summary, figures={"frf_continuation": fig},
+    figures = {"frf_continuation": fig}
+    if fcfg:
+        fc_sum, fc_rows, fc_fig = _fold_curve_part(fcfg, branches, om_min, om_max)
+        summary["fold_curve"] = fc_sum
+        frows += fc_rows
+        figures["bistable_region"] = fc_fig
+    return ScenarioOutput(summary=summary, figures=figures,
                           files={"frf_branches.csv": "\n".join(rows) + "\n",
                                  "frf_folds.csv": "\n".join(frows) + "\n"})
+
+
+def fold_curve(model: str, fold: dict, f1: float, phase: float, *, f1_range=(250.0, 400.0),
+               omega_range=(15.0, 45.0), direction: float = -1.0, ds: float = 0.05,
+               ds_max: float = 0.3, max_points: int = 120):
+    """The fold curve of the rig in (Ω [rad/s], f1 [N]) from an exact fold of a branch
+    (``fold``: an entry of Branch.special with ``exact`` True; its branch's section
+    ``phase``), by :func:`hystmech.systems.periodic.bifurcation.continue_folds`: the edges of the
+    bistable region of Fig. 21 of Bastien et al. (2007) and its cusp(s), with the tension
+    amplitude (eq. (59a)) of the orbit at each point. Smooth tensioners only (the
+    modified Dahl model); ValueError for Masing."""
+    from .bifurcation import continue_folds
+    from .shooting import Shooter
+
+    if str(model).lower() != "mdm":
+        raise ValueError(f"model must be 'mdm' for a fold curve (the variational equations "
+                         f"need a smooth law; got {model!r})")
+    if not fold.get("exact"):
+        raise ValueError("fold must be an exactly located fold (Branch.special entry with "
+                         "exact=True)")
+
+    def build2(om, a):
+        return rig_at(model, a)(om)
+
+    def measure(y, om, a):
+        sh = Shooter(build2(om, a), phase=phase, method="RK45", options=dict(rtol=1e-8))
+        return tension_amplitude_of(sh.sample(y, 256))
+
+    sh = Shooter(build2(fold["p"], f1), phase=phase, method="RK45", options=dict(rtol=1e-8))
+    scale = sh.scales(fold["y"])
+    return continue_folds(build2, fold["y"], fold["p"], f1, scale=scale, p_scale=1.0,
+                          q_scale=10.0, q_range=f1_range, p_range=omega_range, phase=phase,
+                          direction=direction, ds=ds, ds_max=ds_max, max_points=max_points,
+                          measure=measure)
+
+
+def _fold_curve_part(fcfg, branches, om_min, om_max):
+    """The fold curve of the modified Dahl rig from the exact folds of the branch at
+    fold_curves.from_f1, drawn in (Ω, f1) over the bistable windows of brute-force
+    up/down sweeps (fold_curves.sweep_csv, as written by benchmarks/sweep_belt_bistable.py:
+    model, f1, direction, omega, T_amplitude, settle)."""
+    import matplotlib.pyplot as plt
+
+    from .stepped_sweep import bistable_window
+
+    a0 = float(fcfg.get("from_f1", 320.0))
+    br = branches.get(("mdm", a0))
+    if br is None:
+        raise ValueError(f"fold_curves.from_f1 = {a0:g} N must be one of the mdm branches' "
+                         f"f1 levels")
+    ex = [s for s in br.folds() if s.get("exact")]
+    if not ex:
+        raise ValueError(f"fold_curves: the mdm branch at f1 = {a0:g} N has no exactly "
+                         f"located fold to start the fold curve from")
+    f1r = (float(fcfg.get("f1_min", 250.0)), float(fcfg.get("f1_max", 400.0)))
+    omr = (float(fcfg.get("omega_min", om_min)), float(fcfg.get("omega_max", om_max)))
+    tic = time.process_time()
+    fc = fold_curve("mdm", ex[0], a0, float(br.phase[ex[0]["index"]]), f1_range=f1r,
+                    omega_range=omr, max_points=int(fcfg.get("max_points", 120)))
+    cpu = time.process_time() - tic
+    rows = [f"mdm,{float(q)!r},fold-curve,{float(p)!r},{float(t)!r},1"
+            for p, q, t in zip(fc.p, fc.q, fc.measure)]
+    rows += [f"mdm,{c['q']!r},cusp,{c['p']!r},nan,0" for c in fc.cusps]
+    fig, ax = plt.subplots(figsize=(6.5, 4.8))
+    ax.plot(fc.p, fc.q, "-", color="C0", lw=1.5, label="fold curve (continuation)")
+    for c in fc.cusps:
+        ax.plot(c["p"], c["q"], "k*", ms=9, label="cusp")
+    windows = {}
+    path = str(fcfg.get("sweep_csv", "") or "")
+    if path:
+        sw = _read_sweeps(path)
+        for a, d in sorted(sw.items()):
+            if "up" in d and "down" in d:
+                w = bistable_window(d["up"], d["down"])
+                windows[a] = w
+                ax.plot([w[0], w[1]] if w else [], [a, a] if w else [], "|-", color="C3",
+                        lw=2, ms=10)
+                if w is None:
+                    ax.plot(np.mean(d["up"]["omega"]), a, "x", color="C3")
+        ax.plot([], [], "|-", color="C3", label="bistable window of the up/down sweeps "
+                                                  "(x: none)")
+    for a, b in branches.items():
+        if a[0] == "mdm":
+            for s in b.folds():
+                ax.plot(s["p"], a[1], "o", mfc="none", color="k", ms=5)
+    ax.set_xlabel("Ω [rad/s]")
+    ax.set_ylabel("f1 [N]")
+    ax.set_title("Modified Dahl rig: bistable region in (Ω, f1)", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    summary = {"points": int(fc.p.size), "cpu_s": round(cpu, 2), "message": fc.message,
+               "cusps": [{"omega": round(c["p"], 5), "f1": round(c["q"], 3)} for c in fc.cusps],
+               "f1_range_of_curve": [round(float(fc.q.min()), 3), round(float(fc.q.max()), 3)],
+               "sweep_windows": {f"{a:g}": (None if w is None else [round(w[0], 3),
+                                                                     round(w[1], 3)])
+                                 for a, w in windows.items()}}
+    return summary, rows, fig
+
+
+def _read_sweeps(path):
+    """{f1: {"up"|"down": {"omega", "measure"}}} from a stepped-sweep CSV."""
+    p = Path(path)
+    if not p.exists():
+        raise ValueError(f"fold_curves.sweep_csv: no such file {str(p)!r}")
+    out = {}
+    for ln in p.read_text().splitlines()[1:]:
+        parts = ln.split(",")
+        if len(parts) < 5:
+            continue
+        a, d, w, t = float(parts[1]), parts[2], float(parts[3]), float(parts[4])
+        e = out.setdefault(a, {}).setdefault(d, {"omega": [], "measure": []})
+        e["omega"].append(w)
+        e["measure"].append(t)
+    return {a: {d: {k: np.array(v) for k, v in e.items()} for d, e in dd.items()}
+            for a, dd in out.items()}

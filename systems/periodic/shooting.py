@@ -14,14 +14,18 @@ Neimark–Sacker (torus) bifurcation.
 
 Where the monodromy comes from (per kind of law):
 
-* every kind: finite differences of the compiled simulation
+* smooth laws with a compiled ``jac`` kernel: the variational equations integrated
+  along the orbit (:mod:`hystmech.systems.periodic.monodromy`), exact to the integration
+  tolerance, with an error bound per multiplier.
+* other laws: finite differences of the compiled simulation
   (:func:`hystmech.systems.simulate`) — one extra period per unknown, forward
-  differences inside Newton (with Broyden rank-one updates between full Jacobians),
-  central differences for the converged orbit's multipliers of smooth assemblies;
-  step ``fd_eps`` relative to each unknown's scale (its excursion over the period).
-  For smooth laws this is the first-order finite-difference approximation of the
-  variational equations ∂ẏ/∂y (the elements' ``jac``) integrated along the orbit; it is
-  used because the assembly's compiled right-hand side and Jacobian are not public API.
+  differences inside Newton (with Broyden rank-one updates between full Jacobians);
+  step ``fd_eps`` relative to each unknown's scale (its excursion over the period). The
+  converged orbit's monodromy is computed at steps ε and 2ε and their difference is its
+  error estimate.
+* stability is decided per multiplier at that accuracy (:mod:`hystmech.systems.periodic.stability`):
+  "stable", "unstable" or "undecided", no blanket tolerance; a stuck slider's exact
+  neutral multiplier μ = 1 is removed structurally.
 * inclusions (Masing, Maxwell-slip): the discrete map is the projection scheme
   (Bastien et al. (2007), eqs. (A.7)–(A.9)) at the step ``h``, piecewise smooth in y;
   differences are taken into the box when a state sits on a face, so the one-sided
@@ -46,9 +50,8 @@ from ...components.base import check_finite, check_positive
 from ..assembly import Assembly, Harmonic
 from ..result import SimulationError
 from ..simulate import simulate
-
-UNIT_TOL = 5e-3     # |μ| within this of 1 counts as neutral: the finite-difference
-                    # monodromy (steps 1e-4 of the excursion) is not more accurate near 1
+from .stability import (UNDECIDED, bifurcation_kind, classify, crossing_kinds, neutral_states,
+                        reduce_neutral)
 
 
 # -- forcing period ----------------------------------------------------------------------------
@@ -164,6 +167,30 @@ class Shooter:
         self.free = np.flatnonzero(free)
         self.floor = xs
         self.n_sims = 0
+        self.inclusion = np.zeros(N, dtype=bool)
+        o = 2 * nq
+        for e in assembly.elements:
+            n = e.element.n_states
+            self.inclusion[o:o + n] = e.element.kind == "inclusion"
+            o += n
+        self._vmap = None
+        self._vmap_ok = None
+        self.use_variational = True     # False: finite differences even when smooth
+        self.last_n_neutral = 0         # stuck inclusions at the last monodromy_with_error
+
+    def variational(self):
+        """The :class:`~hystmech.systems.periodic.monodromy.VariationalMap` of this period map
+        (smooth assemblies with compiled jac kernels), or None."""
+        if not self.use_variational:
+            return None
+        if self._vmap_ok is None:
+            from .monodromy import VariationalMap, supports_variational
+
+            self._vmap_ok = bool(self.smooth and supports_variational(self.assembly))
+            if self._vmap_ok:
+                self._vmap = VariationalMap(self.assembly, self.span, self.t0,
+                                            rtol=1e-10, scale=np.maximum(self.floor, 1e-300))
+        return self._vmap
 
     @property
     def span(self) -> float:
@@ -191,10 +218,16 @@ class Shooter:
     def jacobian(self, y, scale, fy=None, *, eps: float = 1e-4, central: bool = False):
         """∂φ/∂y on the free unknowns (columns/rows ``self.free``) by finite differences,
         steps eps·scale, one-sided into the box for inclusion states on a face.
-        Returns (M (m, m), φ(y) full)."""
+        Smooth assemblies with compiled jac kernels: the variational equations instead
+        (exact, :mod:`hystmech.systems.periodic.monodromy`). Returns (M (m, m), φ(y) full)."""
         free = self.free
         if fy is None:
             fy = self.flow(y)
+        vm = self.variational()
+        if vm is not None:
+            self.n_sims += 1
+            _, Mv = vm.flow_monodromy(np.clip(y, self.lo, self.hi))
+            return Mv[np.ix_(free, free)], fy
         M = np.empty((free.size, free.size))
         for j, i in enumerate(free):
             d = eps * scale[i]
@@ -217,6 +250,44 @@ class Shooter:
             M[:, j] = (self.flow(yp)[free] - fy[free]) / dd
         return M, fy
 
+    def monodromy_with_error(self, y, scale, *, eps: float = 1e-4, M=None):
+        """The monodromy of the free unknowns at y with an error estimate, the stuck
+        sliders' neutral rows removed (:mod:`hystmech.systems.periodic.stability`). Returns
+        (M, dM, kept indices into ``free``, source "variational" | "finite-differences").
+        M: the monodromy at y if already known (variational: only the check run is
+        made; finite differences: it is the one at step eps)."""
+        vm = self.variational()
+        free = self.free
+        if vm is not None:
+            vm.set_scale(np.maximum(scale, self.floor))
+            yc = np.clip(y, self.lo, self.hi)
+            if M is None:
+                self.n_sims += 1
+                M = vm.flow_monodromy(yc)[1][np.ix_(free, free)]
+            self.n_sims += 1
+            M2 = vm.flow_monodromy(yc, min(100.0 * vm.rtol, 1e-4))[1][np.ix_(free, free)]
+            dM = M2 - M
+            src = "variational"
+        else:
+            fy = self.flow(y)
+            if M is None:
+                M, _ = self.jacobian(y, scale, fy, eps=eps, central=self.smooth)
+            M2, _ = self.jacobian(y, scale, fy, eps=2 * eps, central=self.smooth)
+            dM = M2 - M
+            src = "finite-differences"
+        keep = np.arange(free.size)
+        if self.inclusion[free].any():
+            res = self.sample(y, 64)
+            nz = neutral_states(res.y[:, free], self.lo[free], self.hi[free],
+                                self.inclusion[free])
+            if nz.size:
+                M, keep = reduce_neutral(M, nz)
+                dM = dM[np.ix_(keep, keep)]
+            self.last_n_neutral = stuck_elements(self, res)
+        else:
+            self.last_n_neutral = 0
+        return M, dM, keep, src
+
     def section_quality(self, res) -> np.ndarray:
         """Per sample of ``res`` (one period): min over elements of |v_e| / max|v_e|.
         Hysteretic laws switch branch where an element's velocity reverses, so the flow
@@ -230,7 +301,9 @@ class Shooter:
 
     def use_scale(self, scale):
         """Absolute tolerances rtol·1e-3·scale for the adaptive solvers (unless the
-        user gave atol); returns scale."""
+        user gave atol), also of the variational equations; returns scale."""
+        if self._vmap is not None:
+            self._vmap.set_scale(np.maximum(np.asarray(scale, float), self.floor))
         if self.auto_atol:
             self.options = dict(self.options, atol=float(self.options.get("rtol", 1e-6))
                                 * 1e-3 * np.asarray(scale, float))
@@ -245,6 +318,33 @@ class Shooter:
         return np.maximum(s, self.floor)
 
 
+def stuck_elements(sh, res) -> int:
+    """Number of inclusion elements whose states stay strictly inside their box over the
+    sampled period (no slip: the element acts as a spring, and every offset of its
+    stuck slider gives another periodic orbit, so the monodromy has one multiplier 1
+    per such element, Bastien et al. (2007), §3)."""
+    n = 0
+    o = 2 * len(sh.assembly.dofs)
+    for e in sh.assembly.elements:
+        k = e.element.n_states
+        if e.element.kind == "inclusion" and k:
+            Y = res.y[:, o:o + k]
+            if np.all((Y > sh.lo[o:o + k]) & (Y < sh.hi[o:o + k])):
+                n += 1
+        o += k
+    return n
+
+
+def drop_neutral(mu, err, n):
+    """The multipliers and errors without the n multipliers nearest to +1 (the stuck
+    sliders' exact neutral multipliers, :func:`stuck_elements`)."""
+    if n <= 0 or mu.size == 0:
+        return mu, err
+    idx = np.argsort(np.abs(mu - 1.0))[:n]
+    keep = np.setdiff1d(np.arange(mu.size), idx)
+    return mu[keep], err[keep]
+
+
 # -- results ---------------------------------------------------------------------------------
 
 def floquet(monodromy) -> np.ndarray:
@@ -257,28 +357,25 @@ def floquet(monodromy) -> np.ndarray:
     return mu[np.argsort(-np.abs(mu), kind="stable")]
 
 
-def instability(multipliers, tol: float = UNIT_TOL) -> str | None:
-    """How the leading multiplier leaves the unit circle: None (|μ| <= 1 + tol, stable),
-    ``"fold"`` (real μ > 1: saddle-node, the orbit's branch turns back), 
-    ``"period-doubling"`` (real μ < −1) or ``"neimark-sacker"`` (complex pair)."""
+def instability(multipliers, errors=None) -> str | None:
+    """How the orbit leaves the unit circle: None (no multiplier certainly outside),
+    ``"fold"`` (real μ > 1: saddle-node, the orbit's branch turns back),
+    ``"period-doubling"`` (real μ < −1) or ``"neimark-sacker"`` (complex pair). errors:
+    the error bound of each multiplier (default 0: the multipliers taken as exact); see
+    :mod:`hystmech.systems.periodic.stability`."""
     mu = np.asarray(multipliers, dtype=complex)
-    if mu.size == 0 or np.abs(mu).max() <= 1.0 + tol:
-        return None
-    m = mu[np.argmax(np.abs(mu))]
-    if abs(m.imag) > tol * abs(m):
-        return "neimark-sacker"
-    return "fold" if m.real > 0 else "period-doubling"
+    err = np.zeros(mu.shape) if errors is None else np.asarray(errors, float)
+    return bifurcation_kind(mu, err)
 
 
-def crossing_counts(multipliers, tol: float = UNIT_TOL):
-    """(n_plus, n_minus, n_complex): multipliers outside the unit circle that are real
-    positive, real negative, complex. A change between two orbits of a branch marks a
-    fold, a period doubling or a Neimark–Sacker bifurcation between them."""
+def crossing_counts(multipliers, errors=None):
+    """(n_plus, n_minus, n_complex): multipliers certainly outside the unit circle that
+    are real positive, real negative, complex (errors: bound per multiplier, default 0).
+    A change between two orbits of a branch marks a fold, a period doubling or a
+    Neimark–Sacker bifurcation between them."""
     mu = np.asarray(multipliers, dtype=complex)
-    out = mu[np.abs(mu) > 1.0 + tol]
-    cplx = np.abs(out.imag) > tol * np.abs(out)
-    return (int(np.sum(~cplx & (out.real > 0))), int(np.sum(~cplx & (out.real < 0))),
-            int(np.sum(cplx)))
+    err = np.zeros(mu.shape) if errors is None else np.asarray(errors, float)
+    return crossing_kinds(mu, err)
 
 
 @dataclass
@@ -287,8 +384,11 @@ class PeriodicOrbit:
 
     y0: full state at t0 (names ``names``); period [s] of the forcing and n_periods
     (the orbit repeats after n_periods·period); multipliers: Floquet multipliers (of the
-    free unknowns, see the module docstring); monodromy matrix; stable (all |μ| < 1);
-    bifurcation: how it is unstable (``instability``); residual: max |φ(y0) − y0| / scale;
+    free unknowns without the exactly neutral stuck sliders, see the module docstring);
+    multiplier_errors: the error bound of each; monodromy matrix; stability: "stable",
+    "unstable" or "undecided" (:mod:`hystmech.systems.periodic.stability`); stable: stability ==
+    "stable"; bifurcation: how it is unstable (``instability``); monodromy_source:
+    "variational" or "finite-differences"; residual: max |φ(y0) − y0| / scale;
     iterations, n_sims (simulations used).
     """
 
@@ -306,6 +406,9 @@ class PeriodicOrbit:
     names: list
     shooter: Shooter = field(repr=False)
     scale: np.ndarray = field(repr=False, default=None)
+    multiplier_errors: np.ndarray = field(default=None)
+    stability: str = "undecided"
+    monodromy_source: str = ""
 
     @property
     def omega(self) -> float:
@@ -411,7 +514,7 @@ def default_fd_eps(assembly: Assembly) -> float:
 def periodic_orbit(assembly: Assembly, period: float | None = None, y0=None, *,
                    n_periods: int = 1, t0: float = 0.0, method: str = "auto",
                    transient_periods: int = 0, tol: float = 1e-8, max_iter: int = 30,
-                   fd_eps: float | None = None, section: str = "auto", monodromy: str = "fd",
+                   fd_eps: float | None = None, section: str = "auto", monodromy: str = "auto",
                    options: dict | None = None) -> PeriodicOrbit:
     """Periodic orbit of a forced assembly by shooting with Newton's method.
 
@@ -423,9 +526,10 @@ def periodic_orbit(assembly: Assembly, period: float | None = None, y0=None, *,
     excursion (default :func:`default_fd_eps`); tol: on max |φ(y) − y| / scale, scale = the
     excursion of each state over one period; section: ``"auto"`` moves t0 off velocity
     reversals of the elements (where hysteretic laws make the flow non-smooth),
-    ``"fixed"`` keeps it; monodromy of the converged orbit: ``"fd"`` (finite
-    differences) or ``"variational"`` (smooth assemblies: the variational equations
-    with the elements' jac, :func:`variational_monodromy`). Returns a :class:`PeriodicOrbit` with its
+    ``"fixed"`` keeps it; monodromy (Newton's Jacobian and the converged orbit's):
+    ``"auto"`` (the variational equations, :mod:`hystmech.systems.periodic.monodromy`, where the
+    assembly is smooth with compiled jac kernels; else finite differences), ``"fd"``
+    or ``"variational"`` (ValueError when not possible). Returns a :class:`PeriodicOrbit` with its
     Floquet multipliers and stability (see the module docstring for the monodromy).
     """
     sh = Shooter(assembly, period, n_periods=n_periods, t0=t0, method=method, options=options)
@@ -442,10 +546,12 @@ def periodic_orbit(assembly: Assembly, period: float | None = None, y0=None, *,
         raise ValueError("y0 must be finite")
     for _ in range(int(transient_periods)):
         y = sh.flow(y)
-    if monodromy not in ("fd", "variational"):
-        raise ValueError(f"monodromy must be 'fd' or 'variational' (got {monodromy!r})")
-    if monodromy == "variational":
-        assembly_rhs_jac(assembly)      # raises for non-smooth elements / no jac
+    if monodromy not in ("auto", "fd", "variational"):
+        raise ValueError(f"monodromy must be 'auto', 'fd' or 'variational' (got {monodromy!r})")
+    if monodromy == "variational" and sh.variational() is None:
+        raise ValueError("monodromy='variational' needs smooth elements with compiled jac "
+                         "kernels and compiled (Harmonic) inputs")
+    sh.use_variational = monodromy != "fd"
     if section not in ("auto", "fixed"):
         raise ValueError(f"section must be 'auto' or 'fixed' (got {section!r})")
     if section == "auto" and assembly.elements:
@@ -455,13 +561,6 @@ def periodic_orbit(assembly: Assembly, period: float | None = None, y0=None, *,
         sh2, y2 = rephase(o.shooter, o.y0)
         if sh2 is not o.shooter:
             o = _converge(sh2, y2, tol=tol, max_iter=int(max_iter), eps=fd_eps)
-    if monodromy == "variational":
-        M, _ = variational_monodromy(o.shooter, o.y0,
-                                     rtol=min(1e-8, float(o.shooter.options.get("rtol", 1e-8))))
-        mu = floquet(M)
-        o.monodromy, o.multipliers = M, mu
-        o.bifurcation = instability(mu)
-        o.stable = o.bifurcation is None and (mu.size == 0 or np.abs(mu).max() < 1.0 + UNIT_TOL)
     return o
 
 
@@ -477,6 +576,7 @@ def rephase(sh: Shooter, y, res=None, *, min_quality: float = 0.3, n: int = 256)
     k = int(np.argmax(q[:-1]))
     new = Shooter(sh.assembly, sh.period, n_periods=sh.n_periods, t0=float(res.t[k]),
                   method=sh.method, options=sh.options)
+    new.use_variational = sh.use_variational
     new.n_sims = sh.n_sims
     return new, res.y[k].copy()
 
@@ -498,19 +598,21 @@ def _converge(sh: Shooter, y, *, tol, max_iter, eps, J=None, scale=None):
     return finish_orbit(sh, y, scale2, err2, it, eps=eps)
 
 
-def finish_orbit(sh: Shooter, y, scale, residual, iterations, *, eps=1e-4, M=None):
-    """The converged orbit with its monodromy (central differences for smooth
-    assemblies) and Floquet multipliers."""
-    if M is None:
-        M, _ = sh.jacobian(y, scale, eps=eps, central=sh.smooth)
-    mu = floquet(M)
-    kind = instability(mu)
+def finish_orbit(sh: Shooter, y, scale, residual, iterations, *, eps=1e-4):
+    """The converged orbit with its monodromy (variational, or finite differences with
+    an error estimate), Floquet multipliers, their errors and the stability verdict."""
+    from .monodromy import multiplier_errors
+
+    M, dM, keep, src = sh.monodromy_with_error(y, scale, eps=eps)
+    mu, err = multiplier_errors(M, dM, np.maximum(scale, sh.floor)[sh.free][keep])
+    mu, err = drop_neutral(mu, err, sh.last_n_neutral)
+    st = classify(mu, err)
     return PeriodicOrbit(y0=y.copy(), period=sh.period, n_periods=sh.n_periods, t0=sh.t0,
-                         multipliers=mu, monodromy=M, stable=kind is None and
-                         (mu.size == 0 or np.abs(mu).max() < 1.0 + UNIT_TOL),
-                         bifurcation=kind, residual=float(residual),
+                         multipliers=mu, monodromy=M, stable=st == "stable",
+                         bifurcation=instability(mu, err), residual=float(residual),
                          iterations=int(iterations), n_sims=sh.n_sims, names=list(sh.names),
-                         shooter=sh, scale=scale)
+                         shooter=sh, scale=scale, multiplier_errors=err, stability=st,
+                         monodromy_source=src)
 
 
 # -- amplitudes ---------------------------------------------------------------------------
@@ -533,137 +635,6 @@ def peak_to_peak(t, x) -> float:
         return b - 0.25 * (a - c) * d
 
     return float(refine(int(np.argmax(xc))) - refine(int(np.argmin(xc))))
-
-
-# -- variational equations (smooth assemblies) ------------------------------------------
-
-def assembly_rhs_jac(assembly: Assembly):
-    """(f(t, y), J(t, y)) of a smooth assembly in plain Python, built from its public
-    structure (DOFs, springs, dampers, forces, imposed motions) and the elements' own
-    kernels (force, rate, jac): ẏ = f(t, y), J = ∂f/∂y. Same sign conventions as
-    :class:`~hystmech.systems.Assembly` (a connection (a, b) acts −F on a, +F on b).
-    ValueError when an element is not smooth or has no jac kernel."""
-    for e in assembly.elements:
-        if e.element.kind != "smooth" or e.element.jac is None:
-            raise ValueError(f"the variational equations need smooth elements with a jac "
-                             f"kernel; element {e.name!r} is {e.element.kind}"
-                             f"{'' if e.element.jac is not None else ' without jac'}")
-    dofs = list(assembly.dofs)
-    nq = len(dofs)
-    idx = {d: i for i, d in enumerate(dofs)}
-    imp = assembly.imposed
-    mass = np.array([assembly.dofs[d].mass for d in dofs])
-    g = assembly.gravity
-    els = []
-    o = 2 * nq
-    for e in assembly.elements:
-        els.append((e.a, e.b, o, e.element.n_states, e.element))
-        o += e.element.n_states
-    N = o
-
-    def node(name, y, t):
-        # (position, velocity, index of the free DOF or -1)
-        if name == "ground":
-            return 0.0, 0.0, -1
-        if name in idx:
-            i = idx[name]
-            return y[i], y[nq + i], i
-        b = imp[name]
-        return float(b.u(t)), float(b.v(t)) if b.v is not None else 0.0, -1
-
-    def fj(t, y, want_jac):
-        dy = np.zeros(N)
-        J = np.zeros((N, N)) if want_jac else None
-        fn = mass * g
-        dy[:nq] = y[nq:2 * nq]
-        for f in assembly.forces:
-            fn[idx[f.dof]] += float(f.f(t))
-        conns = [(s.a, s.b, lambda u, v, s=s: (s.k * (u - s.u0) + s.preload, s.k, 0.0))
-                 for s in assembly.springs]
-        conns += [(d.a, d.b, lambda u, v, d=d: (d.c * v, 0.0, d.c)) for d in assembly.dampers]
-        for a, b, law in conns:
-            ua, va, ia = node(a, y, t)
-            ub, vb, ib = node(b, y, t)
-            F, dFu, dFv = law(ua - ub, va - vb)
-            for i, sg in ((ia, -1.0), (ib, 1.0)):
-                if i < 0:
-                    continue
-                fn[i] += sg * F
-                if want_jac:
-                    for j, sj in ((ia, 1.0), (ib, -1.0)):
-                        if j >= 0:
-                            J[nq + i, j] += sg * sj * dFu / mass[i]
-                            J[nq + i, nq + j] += sg * sj * dFv / mass[i]
-        for a, b, o, n, el in els:
-            ua, va, ia = node(a, y, t)
-            ub, vb, ib = node(b, y, t)
-            u, v = ua - ub, va - vb
-            x = np.ascontiguousarray(y[o:o + n])
-            F = float(el.force(x, u, v, el.p))
-            if n:
-                out = np.empty(n)
-                el.rate(x, u, v, el.p, out)
-                dy[o:o + n] = out
-            if want_jac:
-                Je = np.zeros((n + 1, n + 2))
-                el.jac(x, u, v, el.p, Je)
-                for r in range(n):
-                    J[o + r, o:o + n] += Je[r, :n]
-                    for j, sj in ((ia, 1.0), (ib, -1.0)):
-                        if j >= 0:
-                            J[o + r, j] += sj * Je[r, n]
-                            J[o + r, nq + j] += sj * Je[r, n + 1]
-            for i, sg in ((ia, -1.0), (ib, 1.0)):
-                if i < 0:
-                    continue
-                fn[i] += sg * F
-                if want_jac:
-                    J[nq + i, o:o + n] += sg * Je[n, :n] / mass[i]
-                    for j, sj in ((ia, 1.0), (ib, -1.0)):
-                        if j >= 0:
-                            J[nq + i, j] += sg * sj * Je[n, n] / mass[i]
-                            J[nq + i, nq + j] += sg * sj * Je[n, n + 1] / mass[i]
-        dy[nq:2 * nq] = fn / mass
-        if want_jac:
-            for i in range(nq):
-                J[i, nq + i] = 1.0
-        return dy, J
-
-    return (lambda t, y: fj(t, y, False)[0]), (lambda t, y: fj(t, y, True)[1])
-
-
-def variational_monodromy(sh: Shooter, y0, *, rtol: float = 1e-10, method: str = "Radau"):
-    """Monodromy matrix of a smooth assembly by integrating the variational equations
-    Φ' = J(t, y(t))·Φ, Φ(t0) = I along the orbit with the state, J from the elements'
-    ``jac`` kernels (:func:`assembly_rhs_jac`), by scipy ``solve_ivp`` (Radau: the belt
-    rig's pulley mode is stiff). Returns (M, y(t0 + n·T))."""
-    from scipy.integrate import solve_ivp
-
-    f, jac = assembly_rhs_jac(sh.assembly)
-    N = sh.N
-
-    def rhs(t, z):
-        y = z[:N]
-        J = jac(t, y)
-        return np.concatenate([f(t, y), (J @ z[N:].reshape(N, N)).ravel()])
-
-    def rhs_jac(t, z):
-        # block-diagonal part of the augmented Jacobian (the second derivatives of f
-        # only slow the implicit solver's Newton, they do not change the solution)
-        J = jac(t, z[:N])
-        A = np.zeros((N + N * N, N + N * N))
-        A[:N, :N] = J
-        A[N:, N:] = np.kron(J, np.eye(N))
-        return A
-
-    z0 = np.concatenate([np.asarray(y0, float), np.eye(N).ravel()])
-    kw = dict(jac=rhs_jac) if method in ("Radau", "BDF", "LSODA") else {}
-    sol = solve_ivp(rhs, (sh.t0, sh.t0 + sh.span), z0, method=method, rtol=rtol,
-                    atol=rtol * np.concatenate([sh.floor, np.full(N * N, 1e-3)]), **kw)
-    if not sol.success:
-        raise RuntimeError(f"variational equations: {sol.message}")
-    M = sol.y[N:, -1].reshape(N, N)
-    return M, sol.y[:N, -1]
 
 
 # -- elements under a periodic input (drive-type problems) --------------------------------
@@ -710,6 +681,9 @@ class _DriveMap(Shooter):
                                         else 1.0, float), (n,))
         self.floor = 1e-6 * np.maximum(np.abs(sc), 1e-300)
         self.n_sims = 0
+        self.use_variational = False    # segment updates: finite differences
+        self.last_n_neutral = 0
+        self._vmap = None
 
     def run_drive(self, x):
         from ...drive import drive
