@@ -73,6 +73,7 @@ def test_darwin_and_aarch64_binaries_export_every_fmi_function(tmp_path):
     assert max(glibc_versions(bins["aarch64-linux"])) <= (2, 17)
 
 
+@pytest.mark.slow
 def test_win64_dll_exports_every_fmi_function(tmp_path):
     """(The first win64 build on a machine compiles zig's mingw-w64 runtime: minutes.)"""
     _check(tmp_path, ["win64"])
