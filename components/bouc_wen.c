@@ -68,3 +68,30 @@ const char *bouc_wen_setup(const double *q, int nq, double *p, int np, double *x
     x0[0] = q[5];
     return NULL;
 }
+
+/* J, 2 x 3 row-major (bouc_wen_jac): |z| floored at 1e-6·z* for n < 1, where
+ * d|z|^n/d|z| is infinite at z = 0 */
+void bouc_wen_jac(const double *x, double u, double v, const double *p, double *J)
+{
+    double A = p[0], beta = p[1], gamma = p[2], n = p[3], z = x[0], az = fabs(z), dn;
+    double sz = hm_sign(z), sv = hm_sign(v);
+    (void)u;
+    if (n < 1.0) az = fmax(az, 1e-6 * bouc_wen_zscale(A, beta, gamma, n));
+    dn = (n != 1.0) ? n * pow(az, n - 1.0) : 1.0;
+    J[0] = -(beta * fabs(v) + gamma * v * sz) * dn;
+    J[1] = 0.0;
+    J[2] = A - beta * sv * hm_spow(z, n) - gamma * pow(fabs(z), n);
+    J[3] = 1.0;
+    J[4] = p[4];
+    J[5] = 0.0;
+}
+
+/* Event indicator (model exchange): z = 0 is the non-Lipschitz point of |z|^n for n < 1,
+ * where a host must restart its integrator; constant (never crossing) for n >= 1, so
+ * that the count does not depend on the parameter values. */
+#define BOUC_WEN_NZ 1
+void bouc_wen_events(const double *x, double u, double v, const double *p, double *z)
+{
+    (void)u; (void)v;
+    z[0] = p[3] < 1.0 ? x[0] : 1.0;
+}

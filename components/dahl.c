@@ -37,3 +37,15 @@ const char *dahl_setup(const double *q, int nq, double *p, int np, double *x0, i
     x0[0] = q[2];
     return NULL;
 }
+
+/* J, (n+1) x (n+2) row-major: rows ∂ẋ/∂(x, u, v), last row ∂F/∂(x, u, v) (dahl_jac) */
+void dahl_jac(const double *x, double u, double v, const double *p, double *J)
+{
+    (void)u;
+    J[0] = -p[0] * fabs(v);
+    J[1] = 0.0;
+    J[2] = p[0] * (1.0 - hm_sign(v) * x[0]);
+    J[3] = p[1];
+    J[4] = 0.0;
+    J[5] = 0.0;
+}

@@ -80,17 +80,6 @@ static int hm_spend(void)
     return 0;
 }
 
-/* Portable Linux binaries: glibc 2.29 added new symbol versions of exp/log/pow (same
- * results, no errno wrapper); bind to the x86_64 baseline ones so that the FMU loads
- * on any glibc >= 2.2.5 (checked in tests/test_fmu_robust.py). */
-#if defined(__GLIBC__) && defined(__x86_64__) && defined(__ELF__) && !defined(HM_NO_SYMVER)
-__asm__(".symver exp,exp@GLIBC_2.2.5");
-__asm__(".symver log,log@GLIBC_2.2.5");
-__asm__(".symver pow,pow@GLIBC_2.2.5");
-__asm__(".symver exp2,exp2@GLIBC_2.2.5");
-__asm__(".symver log2,log2@GLIBC_2.2.5");
-#endif
-
 #define HM_CHECK(cond, ...) do { if (!(cond)) { snprintf(hm_msg, sizeof hm_msg, __VA_ARGS__); return hm_msg; } } while (0)
 
 /* sgn(y)·|y|^m, finite at y = 0 for every m > 0 (spow in modified_dahl.py) */

@@ -64,3 +64,25 @@ const char *spring_damper_setup(const double *q, int nq, double *p, int np, doub
     p[0] = q[0]; p[1] = q[1]; p[2] = q[2];
     return NULL;
 }
+
+/* J = [∂F/∂u, ∂F/∂v] (no states; spring_jac, damper_jac, spring_damper_jac) */
+void spring_jac(const double *x, double u, double v, const double *p, double *J)
+{
+    (void)x; (void)u; (void)v;
+    J[0] = p[0];
+    J[1] = 0.0;
+}
+
+void damper_jac(const double *x, double u, double v, const double *p, double *J)
+{
+    (void)x; (void)u; (void)v;
+    J[0] = 0.0;
+    J[1] = p[0];
+}
+
+void spring_damper_jac(const double *x, double u, double v, const double *p, double *J)
+{
+    (void)x; (void)u; (void)v;
+    J[0] = p[0];
+    J[1] = p[1];
+}

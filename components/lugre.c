@@ -58,3 +58,20 @@ const char *lugre_setup(const double *q, int nq, double *p, int np, double *x0, 
     x0[0] = q[7];
     return NULL;
 }
+
+/* J, 2 x 3 row-major (lugre_jac); |ν|^(β−1) taken as 0 at ν = 0 */
+void lugre_jac(const double *x, double u, double v, const double *p, double *J)
+{
+    double gv = lugre_stribeck_g(v, p), sv = hm_sign(v), r = fabs(v / p[4]), dg, dxx, dxv;
+    (void)u;
+    dg = r > 0.0 ? -(p[3] - p[2]) * exp(-pow(r, p[5])) * p[5] * pow(r, p[5] - 1.0) * sv / p[4]
+                 : 0.0;
+    dxx = -p[0] * fabs(v) / gv;
+    dxv = -p[0] * x[0] * (sv / gv - fabs(v) * dg / (gv * gv)) + 1.0;
+    J[0] = dxx;
+    J[1] = 0.0;
+    J[2] = dxv;
+    J[3] = p[0] + p[1] * dxx;
+    J[4] = 0.0;
+    J[5] = p[1] * dxv + p[6];
+}

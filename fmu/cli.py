@@ -1,5 +1,7 @@
 """``hystmech export-fmu ELEMENT --param NAME=VALUE ... -o FILE.fmu [--fmi 3]``
-or ``hystmech export-fmu --scenario NAME -o FILE.fmu`` (the scenario's [element])."""
+or ``hystmech export-fmu --scenario NAME -o FILE.fmu`` (the scenario's [element]);
+``--platforms native`` builds the linux64 binary only (fast), ``all`` adds win64, darwin64,
+aarch64-darwin and aarch64-linux (zig cc from PyPI ziglang)."""
 from __future__ import annotations
 
 import ast
@@ -14,6 +16,10 @@ def add_arguments(p) -> None:
                    help="take the element from this scenario's [element] table")
     p.add_argument("-o", "--output", required=True, help="FMU file to write (*.fmu)")
     p.add_argument("--fmi", default="2", choices=["2", "3"], help="FMI version (default 2)")
+    p.add_argument("--platforms", default=None,
+                   help="binaries to build: native (linux64 only), all (adds win64, darwin64, "
+                        "aarch64-darwin, aarch64-linux via zig cc; pip install ziglang), auto "
+                        "(all when ziglang is installed; the default) or a comma list")
     p.add_argument("--rtol", type=float, default=1e-8,
                    help="default tolerance of adaptive segment updates inside the FMU")
 
@@ -64,6 +70,7 @@ def main(args) -> int:
     from .export import export_fmu
 
     el = build(args.element, parse_params(args.param), args.scenario)
-    path = export_fmu(el, args.output, fmi_version=int(args.fmi), rtol=args.rtol)
+    path = export_fmu(el, args.output, fmi_version=int(args.fmi), rtol=args.rtol,
+                      platforms=args.platforms)
     print(f"wrote {path} ({el!r}, FMI {args.fmi}.0)")
     return 0

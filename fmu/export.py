@@ -3,8 +3,10 @@ FMI 3.0).
 
 The FMU holds no Python: the law's C kernel (components/LAW.c, beside LAW.py, same
 functions and parameter vector p) is compiled with the shared FMI boilerplate
-(fmu/templates/) by the system C compiler into binaries/linux64, and the sources go
-into sources/ so that other platforms can build it.
+(fmu/templates/) by the system C compiler into binaries/linux64, cross-built by
+`zig cc` (PyPI ziglang) for win64, darwin64, aarch64-darwin and aarch64-linux, and the
+sources go into sources/ so that any other platform can build it (fmpy compile, the FMI
+3.0 buildDescription.xml, or a plain `cc -shared`).
 """
 from __future__ import annotations
 
@@ -194,7 +196,7 @@ def _add_metadata(spec: LawSpec, element) -> None:
             spec.state_docs = [d for _, _, d in info]
     cont = set(continuous_states(spec))
     known = _knowns(cont, set(range(spec.n_x)) - cont)
-    spec.force_deps = frozenset().union(*(known[k] for k in meta.force))
+    spec.force_deps = _cs_feedthrough(spec, frozenset().union(*(known[k] for k in meta.force)))
     spec.rate_deps = {i: frozenset().union(*(known[k] for k in meta.rate)) for i in cont}
 
 
@@ -267,8 +269,17 @@ def _sum_metadata(spec: LawSpec, element, specs) -> None:
         force |= set().union(*(known[k] for k in meta.force))
         for i in own & cont:
             rate[i] = frozenset().union(*(known[k] for k in meta.rate))
-    spec.force_deps = frozenset(force)
+    spec.force_deps = _cs_feedthrough(spec, frozenset(force))
     spec.rate_deps = rate
+
+
+def _cs_feedthrough(spec: LawSpec, deps: frozenset) -> frozenset:
+    """F's dependencies as one ModelStructure declares them for model exchange and
+    co-simulation: in co-simulation a new input (u, v) set after a step carries the
+    committed state along the input path to it (fmu/templates/hm_fmu.h, hm_now), so F
+    of a law with states depends on u and v directly there (feedthrough), even where the
+    model-exchange F depends on the state only (Dahl F = Fc·w)."""
+    return deps | {"u", "v"} if spec.n_x > 0 else deps
 
 
 def _knowns(cont: set, other: set) -> dict:
@@ -390,8 +401,16 @@ def _c_features(spec: LawSpec) -> dict:
     if spec.generated:
         syms += _C_FUNC.findall(spec.generated)
     return {"switch": f"{pre}_switch(" in text, "check": f"{pre}_check(" in text,
+            "jac": f"{pre}_jac(" in text,
             "events": int(nz.group(1)) if nz and f"{pre}_events(" in text else 0,
             "symbols": sorted(set(syms))}
+
+
+def provides_jacobian(spec: LawSpec) -> bool:
+    """Model-exchange directional derivatives (fmi2GetDirectionalDerivative, FMI 3.0's
+    directional and adjoint derivatives): smooth single laws whose C file has the twin
+    LAW_jac of the Python jac kernel."""
+    return spec.kind == "smooth" and not spec.generated and _c_features(spec)["jac"]
 
 
 def n_event_indicators(spec: LawSpec) -> int:
@@ -499,6 +518,8 @@ def _config_h(spec: LawSpec, guid: str, rtol: float, ident: str = "hystmech") ->
         rate += f"#define HM_SWITCH {spec.prefix}_switch\n"
     if feat["check"]:
         rate += f"#define HM_CHECK_STATE {spec.prefix}_check\n"
+    if provides_jacobian(spec):
+        rate += f"#define HM_JAC {spec.prefix}_jac\n"
     if feat["events"] and spec.kind == "smooth":
         rate += f"#define HM_EVENTS {spec.prefix}_events\n#define HM_NZ_LAW {feat['events']}\n"
     cs = continuous_states(spec)
@@ -666,7 +687,8 @@ def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> s
   {head} generationDateAndTime="{now}"
   variableNamingConvention="flat" numberOfEventIndicators="{n_event_indicators(spec)}">
   <ModelExchange modelIdentifier="{ident}" canGetAndSetFMUstate="true" canSerializeFMUstate="true"
-    completedIntegratorStepNotNeeded="{cisn}" canNotUseMemoryManagementFunctions="false">{src}</ModelExchange>
+    completedIntegratorStepNotNeeded="{cisn}" canNotUseMemoryManagementFunctions="false"
+    providesDirectionalDerivative="{'true' if provides_jacobian(spec) else 'false'}">{src}</ModelExchange>
   <CoSimulation modelIdentifier="{ident}" canHandleVariableCommunicationStepSize="true"
     canGetAndSetFMUstate="true" canSerializeFMUstate="true" canInterpolateInputs="true"
     maxOutputDerivativeOrder="0" canNotUseMemoryManagementFunctions="false">{src}</CoSimulation>
@@ -717,39 +739,127 @@ def _cache_dir() -> Path:
     return Path(d) if d else Path(tempfile.gettempdir()) / "hystmech-fmu-cache"
 
 
-def _compile(srcdir: Path, main_c: str, out_so: Path, cc: str) -> None:
+class Platform(NamedTuple):
+    """One binary of an FMU: its folder under binaries/ (FMI 2.0, FMI 3.0), the zig
+    target that cross-builds it, and the file extension."""
+
+    fmi2: str
+    fmi3: str
+    zig_target: str
+    ext: str
+
+
+# linux64 is built by the system C compiler; the others by `zig cc` (PyPI ziglang). The
+# aarch64 Linux binary targets glibc 2.17 (zig ships the stubs of every glibc version).
+# FMI 2.0 names only linux64/win64/darwin64; aarch64 folders follow FMPy's names.
+PLATFORMS = {
+    "linux64": Platform("linux64", "x86_64-linux", "x86_64-linux-gnu.2.17", ".so"),
+    "win64": Platform("win64", "x86_64-windows", "x86_64-windows-gnu", ".dll"),
+    "darwin64": Platform("darwin64", "x86_64-darwin", "x86_64-macos", ".dylib"),
+    "aarch64-darwin": Platform("aarch64-darwin", "aarch64-darwin", "aarch64-macos", ".dylib"),
+    "aarch64-linux": Platform("aarch64-linux", "aarch64-linux", "aarch64-linux-gnu.2.17", ".so"),
+}
+CROSS = ("win64", "darwin64", "aarch64-darwin", "aarch64-linux")
+
+
+def zig_available() -> bool:
+    """True when `python -m ziglang` (the PyPI ziglang package) is installed."""
+    import importlib.util
+
+    return importlib.util.find_spec("ziglang") is not None
+
+
+def resolve_platforms(platforms) -> list[str]:
+    """The platform names to build: "native" (linux64 only: fastest), "all" (every
+    entry of PLATFORMS; needs ziglang), "auto" (all when ziglang is installed, else
+    native), or a list of names. None: $HYSTMECH_FMU_PLATFORMS, else "auto"."""
+    if platforms is None:
+        platforms = os.environ.get("HYSTMECH_FMU_PLATFORMS", "auto")
+    if isinstance(platforms, str):
+        key = platforms.strip()
+        if key == "native":
+            return ["linux64"]
+        if key == "auto":
+            return ["linux64", *CROSS] if zig_available() else ["linux64"]
+        if key == "all":
+            names = ["linux64", *CROSS]
+        else:
+            names = [n.strip() for n in key.split(",") if n.strip()]
+    else:
+        names = list(platforms)
+    names = ["linux64" if n == "native" else n for n in names]
+    bad = [n for n in names if n not in PLATFORMS]
+    if bad or not names:
+        raise FMUExportError(f"platforms: unknown platform {bad[0] if bad else '(none)'!r}; "
+                             f"allowed: native, auto, all or names from "
+                             f"{', '.join(PLATFORMS)}")
+    if any(n != "linux64" for n in names) and not zig_available():
+        raise FMUExportError("platforms: building win64/darwin/aarch64 binaries needs zig "
+                             "(pip install ziglang); use platforms='native' for linux64 only")
+    return list(dict.fromkeys(names))
+
+
+def glibc_versions(so) -> set:
+    """The glibc symbol versions (major, minor) a Linux binary needs, read from the
+    version names in its file (the .gnu.version_r names live in .dynstr)."""
+    data = Path(so).read_bytes()
+    return {tuple(int(x) for x in m.group(1).split(b".")[:2])
+            for m in re.finditer(rb"GLIBC_(\d+\.\d+(?:\.\d+)?)\x00", data)}
+
+
+_FLAGS = ["-O2", "-fvisibility=hidden", "-std=c99", "-Wall", "-Wno-unused-function"]
+
+
+def _compile(srcdir: Path, main_c: str, out_so: Path, cc: str, platform: str = "linux64") -> None:
+    """Build one platform's binary of the FMU from srcdir (cached by content)."""
+    import sys
+
     key = hashlib.sha256()
     for f in sorted(srcdir.iterdir()):
         key.update(f.name.encode() + f.read_bytes())
-    key.update(cc.encode() + main_c.encode())
-    cache = _cache_dir() / (key.hexdigest()[:24] + ".o")
+    key.update(cc.encode() + main_c.encode() + platform.encode())
     inc = fmi_headers_dir()
-    flags = ["-O2", "-fPIC", "-fvisibility=hidden", "-std=c99", "-Wall", "-Wno-unused-function",
-             "-D_POSIX_C_SOURCE=200809L"]
-    obj = out_so.with_suffix(".o")
+    cache = _cache_dir() / (key.hexdigest()[:24] + ("-" + platform if platform != "linux64"
+                                                     else "") + ".bin")
     if cache.exists():
-        shutil.copy(cache, obj)
+        shutil.copy(cache, out_so)
+        return
+    if platform == "linux64":
+        flags = [*_FLAGS, "-fPIC", "-D_POSIX_C_SOURCE=200809L"]
+        cmd = [cc, *flags, "-shared", f"-I{srcdir}", f"-I{inc}", str(srcdir / main_c),
+               "-o", str(out_so), "-lm"]
     else:
-        cmd = [cc, *flags, "-c", f"-I{srcdir}", f"-I{inc}", str(srcdir / main_c), "-o", str(obj)]
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        target = PLATFORMS[platform].zig_target
+        cmd = [sys.executable, "-m", "ziglang", "cc", "-target", target, *_FLAGS,
+               "-shared", f"-I{srcdir}", f"-I{inc}", str(srcdir / main_c), "-o", str(out_so)]
+        if "windows" in target:  # the FMI functions are exported from the DLL
+            cmd[7:7] = ["-DFMI2_Export=__declspec(dllexport)",
+                        "-DFMI3_Export=__declspec(dllexport)"]
+        else:
+            cmd.insert(7, "-fPIC")
+        if "linux" in target:
+            cmd += ["-lm"]
+    # built in a scratch folder: a DLL build leaves an import library and a .pdb beside it
+    with tempfile.TemporaryDirectory(prefix="hystmech-cc-") as scratch:
+        tmp_bin = Path(scratch) / out_so.name
+        cmd[cmd.index(str(out_so))] = str(tmp_bin)
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=scratch)
         if r.returncode != 0:
-            raise FMUExportError(f"C compilation failed ({' '.join(cmd)}):\n{r.stderr.strip()}")
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-            shutil.copy(obj, tmp)
-            os.replace(tmp, cache)
-        except OSError:
-            pass  # a read-only cache only costs a recompilation
-    cmd = [cc, "-shared", str(obj), "-o", str(out_so), "-lm"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    obj.unlink(missing_ok=True)
-    if r.returncode != 0:
-        raise FMUExportError(f"linking failed ({' '.join(cmd)}):\n{r.stderr.strip()}")
+            raise FMUExportError(f"building the {platform} binary failed ({' '.join(cmd)}):"
+                                 f"\n{r.stderr.strip()[-3000:]}")
+        shutil.copy(tmp_bin, out_so)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+        shutil.copy(out_so, tmp)
+        os.replace(tmp, cache)
+    except OSError:
+        pass  # a read-only cache only costs a rebuild
 
 
 def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
-               cc: str | None = None, model_identifier: str | None = None) -> Path:
+               cc: str | None = None, model_identifier: str | None = None,
+               platforms=None) -> Path:
     """Export ``element`` (a force element) as a native FMU at ``path``; return the path.
 
     fmi_version 2 (co-simulation and model exchange in one FMU) or 3. Inputs u [m] and
@@ -759,6 +869,14 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
     (default $CC, then gcc) builds binaries/linux64; sources/ lets other platforms
     build the same FMU. FMUExportError (a ValueError) for laws that cannot be exported
     (custom Python callables), a missing compiler or a failed build.
+
+    ``platforms`` (see resolve_platforms): "native" builds binaries/linux64 only (the
+    fastest); "all" adds win64, darwin64, aarch64-darwin and aarch64-linux, cross-built
+    by `zig cc` from the PyPI package ziglang (FMI 3.0 folder names x86_64-windows,
+    x86_64-darwin, aarch64-darwin, aarch64-linux); "auto" (the default, overridden by
+    $HYSTMECH_FMU_PLATFORMS) is "all" when ziglang is installed, else "native". The
+    linux64 binary needs glibc >= 2.29 (the current exp/log/pow symbol versions; see
+    glibc_versions), the aarch64-linux one glibc >= 2.17.
     """
     if fmi_version not in (2, 3, "2", "3"):
         raise FMUExportError(f"fmi_version must be 2 or 3 (got {fmi_version!r})")
@@ -766,6 +884,7 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
     if not (isinstance(rtol, (int, float)) and 0 < rtol < 1):
         raise FMUExportError(f"rtol must be in (0, 1) (got {rtol!r})")
     spec = law_spec(element)
+    plats = resolve_platforms(platforms)
     compiler = find_compiler(cc)
     path = Path(path)
     if path.suffix != ".fmu":
@@ -810,16 +929,21 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
                 '<?xml version="1.0" encoding="UTF-8"?>\n<fmiBuildDescription fmiVersion="3.0">\n'
                 f'  <BuildConfiguration modelIdentifier="{ident}">\n'
                 f'    <SourceFileSet language="C99">\n      <SourceFile name="{main_c}"/>\n'
-                '    </SourceFileSet>\n  </BuildConfiguration>\n</fmiBuildDescription>\n')
-        plat = "linux64" if fmi_version == 2 else "x86_64-linux"
-        bindir = root / "binaries" / plat
-        bindir.mkdir(parents=True)
-        _compile(src, main_c, bindir / f"{ident}.so", compiler)
+                '    </SourceFileSet>\n    <Library name="m" description="the C maths '
+                'library (exp, log, pow), where it is separate"/>\n'
+                '  </BuildConfiguration>\n</fmiBuildDescription>\n')
+        for name in plats:
+            pl = PLATFORMS[name]
+            bindir = root / "binaries" / (pl.fmi2 if fmi_version == 2 else pl.fmi3)
+            bindir.mkdir(parents=True)
+            _compile(src, main_c, bindir / f"{ident}{pl.ext}", compiler, name)
         doc = root / "documentation"
         doc.mkdir()
         (doc / "index.html").write_text(
             f"<html><body><h1>{escape(spec.cls_name)}</h1><p>{escape(repr(element))}</p>"
-            f"<p>{escape(type(element).__doc__ or '')}</p></body></html>\n")
+            f"<p>{escape(type(element).__doc__ or '')}</p>"
+            f"<p>Binaries: {escape(', '.join(plats))}; sources/ builds the others "
+            f"(fmpy compile, or any C99 compiler with the FMI headers).</p></body></html>\n")
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:

@@ -5,7 +5,7 @@ import datetime
 from xml.sax.saxutils import escape
 
 from .export import (VR_DX, VR_F, VR_X, _fmt, _unit_defs, continuous_states, dependencies,
-                     header_attributes, n_event_indicators, variables)
+                     header_attributes, n_event_indicators, provides_jacobian, variables)
 
 VR_Z = 300000  # event indicators (fmu/templates/fmi3_model.c: HM_VR_Z)
 
@@ -61,6 +61,7 @@ def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
     ms += [f'    <EventIndicator valueReference="{VR_Z + i}"/>' for i in range(nz)]
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     cis = "false" if smooth else "true"
+    jac = "true" if provides_jacobian(spec) else "false"
     if "s" not in unit_of:  # the unit of the independent variable time
         units_xml += ("\n" if units_xml else "") + '    <Unit name="s"><BaseUnit s="1"/></Unit>'
     return f"""<?xml version="1.0" encoding="UTF-8"?>
@@ -68,7 +69,8 @@ def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
   description="hystmech {spec.cls_name} force element ({spec.kind}): inputs u [m], v [m/s], output F [N]"
   {header_attributes(spec)} generationDateAndTime="{now}" variableNamingConvention="flat">
   <ModelExchange modelIdentifier="{ident}" canGetAndSetFMUState="true" canSerializeFMUState="true"
-    needsCompletedIntegratorStep="{cis}"/>
+    needsCompletedIntegratorStep="{cis}" providesDirectionalDerivatives="{jac}"
+    providesAdjointDerivatives="{jac}"/>
   <CoSimulation modelIdentifier="{ident}" canGetAndSetFMUState="true" canSerializeFMUState="true"
     canHandleVariableCommunicationStepSize="true" providesIntermediateUpdate="false"
     canReturnEarlyAfterIntermediateUpdate="false" hasEventMode="false"/>

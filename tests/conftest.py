@@ -11,3 +11,8 @@ matplotlib.use("Agg")
 settings.register_profile("ci", derandomize=True, deadline=None, database=None)
 settings.register_profile("explore", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# Exported FMUs carry the linux64 binary only unless a test asks for more
+# (export_fmu(platforms=...)): cross-building win64/darwin/aarch64 binaries with zig
+# costs seconds per FMU, and only tests/test_fmu_platforms.py needs them.
+os.environ.setdefault("HYSTMECH_FMU_PLATFORMS", "native")

@@ -14,6 +14,7 @@ from scipy.integrate import DOP853
 from scipy.optimize import brentq
 
 import hystmech
+from hystmech.components import get_element_class
 from test_fmu_cases import available
 
 CASES = dict(available())
@@ -276,7 +277,8 @@ def test_fmi3_model_exchange_events(tmp_path, name):
     path = export_fmu(el, tmp_path / f"{name}3.fmu", fmi_version=3)
     from fmpy import read_model_description
     md = read_model_description(str(path))
-    assert len(md.eventIndicators) == (2 if el.kind != "smooth" else 0)
+    # inclusions/operators: reversal and switch; Bouc-Wen: z = 0 (live only for n < 1)
+    assert len(md.eventIndicators) == (2 if el.kind != "smooth" else 1)
     F = _fmpy_me(path, t, u, 1e-10)
     tol = 1e-9 if el.kind != "smooth" else 2e-6  # smooth: CVode's tolerance
     assert np.max(np.abs(F - ref)) <= tol * np.max(np.abs(ref))
@@ -359,3 +361,120 @@ def test_cvode_host_with_continuous_inputs(tmp_path, name):
     print(f"{name}: CVode error {err:.2e}, {events} events")
     assert events > 0
     assert err <= 1e-6
+
+
+def test_memory_moves_only_at_events_not_in_completed_step(tmp_path):
+    """Issue 20 item 6: the stored memory of an operator FMU (continuous Preisach) changes
+    only in event mode. After an input history with reversals (each an event), u rises
+    monotonically to u_a (F read) and on to u_b; fmi2CompletedIntegratorStep at u_b (no
+    crossing, no event) must not move the memory: F at u_a read again afterwards (a host
+    evaluating inside the completed step) is the same, and both equal hystmech.drive
+    along the same polyline (rate independence: only the extrema matter)."""
+    from fmpy import extract, read_model_description
+    from fmpy.fmi2 import FMU2Model
+
+    from hystmech.fmu import export_fmu
+
+    el = CASES["PreisachContinuous"][0]()
+    path = export_fmu(el, tmp_path / "PC.fmu")
+    md = read_model_description(str(path))
+    f = FMU2Model(guid=md.guid, unzipDirectory=extract(str(path)),
+                  modelIdentifier=md.modelExchange.modelIdentifier, instanceName="m")
+    f.instantiate()
+    f.setupExperiment(startTime=0.0)
+    f.enterInitializationMode()
+    f.setReal([1, 2], [0.0, 1.0])
+    f.exitInitializationMode()
+    f.newDiscreteStates()
+    f.enterContinuousTimeMode()
+
+    def event():
+        f.enterEventMode()
+        while f.newDiscreteStates()[0]:
+            pass
+        f.enterContinuousTimeMode()
+
+    def go(t, u, v):
+        f.setTime(t)
+        f.setReal([1, 2], [u, v])
+
+    turns = [0.0, 0.003, -0.002]  # history: up to 3 mm, down to -2 mm (memory corners)
+    t = 0.0
+    for k in range(1, len(turns)):
+        d = 1.0 if turns[k] > turns[k - 1] else -1.0
+        for s in np.linspace(turns[k - 1], turns[k], 21)[1:]:
+            t += 1e-3
+            go(t, float(s), d)
+            enter, _ = f.completedIntegratorStep()
+            if enter:
+                event()
+        go(t, turns[k], -d)  # the reversal: v changes sign, an event
+        event()
+    from ctypes import POINTER, c_double
+
+    def z():
+        out = np.zeros(md.numberOfEventIndicators)
+        f.getEventIndicators(out.ctypes.data_as(POINTER(c_double)), out.size)
+        return out
+
+    ua = 0.0005  # up from -2 mm to 0.5 mm, events at the switch points on the way
+    for s in np.linspace(turns[-1], ua, 41)[1:]:
+        t += 1e-3
+        go(t, float(s), 1.0)
+        enter, _ = f.completedIntegratorStep()
+        if enter:
+            event()
+    d = z()[1]  # distance to the next switch point (memory corner, kernel cell edge)
+    assert d > 0.0
+    ub, um = ua + 0.5 * d, ua + 0.25 * d
+    go(t + 0.5e-3, um, 1.0)
+    F_mid = f.getReal([3])[0]
+    go(t + 1e-3, ub, 1.0)  # an accepted step from u_a to u_b, no crossing
+    assert np.all(z() > 0.0)
+    enter, _ = f.completedIntegratorStep()
+    assert not enter
+    go(t + 0.5e-3, um, 1.0)  # a point inside the completed step
+    F_mid_after = f.getReal([3])[0]
+    f.terminate()
+    f.freeInstance()
+    path_u = np.array(turns + [um])
+    ref = hystmech.drive(el, np.arange(path_u.size, dtype=float), path_u).force[-1]
+    assert F_mid == pytest.approx(ref, rel=1e-10, abs=1e-12)
+    assert F_mid_after == pytest.approx(F_mid, rel=1e-13, abs=1e-15)
+
+
+def test_bouc_wen_event_indicator_does_not_depend_on_n(tmp_path):
+    """Issue 20 item 5: Bouc-Wen has one event indicator (z = 0, the non-Lipschitz point
+    of |z|^n for n < 1) whatever n was exported with: constant for n >= 1, z itself
+    when n < 1 is set before initialisation."""
+    from fmpy import extract, read_model_description
+    from fmpy.fmi2 import FMU2Model
+    from ctypes import POINTER, c_double
+
+    from hystmech.fmu import export_fmu
+
+    BW = get_element_class("BoucWen")
+    p15 = export_fmu(BW(A=1e4, beta=2.0, gamma=0.5, n=1.5), tmp_path / "a.fmu")
+    p05 = export_fmu(BW(A=1e4, beta=2.0, gamma=0.5, n=0.5), tmp_path / "b.fmu")
+    assert [read_model_description(str(p)).numberOfEventIndicators for p in (p15, p05)] == [1, 1]
+
+    def indicators(path, start):
+        md = read_model_description(str(path))
+        f = FMU2Model(guid=md.guid, unzipDirectory=extract(str(path)),
+                      modelIdentifier=md.modelExchange.modelIdentifier, instanceName="z")
+        f.instantiate()
+        f.setupExperiment(startTime=0.0)
+        f.enterInitializationMode()
+        vr = {v.name: v.valueReference for v in md.modelVariables}
+        for k, val in start.items():
+            f.setReal([vr[k]], [val])
+        f.setReal([1, 2], [1e-3, 0.5])
+        f.exitInitializationMode()
+        z = np.zeros(md.numberOfEventIndicators)
+        f.getEventIndicators(z.ctypes.data_as(POINTER(c_double)), z.size)
+        f.terminate()
+        f.freeInstance()
+        return z
+
+    assert indicators(p15, {})[0] == 1.0                        # n >= 1: inactive
+    assert indicators(p15, {"n": 0.5, "z0": 2.5})[0] == 2.5     # n < 1: z itself

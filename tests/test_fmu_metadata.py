@@ -222,8 +222,45 @@ def _me_probe(path, el, amp, freq, seed=0):
     return moved
 
 
+def _cs_probe(path, amp, freq):
+    """The knowns (u, v) whose change, set after a co-simulation step, changes F read
+    before the next step (feedthrough in co-simulation)."""
+    from fmpy import extract, read_model_description
+    from fmpy.fmi2 import FMU2Slave
+
+    mdl = read_model_description(str(path))
+    f = FMU2Slave(guid=mdl.guid, unzipDirectory=extract(str(path)),
+                  modelIdentifier=mdl.coSimulation.modelIdentifier, instanceName="cs")
+    f.instantiate()
+    f.setupExperiment(startTime=0.0)
+    f.enterInitializationMode()
+    f.exitInitializationMode()
+    w, h = 2 * math.pi * freq, 1e-3
+    for k in range(20):
+        f.setReal([1, 2], [amp * math.sin(w * k * h), amp * w * math.cos(w * k * h)])
+        f.doStep(k * h, h)
+    u, v = amp * math.sin(w * 20 * h), amp * w * math.cos(w * 20 * h)
+    f.setReal([1, 2], [u, v])
+    base = f.getReal([3])[0]
+    moved = set()
+    # v much larger either way: the cubic input path into the new point dips far back
+    # or overshoots far (a rate-independent law sees v only through the path's extrema)
+    big = math.copysign(20 * amp / h, v)
+    for k, du, dv in (("u", 0.3 * amp, 0.0), ("v", 0.0, big - v), ("v", 0.0, -big - v)):
+        f.setReal([1, 2], [u + du, v + dv])
+        if f.getReal([3])[0] != base:
+            moved.add(k)
+        f.setReal([1, 2], [u, v])
+    f.terminate()
+    f.freeInstance()
+    return moved
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_dependencies_equal_a_finite_difference_probe(fmus, name):
+    """F's declared dependencies = what perturbing each known changes, in model exchange
+    (inputs and continuous states) and in co-simulation (inputs set after a step: the
+    feedthrough of issue 20 item 5, e.g. Dahl's F = Fc·w moves with u there)."""
     ctor, amp, freq = CASES[name]
     el = ctor()
     path2, path3 = fmus[name]
@@ -231,26 +268,28 @@ def test_dependencies_equal_a_finite_difference_probe(fmus, name):
     assert set(declared) >= {"F"}
     assert all(d is not None for d in declared.values()), declared
     probed = _me_probe(path2, el, amp, freq)
+    probed["F"] |= _cs_probe(path2, amp, freq)
     assert declared == probed
     # FMI 3.0 declares the same (by value reference)
     assert _deps3(_xml(path3)) == declared
 
 
 def test_dependencies_of_the_papers_laws():
-    """Spot checks of the declaration itself: Dahl F = Fc·w (state only), LuGre on v
-    through σ1 and f(v), Masing on u and v (k0·u, c·u̇), Maxwell-slip on u only (its
-    states are not continuous states: the FMU evaluates them carried along u to the
-    current input), Bouc-Wen on u (k_el·u) and z."""
+    """Spot checks of the declaration itself: Dahl F = Fc·w (state only in model
+    exchange), LuGre on v through σ1 and f(v), Masing on u and v (k0·u, c·u̇),
+    Bouc-Wen on u (k_el·u) and z; every law with states on u and v through the
+    co-simulation feedthrough."""
     from hystmech.fmu.export import law_spec
 
     def deps(n):
         return set(law_spec(CASES[n][0]()).force_deps)
 
-    assert deps("Dahl") == {0}
-    assert deps("LuGre") == {0, "v"}
+    # co-simulation feedthrough (a law with states): u and v
+    assert deps("Dahl") == {0, "u", "v"}
+    assert deps("LuGre") == {0, "u", "v"}
     assert deps("Masing") == {"u", "v"}
-    assert deps("MaxwellSlip") == {"u"}
-    assert deps("BoucWen") == {0, "u"}
+    assert deps("MaxwellSlip") == {"u", "v"}
+    assert deps("BoucWen") == {0, "u", "v"}
     assert law_spec(CASES["ModifiedDahl"][0]()).rate_deps == {0: frozenset({0, "u", "v"})}
 
 

@@ -371,7 +371,7 @@ def _bouc_wen_z(z0, v, h, A, beta, gamma, n):
 
 def test_long_step_returns_discard_with_the_state_untouched(tmp_path):
     """Bounded work per doStep (fmu/templates/hm_fmu.h, HM_MAX_INTERNAL_STEPS): the
-    Bouc-Wen FMU's sources built with a budget of 20 internal steps; a 1 s step that
+    Bouc-Wen FMU's sources built with a budget of 4 internal steps; a 1 s step that
     crosses z = 0 (n = 1.5: |z|^n is not analytic there, the segment map takes short
     steps) and runs into saturation at rtol 1e-12 needs more: fmi2DoStep returns fmi2Discard,
     fmi2LastSuccessfulTime is the step's start and the state is as before. The retry
@@ -386,7 +386,7 @@ def test_long_step_returns_discard_with_the_state_untouched(tmp_path):
     _, guid = _extract(path, d)
     so = tmp_path / "bw_budget20.so"
     r = subprocess.run([find_compiler(), "-shared", "-fPIC", "-O1", "-std=c99",
-                        "-D_POSIX_C_SOURCE=200809L", "-DHM_MAX_INTERNAL_STEPS=20L",
+                        "-D_POSIX_C_SOURCE=200809L", "-DHM_MAX_INTERNAL_STEPS=4L",
                         f"-I{d / 'sources'}", f"-I{fmi_headers_dir()}",
                         str(d / "sources" / "fmi2_model.c"), "-o", str(so), "-lm"],
                        capture_output=True, text=True)
@@ -397,7 +397,7 @@ def test_long_step_returns_discard_with_the_state_untouched(tmp_path):
     assert r["status"] == DISCARD and r["elapsed"] < 10.0
     assert r["last_status"] == OK and r["last"] == 0.0
     assert r["state"][0] == r["state"][1] == [OK, [5.0, 5.0]]  # F = z0 + k_el u, z = z0
-    assert "more than 20 internal steps" in r["log"][0]
+    assert "more than 4 internal steps" in r["log"][0]
     assert r["after"] == OK
     A, beta, gamma, n, k_el = (el.p[i] for i in range(5))
     z = _bouc_wen_z(5.0, v, h_short, A, beta, gamma, n)
@@ -419,21 +419,6 @@ def test_error_state_is_per_instance_across_threads(tmp_path):
     r = _child(tmp_path, p, "threads", amp=0.004, seconds=1.5)
     assert r["A_errors"] > 0 and r["B_steps"] > 100
     assert r["B_errors"] == 0, r["B_log"]
-
-
-def _glibc_versions(so):
-    out = subprocess.run(["objdump", "-T", str(so)], capture_output=True, text=True).stdout
-    return {tuple(int(x) for x in v.split(".")) for v in re.findall(r"GLIBC_([0-9.]+)", out)}
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF binaries")
-def test_binaries_load_on_glibc_2_17(tmp_path, fmus):
-    """Every exported binary requires only glibc symbol versions <= 2.17 (objdump -T)."""
-    for name in ("Dahl", "ModifiedDahl", "BoucWen", "LuGre", "Preisach", "CableLaw"):
-        d = tmp_path / name
-        so, _ = _extract(fmus[name], d)
-        vers = _glibc_versions(so)
-        assert vers and max(vers) <= (2, 17), (name, sorted(vers))
 
 
 def test_source_fmus_link_into_one_program(tmp_path):
@@ -483,42 +468,6 @@ def test_source_fmus_link_into_one_program(tmp_path):
     assert r.returncode == 0, r.stderr
     out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=30).stdout
     assert out.split() == ["2.0"] * 3
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds a linux64 binary")
-def test_sources_build_with_fmpy_compile(tmp_path):
-    """`fmpy compile` (fmpy's CMake project) builds the platform binary of an FMU stripped
-    of its binary from sources/ alone; the rebuilt FMU needs glibc <= 2.17 and simulates
-    like the shipped one."""
-    import shutil
-
-    from fmpy import simulate_fmu
-    from hystmech.components import get_element_class
-
-    if shutil.which("cmake") is None:
-        pytest.skip("cmake is not installed")
-    el = get_element_class("Masing")(k=1e5, k0=1e3, alpha=50.0, F0=1.0, c=10.0)
-    path = export_fmu(el, tmp_path / "M.fmu")
-    bare = tmp_path / "bare.fmu"
-    with zipfile.ZipFile(path) as zi, zipfile.ZipFile(bare, "w") as zo:
-        for item in zi.namelist():
-            if not item.startswith("binaries/"):
-                zo.writestr(item, zi.read(item))
-    r = subprocess.run([str(Path(sys.executable).parent / "fmpy"), "compile", str(bare)],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    d = tmp_path / "unz"
-    so, _ = _extract(bare, d)
-    assert Path(so).name == "hystmech_Masing.so"
-    assert max(_glibc_versions(so)) <= (2, 17)
-    t = np.linspace(0.0, 0.5, 501)
-    sig = np.zeros(t.size, dtype=[("time", float), ("u", float), ("v", float)])
-    sig["time"], sig["u"], sig["v"] = t, 2e-3 * np.sin(8 * t), 16e-3 * np.cos(8 * t)
-    kw = dict(fmi_type="CoSimulation", input=sig, output=["F"], step_size=1e-3,
-              output_interval=1e-3, stop_time=0.5)
-    a = simulate_fmu(str(path), **kw)["F"]
-    b = simulate_fmu(str(bare), **kw)["F"]
-    np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-9)
 
 
 CHILD3 = textwrap.dedent(r'''

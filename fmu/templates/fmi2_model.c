@@ -21,8 +21,8 @@
  * while u moves monotonically and has not passed the next switch point. Two event
  * indicators: dir·v (a reversal of the input) and dir·(u_switch − u) (the next face,
  * threshold or memory corner, HM_SWITCH). A host that misses a crossing is asked for
- * a step event in fmi2CompletedIntegratorStep; otherwise the anchor moves with the
- * completed step (output-neutral along a monotone path).
+ * a step event in fmi2CompletedIntegratorStep; the anchor (the memory) moves only in
+ * event mode, never in a completed step.
  *
  * Never crash, never lie: the FMI state machine is enforced (wrong calls return
  * fmi2Error with a logged message), non-finite inputs are rejected with the state
@@ -227,10 +227,8 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
                                         const fmi2ValueReference vk[], size_t nk,
                                         const fmi2Real dvk[], fmi2Real dvu[])
 {
-    (void)vu; (void)nu; (void)vk; (void)nk; (void)dvk; (void)dvu;
     if (!c) return fmi2Error;
-    hm_log(INST, HM_ERROR, "logStatusError", "directional derivatives are not provided");
-    return fmi2Error;
+    return ST(hm_directional(INST, vu, nu, vk, nk, dvk, dvu, 0, "fmi2GetDirectionalDerivative"));
 }
 
 /* -------------------------------------------------------- model exchange ------ */

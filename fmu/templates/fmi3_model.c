@@ -258,11 +258,24 @@ fmi3Status fmi3DeserializeFMUState(fmi3Instance c, const fmi3Byte buf[], size_t 
 fmi3Status fmi3GetDirectionalDerivative(fmi3Instance c, const fmi3ValueReference u[], size_t nu,
                                         const fmi3ValueReference k[], size_t nk,
                                         const fmi3Float64 s[], size_t ns, fmi3Float64 r[], size_t nr)
-{ (void)c; (void)u; (void)nu; (void)k; (void)nk; (void)s; (void)ns; (void)r; (void)nr; return fmi3Error; }
+{
+    if (!c) return fmi3Error;
+    if (ns != nk || nr != nu)
+        return ST(hm_error(INST, "fmi3GetDirectionalDerivative: nSeed = nKnowns and "
+                           "nSensitivity = nUnknowns for scalar variables"));
+    return ST(hm_directional(INST, u, nu, k, nk, s, r, 0, "fmi3GetDirectionalDerivative"));
+}
+
 fmi3Status fmi3GetAdjointDerivative(fmi3Instance c, const fmi3ValueReference u[], size_t nu,
                                     const fmi3ValueReference k[], size_t nk,
                                     const fmi3Float64 s[], size_t ns, fmi3Float64 r[], size_t nr)
-{ (void)c; (void)u; (void)nu; (void)k; (void)nk; (void)s; (void)ns; (void)r; (void)nr; return fmi3Error; }
+{
+    if (!c) return fmi3Error;
+    if (ns != nu || nr != nk)
+        return ST(hm_error(INST, "fmi3GetAdjointDerivative: nSeed = nUnknowns and "
+                           "nSensitivity = nKnowns for scalar variables"));
+    return ST(hm_directional(INST, u, nu, k, nk, s, r, 1, "fmi3GetAdjointDerivative"));
+}
 
 fmi3Status fmi3EnterConfigurationMode(fmi3Instance c) { (void)c; return fmi3Error; }
 fmi3Status fmi3ExitConfigurationMode(fmi3Instance c) { (void)c; return fmi3Error; }

@@ -36,7 +36,9 @@ static void hm_emit(struct hm_inst_ *c, int status, const char *category, const 
 #endif
 #endif
 #ifndef HM_MAX_INTERNAL_STEPS
-#define HM_MAX_INTERNAL_STEPS 200000L
+/* about 0.05 s of the costliest kernel (the power-law Taylor steps); a call that needs
+ * more returns fmi2Discard and the master retries with a smaller step */
+#define HM_MAX_INTERNAL_STEPS 20000L
 #endif
 #define HM_MAGIC 0x484d5332u  /* "HMS2" */
 
@@ -59,6 +61,7 @@ typedef struct {
     double rtol, tol;      /* rtol parameter; master tolerance (0: none given) */
     double t_c, u_c, v_c;  /* CS: committed point; ME operators: the anchor */
     double u_end, v_end;   /* CS: inputs at the end of the last step (output point) */
+    double u_a;            /* ME operators: input at the last completed step (no crossing) */
     double q[HM_NQ + 1], p[HM_NP + 1];
     double x[HM_NX + 1];   /* CS: predicted state at time; ME smooth: states; else x0 copy */
     double xc[HM_NX + 1];  /* CS: committed state at t_c; ME operators: anchored state */
@@ -141,13 +144,22 @@ static double hm_rtol(hm_inst *c)
     return (c->s.tol > 0.0 && c->s.tol < c->s.rtol) ? c->s.tol : c->s.rtol;
 }
 
-/* one kernel segment with a work budget; returns NULL or the kernel's message */
+/* The work budget of one FMI call (a doStep, an output evaluation): every kernel
+ * segment of the call draws on the same HM_MAX_INTERNAL_STEPS, so that no input path,
+ * however long or contorted (a restored state is checked for validity, not for
+ * plausibility), makes one call run for long. */
+static void hm_budget_begin(void) { hm_budget = HM_MAX_INTERNAL_STEPS; }
+static void hm_budget_end(void) { hm_budget = -1; }
+
+/* one kernel segment; returns NULL or the kernel's message (HM_BUDGET_MSG when the
+ * call's budget ran out) */
 static const char *hm_advance(hm_inst *c, double *x, double u0, double u1, double dt, double v)
 {
+    int own = hm_budget < 0;
     hm_fail = NULL;
-    hm_budget = HM_MAX_INTERNAL_STEPS;
+    if (own) hm_budget_begin();
     HM_ADVANCE(x, u0, u1, dt, v, c->s.p, hm_rtol(c));
-    hm_budget = -1;
+    if (own) hm_budget_end();
     return hm_fail;
 }
 
@@ -157,10 +169,11 @@ static const char *hm_advance_anchor(hm_inst *c, double *x, double u0, double u1
                                      double v)
 {
 #ifdef HM_ADVANCE_OPS
+    int own = hm_budget < 0;
     hm_fail = NULL;
-    hm_budget = HM_MAX_INTERNAL_STEPS;
+    if (own) hm_budget_begin();
     HM_ADVANCE_OPS(x, u0, u1, dt, v, c->s.p, hm_rtol(c));
-    hm_budget = -1;
+    if (own) hm_budget_end();
     return hm_fail;
 #else
     return hm_advance(c, x, u0, u1, dt, v);
@@ -292,8 +305,10 @@ static const double *hm_now(hm_inst *c, double *u, double *v)
         vs = dt > 0.0 ? (c->s.u - c->s.u_c) / dt : c->s.v;
         memcpy(c->xw, c->s.xc, sizeof(double) * (HM_NX + 1));
         if (dt > 0.0 || c->s.u != c->s.u_c) {
+            hm_budget_begin();
             e = c->cosim ? hm_commit_path(c, c->xw, c->s.time, c->s.u, c->s.v)
                          : hm_advance_anchor(c, c->xw, c->s.u_c, c->s.u, dt > 0.0 ? dt : 0.0, vs);
+            hm_budget_end();
             if (e) { hm_error(c, "%s (t = %g)", e, c->s.time); return NULL; }
         }
 #if HM_KIND != 0 && HM_NCS > 0
@@ -335,17 +350,27 @@ static void hm_op_indicators(hm_inst *c, double *z)
 #endif
 }
 
-/* move the anchor to the current input (event mode, or a completed step on a
- * monotone stretch); at an event the direction follows v */
-static int hm_reanchor(hm_inst *c, int event)
+/* move the anchor to the current input (event mode only); the direction follows v.
+ * The path from the anchor goes through the input of the last completed step first:
+ * the host accepted the monotone stretch up to it, so an extremum of u that a host
+ * stepped over without locating (a reversal between two completed steps, e.g. a
+ * piecewise-linear input whose v jumps) is at least kept at that input. */
+static int hm_reanchor(hm_inst *c)
 {
-    double u, v;
-    const double *x = hm_now(c, &u, &v);
+    double u, v, dir = c->s.dir >= 0 ? 1.0 : -1.0;
+    const double *x;
+    if ((c->s.u_a - c->s.u_c) * dir > 0.0 && (c->s.u - c->s.u_a) * dir < 0.0) {
+        const char *e = hm_advance_anchor(c, c->s.xc, c->s.u_c, c->s.u_a, 0.0, dir);
+        if (e) return hm_error(c, "%s (t = %g)", e, c->s.time);
+        c->s.u_c = c->s.u_a;
+        c->w_ok = 0;
+    }
+    x = hm_now(c, &u, &v);
     if (!x) return HM_ERROR;
     if (x != c->s.xc) memcpy(c->s.xc, x, sizeof(double) * (HM_NX + 1));
-    c->s.u_c = c->s.u;
+    c->s.u_c = c->s.u_a = c->s.u;
     if (c->s.time > c->s.t_c) c->s.t_c = c->s.time;
-    if (event && c->s.v != 0.0) c->s.dir = c->s.v > 0.0 ? 1 : -1;
+    if (c->s.v != 0.0) c->s.dir = c->s.v > 0.0 ? 1 : -1;
     c->w_ok = 0;
     return HM_OK;
 }
@@ -353,8 +378,11 @@ static int hm_reanchor(hm_inst *c, int event)
 
 /* every field of a state from outside checked before any kernel sees it: sizes,
  * identity, mode and flags, finiteness, the kernel parameters (recomputed from the
- * constructor parameters, must match) and the law's own state check */
-static const char *hm_validate(hm_inst *c, const hm_state *s)
+ * constructor parameters: must match, and replace the stored ones of a state taken
+ * before initialisation) and the law's own state check. The one check of both ways in:
+ * fmi2SetFMUstate/fmi3SetFMUState (a state pointer from the host) and deserialisation
+ * (bytes from the host); s is the caller's copy, which it may complete. */
+static const char *hm_validate(hm_state *s)
 {
     static const char *const bad_p = "kernel parameters do not match the constructor parameters";
     hm_state *t;
@@ -364,12 +392,13 @@ static const char *hm_validate(hm_inst *c, const hm_state *s)
     if (s->guid_hash != hm_guid_hash()) return "state of another FMU (GUID differs)";
     if (s->mode < 0 || s->mode >= M_COUNT) return "mode out of range";
     if ((unsigned)s->initialized > 1u || (s->dir != 1 && s->dir != -1) || (unsigned)s->has_du > 1u
-        || (unsigned)s->has_d2u > 1u || (unsigned)s->has_dv > 1u || (unsigned)s->pred_ok > 1u)
+        || (unsigned)s->has_d2u > 1u || (unsigned)s->has_dv > 1u || (unsigned)s->pred_ok > 1u
+        || (unsigned)s->pad > 1u)
         return "flag out of range";
     if (!(isfinite(s->time) && isfinite(s->u) && isfinite(s->v) && isfinite(s->du)
           && isfinite(s->d2u) && isfinite(s->dv) && isfinite(s->t_c) && isfinite(s->u_c)
           && isfinite(s->v_c)
-          && isfinite(s->u_end) && isfinite(s->v_end)))
+          && isfinite(s->u_end) && isfinite(s->v_end) && isfinite(s->u_a)))
         return "non-finite time or input";
     if (!(s->rtol > 0.0 && s->rtol < 1.0) || !(s->tol >= 0.0 && s->tol < 1.0))
         return "tolerance out of range";
@@ -377,17 +406,19 @@ static const char *hm_validate(hm_inst *c, const hm_state *s)
         if (!isfinite(s->x[i]) || !isfinite(s->xc[i]) || !isfinite(s->x0[i]))
             return "non-finite state";
     for (i = 0; i < HM_NQ; i++) if (!isfinite(s->q[i])) return "non-finite parameter";
+    for (i = 0; i < HM_NP; i++) if (!isfinite(s->p[i]) && s->initialized) return "non-finite parameter";
     t = (hm_state *)malloc(sizeof *t);  /* large laws: not on a host thread's stack */
     if (!t) return "out of memory";
     memcpy(t, s, sizeof *t);
     e = HM_SETUP(t->q, HM_NQ, t->p, HM_NP, t->x0, HM_NX);
     if (!e && s->initialized && memcmp(t->p, s->p, sizeof(double) * HM_NP) != 0) e = bad_p;
+    if (!e) memcpy(s->p, t->p, sizeof(double) * (HM_NP + 1));
 #ifdef HM_CHECK_STATE
     if (!e) e = HM_CHECK_STATE(s->x, t->p);
     if (!e) e = HM_CHECK_STATE(s->xc, t->p);
+    if (!e) e = HM_CHECK_STATE(s->x0, t->p);
 #endif
     free(t);
-    (void)c;
     return e;
 }
 
@@ -407,7 +438,7 @@ static int hm_exit_init(hm_inst *c)
 {
     if (!c->s.initialized && hm_setup(c, 1) != HM_OK) { hm_enter_error(c); return HM_ERROR; }
     memcpy(c->s.xc, c->s.x, sizeof(double) * (HM_NX + 1));
-    c->s.u_c = c->s.u_end = c->s.u;
+    c->s.u_c = c->s.u_end = c->s.u_a = c->s.u;
     c->s.v_c = c->s.v_end = c->s.v;
     c->s.t_c = c->s.time;
     c->s.dir = c->s.v < 0.0 ? -1 : 1;
@@ -505,7 +536,12 @@ static int hm_set_real(hm_inst *c, const unsigned vr[], size_t nvr, const double
     for (i = 0; i < nvr; i++) {
         unsigned r = vr[i];
         if (r == HM_VR_U) { if (c->s.u != value[i]) c->w_ok = 0; c->s.u = value[i]; c->inputs_set = 1; }
-        else if (r == HM_VR_V) { c->s.v = value[i]; c->inputs_set = 1; }
+        else if (r == HM_VR_V) {
+            /* co-simulation: v shapes the input path into the new point (hm_now) */
+            if (c->s.v != value[i]) c->w_ok = 0;
+            c->s.v = value[i];
+            c->inputs_set = 1;
+        }
         else {
             if (r == HM_VR_RTOL) c->s.rtol = value[i];
             else c->s.q[r - HM_VR_Q] = value[i];
@@ -531,18 +567,30 @@ static int hm_state_get(hm_inst *c, hm_state *dst)
 
 static int hm_state_set(hm_inst *c, const hm_state *s, const char *fn)
 {
-    if (!s || s->magic != HM_MAGIC || s->size != sizeof(hm_state) || s->guid_hash != hm_guid_hash()
-        || s->mode < 0 || s->mode >= M_COUNT) {
-        hm_log(c, HM_ERROR, "logStatusError", "%s: not a state of this FMU", fn);
+    hm_state *t;
+    const char *e;
+    if (!s) {
+        hm_log(c, HM_ERROR, "logStatusError", "%s: NULL state", fn);
+        return HM_ERROR;
+    }
+    /* a copy first: the checks read it field by field and never the host's memory twice */
+    t = (hm_state *)malloc(sizeof *t);
+    if (!t) { hm_log(c, HM_ERROR, "logStatusError", "%s: out of memory", fn); return HM_ERROR; }
+    memcpy(t, s, sizeof *t);
+    e = hm_validate(t);
+    if (e) {
+        free(t);
+        hm_log(c, HM_ERROR, "logStatusError", "%s: corrupted state: %s", fn, e);
         return HM_ERROR;
     }
     {
         int mode = c->s.mode == M_ERROR ? c->mode_before_error : c->s.mode;
-        memcpy(&c->s, s, sizeof(hm_state));
+        memcpy(&c->s, t, sizeof(hm_state));
         c->s.mode = mode;
     }
-    c->inputs_set = s->pad != 0;
+    c->inputs_set = t->pad != 0;
     c->w_ok = 0;
+    free(t);
     return HM_OK;
 }
 
@@ -556,7 +604,7 @@ static int hm_state_read(hm_inst *c, const char *buf, size_t size, hm_state *dst
         return HM_ERROR;
     }
     memcpy(dst, buf, sizeof(hm_state));
-    e = hm_validate(c, dst);
+    e = hm_validate(dst);
     if (e) {
         hm_log(c, HM_ERROR, "logStatusError", "%s: corrupted state: %s", fn, e);
         return HM_ERROR;
@@ -567,7 +615,7 @@ static int hm_state_read(hm_inst *c, const char *buf, size_t size, hm_state *dst
 static int hm_new_discrete(hm_inst *c)
 {
 #if HM_KIND != 0
-    return hm_reanchor(c, 1);
+    return hm_reanchor(c);
 #else
     (void)c;
     return HM_OK;
@@ -581,8 +629,12 @@ static int hm_completed_step(hm_inst *c, int *enter)
     {
         double z[2];
         hm_op_indicators(c, z);
-        if (z[0] < 0.0 || z[1] < 0.0) *enter = 1;  /* a crossing the host missed */
-        else if (hm_reanchor(c, 0) != HM_OK) return HM_ERROR;
+        /* a crossing the host missed: an event. Otherwise nothing moves: the memory
+         * (the anchor) changes only in event mode, so that F at any point of the
+         * completed step, and after it, stays the law's F along the monotone stretch
+         * from the anchor (FMI 2.0 §3.1: discrete states change only at events) */
+        if (z[0] < 0.0 || z[1] < 0.0) *enter = 1;
+        else c->s.u_a = c->s.u;  /* recorded only: no output changes */
     }
 #endif
     return HM_OK;
@@ -688,6 +740,69 @@ static int hm_input_derivatives(hm_inst *c, const unsigned vr[], size_t nvr, con
     return HM_OK;
 }
 
+/* Directional (adjoint = 0) or adjoint (adjoint = 1) derivatives in model exchange of a
+ * smooth law, from the law's C jac (LAW_jac, the twin of the Python jac kernel):
+ * unknowns F and der(x_i), knowns x_j, u, v (value references), at the current
+ * continuous states and inputs. J is (n+1) x (n+2), row-major. */
+static int hm_jac_row(unsigned r)
+{
+    if (r == HM_VR_F) return HM_NX;
+    if (HM_KIND == 0 && r >= HM_VR_DX && r < HM_VR_DX + HM_NX) return (int)(r - HM_VR_DX);
+    return -1;
+}
+
+static int hm_jac_col(unsigned r)
+{
+    if (r == HM_VR_U) return HM_NX;
+    if (r == HM_VR_V) return HM_NX + 1;
+    if (HM_KIND == 0 && r >= HM_VR_X && r < HM_VR_X + HM_NX) return (int)(r - HM_VR_X);
+    return -1;
+}
+
+static int hm_directional(hm_inst *c, const unsigned unk[], size_t nu, const unsigned kn[],
+                          size_t nk, const double seed[], double out[], int adjoint,
+                          const char *fn)
+{
+#ifdef HM_JAC
+    double J[(HM_NX + 1) * (HM_NX + 2)];
+    size_t a, b;
+    if (hm_refuse(c, B(M_INIT) | M_RUN | B(M_TERM), fn)) return HM_ERROR;
+    if (c->cosim)
+        return hm_error(c, "%s: provided in model exchange only (in co-simulation F depends "
+                        "on the input path of the step)", fn);
+    if ((nu && (!unk || !out)) || (nk && (!kn || !seed))) return hm_error(c, "%s: NULL array", fn);
+    for (a = 0; a < nu; a++)
+        if (hm_jac_row(unk[a]) < 0)
+            return hm_error(c, "%s: value reference %u is not an unknown (F, der(x))", fn, unk[a]);
+    for (b = 0; b < nk; b++)
+        if (hm_jac_col(kn[b]) < 0)
+            return hm_error(c, "%s: value reference %u is not a known (x, u, v)", fn, kn[b]);
+    HM_JAC(c->s.x, c->s.u, c->s.v, c->s.p, J);
+    if (!adjoint) {
+        for (a = 0; a < nu; a++) {
+            double acc = 0.0;
+            for (b = 0; b < nk; b++)
+                acc += J[hm_jac_row(unk[a]) * (HM_NX + 2) + hm_jac_col(kn[b])] * seed[b];
+            out[a] = acc;
+        }
+    } else {  /* seed on the unknowns, result on the knowns */
+        for (b = 0; b < nk; b++) {
+            double acc = 0.0;
+            for (a = 0; a < nu; a++)
+                acc += J[hm_jac_row(unk[a]) * (HM_NX + 2) + hm_jac_col(kn[b])] * seed[a];
+            out[b] = acc;
+        }
+    }
+    for (a = 0; a < (adjoint ? nk : nu); a++)
+        if (!isfinite(out[a])) return hm_error(c, "%s: non-finite derivative", fn);
+    return HM_OK;
+#else
+    (void)unk; (void)nu; (void)kn; (void)nk; (void)seed; (void)out; (void)adjoint;
+    hm_log(c, HM_ERROR, "logStatusError", "%s: this law provides no Jacobian", fn);
+    return HM_ERROR;
+#endif
+}
+
 /* one communication step, second order (see fmi2_model.c); a kernel that runs out of
  * its work budget: HM_DISCARD with the state as it was at t */
 static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
@@ -711,6 +826,7 @@ static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
         warn = 1;
     }
     /* the committed state along the input path from (t_c, u_c) to (t, u) */
+    hm_budget_begin();
     secant = hm_secant(c, t, c->s.u);
     acc = (!secant && t > c->s.t_c) ? (c->s.v - c->s.v_c) / (t - c->s.t_c) : 0.0;
     memcpy(xc, c->s.xc, sizeof xc);
@@ -723,7 +839,7 @@ static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
         } else {
             e = hm_commit_path(c, xc, t, c->s.u, c->s.v);
             if (e == HM_BUDGET_MSG) goto discard;
-            if (e) return hm_error(c, "%s (t = %g)", e, t);
+            if (e) { hm_budget_end(); return hm_error(c, "%s (t = %g)", e, t); }
         }
     }
     /* the predicted copy along u + u' (t' - t) + u'' (t' - t)^2 / 2 */
@@ -734,8 +850,9 @@ static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
     if (h > 0.0) {
         e = hm_advance_poly(c, xp, c->s.u, u1, slope, 0.5 * acc, 0.0, h);
         if (e == HM_BUDGET_MSG) goto discard;
-        if (e) return hm_error(c, "%s (t = %g)", e, t);
+        if (e) { hm_budget_end(); return hm_error(c, "%s (t = %g)", e, t); }
     }
+    hm_budget_end();
     vend = c->s.v + (c->s.has_dv ? c->s.dv : acc) * h;
     F = HM_FORCE(xp, u1, vend, c->s.p);
     if (!isfinite(F) || !isfinite(u1) || !isfinite(vend))
@@ -754,6 +871,7 @@ static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
     c->w_ok = 0;
     return warn ? HM_WARNING : HM_OK;
 discard:
+    hm_budget_end();
     hm_log(c, HM_DISCARD, "logStatusDiscard", "%s(t = %g, h = %g): more than %ld internal steps; "
            "the state stays at t = %g (retry with a smaller h)", fn, t, h,
            (long)HM_MAX_INTERNAL_STEPS, c->s.time);
