@@ -79,22 +79,7 @@ def _check_outcome(code, err, out_dir: Path, written=("summary.json",)):
 
 
 # -- scenario TOML tables -------------------------------------------------------------------
-def toml_value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return json.dumps(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return repr(v)
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(toml_value(x) for x in v) + "]"
-    raise TypeError(v)
+from test_fuzz_schema import toml_value  # noqa: E402  (one TOML writer for the fuzz tests)
 
 
 def toml_text(cfg: dict) -> str:
