@@ -4,9 +4,20 @@ when it has been built from the installed sources, so that MJCF and .mjb files w
 ``hystmech.<Law>`` plugins load in any Python process (MuJoCo crashes on an .mjb whose
 plugins are not registered). A top-level module that imports nothing of hystmech, so
 that ``import mujoco`` stays fast; it never compiles and never raises."""
+import hashlib
+import importlib.util
 import json
 import os
 import tempfile
+
+
+def install_key() -> str:
+    """A short key of this hystmech installation (the path of its package), so that two
+    installations (virtual environments, checkouts) sharing one plugin cache never load
+    each other's build. find_spec does not import hystmech."""
+    spec = importlib.util.find_spec("hystmech")
+    origin = os.path.realpath(spec.origin) if spec is not None and spec.origin else ""
+    return hashlib.sha1(origin.encode()).hexdigest()[:12]
 
 
 def built_library():
@@ -21,7 +32,7 @@ def built_library():
     cache = os.environ.get("HYSTMECH_PLUGIN_CACHE") or os.path.join(
         tempfile.gettempdir(), "hystmech-plugin-cache")
     try:
-        with open(os.path.join(cache, f"mujoco-{mujoco.__version__}.json")) as f:
+        with open(os.path.join(cache, f"mujoco-{mujoco.__version__}-{install_key()}.json")) as f:
             rec = json.load(f)
         for path, mtime, size in rec["sources"]:
             st = os.stat(path)

@@ -303,7 +303,9 @@ def build(directory: str | os.PathLike | None = None, *, force: bool = False,
 
 
 def _marker() -> Path:
-    return cache_dir() / f"mujoco-{_mujoco().__version__}.json"
+    from hystmech_mujoco_entry import install_key
+
+    return cache_dir() / f"mujoco-{_mujoco().__version__}-{install_key()}.json"
 
 
 def _source_files() -> list:
