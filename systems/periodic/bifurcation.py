@@ -327,3 +327,129 @@ def continue_folds(build: Callable, y, p, q, *, scale, p_scale: float, q_scale: 
                       "q": float(np.polyval(cq, sv)), "index": int(j)})
     return FoldCurve(p=P, q=Q, y=Y, multiplier=mult, measure=meas, cusps=cusps,
                      message=message, n_runs=fs.maps.n_runs, cpu_s=time.process_time() - tic)
+
+
+# -- crossings where the parameter stays regular: branch points, period doublings,
+#    Neimark-Sacker bifurcations ---------------------------------------------------------
+
+CROSSING_KINDS = ("branch-point", "period-doubling", "neimark-sacker")
+
+
+@dataclass
+class CrossingPoint:
+    """A multiplier crossing of the unit circle located exactly on a branch: kind
+    ("branch-point": a real μ through +1 with p going on, "period-doubling": through −1,
+    "neimark-sacker": a complex pair); p the parameter; y the orbit's state at the
+    section t0 + phase·T; multiplier the crossing one (|μ| = 1 up to ``residual``),
+    angle = |arg μ| [rad] (the torus' rotation number is angle/2π per period),
+    multipliers all of them, multiplier_error the error bound of the crossing one,
+    iterations of the secant."""
+    kind: str
+    p: float
+    y: np.ndarray
+    multiplier: complex
+    angle: float
+    multipliers: np.ndarray
+    multiplier_error: float
+    residual: float
+    phase: float
+    iterations: int
+
+
+def crossing_test(kind: str, mu, err=None):
+    """The test function of a crossing and its multiplier: |μ| − 1 of the real μ > 0
+    nearest to +1 ("branch-point"), of the real μ < 0 nearest to −1
+    ("period-doubling"), or of the complex pair nearest to the unit circle
+    ("neimark-sacker"; complex: |Im μ| above its error bound). Returns (g, μ, index);
+    g is nan when there is no such multiplier."""
+    mu = np.asarray(mu, complex)
+    err = np.zeros(mu.size) if err is None else np.asarray(err, float)
+    cplx = np.abs(mu.imag) > np.maximum(err, 1e-9 * np.abs(mu))
+    if kind == "branch-point":
+        cand = np.flatnonzero(~cplx & (mu.real > 0))
+        key = np.abs(mu.real[cand] - 1.0) if cand.size else None
+    elif kind == "period-doubling":
+        cand = np.flatnonzero(~cplx & (mu.real < 0))
+        key = np.abs(mu.real[cand] + 1.0) if cand.size else None
+    elif kind == "neimark-sacker":
+        cand = np.flatnonzero(cplx)
+        key = np.abs(np.abs(mu[cand]) - 1.0) if cand.size else None
+    else:
+        raise ValueError(f"kind must be one of {CROSSING_KINDS} (got {kind!r})")
+    if not cand.size:
+        return math.nan, complex(math.nan), -1
+    i = int(cand[np.argmin(key)])
+    return float(abs(mu[i]) - 1.0), complex(mu[i]), i
+
+
+def locate_crossing(kind: str, build: Callable, y, p_a: float, p_b: float, *,
+                    period: Callable | None = None, n_periods: int = 1, t0: float = 0.0,
+                    phase: float = 0.0, method: str = "auto", options: dict | None = None,
+                    tol: float = 1e-9, shoot_tol: float = 1e-10, max_iter: int = 30,
+                    fd_eps: float | None = None) -> CrossingPoint:
+    """A branch point, period doubling or Neimark–Sacker bifurcation between p_a and p_b
+    located exactly: the root of the test function g(p) = |μ(p)| − 1 of the crossing
+    multiplier (:func:`crossing_test`; Seydel (2010), §5.4 / §7.6: a test function
+    with a sign change, its root by a safeguarded secant), where the orbit at each
+    trial p is solved by Newton shooting from the previous one and μ is the exact
+    (variational) or finite-difference multiplier with its error bound. p regularly
+    parameterises the branch there (unlike at a fold, :func:`locate_fold`).
+
+    build(p) -> Assembly; y: the orbit's state at p_a at the section t0 + phase·T;
+    tol: on |p − p*| relative to |p_b − p_a| and on |g|. ValueError when g does not
+    change sign between p_a and p_b."""
+    from .monodromy import multiplier_errors
+    from .shooting import Shooter, default_fd_eps, drop_neutral, newton_shoot
+
+    if kind not in CROSSING_KINDS:
+        raise ValueError(f"kind must be one of {CROSSING_KINDS} (got {kind!r})")
+    p_a, p_b = float(p_a), float(p_b)
+    if not (math.isfinite(p_a) and math.isfinite(p_b)) or p_a == p_b:
+        raise ValueError(f"p_a, p_b must be finite and differ (got {p_a!r}, {p_b!r})")
+    span = abs(p_b - p_a)
+    eps = default_fd_eps(build(p_a)) if fd_eps is None else fd_eps
+    state = {"y": np.asarray(y, float).copy()}
+
+    def evaluate(p):
+        sh = Shooter(build(p), None if period is None else period(p), n_periods=n_periods,
+                     t0=t0, phase=phase, method=method, options=options)
+        scale = sh.use_scale(sh.scales(state["y"]))
+        yy, _, res, _, _ = newton_shoot(sh, state["y"], scale, tol=shoot_tol, eps=eps)
+        scale = sh.scales(yy)
+        M, dM, keep, _ = sh.monodromy_with_error(yy, scale, eps=eps)
+        mu, err = multiplier_errors(M, dM, np.maximum(scale, sh.floor)[sh.free][keep])
+        mu, err = drop_neutral(mu, err, sh.last_n_neutral)
+        g, mc, i = crossing_test(kind, mu, err)
+        state["y"] = yy
+        return g, mc, yy, mu, (err[i] if i >= 0 else math.nan)
+
+    ga, *_ = evaluate(p_a)
+    ya = state["y"].copy()
+    gb, *rest = evaluate(p_b)
+    if not (math.isfinite(ga) and math.isfinite(gb)) or ga * gb > 0:
+        raise ValueError(f"locate_crossing: the {kind} test function does not change sign "
+                         f"between p = {p_a:.8g} ({ga:.3g}) and {p_b:.8g} ({gb:.3g})")
+    # Illinois (modified regula falsi): superlinear like the secant, always bracketed
+    a, b, fa, fb = p_a, p_b, ga, gb
+    best = (abs(gb), p_b, rest)
+    state["y"] = ya
+    it = 0
+    for it in range(1, max_iter + 1):
+        p = b - fb * (b - a) / (fb - fa) if fb != fa else 0.5 * (a + b)
+        g, *rest = evaluate(p)
+        if not math.isfinite(g):
+            raise ValueError(f"locate_crossing: no {kind} multiplier at p = {p:.8g}")
+        if abs(g) < best[0]:
+            best = (abs(g), p, [rest[0], rest[1], rest[2], rest[3]])
+        if g * fb < 0:
+            a, fa = b, fb
+        else:
+            fa *= 0.5       # the end kept twice: halve its value (Illinois)
+        b, fb = p, g
+        if abs(b - a) <= tol * span or abs(g) <= tol:
+            break
+    _, p, (mc, yy, mu, e) = best
+    return CrossingPoint(kind=kind, p=float(p), y=yy.copy(), multiplier=mc,
+                         angle=float(abs(np.angle(mc))), multipliers=mu,
+                         multiplier_error=float(e), residual=float(best[0]),
+                         phase=float(phase), iterations=it)

@@ -93,6 +93,7 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                     fd_eps: float | None = None, transient_periods: int = 0, n_samples: int = 256,
                     max_corrector: int = 8, jacobian_every: int = 1, max_restarts: int = 3,
                     state_weight: float = 1.0, max_measure_step: float | None = None,
+                    closed_tol: float = 1.5,
                     progress: Callable | None = None) -> Branch:
     """Follow the periodic orbits of ``build(p)`` from p_start towards p_end.
 
@@ -115,6 +116,12 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     the steps in p grow where the orbit changes fast (e.g. small superharmonic wiggles);
     max_measure_step: a step is retried at half length when the measure changes by more
     than this fraction (resolves sharp resonance peaks).
+    closed_tol: a branch that comes back to within closed_tol steps of its first point
+    (in the scaled coordinates, after moving away more than 4·ds) is closed — an isola —
+    and stops there (0: never). Branch points, period doublings and Neimark–Sacker
+    points of smooth assemblies are located exactly (``exact`` True, with their
+    "multiplier", its "angle" [rad], "y" and "phase":
+    :func:`hystmech.systems.periodic.bifurcation.locate_crossing`).
     progress(fraction, message) after each point.
     """
     p_start = check_finite("p_start", p_start)
@@ -126,6 +133,8 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     for name, v in (("ds", ds), ("ds_min", ds_min), ("ds_max", ds_max), ("tol", tol),
                     ("fd_eps", fd_eps), ("state_weight", state_weight)):
         check_positive(name, v)
+    if not (math.isfinite(closed_tol) and closed_tol >= 0):
+        raise ValueError(f"closed_tol must be in [0, inf) (got {closed_tol!r})")
     if not ds_min <= ds <= ds_max:
         raise ValueError(f"ds must be in [ds_min, ds_max] = [{ds_min!r}, {ds_max!r}] (got {ds!r})")
     if int(jacobian_every) < 1:
@@ -269,6 +278,7 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     h = float(ds)
     since_fresh = 0
     restarts = 0
+    far = 0.0
     while len(P) < max_points:
         s = scale[free] * sw
         x = np.concatenate([y[free] / s, [p / ps]])
@@ -427,6 +437,20 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
             special.append(_crossing("period-doubling", P, MEAS, MU, i, -1.0))
         if c0[2] != c1[2]:
             special.append(_crossing("neimark-sacker", P, MEAS, MU, i, None))
+        if exact:
+            for j, sp in enumerate(special):
+                if sp["index"] == i and sp["kind"] in ("branch-point", "period-doubling",
+                                                       "neimark-sacker") and "exact" not in sp:
+                    special[j] = _exact_crossing(sp, build, period, n_periods, t0, PH[i - 1],
+                                                 Y[i - 1], P[i - 1], P[i], measure,
+                                                 n_samples, method, options)
+        if closed_tol and len(P) > 4 and PH[-1] == PH[0]:
+            # back on the first point: a closed branch (an isola), once around
+            far = max(far, _distance(Y[-1], P[-1], Y[0], P[0], scale, free, sw, ps))
+            if far > 4.0 * ds and _distance(Y[-1], P[-1], Y[0], P[0], scale, free, sw,
+                                             ps) <= closed_tol * max(h, ds):
+                message = "the branch closed on its first point (an isola)"
+                break
         if progress is not None:
             progress(min(1.0, abs(p - p_start) / ps), f"p = {p:.6g}, measure = {MEAS[-1]:.6g}, "
                      f"{ST[-1]}")
@@ -492,6 +516,31 @@ def _exact_fold(fd, build, period, n_periods, phase, Y, P, i, scale, ps, measure
     return out
 
 
+def _distance(y1, p1, y0, p0, scale, free, sw, ps):
+    """Scaled distance of two points (y, p) of a branch (the arclength metric)."""
+    s = scale[free] * sw
+    return float(np.linalg.norm(np.concatenate([(y1 - y0)[free] / s, [(p1 - p0) / ps]])))
+
+
+def _exact_crossing(sp, build, period, n_periods, t0, phase, y, p_a, p_b, measure,
+                    n_samples, method, options):
+    """The crossing ``sp`` (interpolated) located exactly between p_a and p_b
+    (:func:`hystmech.systems.periodic.bifurcation.locate_crossing`); ``sp`` with
+    ``exact`` False if that fails (e.g. the multiplier's error hides the sign change)."""
+    from .bifurcation import locate_crossing
+
+    try:
+        c = locate_crossing(sp["kind"], build, y, p_a, p_b, period=period,
+                            n_periods=n_periods, t0=t0, phase=phase, method=method,
+                            options=options)
+    except (ValueError, ConvergenceError, SimulationError, np.linalg.LinAlgError):
+        return dict(sp, exact=False)
+    sh = Shooter(build(c.p), None if period is None else period(c.p), n_periods=n_periods,
+                 t0=t0, phase=phase, method=method, options=options)
+    return dict(sp, p=c.p, measure=float(measure(sh.sample(c.y, n_samples))), exact=True,
+                multiplier=c.multiplier, angle=c.angle, y=c.y, phase=phase)
+
+
 def _crossing(kind, P, MEAS, MU, i, target):
     """Bifurcation between points i−1 and i, located by linear interpolation of the
     modulus of the crossing multiplier to 1."""
@@ -554,3 +603,122 @@ def switch_period_doubling(branch: Branch, build: Callable, index: int | None = 
                 return continue_orbits(build, p, p_end, y0=y2, n_periods=n2, **kw2)
     raise ConvergenceError(f"switch_period_doubling: no period-{n2} orbit found near p = {p:g} "
                            f"(multiplier {mu[np.argmin(np.abs(mu + 1))]:.4g}; last: {last})")
+
+
+def switch_branch(branch: Branch, build: Callable, index: int | None = None, *,
+                  p_range, step: float = 0.05, period: Callable | None = None,
+                  t0: float = 0.0, method: str = "auto", options: dict | None = None,
+                  tol: float = 1e-8, **kw) -> list:
+    """The branches that cross ``branch`` at a branch point (symmetry-breaking pitchfork
+    or transcritical bifurcation of the periodic orbits), followed within p_range.
+
+    At a branch point (y*, p*) the null space of [R_y, R_p] (R the shooting residual)
+    is two-dimensional (Seydel (2010), §5.5; Keller (1977)): one direction is the
+    tangent of ``branch`` (its secant there), the other, orthogonal to it in the
+    scaled coordinates, is the tangent of the second branch. From (y*, p*) ± step·t₂
+    Newton's method on R = 0 with the arclength condition t₂·(x − x*) = ±step gives a
+    point on each half of the second branch, each then followed by
+    :func:`continue_orbits` to the end of p_range it heads for. index: the
+    "branch-point" entry of ``branch.special`` to switch at (default the first); its
+    exact location is used when there is one. step: along t₂, in units of the orbit's
+    excursion. kw: further options of :func:`continue_orbits`. Returns the list of
+    branches found (ValueError when the branch has no branch point)."""
+    bps = branch.bifurcations("branch-point")
+    if index is None:
+        if not bps:
+            raise ValueError("the branch has no branch point; give index")
+        sp = bps[0]
+    else:
+        idx = [s for s in bps if s["index"] == int(index)]
+        if not idx:
+            raise ValueError(f"index must be that of a branch point "
+                             f"{[s['index'] for s in bps]} (got {index!r})")
+        sp = idx[0]
+    lo, hi = (float(v) for v in p_range)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"p_range must be (low, high) with low < high (got {p_range!r})")
+    check_positive("step", step)
+    i = int(sp["index"])
+    if sp.get("exact"):
+        ys, ps_, phase = np.asarray(sp["y"], float), float(sp["p"]), float(sp["phase"])
+    else:
+        ys, ps_, phase = branch.y[i], float(branch.p[i]), float(branch.phase[i])
+    n = branch.n_periods
+
+    def shooter(p):
+        return Shooter(build(p), None if period is None else period(p), n_periods=n,
+                       t0=t0, phase=phase, method=method, options=options)
+
+    sh = shooter(ps_)
+    scale = sh.use_scale(sh.scales(ys))
+    free = sh.free
+    m = free.size
+    s = scale[free]
+    pscale = max(hi - lo, 1e-300)
+
+    def G(y, p):
+        """Scaled residual and [R_y, R_p] at (y, p)."""
+        shp = shooter(p)
+        shp.use_scale(scale)
+        M, fy = shp.jacobian(y, scale)
+        dp = 1e-6 * pscale
+        f2 = shooter(p + dp)
+        f2.use_scale(scale)
+        fp = f2.flow(y)
+        A = np.empty((m, m + 1))
+        A[:, :m] = (M - np.eye(m)) * s[None, :] / s[:, None]
+        A[:, m] = (fp[free] - fy[free]) / dp * pscale / s
+        return (fy[free] - y[free]) / s, A
+
+    _, A = G(ys, ps_)
+    # the first branch's direction: its secant around the branch point
+    j0, j1 = max(i - 1, 0), min(i, branch.p.size - 1)
+    t1 = np.concatenate([(branch.y[j1] - branch.y[j0])[free] / s,
+                         [(branch.p[j1] - branch.p[j0]) / pscale]])
+    t1 /= max(np.linalg.norm(t1), 1e-300)
+    V = np.linalg.svd(A)[2][-2:]          # the two-dimensional null space, approximately
+    a = V @ t1
+    t2 = a[1] * V[0] - a[0] * V[1]        # the combination orthogonal to t1
+    t2 = t2 - (t2 @ t1) * t1
+    t2 /= max(np.linalg.norm(t2), 1e-300)
+    x0 = np.concatenate([ys[free] / s, [ps_ / pscale]])
+    out = []
+    for sgn in (1.0, -1.0):
+        x = x0 + sgn * step * t2
+        ok = False
+        for _ in range(20):
+            y = ys.copy()
+            y[free] = x[:m] * s
+            p = x[m] * pscale
+            try:
+                r, A = G(y, p)
+            except (SimulationError, ValueError):
+                break
+            g = float(t2 @ (x - x0) - sgn * step)
+            res = np.concatenate([r, [g]])
+            if np.max(np.abs(res)) <= tol:
+                ok = True
+                break
+            x = x + np.linalg.solve(np.vstack([A, t2[None, :]]), -res)
+        if not ok:
+            continue
+        y = ys.copy()
+        y[free] = x[:m] * s
+        p = float(x[m] * pscale)
+        # the direction this half of the second branch goes in p: its tangent there,
+        # oriented away from the branch point
+        tn = np.linalg.svd(A)[2][-1]
+        if tn @ (x - x0) < 0:
+            tn = -tn
+        end = hi if tn[m] >= 0 else lo
+        if not lo <= p <= hi or p == end:
+            continue
+        try:
+            out.append(continue_orbits(build, p, end, y0=y, period=period, n_periods=n,
+                                       t0=t0 + phase * (shooter(p).period), method=method,
+                                       options=options, tol=tol, **kw))
+        except (ConvergenceError, SimulationError, ValueError) as e:
+            if not out and sgn < 0:
+                raise ConvergenceError(f"switch_branch: the second branch at p = {ps_:.8g} "
+                                       f"could not be followed: {e}") from e
+    return out
