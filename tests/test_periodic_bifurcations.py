@@ -82,6 +82,47 @@ def ref_branch_point(x0, v0, Om):
     return z
 
 
+# -- a polynomial damper F = (c0 + c2 u² + c4 u⁴)·v: van der Pol (c0 < 0) and a
+#    nonlinear damping whose frequency response has an isola -------------------------------
+@njit(cache=True)
+def poly_force(x, u, v, p):
+    return (p[0] + p[1] * u * u + p[2] * u ** 4) * v
+
+
+@njit(cache=True)
+def poly_jac(x, u, v, p, J):
+    J[0, 0] = (2.0 * p[1] * u + 4.0 * p[2] * u ** 3) * v
+    J[0, 1] = p[0] + p[1] * u * u + p[2] * u ** 4
+
+
+class PolyDamper(ForceElement):
+    kind = "smooth"
+    state_names = ()
+    advance = staticmethod(no_advance)
+    rate = staticmethod(no_rate)
+    force = staticmethod(poly_force)
+    jac = staticmethod(poly_jac)
+
+    def __init__(self, *, c0, c2, c4):
+        self._setup(dict(c0=c0, c2=c2, c4=c4), [c0, c2, c4], np.zeros(0))
+        self.x_scale = np.ones(0)
+
+
+def poly_oscillator(c0, c2, c4, F, Om):
+    """ẍ + (c0 + c2 x² + c4 x⁴)·ẋ + x = F cos Ωt."""
+    a = Assembly()
+    a.add_dof("x", mass=1.0)
+    a.add_spring("x", "ground", k=1.0)
+    a.add_element("damper", PolyDamper(c0=c0, c2=c2, c4=c4), "x")
+    a.add_force("x", Harmonic(0.0, F, Om, 0.0))
+    return a
+
+
+def poly_rhs(c0, c2, c4, F, Om):
+    return lambda t, y: [y[1], F * math.cos(Om * t) - (c0 + c2 * y[0] ** 2 + c4 * y[0] ** 4)
+                         * y[1] - y[0]]
+
+
 @pytest.fixture(scope="module")
 def pitchfork():
     o = periodic_orbit(oscillator(1.0, C2, 1.0, F2, 1.35, K32), y0=[1.3, 0.5],
@@ -170,3 +211,87 @@ def test_switch_branch_bad_input(pitchfork):
         switch_branch(br, pair, p_range=(1.42, 1.35))
     with pytest.raises(ValueError, match="index"):
         switch_branch(br, pair, index=0, p_range=(1.35, 1.45))
+
+
+# -- Neimark–Sacker: the forced van der Pol oscillator leaving its locking region --------
+EPS, F_VDP = 0.2, 0.3
+
+
+def vdp(Om):
+    """ẍ − ε(1 − x²)ẋ + x = F cos Ωt."""
+    return poly_oscillator(-EPS, EPS, 0.0, F_VDP, Om)
+
+
+def ref_neimark_sacker(y, Om, t0_phase):
+    """Independent: for ẋ = (v, F cos Ωt − x + ε(1 − x²)v) the multipliers of a
+    periodic orbit satisfy μ1·μ2 = det M = exp(ε∫(1 − x²)dt) (Liouville), so a complex
+    pair is on the unit circle where the mean of x² over the orbit is 1. fsolve on
+    (x0, v0, Ω): the orbit periodic and mean x² = 1 (DOP853 with ∫x² dt appended)."""
+    def g(z):
+        x, v, W = z
+        T = 2 * math.pi / W
+        t0 = t0_phase * T
+        f = poly_rhs(-EPS, EPS, 0.0, F_VDP, W)
+        s = solve_ivp(lambda t, q: [*f(t, q[:2]), q[0] ** 2], (t0, t0 + T), [x, v, 0.0],
+                      **DOP).y[:, -1]
+        return [s[0] - x, s[1] - v, s[2] / T - 1.0]
+    z, info, ier, msg = fsolve(g, [y[0], y[1], Om], xtol=1e-12, full_output=True)
+    assert ier == 1, msg
+    return z
+
+
+@pytest.fixture(scope="module")
+def vdp_branch():
+    o = periodic_orbit(vdp(1.0), y0=[2.0, 0.0], transient_periods=20, section="fixed",
+                       options=dict(rtol=1e-10))
+    return continue_orbits(vdp, 1.0, 1.15, y0=o.y0, ds=0.05, ds_max=0.1, tol=1e-9,
+                           options=dict(rtol=1e-10))
+
+
+def test_neimark_sacker_located_exactly_against_liouville_and_dop853(vdp_branch):
+    ns = vdp_branch.bifurcations("neimark-sacker")
+    assert len(ns) == 1 and ns[0]["exact"]
+    s = ns[0]
+    assert abs(abs(s["multiplier"]) - 1.0) < 1e-8
+    x, v, Om = ref_neimark_sacker(s["y"], s["p"], s["phase"])
+    assert abs(s["p"] - Om) < 1e-7
+    # the angle of the pair from the independent DOP853 monodromy at that orbit
+    T = 2 * math.pi / Om
+    t0 = s["phase"] * T
+    f = poly_rhs(-EPS, EPS, 0.0, F_VDP, Om)
+
+    def fv(t, z):
+        J = np.array([[0.0, 1.0], [-1.0 - 2 * EPS * z[0] * z[1], EPS * (1 - z[0] ** 2)]])
+        return np.r_[f(t, z[:2]), (J @ z[2:].reshape(2, 2)).ravel()]
+    M = solve_ivp(fv, (t0, t0 + T), [x, v, 1, 0, 0, 1], **DOP).y[2:, -1].reshape(2, 2)
+    mu = np.linalg.eigvals(M)
+    assert np.abs(mu) == pytest.approx([1.0, 1.0], abs=1e-7)
+    assert s["angle"] == pytest.approx(abs(np.angle(mu[0])), abs=1e-6)
+    i = s["index"]
+    assert vdp_branch.stability[i - 1] == "stable" and vdp_branch.stability[i] == "unstable"
+
+
+def poincare(Om, y0, n_skip, n_keep):
+    """Stroboscopic points x(kT), k = n_skip .. n_skip + n_keep − 1 (DOP853)."""
+    T = 2 * math.pi / Om
+    te = T * np.arange(n_skip, n_skip + n_keep)
+    return solve_ivp(poly_rhs(-EPS, EPS, 0.0, F_VDP, Om), (0.0, te[-1]), y0, t_eval=te,
+                     **DOP).y
+
+
+@pytest.mark.slow
+def test_neimark_sacker_separates_locked_from_quasi_periodic_motion(vdp_branch):
+    """Long DOP853 runs on both sides of the reported Ω_NS: locked (the stroboscopic
+    points converge to the orbit's state) just before it, quasi-periodic (they fill a
+    closed curve whose rotation per period is the reported angle) just after."""
+    s = vdp_branch.bifurcations("neimark-sacker")[0]
+    Om = s["p"]
+    P = poincare(Om - 0.02, [2.0, 0.0], 1500, 50)
+    assert np.ptp(P, axis=1).max() < 1e-5
+    P = poincare(Om + 0.02, [2.0, 0.0], 600, 300)
+    assert np.ptp(P, axis=1).min() > 0.05          # a torus, not a point
+    c = P.mean(axis=1, keepdims=True)
+    ang = np.unwrap(np.arctan2(P[1] - c[1], P[0] - c[0]))
+    rot = abs(ang[-1] - ang[0]) / (P.shape[1] - 1)   # rotation per forcing period
+    # born with the pair's angle; 0.02 rad/s further it has grown by ~20 %
+    assert rot == pytest.approx(s["angle"], rel=0.3)
