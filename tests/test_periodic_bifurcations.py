@@ -286,12 +286,112 @@ def test_neimark_sacker_separates_locked_from_quasi_periodic_motion(vdp_branch):
     closed curve whose rotation per period is the reported angle) just after."""
     s = vdp_branch.bifurcations("neimark-sacker")[0]
     Om = s["p"]
-    P = poincare(Om - 0.02, [2.0, 0.0], 1500, 50)
+    P = poincare(Om - 0.03, [2.0, 0.0], 800, 20)
     assert np.ptp(P, axis=1).max() < 1e-5
-    P = poincare(Om + 0.02, [2.0, 0.0], 600, 300)
+    P = poincare(Om + 0.02, [2.0, 0.0], 400, 200)
     assert np.ptp(P, axis=1).min() > 0.05          # a torus, not a point
     c = P.mean(axis=1, keepdims=True)
     ang = np.unwrap(np.arctan2(P[1] - c[1], P[0] - c[0]))
     rot = abs(ang[-1] - ang[0]) / (P.shape[1] - 1)   # rotation per forcing period
     # born with the pair's angle; 0.02 rad/s further it has grown by ~20 %
     assert rot == pytest.approx(s["angle"], rel=0.3)
+
+
+# -- an isola of the frequency response created by nonlinear damping -------------------
+# ẍ + (c0 + c2 x² + c4 x⁴)ẋ + x = F cos Ωt. One-harmonic balance (x = A cos(Ωt − θ)):
+# F² = A²[(1 − Ω²)² + Ω²·c(A)²], c(A) = c0 + c2 A²/4 + c4 A⁴/8, so near Ω = 1 orbits
+# exist where A·c(A) <= F: A <= 0.67 (the main resonance peak) and 1.88 <= A <= 3.26,
+# a closed curve around Ω = 1 that no continuation of the main branch reaches.
+C0, C2I, C4I, FI = 0.2, -0.2, 0.026, 0.12
+
+
+def isola_system(Om):
+    return poly_oscillator(C0, C2I, C4I, FI, Om)
+
+
+def hb_isola_amplitudes():
+    """The roots of A·c(A) = F (one-harmonic balance at Ω = 1), from the cubic in A²
+    multiplied out: c4/8·A⁵ + c2/4·A³ + c0·A − F = 0."""
+    r = np.roots([C4I / 8, 0, C2I / 4, 0, C0, -FI])
+    return np.sort(r[np.abs(r.imag) < 1e-12].real)
+
+
+def half_ptp(r):
+    return 0.5 * np.ptp(r.y[:, 0])
+
+
+@pytest.fixture(scope="module")
+def main_branch():
+    o = periodic_orbit(isola_system(0.9), y0=[0.3, 0.0], transient_periods=30,
+                       section="fixed", options=dict(rtol=1e-10))
+    kw = dict(ds=0.05, ds_max=0.1, tol=1e-9, options=dict(rtol=1e-10), measure=half_ptp)
+    return continue_orbits(isola_system, 0.9, 1.1, y0=o.y0, **kw), kw
+
+
+def test_coexisting_orbits_found_at_the_peak_against_harmonic_balance_and_dop853(main_branch):
+    from hystmech.systems.periodic.coexisting import search_coexisting
+
+    br, kw = main_branch
+    assert not br.folds() and br.measure.max() < 0.75       # the main branch: no jump
+    found = search_coexisting(br, isola_system, (0.9, 1.1), continue_found=False, **kw)
+    amps = sorted(c.orbit[2] for c in found)
+    roots = hb_isola_amplitudes()
+    assert len(amps) == 2                                   # the isola's two sheets
+    assert amps[0] == pytest.approx(roots[1], rel=0.05)
+    assert amps[1] == pytest.approx(roots[2], rel=0.05)
+    # coexistence by DOP853: the large orbit is an attractor next to the main one
+    big = max(found, key=lambda c: c.orbit[2])
+    p, y, a = big.orbit
+    T = 2 * math.pi / p
+    f = poly_rhs(C0, C2I, C4I, FI, p)
+    t0 = br.phase[int(np.argmax(br.measure))] * T
+    r = solve_ivp(f, (t0, t0 + 80 * T), y + np.r_[0.05, 0.0],
+                  t_eval=t0 + T * np.linspace(79, 80, 201), **DOP)
+    assert 0.5 * np.ptp(r.y[0]) == pytest.approx(a, rel=1e-4)
+    r0 = solve_ivp(f, (0.0, 80 * T), [0.0, 0.0], t_eval=T * np.linspace(79, 80, 201), **DOP)
+    assert 0.5 * np.ptp(r0.y[0]) < 0.75
+
+
+@pytest.fixture(scope="module")
+def isola(main_branch):
+    from hystmech.systems.periodic.coexisting import search_coexisting
+
+    br, kw = main_branch
+    found = search_coexisting(br, isola_system, (0.9, 1.1), max_points=300,
+                              **dict(kw, ds=0.1, ds_max=0.5))
+    return br, found
+
+
+@pytest.mark.slow
+def test_isola_found_and_closed_against_harmonic_balance_and_dop853(isola):
+    br, found = isola
+    assert not br.folds() and br.measure.max() < 0.75       # the main branch: no jump
+    assert len(found) == 1
+    iso = found[0]
+    assert iso.kind == "isola" and len(iso.parts) == 1
+    b = iso.parts[0]
+    assert b.message.startswith("the branch closed")
+    folds = sorted(s["p"] for s in b.folds())
+    assert len(folds) == 2 and folds[0] < 1.0 < folds[1]    # closed curve around Ω = 1
+    assert folds[1] - folds[0] < 0.1
+    # the isola's amplitudes at Ω ≈ 1 against one-harmonic balance (a few % off: higher
+    # harmonics), and its stable/unstable halves
+    roots = hb_isola_amplitudes()
+    near1 = np.abs(b.p - 1.0) < 5e-3
+    hi_a, lo_a = b.measure[near1].max(), b.measure[near1].min()
+    assert hi_a == pytest.approx(roots[2], rel=0.05)
+    assert lo_a == pytest.approx(roots[1], rel=0.05)
+    assert "stable" in set(b.stability) and "unstable" in set(b.stability)
+    # coexistence checked by DOP853: from the isola's stable orbit at the site and from
+    # the main branch's orbit, long runs stay on two different periodic motions
+    p, y, a = iso.orbit
+    j = int(np.argmax(np.where(b.stability == "stable", b.measure, -1)))
+    pj = float(b.p[j])
+    T = 2 * math.pi / pj
+    f = poly_rhs(C0, C2I, C4I, FI, pj)
+    t0 = b.phase[j] * T
+    r = solve_ivp(f, (t0, t0 + 60 * T), b.y[j] + np.r_[0.02, 0.0],
+                  t_eval=t0 + T * np.linspace(59, 60, 201), **DOP)
+    assert 0.5 * np.ptp(r.y[0]) == pytest.approx(b.measure[j], rel=1e-3)
+    r0 = solve_ivp(f, (0.0, 60 * T), [0.0, 0.0], t_eval=T * np.linspace(59, 60, 201), **DOP)
+    assert 0.5 * np.ptp(r0.y[0]) < 0.75

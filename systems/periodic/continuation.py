@@ -93,7 +93,7 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                     fd_eps: float | None = None, transient_periods: int = 0, n_samples: int = 256,
                     max_corrector: int = 8, jacobian_every: int = 1, max_restarts: int = 3,
                     state_weight: float = 1.0, max_measure_step: float | None = None,
-                    closed_tol: float = 1.5,
+                    closed_tol: float = 1.5, p_bounds=None,
                     progress: Callable | None = None) -> Branch:
     """Follow the periodic orbits of ``build(p)`` from p_start towards p_end.
 
@@ -116,6 +116,7 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     the steps in p grow where the orbit changes fast (e.g. small superharmonic wiggles);
     max_measure_step: a step is retried at half length when the measure changes by more
     than this fraction (resolves sharp resonance peaks).
+    p_bounds: (low, high) the range to stay in when wider than [p_start, p_end].
     closed_tol: a branch that comes back to within closed_tol steps of its first point
     (in the scaled coordinates, after moving away more than 4·ds) is closed — an isola —
     and stops there (0: never). Branch points, period doublings and Neimark–Sacker
@@ -144,6 +145,14 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     measure = measure or _default_measure
     tic = time.perf_counter()
     lo_p, hi_p = min(p_start, p_end), max(p_start, p_end)
+    if p_bounds is not None:
+        # a wider range to stay in (e.g. an isola found at an inner p, which comes back
+        # past its first point): the travel starts towards p_end, stops outside p_bounds
+        lo_p, hi_p = (float(v) for v in p_bounds)
+        if not (math.isfinite(lo_p) and math.isfinite(hi_p) and lo_p <= p_start <= hi_p
+                and lo_p <= p_end <= hi_p and lo_p < hi_p):
+            raise ValueError(f"p_bounds must be (low, high) around p_start and p_end "
+                             f"(got {p_bounds!r})")
     ps = hi_p - lo_p
     made = []
     sec = {"phase": 0.0}     # section t0 + phase·T(p), moved off velocity reversals
@@ -279,6 +288,7 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     since_fresh = 0
     restarts = 0
     far = 0.0
+    t_first = t[m]
     while len(P) < max_points:
         s = scale[free] * sw
         x = np.concatenate([y[free] / s, [p / ps]])
@@ -444,11 +454,17 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                     special[j] = _exact_crossing(sp, build, period, n_periods, t0, PH[i - 1],
                                                  Y[i - 1], P[i - 1], P[i], measure,
                                                  n_samples, method, options)
-        if closed_tol and len(P) > 4 and PH[-1] == PH[0]:
-            # back on the first point: a closed branch (an isola), once around
-            far = max(far, _distance(Y[-1], P[-1], Y[0], P[0], scale, free, sw, ps))
-            if far > 4.0 * ds and _distance(Y[-1], P[-1], Y[0], P[0], scale, free, sw,
-                                             ps) <= closed_tol * max(h, ds):
+        if closed_tol and len(P) > 4:
+            # back on the first point, travelling the same way: a closed branch (an
+            # isola), once around. States compare at equal sections; where the section
+            # has moved, the parameter and the measure (phase-invariant) do
+            if PH[-1] == PH[0]:
+                d = _distance(Y[-1], P[-1], Y[0], P[0], scale, free, sw, ps)
+            else:
+                d = math.hypot((P[-1] - P[0]) / ps, (MEAS[-1] - MEAS[0])
+                               / max(abs(MEAS[0]), 1e-300))
+            far = max(far, d)
+            if far > 4.0 * ds and d <= closed_tol * max(h, ds) and t[m] * t_first > 0:
                 message = "the branch closed on its first point (an isola)"
                 break
         if progress is not None:
