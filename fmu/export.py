@@ -749,8 +749,11 @@ class Platform(NamedTuple):
     ext: str
 
 
-# linux64 is built by the system C compiler; the others by `zig cc` (PyPI ziglang). The
-# aarch64 Linux binary targets glibc 2.17 (zig ships the stubs of every glibc version).
+# Every binary is built by `zig cc` (PyPI ziglang) where it is installed: the Linux ones
+# target glibc 2.17 (zig links against its stubs of that version, so the binary runs on
+# any glibc >= 2.17 whatever the build machine's glibc is). Without zig, or with an
+# explicit compiler (cc= or $CC), linux64 is built by that compiler and needs the
+# build machine's glibc symbol versions (2.29 for exp/log/pow on a current glibc).
 # FMI 2.0 names only linux64/win64/darwin64; aarch64 folders follow FMPy's names.
 PLATFORMS = {
     "linux64": Platform("linux64", "x86_64-linux", "x86_64-linux-gnu.2.17", ".so"),
@@ -799,6 +802,18 @@ def resolve_platforms(platforms) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+ZIG = "zig"
+
+
+def linux64_compiler(cc: str | None = None) -> str:
+    """What builds binaries/linux64: ``cc`` or $CC when given (find_compiler), else
+    `zig cc` targeting glibc 2.17 (ZIG) when ziglang is installed, else the system C
+    compiler (whose glibc then sets the binary's baseline)."""
+    if cc is None and not os.environ.get("CC") and zig_available():
+        return ZIG
+    return find_compiler(cc)
+
+
 def glibc_versions(so) -> set:
     """The glibc symbol versions (major, minor) a Linux binary needs, read from the
     version names in its file (the .gnu.version_r names live in .dynstr)."""
@@ -824,7 +839,7 @@ def _compile(srcdir: Path, main_c: str, out_so: Path, cc: str, platform: str = "
     if cache.exists():
         shutil.copy(cache, out_so)
         return
-    if platform == "linux64":
+    if platform == "linux64" and cc != ZIG:
         flags = [*_FLAGS, "-fPIC", "-D_POSIX_C_SOURCE=200809L"]
         cmd = [cc, *flags, "-shared", f"-I{srcdir}", f"-I{inc}", str(srcdir / main_c),
                "-o", str(out_so), "-lm"]
@@ -866,7 +881,8 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
     v [m/s], output F [N]; every constructor parameter is a parameter (variability
     fixed: settable before initialisation) with its Python name, plus ``rtol``
     (tolerance of the adaptive segment update of laws without an exact one). ``cc``
-    (default $CC, then gcc) builds binaries/linux64; sources/ lets other platforms
+    (default $CC, then `zig cc` for glibc 2.17 when ziglang is installed, then gcc)
+    builds binaries/linux64; sources/ lets other platforms
     build the same FMU. FMUExportError (a ValueError) for laws that cannot be exported
     (custom Python callables), a missing compiler or a failed build.
 
@@ -874,9 +890,10 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
     fastest); "all" adds win64, darwin64, aarch64-darwin and aarch64-linux, cross-built
     by `zig cc` from the PyPI package ziglang (FMI 3.0 folder names x86_64-windows,
     x86_64-darwin, aarch64-darwin, aarch64-linux); "auto" (the default, overridden by
-    $HYSTMECH_FMU_PLATFORMS) is "all" when ziglang is installed, else "native". The
-    linux64 binary needs glibc >= 2.29 (the current exp/log/pow symbol versions; see
-    glibc_versions), the aarch64-linux one glibc >= 2.17.
+    $HYSTMECH_FMU_PLATFORMS) is "all" when ziglang is installed, else "native". Built
+    by zig, the Linux binaries need glibc >= 2.17 (see glibc_versions); built by a given
+    compiler, linux64 needs the build machine's exp/log/pow symbol versions (2.29 on a
+    current glibc).
     """
     if fmi_version not in (2, 3, "2", "3"):
         raise FMUExportError(f"fmi_version must be 2 or 3 (got {fmi_version!r})")
@@ -885,7 +902,7 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
         raise FMUExportError(f"rtol must be in (0, 1) (got {rtol!r})")
     spec = law_spec(element)
     plats = resolve_platforms(platforms)
-    compiler = find_compiler(cc)
+    compiler = linux64_compiler(cc)
     path = Path(path)
     if path.suffix != ".fmu":
         raise FMUExportError(f"output file must end in .fmu (got {str(path)!r})")
