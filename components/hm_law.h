@@ -26,8 +26,8 @@
  *       NULL or what is wrong with a state from outside (a deserialised FMU state),
  *       checked before any kernel indexes with it (e.g. the Preisach memory depth)
  *   void LAW_events(const double *x, double u, double v, const double *p, double *z);
- *       smooth laws with a non-Lipschitz point: #define LAW_NZ n event indicators
- *       (optionally followed by the comment hm:events-if PARAM OP VALUE: only then)
+ *       smooth laws with a non-Lipschitz point: #define LAW_NZ n event indicators,
+ *       n fixed whatever the parameters (inactive ones constant, e.g. 1.0)
  *
  * The FMI boilerplate (fmu/templates/) calls these through the macros HM_ADVANCE,
  * HM_FORCE, HM_RATE, HM_SETUP, HM_SWITCH, HM_CHECK_STATE, HM_EVENTS defined by the

@@ -71,8 +71,9 @@ const char *modified_dahl_setup(const double *q, int nq, double *p, int np, doub
 /* Model exchange (fmu/templates): event indicators [v, h_u(u) − F, h_l(u) − F]. With
  * μ < 1 the rate is not Lipschitz where F meets the active envelope, so the host
  * integrator must restart there instead of stepping across (Bastien et al. (2007),
- * eqs. (3)-(4)); the sign of v selects the branch. */
-#define MODIFIED_DAHL_NZ 3  /* hm:events-if mu < 1 */
+ * eqs. (3)-(4)); the sign of v selects the branch. Three whatever μ (a host sizes its
+ * indicator vector from the model description, before it sets μ): constant for μ ≥ 1. */
+#define MODIFIED_DAHL_NZ 3
 void modified_dahl_events(const double *x, double u, double v, const double *p, double *z)
 {
     z[0] = v;

@@ -358,6 +358,18 @@ def _sum_extras(element, specs, xo, po) -> list:
             if smooth[i]:
                 L.append(f"    {sp.prefix}_rate(x + {xo[i]}, u, v, p + {po[i]}, out + {xo[i]});")
         L.append("}")
+    nz = [f["events"] for f in feats]
+    if element.kind == "smooth" and any(nz):
+        # a smooth sum's event indicators: every part's, in part order
+        L.append(f"\n#define HM_SUM_NZ {sum(nz)}")
+        L.append("void hm_sum_events(const double *x, double u, double v, const double *p,"
+                 " double *z)\n{")
+        o = 0
+        for i, (sp, n) in enumerate(zip(specs, nz)):
+            if n:
+                L.append(f"    {sp.prefix}_events(x + {xo[i]}, u, v, p + {po[i]}, z + {o});")
+                o += n
+        L.append("}")
     if element.kind != "smooth":
         L.append("\ndouble hm_sum_switch(const double *x, double u, double dir, const double *p)"
                  "\n{\n    double best = dir * INFINITY, s;")
@@ -386,14 +398,7 @@ def _c_features(spec: LawSpec) -> dict:
     external symbol, which hm_config.h renames with the model identifier."""
     text = spec.generated or spec.c_file.read_text()
     pre = spec.prefix
-    nz = re.search(rf"#define {pre.upper()}_NZ (\d+)(?:\s*/\* hm:events-if (\w+) ([<>]=?) "
-                   rf"([-+.\deE]+) \*/)?", text)
-    if nz and nz.group(2):  # indicators only where the exported parameters need them
-        val = dict(zip(spec.q_names, spec.q_values)).get(nz.group(2))
-        lim = float(nz.group(4))
-        op = {"<": val < lim, "<=": val <= lim, ">": val > lim, ">=": val >= lim} if val is not None else {}
-        if not op.get(nz.group(3), True):
-            nz = None
+    nz = re.search(rf"#define {pre.upper()}_NZ (\d+)", text)
     syms = []
     for f in ([] if spec.generated else [spec.c_file]) + [
             f for f in spec.c_sources() if f != spec.c_file]:
