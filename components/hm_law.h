@@ -25,6 +25,14 @@
  *   const char *LAW_check(const double *x, const double *p);
  *       NULL or what is wrong with a state from outside (a deserialised FMU state),
  *       checked before any kernel indexes with it (e.g. the Preisach memory depth)
+ *   void LAW_jac(const double *x, double u, double v, const double *p, double *J);
+ *       smooth laws: the twin of the Python jac kernel, J (n+1) x (n+2) row-major;
+ *       model exchange's directional derivatives
+ *   void LAW_dforce(const double *x, double u, double v, double dir, const double *p,
+ *                   double *d);
+ *       inclusions/operators: d[0] = dF/du on the branch the input follows from u in
+ *       the direction dir (±1), x the state carried to u; d[1] = ∂F/∂v (model
+ *       exchange's directional derivatives)
  *   void LAW_events(const double *x, double u, double v, const double *p, double *z);
  *       smooth laws with a non-Lipschitz point: #define LAW_NZ n event indicators,
  *       n fixed whatever the parameters (inactive ones constant, e.g. 1.0)

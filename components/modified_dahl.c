@@ -81,3 +81,36 @@ void modified_dahl_events(const double *x, double u, double v, const double *p, 
     z[1] = p[2] * u + p[3] - x[0];
     z[2] = p[4] * u + p[5] - x[0];
 }
+
+/* d|D|^μ/dD with |D| floored for μ < 1 at max(D*, 1e-6·max(|h|, 1 N)), D* = (|c|/Λ)^(1/μ)
+ * the settled distance (_dpow in modified_dahl.py: the infinite slope on the envelope
+ * replaced by the settled branch's) */
+static double modified_dahl_dpow(double D, double lam, double mu, double c, double h)
+{
+    double floor_;
+    if (mu >= 1.0) return mu * pow(fabs(D), mu - 1.0);
+    floor_ = fmax(pow(fabs(c) / lam, 1.0 / mu), 1e-6 * fmax(fabs(h), 1.0));
+    return mu * pow(fmax(fabs(D), floor_), mu - 1.0);
+}
+
+/* J, 2 x 3 row-major: ∂Ḟ/∂(F, u, v), ∂F/∂(F, u, v) (modified_dahl_jac) */
+void modified_dahl_jac(const double *x, double u, double v, const double *p, double *J)
+{
+    double lam = p[0], mu = p[1], h, g;
+    if (v >= 0.0) {
+        h = p[2] * u + p[3];
+        g = modified_dahl_dpow(h - x[0], lam, mu, p[2], h);
+        J[0] = -lam * v * g;
+        J[1] = lam * v * g * p[2];
+        J[2] = lam * hm_spow(h - x[0], mu);
+    } else {
+        h = p[4] * u + p[5];
+        g = modified_dahl_dpow(h - x[0], lam, mu, p[4], h);
+        J[0] = lam * v * g;
+        J[1] = -lam * v * g * p[4];
+        J[2] = -lam * hm_spow(h - x[0], mu);
+    }
+    J[3] = 1.0;
+    J[4] = 0.0;
+    J[5] = 0.0;
+}

@@ -358,6 +358,37 @@ def _sum_extras(element, specs, xo, po) -> list:
             if smooth[i]:
                 L.append(f"    {sp.prefix}_rate(x + {xo[i]}, u, v, p + {po[i]}, out + {xo[i]});")
         L.append("}")
+    n = element.n_states
+    if element.kind == "smooth" and all(f["jac"] for f in feats):
+        # the parts' Jacobians on their diagonal blocks; F's row sums the parts' rows
+        m = max(sp.n_x for sp in specs)
+        L.append("\nvoid hm_sum_jac(const double *x, double u, double v, const double *p,"
+                 " double *J)\n{")
+        L.append(f"    double Jp[{(m + 1) * (m + 2)}];\n    int r, k;")
+        L.append(f"    for (k = 0; k < {(n + 1) * (n + 2)}; k++) J[k] = 0.0;")
+        for i, sp in enumerate(specs):
+            ni = sp.n_x
+            L.append(f"    {sp.prefix}_jac(x + {xo[i]}, u, v, p + {po[i]}, Jp);")
+            L.append(f"    for (r = 0; r <= {ni}; r++) {{\n"
+                     f"        int row = r < {ni} ? {xo[i]} + r : {n};\n"
+                     f"        for (k = 0; k < {ni}; k++) J[row * {n + 2} + {xo[i]} + k] = "
+                     f"Jp[r * {ni + 2} + k];\n"
+                     f"        J[row * {n + 2} + {n}] += Jp[r * {ni + 2} + {ni}];\n"
+                     f"        J[row * {n + 2} + {n + 1}] += Jp[r * {ni + 2} + {ni + 1}];\n    }}")
+        L.append("}")
+    if element.kind != "smooth" and not any(smooth) and all(
+            f["dforce"] or (sp.kind == "smooth" and f["jac"]) for sp, f in zip(specs, feats)):
+        # dF/du on the current branch and ∂F/∂v: the parts' sum (stateless smooth parts
+        # from their Jacobian's F row)
+        L.append("\nvoid hm_sum_dforce(const double *x, double u, double v, double dir,"
+                 " const double *p, double *d)\n{\n    double e[2];\n    d[0] = d[1] = 0.0;")
+        for i, (sp, f) in enumerate(zip(specs, feats)):
+            if f["dforce"]:
+                L.append(f"    {sp.prefix}_dforce(x + {xo[i]}, u, v, dir, p + {po[i]}, e);")
+            else:
+                L.append(f"    {sp.prefix}_jac(x + {xo[i]}, u, v, p + {po[i]}, e);")
+            L.append("    d[0] += e[0];\n    d[1] += e[1];")
+        L.append("    (void)dir;\n}")
     nz = [f["events"] for f in feats]
     if element.kind == "smooth" and any(nz):
         # a smooth sum's event indicators: every part's, in part order
@@ -406,16 +437,21 @@ def _c_features(spec: LawSpec) -> dict:
     if spec.generated:
         syms += _C_FUNC.findall(spec.generated)
     return {"switch": f"{pre}_switch(" in text, "check": f"{pre}_check(" in text,
-            "jac": f"{pre}_jac(" in text,
+            "jac": f"{pre}_jac(" in text, "dforce": f"{pre}_dforce(" in text,
             "events": int(nz.group(1)) if nz and f"{pre}_events(" in text else 0,
             "symbols": sorted(set(syms))}
 
 
 def provides_jacobian(spec: LawSpec) -> bool:
     """Model-exchange directional derivatives (fmi2GetDirectionalDerivative, FMI 3.0's
-    directional and adjoint derivatives): smooth single laws whose C file has the twin
-    LAW_jac of the Python jac kernel."""
-    return spec.kind == "smooth" and not spec.generated and _c_features(spec)["jac"]
+    directional and adjoint derivatives): smooth laws from LAW_jac (the twin of the
+    Python jac kernel; a sum's assembled from its parts'), inclusions and operators
+    without continuous states from LAW_dforce (dF/du on the current branch, ∂F/∂v; a
+    sum's the sum of its parts')."""
+    f = _c_features(spec)
+    if spec.kind == "smooth":
+        return f["jac"]
+    return f["dforce"] and not continuous_states(spec)
 
 
 def n_event_indicators(spec: LawSpec) -> int:
@@ -524,7 +560,8 @@ def _config_h(spec: LawSpec, guid: str, rtol: float, ident: str = "hystmech") ->
     if feat["check"]:
         rate += f"#define HM_CHECK_STATE {spec.prefix}_check\n"
     if provides_jacobian(spec):
-        rate += f"#define HM_JAC {spec.prefix}_jac\n"
+        rate += (f"#define HM_JAC {spec.prefix}_jac\n" if spec.kind == "smooth" else
+                 f"#define HM_DFORCE {spec.prefix}_dforce\n")
     if feat["events"] and spec.kind == "smooth":
         rate += f"#define HM_EVENTS {spec.prefix}_events\n#define HM_NZ_LAW {feat['events']}\n"
     cs = continuous_states(spec)

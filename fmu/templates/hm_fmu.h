@@ -740,10 +740,13 @@ static int hm_input_derivatives(hm_inst *c, const unsigned vr[], size_t nvr, con
     return HM_OK;
 }
 
-/* Directional (adjoint = 0) or adjoint (adjoint = 1) derivatives in model exchange of a
- * smooth law, from the law's C jac (LAW_jac, the twin of the Python jac kernel):
- * unknowns F and der(x_i), knowns x_j, u, v (value references), at the current
- * continuous states and inputs. J is (n+1) x (n+2), row-major. */
+/* Directional (adjoint = 0) or adjoint (adjoint = 1) derivatives in model exchange, at
+ * the current continuous states and inputs. J is (n+1) x (n+2), row-major. Smooth laws:
+ * from the law's C jac (LAW_jac, the twin of the Python jac kernel), unknowns F and
+ * der(x_i), knowns x_j, u, v (value references). Inclusions and operators (no
+ * continuous states): unknown F, knowns u, v, from LAW_dforce at the state carried from
+ * the anchor to u: dF/du along the branch the input is on (the direction of its move
+ * from the anchor; before any move, the last direction), ∂F/∂v. */
 static int hm_jac_row(unsigned r)
 {
     if (r == HM_VR_F) return HM_NX;
@@ -763,7 +766,7 @@ static int hm_directional(hm_inst *c, const unsigned unk[], size_t nu, const uns
                           size_t nk, const double seed[], double out[], int adjoint,
                           const char *fn)
 {
-#ifdef HM_JAC
+#if defined(HM_JAC) || defined(HM_DFORCE)
     double J[(HM_NX + 1) * (HM_NX + 2)];
     size_t a, b;
     if (hm_refuse(c, B(M_INIT) | M_RUN | B(M_TERM), fn)) return HM_ERROR;
@@ -777,7 +780,20 @@ static int hm_directional(hm_inst *c, const unsigned unk[], size_t nu, const uns
     for (b = 0; b < nk; b++)
         if (hm_jac_col(kn[b]) < 0)
             return hm_error(c, "%s: value reference %u is not a known (x, u, v)", fn, kn[b]);
+#ifdef HM_JAC
     HM_JAC(c->s.x, c->s.u, c->s.v, c->s.p, J);
+#else
+    {
+        double u, v, d[2], dir;
+        const double *x = hm_now(c, &u, &v);
+        if (!x) return HM_ERROR;
+        dir = u > c->s.u_c ? 1.0 : (u < c->s.u_c ? -1.0 : (c->s.dir >= 0 ? 1.0 : -1.0));
+        HM_DFORCE(x, u, v, dir, c->s.p, d);
+        memset(J, 0, sizeof J);
+        J[HM_NX * (HM_NX + 2) + HM_NX] = d[0];
+        J[HM_NX * (HM_NX + 2) + HM_NX + 1] = d[1];
+    }
+#endif
     if (!adjoint) {
         for (a = 0; a < nu; a++) {
             double acc = 0.0;
