@@ -733,7 +733,7 @@ def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> s
     providesDirectionalDerivative="{'true' if provides_jacobian(spec) else 'false'}">{src}</ModelExchange>
   <CoSimulation modelIdentifier="{ident}" canHandleVariableCommunicationStepSize="true"
     canGetAndSetFMUstate="true" canSerializeFMUstate="true" canInterpolateInputs="true"
-    maxOutputDerivativeOrder="0" canNotUseMemoryManagementFunctions="false">{src}</CoSimulation>
+    maxOutputDerivativeOrder="{1 if provides_jacobian(spec) else 0}" canNotUseMemoryManagementFunctions="false">{src}</CoSimulation>
   <UnitDefinitions>
 {units_xml}
   </UnitDefinitions>

@@ -73,7 +73,8 @@ def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
     providesAdjointDerivatives="{jac}"/>
   <CoSimulation modelIdentifier="{ident}" canGetAndSetFMUState="true" canSerializeFMUState="true"
     canHandleVariableCommunicationStepSize="true" providesIntermediateUpdate="false"
-    canReturnEarlyAfterIntermediateUpdate="false" hasEventMode="false"/>
+    canReturnEarlyAfterIntermediateUpdate="false" hasEventMode="false"
+    maxOutputDerivativeOrder="{1 if provides_jacobian(spec) else 0}"/>
   <UnitDefinitions>
 {units_xml}
   </UnitDefinitions>

@@ -328,10 +328,8 @@ fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference
 fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                                         const fmi2Integer order[], fmi2Real value[])
 {
-    (void)vr; (void)nvr; (void)order; (void)value;
-    if (!c) return fmi2Error;
-    hm_log(INST, HM_ERROR, "logStatusError", "output derivatives are not provided");
-    return fmi2Error;
+    GUARD_CS(B(M_STEP), "fmi2GetRealOutputDerivatives");
+    return ST(hm_output_derivatives(INST, vr, nvr, order, value, "fmi2GetRealOutputDerivatives"));
 }
 
 fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noSetPrior)

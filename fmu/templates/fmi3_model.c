@@ -399,7 +399,12 @@ fmi3Status fmi3EnterStepMode(fmi3Instance c)
 
 fmi3Status fmi3GetOutputDerivatives(fmi3Instance c, const fmi3ValueReference vr[], size_t n,
                                     const fmi3Int32 o[], fmi3Float64 v[], size_t nv)
-{ (void)c; (void)vr; (void)n; (void)o; (void)v; (void)nv; return fmi3Error; }
+{
+    GUARD_CS(B(M_STEP), "fmi3GetOutputDerivatives");
+    if (nv != n) return ST(hm_error(INST, "fmi3GetOutputDerivatives: nValues = nValueReferences "
+                                    "expected (scalar F)"));
+    return ST(hm_output_derivatives(INST, vr, n, o, v, "fmi3GetOutputDerivatives"));
+}
 
 fmi3Status fmi3DoStep(fmi3Instance c, fmi3Float64 t, fmi3Float64 h, fmi3Boolean noSet,
                       fmi3Boolean *eventNeeded, fmi3Boolean *term, fmi3Boolean *early,

@@ -62,6 +62,7 @@ typedef struct {
     double t_c, u_c, v_c;  /* CS: committed point; ME operators: the anchor */
     double u_end, v_end;   /* CS: inputs at the end of the last step (output point) */
     double u_a;            /* ME operators: input at the last completed step (no crossing) */
+    double ud_end, vd_end; /* CS: du/dt and dv/dt of the predicted input path at its end */
     double q[HM_NQ + 1], p[HM_NP + 1];
     double x[HM_NX + 1];   /* CS: predicted state at time; ME smooth: states; else x0 copy */
     double xc[HM_NX + 1];  /* CS: committed state at t_c; ME operators: anchored state */
@@ -398,7 +399,8 @@ static const char *hm_validate(hm_state *s)
     if (!(isfinite(s->time) && isfinite(s->u) && isfinite(s->v) && isfinite(s->du)
           && isfinite(s->d2u) && isfinite(s->dv) && isfinite(s->t_c) && isfinite(s->u_c)
           && isfinite(s->v_c)
-          && isfinite(s->u_end) && isfinite(s->v_end) && isfinite(s->u_a)))
+          && isfinite(s->u_end) && isfinite(s->v_end) && isfinite(s->u_a)
+          && isfinite(s->ud_end) && isfinite(s->vd_end)))
         return "non-finite time or input";
     if (!(s->rtol > 0.0 && s->rtol < 1.0) || !(s->tol >= 0.0 && s->tol < 1.0))
         return "tolerance out of range";
@@ -819,6 +821,65 @@ static int hm_directional(hm_inst *c, const unsigned unk[], size_t nu, const uns
 #endif
 }
 
+/* a wrong call that changes nothing: HM_ERROR logged, the instance stays in its mode */
+static int hm_refuse_call(hm_inst *c, const char *fmt, ...)
+{
+    char buf[480];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    hm_log(c, HM_ERROR, "logStatusError", "%s", buf);
+    return HM_ERROR;
+}
+
+/* Co-simulation output derivatives: dF/dt at the end of the last doStep along the
+ * predicted input path u(t) (its slope ud_end, v's rate vd_end), at the predicted state:
+ *   smooth laws  dF/dt = ∂F/∂x·ẋ + ∂F/∂u·u̇ + ∂F/∂v·v̇ (LAW_jac, ẋ = LAW_rate at v = u̇),
+ *   inclusions/operators  dF/dt = dF/du·u̇ + ∂F/∂v·v̇ on the branch of u̇ (LAW_dforce).
+ * Only F, order 1, and only until new inputs are set (they start a new path). */
+static int hm_output_derivatives(hm_inst *c, const unsigned vr[], size_t nvr, const int order[],
+                                 double value[], const char *fn)
+{
+#if defined(HM_JAC) || defined(HM_DFORCE)
+    size_t i;
+    double dF, ud = c->s.ud_end, vd = c->s.vd_end;
+    const double *x = c->s.x;
+    if (nvr && (!vr || !order || !value)) return hm_error(c, "%s: NULL array", fn);
+    for (i = 0; i < nvr; i++)
+        if (vr[i] != HM_VR_F || order[i] != 1)
+            return hm_refuse_call(c, "%s: only the first derivative (order 1) of F (value reference "
+                            "%d) is provided (got order %d of %u)", fn, HM_VR_F, order[i], vr[i]);
+    if (!c->s.pred_ok || c->inputs_set)
+        return hm_refuse_call(c, "%s: output derivatives belong to the end of the last doStep: call "
+                        "them after a doStep and before setting new inputs", fn);
+#ifdef HM_JAC
+    {
+        double J[(HM_NX + 1) * (HM_NX + 2)], xd[HM_NX + 1];
+        int j;
+        HM_JAC(x, c->s.u_end, c->s.v_end, c->s.p, J);
+        memset(xd, 0, sizeof xd);
+        HM_RATE(x, c->s.u_end, ud, c->s.p, xd);
+        dF = J[HM_NX * (HM_NX + 2) + HM_NX] * ud + J[HM_NX * (HM_NX + 2) + HM_NX + 1] * vd;
+        for (j = 0; j < HM_NX; j++) dF += J[HM_NX * (HM_NX + 2) + j] * xd[j];
+    }
+#else
+    {
+        double d[2], dir = ud > 0.0 ? 1.0 : (ud < 0.0 ? -1.0 : (c->s.dir >= 0 ? 1.0 : -1.0));
+        HM_DFORCE(x, c->s.u_end, c->s.v_end, dir, c->s.p, d);
+        dF = d[0] * ud + d[1] * vd;
+    }
+#endif
+    if (!isfinite(dF)) return hm_error(c, "%s: non-finite output derivative", fn);
+    for (i = 0; i < nvr; i++) value[i] = dF;
+    return HM_OK;
+#else
+    (void)vr; (void)nvr; (void)order; (void)value;
+    hm_log(c, HM_ERROR, "logStatusError", "%s: this law provides no output derivatives", fn);
+    return HM_ERROR;
+#endif
+}
+
 /* one communication step, second order (see fmi2_model.c); a kernel that runs out of
  * its work budget: HM_DISCARD with the state as it was at t */
 static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
@@ -880,6 +941,8 @@ static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
     c->s.v_c = c->s.v;
     c->s.u_end = u1;
     c->s.v_end = vend;
+    c->s.ud_end = slope + acc * h;
+    c->s.vd_end = c->s.has_dv ? c->s.dv : acc;
     c->s.time = t + h;
     c->s.pred_ok = 1;
     c->s.has_du = c->s.has_d2u = c->s.has_dv = 0;
