@@ -71,6 +71,7 @@ class LawSpec:
     force_deps: frozenset = None
     rate_deps: dict = None    # continuous state index -> its rate's dependencies
     cont_states: list = None  # model exchange: indices of continuous states (None: by kind)
+    q_tunable: list = None    # per parameter: changeable mid-run (metadata.is_tunable)
 
     def c_sources(self) -> list:
         return list(self.sources) if self.sources is not None else [self.c_file]
@@ -172,6 +173,7 @@ def _add_metadata(spec: LawSpec, element) -> None:
 
     spec.q_units = [md.param_unit(element, n, u) for n, u in zip(spec.q_names, spec.q_units)]
     spec.q_min, spec.q_max = [], []
+    spec.q_tunable = [md.is_tunable(element, n) for n in spec.q_names]
     for j, (n, val) in enumerate(zip(spec.q_names, spec.q_values)):
         if md.is_fixed(element, n):
             lo = hi = val
@@ -249,6 +251,7 @@ def _sum_metadata(spec: LawSpec, element, specs) -> None:
 
     spec.q_min = [b for sp in specs for b in sp.q_min]
     spec.q_max = [b for sp in specs for b in sp.q_max]
+    spec.q_tunable = [b for sp in specs for b in (sp.q_tunable or [False] * len(sp.q_names))]
     metas = [md.law_meta(el) for el in element.parts]
     units, docs, names = [], [], []
     for i, (el, sp, meta) in enumerate(zip(element.parts, specs, metas)):
@@ -553,6 +556,7 @@ def _fmt(x: float) -> str:
 def _config_h(spec: LawSpec, guid: str, rtol: float, ident: str = "hystmech") -> str:
     q = ", ".join(_fmt(v) for v in spec.q_values) or "0.0"
     xn = ", ".join(_fmt(v) for v in spec.x_nominal) or "1.0"
+    tun = ", ".join("1" if b else "0" for b in (spec.q_tunable or [False] * len(spec.q_values))) or "0"
     rate = f"#define HM_RATE {spec.prefix}_rate\n" if spec.kind == "smooth" else ""
     feat = _c_features(spec)
     if feat["switch"] and spec.kind != "smooth":
@@ -593,6 +597,7 @@ def _config_h(spec: LawSpec, guid: str, rtol: float, ident: str = "hystmech") ->
 #define HM_FORCE {spec.prefix}_force
 #define HM_SETUP {spec.prefix}_setup
 {rate}static const double HM_Q_START[] = {{{q}}};
+static const int HM_Q_TUNABLE[] = {{{tun}}};
 static const double HM_X_NOMINAL[] = {{{xn}}};
 #include "{spec.c_file.name}"
 #endif
@@ -638,8 +643,9 @@ def variables(spec: LawSpec, rtol: float) -> list[Var]:
     qmax = spec.q_max or [None] * nq
     for j, (n, val, u, d) in enumerate(zip(spec.q_names, spec.q_values, spec.q_units,
                                            spec.q_docs)):
-        out.append(Var(n, VR_Q + j, "parameter", "fixed", "exact", val, u, d,
-                       min=qmin[j], max=qmax[j]))
+        tunable = bool(spec.q_tunable and spec.q_tunable[j])
+        out.append(Var(n, VR_Q + j, "parameter", "tunable" if tunable else "fixed", "exact",
+                       val, u, d, min=qmin[j], max=qmax[j]))
     out.append(Var("rtol", VR_RTOL, "parameter", "fixed", "exact", rtol, "1",
                    "relative tolerance of the adaptive segment update (laws without an exact "
                    "one)", min=float(np.nextafter(0.0, 1.0)), max=float(np.nextafter(1.0, 0.0))))
@@ -920,8 +926,10 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
     """Export ``element`` (a force element) as a native FMU at ``path``; return the path.
 
     fmi_version 2 (co-simulation and model exchange in one FMU) or 3. Inputs u [m] and
-    v [m/s], output F [N]; every constructor parameter is a parameter (variability
-    fixed: settable before initialisation) with its Python name, plus ``rtol``
+    v [m/s], output F [N]; every constructor parameter is a parameter with its Python name
+    (variability fixed: settable before initialisation; tunable where changing it
+    mid-run is meaningful and sizes or bounds no state, e.g. viscous coefficients and
+    spring stiffnesses: also at communication points and in event mode), plus ``rtol``
     (tolerance of the adaptive segment update of laws without an exact one). ``cc``
     (default $CC, then `zig cc` for glibc 2.17 when ziglang is installed, then gcc)
     builds binaries/linux64; sources/ lets other platforms

@@ -510,9 +510,15 @@ static int hm_get_real(hm_inst *c, const unsigned vr[], size_t nvr, double value
     return HM_OK;
 }
 
+/* Parameters are set before initialisation; the tunable ones (HM_Q_TUNABLE: those that
+ * size nothing and bound no state, e.g. viscous coefficients, spring stiffnesses) also
+ * at a communication point (co-simulation) or in event mode (model exchange), checked
+ * by the law's setup on a copy: the state is kept, the new value acts from then on. */
 static int hm_set_real(hm_inst *c, const unsigned vr[], size_t nvr, const double value[], const char *fn)
 {
     size_t i;
+    int tune = 0;
+    hm_state *t = NULL;
     if (hm_refuse(c, B(M_INST) | B(M_INIT) | M_RUN, fn)) return HM_ERROR;
     if (nvr > 0 && (!vr || !value)) return hm_error(c, "%s: NULL array", fn);
     /* check everything first: a rejected call leaves the instance as it was */
@@ -526,14 +532,34 @@ static int hm_set_real(hm_inst *c, const unsigned vr[], size_t nvr, const double
             return HM_ERROR;
         }
         if (is_par && c->s.mode >= M_STEP) {
-            hm_log(c, HM_ERROR, "logStatusError", "parameter (value reference %u) can only be "
-                   "set before initialization", r);
-            return HM_ERROR;
+            int tunable = r != HM_VR_RTOL && HM_Q_TUNABLE[r - HM_VR_Q];
+            if (!tunable || c->s.mode != (c->cosim ? M_STEP : M_EVENT)) {
+                hm_log(c, HM_ERROR, "logStatusError", tunable
+                       ? "parameter (value reference %u) is tunable at a communication point "
+                         "(co-simulation) or in event mode (model exchange) only"
+                       : "parameter (value reference %u) can only be set before initialization", r);
+                return HM_ERROR;
+            }
+            tune = 1;
         }
         if (!isfinite(value[i]))
             return hm_error(c, "%s: %s (value reference %u) must be finite (got %g)", fn,
                             r == HM_VR_U ? "input u" : r == HM_VR_V ? "input v" : "parameter",
                             r, value[i]);
+    }
+    if (tune) {  /* the new parameters through the law's checks, on a copy */
+        const char *e;
+        t = (hm_state *)malloc(sizeof *t);
+        if (!t) { hm_log(c, HM_ERROR, "logStatusError", "%s: out of memory", fn); return HM_ERROR; }
+        memcpy(t, &c->s, sizeof *t);
+        for (i = 0; i < nvr; i++)
+            if (vr[i] >= HM_VR_Q && vr[i] < HM_VR_Q + HM_NQ) t->q[vr[i] - HM_VR_Q] = value[i];
+        e = HM_SETUP(t->q, HM_NQ, t->p, HM_NP, t->x0, HM_NX);
+        if (e) {
+            free(t);
+            hm_log(c, HM_ERROR, "logStatusError", "%s: %s", fn, e);
+            return HM_ERROR;
+        }
     }
     for (i = 0; i < nvr; i++) {
         unsigned r = vr[i];
@@ -544,11 +570,18 @@ static int hm_set_real(hm_inst *c, const unsigned vr[], size_t nvr, const double
             c->s.v = value[i];
             c->inputs_set = 1;
         }
-        else {
+        else if (!tune) {
             if (r == HM_VR_RTOL) c->s.rtol = value[i];
             else c->s.q[r - HM_VR_Q] = value[i];
             c->s.initialized = 0;
         }
+    }
+    if (tune) {  /* the state stays; x0 stays the initial state of the run */
+        memcpy(c->s.q, t->q, sizeof(double) * (HM_NQ + 1));
+        memcpy(c->s.p, t->p, sizeof(double) * (HM_NP + 1));
+        c->w_ok = 0;
+        free(t);
+        return HM_OK;
     }
     if (c->s.mode < M_STEP && !c->s.initialized && hm_setup(c, 1) != HM_OK) {
         hm_enter_error(c);
