@@ -12,6 +12,7 @@ import pytest
 
 import hystmech
 from hystmech.fmu import FMUExportError, export_fmu
+from hystmech.fmu.metadata import is_tunable
 
 from test_fmu_cases import available, make_input
 
@@ -55,7 +56,8 @@ def test_fmu_is_valid_and_complete(fmus, name):
         if val is None:
             continue
         key = pi.name if np.ndim(val) == 0 else f"{pi.name}[0]"
-        assert names[key].causality == "parameter" and names[key].variability == "fixed"
+        assert names[key].causality == "parameter"
+        assert names[key].variability == ("tunable" if is_tunable(el, key) else "fixed")
     if el.kind == "smooth":
         assert md.numberOfContinuousStates == el.n_states
     with zipfile.ZipFile(path) as zf:
