@@ -22,6 +22,12 @@ from test_fmu_cases import available
 CASES = available()
 SMOOTH = [n for n, c in CASES.items() if c[0]().kind == "smooth"]
 OPERATORS = [n for n in CASES if n not in SMOOTH]
+# the default suite checks a few laws of each kind; the rest run in CI's slow step
+SLOW = {"ViscousDahl", "AsymmetricViscousDahl", "MaxwellSlip", "Relay", "Preisach"}
+
+
+def _some_slow(names):
+    return [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in names]
 
 
 def _model(path, name="j"):
@@ -54,7 +60,7 @@ def _eval(f, nx, x, u, v):
     return np.concatenate([dx, f.getReal([3])])
 
 
-@pytest.mark.parametrize("name", SMOOTH)
+@pytest.mark.parametrize("name", _some_slow(SMOOTH))
 def test_directional_derivatives_equal_finite_differences(tmp_path, name):
     make, amp, freq = CASES[name]
     el = make()
@@ -128,7 +134,7 @@ def test_fmi3_directional_and_adjoint(tmp_path):
     f.freeInstance()
 
 
-@pytest.mark.parametrize("name", OPERATORS)
+@pytest.mark.parametrize("name", _some_slow(OPERATORS))
 def test_operator_derivatives_equal_finite_differences(tmp_path, name):
     """Inclusions and operators (no continuous states): ∂F/∂u and ∂F/∂v at the current
     state on the current branch equal central differences of the FMU's own output to
