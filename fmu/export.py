@@ -39,6 +39,23 @@ VR_U, VR_V, VR_F, VR_RTOL = 1, 2, 3, 4
 VR_Q, VR_X, VR_DX = 100, 100000, 200000
 
 
+# <LogCategories> of every FMU (fmi2SetDebugLogging / fmi3SetDebugLogging switch them;
+# hm_config.h gets the same list for the C side)
+LOG_CATEGORIES = (
+    ("logEvents", "model exchange: events and where the memory was anchored (status OK)"),
+    ("logStatusWarning", "calls that returned a warning"),
+    ("logStatusDiscard", "calls that returned discard (e.g. a step over its work budget)"),
+    ("logStatusError", "calls that returned an error, with the reason"),
+)
+
+
+def log_categories_xml() -> str:
+    """The <LogCategories> element shared by the FMI 2.0 and 3.0 descriptions."""
+    rows = "".join(f'\n    <Category name="{n}" description="{escape(d)}"/>'
+                   for n, d in LOG_CATEGORIES)
+    return f"  <LogCategories>{rows}\n  </LogCategories>"
+
+
 class FMUExportError(ValueError):
     """An element that cannot be exported, or a failed build (message names the cause)."""
 
@@ -598,6 +615,9 @@ def _config_h(spec: LawSpec, guid: str, rtol: float, ident: str = "hystmech") ->
 #define HM_SETUP {spec.prefix}_setup
 {rate}static const double HM_Q_START[] = {{{q}}};
 static const int HM_Q_TUNABLE[] = {{{tun}}};
+#define HM_N_LOGCAT {len(LOG_CATEGORIES)}
+static const char *const HM_LOG_CAT[] = {{{", ".join(f'"{n}"' for n, _ in LOG_CATEGORIES)}}};
+#define HM_LOG_CAT_LIST "{", ".join(n for n, _ in LOG_CATEGORIES)}"
 static const double HM_X_NOMINAL[] = {{{xn}}};
 #include "{spec.c_file.name}"
 #endif
@@ -743,6 +763,7 @@ def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> s
   <UnitDefinitions>
 {units_xml}
   </UnitDefinitions>
+{log_categories_xml()}
   <DefaultExperiment startTime="0" stopTime="1" stepSize="1e-4"/>
   <ModelVariables>
 {chr(10).join(rows)}

@@ -38,6 +38,7 @@ static fmi3Instance hm_new(fmi3String name, fmi3String token, fmi3Boolean loggin
     if (c->name) strcpy(c->name, name ? name : "");
     c->cosim = cosim;
     c->loggingOn = loggingOn;
+    c->log_mask = loggingOn ? (1u << HM_N_LOGCAT) - 1u : 0u;
     hm_defaults(c);
     if (hm_setup(c, 1) != HM_OK) { free(c->name); free(c); return NULL; }
     return c;
@@ -47,10 +48,8 @@ const char *fmi3GetVersion(void) { return fmi3Version; }
 
 fmi3Status fmi3SetDebugLogging(fmi3Instance c, fmi3Boolean on, size_t n, const fmi3String cats[])
 {
-    (void)n; (void)cats;
     if (!c) return fmi3Error;
-    INST->loggingOn = on;
-    return fmi3OK;
+    return ST(hm_debug_logging(INST, on, n, cats, "fmi3SetDebugLogging"));
 }
 
 fmi3Instance fmi3InstantiateModelExchange(fmi3String name, fmi3String token, fmi3String res,

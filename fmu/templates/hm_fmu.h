@@ -74,6 +74,7 @@ typedef struct hm_inst_ {
     HM_API_FIELDS
     char *name;
     int cosim, loggingOn, inputs_set;
+    unsigned log_mask;      /* bit i: category HM_LOG_CAT[i] is on (fmi2SetDebugLogging) */
     int mode_before_error;  /* where fmi2SetFMUstate returns to after an error */
     /* cache of the state at the current inputs (CS after new inputs, ME operators) */
     int w_ok;
@@ -98,8 +99,38 @@ static void hm_log(hm_inst *c, int st, const char *cat, const char *fmt, ...)
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     if (st >= HM_ERROR) snprintf(c->err, sizeof c->err, "%s", buf);
-    if (st == HM_OK && !c->loggingOn) return;
+    if (st == HM_OK) {  /* information: only when logging and its category are on */
+        int i;
+        if (!c->loggingOn) return;
+        for (i = 0; i < HM_N_LOGCAT && strcmp(cat, HM_LOG_CAT[i]) != 0; i++) {}
+        if (i == HM_N_LOGCAT || !(c->log_mask >> i & 1u)) return;
+    }
     hm_emit(c, st, cat, buf);
+}
+
+/* fmi2SetDebugLogging/fmi3SetDebugLogging: no categories switches every category with
+ * logging; named ones (from <LogCategories>) are switched one by one. Messages of
+ * status warning, discard and error reach the logger whatever is switched on, so that
+ * a host always learns why a call failed. An unknown name: refused, nothing changed. */
+static int hm_debug_logging(hm_inst *c, int on, size_t n, const char *const cats[], const char *fn)
+{
+    size_t k;
+    unsigned mask = c->log_mask;
+    if (n && !cats) { hm_log(c, HM_ERROR, "logStatusError", "%s: NULL array", fn); return HM_ERROR; }
+    for (k = 0; k < n; k++) {
+        int i;
+        for (i = 0; i < HM_N_LOGCAT && cats[k] && strcmp(cats[k], HM_LOG_CAT[i]) != 0; i++) {}
+        if (!cats[k] || i == HM_N_LOGCAT) {
+            hm_log(c, HM_ERROR, "logStatusError", "%s: unknown log category %s (allowed: %s)",
+                   fn, cats[k] ? cats[k] : "(null)", HM_LOG_CAT_LIST);
+            return HM_ERROR;
+        }
+        mask = on ? (mask | 1u << i) : (mask & ~(1u << i));
+    }
+    if (n == 0) mask = on ? (1u << HM_N_LOGCAT) - 1u : 0u;
+    c->log_mask = mask;
+    c->loggingOn = n == 0 ? on : mask != 0;
+    return HM_OK;
 }
 
 static void hm_enter_error(hm_inst *c)
@@ -650,9 +681,14 @@ static int hm_state_read(hm_inst *c, const char *buf, size_t size, hm_state *dst
 static int hm_new_discrete(hm_inst *c)
 {
 #if HM_KIND != 0
-    return hm_reanchor(c);
+    int st = hm_reanchor(c);
+    if (st == HM_OK)
+        hm_log(c, HM_OK, "logEvents", "event at t = %.17g: memory anchored at u = %.17g, "
+               "direction %+d", c->s.time, c->s.u_c, c->s.dir);
+    return st;
 #else
-    (void)c;
+    hm_log(c, HM_OK, "logEvents", "event at t = %.17g (u = %.17g, v = %.17g)", c->s.time,
+           c->s.u, c->s.v);
     return HM_OK;
 #endif
 }
