@@ -115,6 +115,7 @@ def _compare(got: dict, ref: dict):
     for name, r in ref.items():
         scale = np.maximum(np.abs(r).max(axis=0), 1e-300)
         worst[name] = float((np.abs(got[name] - r) / scale).max())
+    print("largest relative difference to linux64:", worst)
     assert max(worst.values()) <= 1e-12, worst
     return worst
 
