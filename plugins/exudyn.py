@@ -278,9 +278,10 @@ class Host:
             # the compiled host must not keep the system alive; closed with it
             self.hid = nat.new_host(event)
             weakref.finalize(self, nat.close_host, self.hid)
+        p = np.ascontiguousarray(it.element.p, dtype=float)
+        x = np.ascontiguousarray(x0, dtype=float)
         sid = nat.new_slot(self.hid, -1, k["adv"], k["force"], k["sw"], k["fail"],
-                           np.ascontiguousarray(it.element.p, dtype=float),
-                           np.ascontiguousarray(x0, dtype=float), it.u0, it.rtol)
+                           p.ctypes.data, p.size, x.ctypes.data, x.size, it.u0, it.rtol)
         it.cache = k["lib"]        # keeps the kernel library loaded
         self.slots[sid] = it
         return sid
@@ -344,7 +345,8 @@ class Host:
             if s[0] == 0.0:
                 s[0], s[1], s[2] = 1.0, it.measure(mbs)[0] - it.u0, t
                 D[it.ltg] = s
-            self.nat.anchor(sid, np.ascontiguousarray(s[HDR:]), float(s[1]), float(s[2]))
+            x = np.ascontiguousarray(s[HDR:])
+            self.nat.anchor(sid, x.ctypes.data, float(s[1]), float(s[2]))
         mbs.systemData.SetDataCoordinates(D)
         self.live = True
         self._t_post = None
@@ -385,10 +387,21 @@ class Host:
         self._ltg()
         D = np.array(mbs.systemData.GetDataCoordinates())
         for sid, it in self.slots.items():
-            x, uc, tc, anchored = self.nat.committed(sid)
-            if anchored:
-                D[it.ltg] = np.concatenate(([1.0, uc, tc], x))
+            x = self.committed(sid)
+            if x is not None:
+                D[it.ltg] = x
         mbs.systemData.SetDataCoordinates(D)
+
+    def committed(self, sid):
+        """[1, u_c, t_c, x...] of a compiled slot anchored in this solve, else None."""
+        it = self.slots[sid]
+        out = np.empty(HDR + it.element.n_states)
+        x = out[HDR:]
+        uc, tc, anchored = self.nat.committed(sid, x.ctypes.data)
+        if not anchored:
+            return None
+        out[0], out[1], out[2] = 1.0, uc, tc
+        return out
 
     def finish(self, mbs):
         """The solve ended: write the states to the data nodes; the next solve loads
@@ -754,7 +767,9 @@ def element_state(mbs, name) -> np.ndarray:
         return np.array(mbs.GetNodeOutput(it.ode_node, exu.OutputVariableType.Coordinates))
     host = _host(mbs)
     if it.slot is not None and host.live:
-        return np.array(host.nat.committed(it.slot)[0])
+        s = host.committed(it.slot)
+        if s is not None:
+            return s[HDR:]
     host._ltg()
     return np.array(np.asarray(mbs.systemData.GetDataCoordinates())[it.ltg][HDR:])
 

@@ -93,13 +93,14 @@ def _probe(mod) -> bool:
     mk = mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=n, coordinate=0))
     hid = mod.new_host(None)
     fn = _probe_kernels()
-    sid = mod.new_slot(hid, -1, fn["adv"], fn["force"], 0, 0, np.array([7.0]), np.zeros(1),
-                       0.0, 1e-8)
+    p, x = np.array([7.0]), np.zeros(1)
+    sid = mod.new_slot(hid, -1, fn["adv"], fn["force"], 0, 0, p.ctypes.data, 1, x.ctypes.data,
+                       1, 0.0, 1e-8)
     try:
         c = mbs.AddObject(CoordinateSpringDamper(markerNumbers=[g, mk], offset=float(sid),
                                                  springForceUserFunction=mod.spring))
         mod.set_item(sid, c)
-        mod.anchor(sid, np.zeros(1), 0.25, 0.0)
+        mod.anchor(sid, x.ctypes.data, 0.25, 0.0)
         mbs.Assemble()
         F = float(mbs.GetObjectOutput(c, exu.OutputVariableType.Force))
     except Exception:

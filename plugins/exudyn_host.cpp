@@ -34,7 +34,6 @@
  * plugins/_switch.py, the same rule as the Python host).
  */
 #include <pybind11/pybind11.h>
-#include <pybind11/numpy.h>
 
 #include <array>
 #include <cmath>
@@ -208,16 +207,12 @@ static std::array<double, 3> hm_cartesian(const MainSystem &, double t, int item
     return {F * a[0], F * a[1], F * a[2]};
 }
 
-static py::array_t<double> to_array(const std::vector<double> &x)
+/* vectors cross as (address, length) of float64 buffers the caller owns (numpy's
+ * .ctypes.data): no numpy headers, a short compile */
+static std::vector<double> from_addr(std::uintptr_t a, std::size_t n)
 {
-    py::array_t<double> r(x.size());
-    if (x.size()) std::memcpy(r.mutable_data(), x.data(), x.size() * sizeof(double));
-    return r;
-}
-
-static std::vector<double> from_array(py::array_t<double, py::array::c_style | py::array::forcecast> a)
-{
-    return std::vector<double>(a.data(), a.data() + a.size());
+    const double *p = reinterpret_cast<const double *>(a);
+    return std::vector<double>(p, p + n);
 }
 
 PYBIND11_MODULE(hystmech_exudyn_host, m)
@@ -245,10 +240,9 @@ PYBIND11_MODULE(hystmech_exudyn_host, m)
         }
     });
     m.def("new_slot", [](int hid, int item, std::uintptr_t adv, std::uintptr_t force,
-                         std::uintptr_t sw, std::uintptr_t fail,
-                         py::array_t<double, py::array::c_style | py::array::forcecast> p,
-                         py::array_t<double, py::array::c_style | py::array::forcecast> x0,
-                         double u0, double rtol) {
+                         std::uintptr_t sw, std::uintptr_t fail, std::uintptr_t p,
+                         std::size_t np, std::uintptr_t x0, std::size_t nx, double u0,
+                         double rtol) {
         Slot *s = new Slot();
         s->host = hid;
         s->item = item;
@@ -256,8 +250,8 @@ PYBIND11_MODULE(hystmech_exudyn_host, m)
         s->force = reinterpret_cast<hm_force_fn>(force);
         s->sw = reinterpret_cast<hm_switch_fn>(sw);
         s->fail = reinterpret_cast<hm_fail_fn>(fail);
-        s->p = from_array(p);
-        s->xc = from_array(x0);
+        s->p = from_addr(p, np);
+        s->xc = from_addr(x0, nx);
         s->xt = s->xc;
         s->xm = s->xc;
         s->u0 = u0;
@@ -278,12 +272,9 @@ PYBIND11_MODULE(hystmech_exudyn_host, m)
         H.t_last = NAN; H.dt_last = NAN; H.changes = 0;
     });
     m.def("h", [](int hid) { return hosts.at(hid)->h; });
-    m.def("anchor", [](int id, py::array_t<double, py::array::c_style | py::array::forcecast> x,
-                       double uc, double tc) {
+    m.def("anchor", [](int id, std::uintptr_t x, double uc, double tc) {
         Slot &s = *slots.at(id);
-        std::vector<double> v = from_array(x);
-        if (v.size() != s.xc.size()) throw py::value_error("state size mismatch");
-        s.xc = v;
+        s.xc = from_addr(x, s.xc.size());
         s.uc = uc;
         s.tc = tc;
         s.anchored = true;
@@ -297,9 +288,12 @@ PYBIND11_MODULE(hystmech_exudyn_host, m)
             slots[id]->has_last = false;
         }
     });
-    m.def("committed", [](int id) {
+    m.def("committed", [](int id, std::uintptr_t out) {
+        // the committed state into the caller's buffer (length n_states); (u_c, t_c, anchored)
         Slot &s = *slots.at(id);
-        return py::make_tuple(to_array(s.xc), s.uc, s.tc, s.anchored);
+        if (s.xc.size())
+            std::memcpy(reinterpret_cast<double *>(out), s.xc.data(), s.xc.size() * sizeof(double));
+        return py::make_tuple(s.uc, s.tc, s.anchored);
     });
     m.def("commit", [](int hid, double t, bool adopt) {
         // 0: every slot committed; >0: that many slots had no call at t (commit_at);
