@@ -104,6 +104,12 @@ class Element(int):
     def route(self) -> str:
         return self._it.route
 
+    @property
+    def compiled(self) -> bool:
+        """True when the force user function is the compiled host's (no Python per
+        force evaluation; plugins/exudyn_host.cpp), False on the Python fallback."""
+        return self._it.slot is not None
+
     def state(self) -> np.ndarray:
         """The committed state (a copy)."""
         return element_state(self._mbs, self._it.name)
