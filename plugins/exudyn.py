@@ -22,7 +22,11 @@ Two routes:
 called by the solver at every stage, advances a COPY of the state committed at the last
 accepted step from the committed (u, t) to the stage's (u, t) and returns its force; one
 post-step user function, called once per accepted step, commits every element of the
-system in one call. The committed state (and its u, t) lives in a ``NodeGenericData``,
+system in one call. The user function is compiled (plugins/exudyn_host.cpp, built by
+plugins/exudyn_build.py: the law's C kernel, called by Exudyn through a C function
+pointer, no Python per evaluation; the commit adopts the trial state of the step's last
+force evaluation, which Exudyn makes at the accepted state); without a C++ compiler or
+pybind11 it is a Python function (``Element.compiled`` tells which). The committed state (and its u, t) lives in a ``NodeGenericData``,
 so ``mbs.systemData.GetSystemState()`` / ``SetSystemState`` and restart files carry it.
 For fixed-step solvers, explicit (RK44 ...) or implicit (GeneralizedAlpha,
 TrapezoidalIndex2: every Newton iteration is a trial). Under explicit fixed-step solvers,
