@@ -161,6 +161,7 @@ class Host:
         self._measured = False     # commit from the measured u (no end-of-step call)
         self.recorder = None       # hystmech's own recording function (reads no state)
         self._starting = False
+        self._verify = 0           # steps left whose adopted trial is checked
 
     def adopt_post_step(self):
         """Keep hystmech's commit installed: a foreign post-step user function found
@@ -360,12 +361,25 @@ class Host:
         mbs.systemData.SetDataCoordinates(D)
         self.live = True
         self._t_post = None
+        self._verify = 3
 
     def _commit_native(self, mbs, t):
         nat, hid = self.nat, self.hid
-        if not self.live or (self._t_post is not None and t <= self._t_post):
+        # a solve's first post-step call (also after states anchored by a force
+        # evaluation before it: GeneralizedAlpha's initial accelerations, or a reader
+        # outside any solve) reads this solve's settings
+        if not self.live or self._t_post is None or t <= self._t_post:
             self._start(mbs, t)
         else:
+            if self._verify > 0:
+                # the first steps of a solve: the latest evaluation must be at the
+                # measured u; if this solver's order of evaluations is other than
+                # expected, commit from the measured u for the rest of the solve
+                self._verify -= 1
+                for sid, it in self.slots.items():
+                    tl, ul, ok = nat.last(sid)
+                    if ok and tl == t and ul != it.measure(mbs)[0] - it.u0:
+                        self._measured = True
             r = nat.commit(hid, t, not self._measured)
             if r == -1:
                 raise RuntimeError(

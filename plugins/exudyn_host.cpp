@@ -352,6 +352,11 @@ PYBIND11_MODULE(hystmech_exudyn_host, m)
         s.has_last = false;
         take_fail(s);
     });
+    m.def("last", [](int id) {
+        // the latest force evaluation of a slot since its last commit: (t, u, valid)
+        Slot &s = *slots.at(id);
+        return py::make_tuple(s.tl, s.ul, s.has_last);
+    });
     m.def("take_error", [](int hid) {
         Host &H = *hosts.at(hid);
         std::string e = H.error;

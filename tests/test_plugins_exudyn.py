@@ -103,7 +103,8 @@ def test_step_inferred_without_the_wrapper():
     """Solved by exudyn.SolveDynamic directly (no hex.simulate), the host infers h from
     two equal intervals between accepted steps and places the relay's switches as
     well: against the exact-event reference over 0.5 s (2 switches) at h = 1e-4, the
-    same error level as through the wrapper (6.9e-8; pointwise stages: ~1e-4)."""
+    same error level as through the wrapper (6.9e-8; pointwise stages: ~1e-4), also
+    when the element was read before the solve."""
     el, prm, te, xr = relays_reference("Relay", T_RELAY)
     SC, mbs, nodes = one_dof(el, *prm)
     out = []
@@ -111,6 +112,9 @@ def test_step_inferred_without_the_wrapper():
     hex.set_post_step(mbs, lambda m, t: out.append(
         (t, float(np.ravel(m.GetNodeOutput(nodes["m"], C))[0]))) or True)
     mbs.Assemble()
+    # reading the element before the solve (a force evaluation outside any solve) must
+    # not keep the solve from reading its settings (step, end time, solver)
+    assert nodes["e"].force() == pytest.approx(el.force(el.x0.copy(), 0.0, 0.0, el.p))
     sim = exu.SimulationSettings()
     sim.timeIntegration.numberOfSteps = 5000
     sim.timeIntegration.endTime = T_RELAY
@@ -435,19 +439,32 @@ def test_compiled_host_commits_from_measured_u_without_end_of_step_evaluation():
     """With computeEndOfStepAccelerations off, an explicit solver's last force
     evaluation of a step is a stage, not the accepted state: the host then commits
     from the measured u (Masing under RK44 against the event-driven reference, 1e-5
-    of max|x|), and the commit call still runs once per step."""
+    of max|x|), and the commit call still runs once per step. Without the settings'
+    hint (overridden here), the check of the first steps (latest evaluation at the
+    measured u?) finds the stage and switches to the measured commit as well."""
     el, prm, te, xr = reference("Masing", T)[:4]
-    out = []
-    SC, mbs, n, e = hand_rig(el, *prm)
-    hex.set_post_step(mbs, lambda m, t: out.append(
-        (t, float(np.ravel(m.GetNodeOutput(n, exu.OutputVariableType.Coordinates))[0])))
-        or True)
-    mbs.Assemble()
-    _solve_direct(mbs, 2000, T, eos=False)
-    assert len(out) == 2001
-    t, x = np.array(out).T
-    err = float(np.max(np.abs(np.interp(te, t, x) - xr)) / np.max(np.abs(xr)))
-    assert err <= 1e-5, err
+    for hint in (True, False):
+        out = []
+        SC, mbs, n, e = hand_rig(el, *prm)
+        host = mbs.sys["hystmech_host"]
+        if not hint:
+            start = host._start_unguarded
+
+            def blind(mbs_, t, start=start, host=host):
+                start(mbs_, t)
+                host._measured = False
+
+            host._start_unguarded = blind
+        hex.set_post_step(mbs, lambda m, t: out.append(
+            (t, float(np.ravel(m.GetNodeOutput(n, exu.OutputVariableType.Coordinates))[0])))
+            or True)
+        mbs.Assemble()
+        _solve_direct(mbs, 2000, T, eos=False)
+        assert len(out) == 2001
+        assert host._measured is e.compiled
+        t, x = np.array(out).T
+        err = float(np.max(np.abs(np.interp(te, t, x) - xr)) / np.max(np.abs(xr)))
+        assert err <= 1e-5, err
 
 
 def test_post_step_replaced_mid_solve_is_refused():
