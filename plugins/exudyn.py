@@ -765,6 +765,8 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
     it.measure = measure
     host.items.append(it)
     host._ltg_ready = False
+    # a new element: the next post-step call or force evaluation anchors every slot
+    host.live = False
     return Element(it.connector, mbs, it)
 
 
