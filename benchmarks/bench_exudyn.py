@@ -14,7 +14,7 @@ import time
 TARGET = {"smooth": 3.0, "other": 5.0}
 
 
-def main(n=5000):
+def main(n=10000):
     import exudyn as exu
     from exudyn.itemInterface import CoordinateSpringDamper
 

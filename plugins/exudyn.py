@@ -154,9 +154,11 @@ class Host:
         self.nat = None
         self.hid = None
         self.slots: dict[int, _Item] = {}
+        self.n_python = 0          # commit-route elements on Python user functions
         self.live = False          # the compiled slots hold this solve's committed states
         self._t_post = None        # time of the last post-step call
         self._t_end = np.inf       # end time of the running solve (sync the data there)
+        self._t_last_step = np.inf
         self._sync_every = True    # user code may read the data coordinates every step
         self._measured = False     # commit from the measured u (no end-of-step call)
         self.recorder = None       # hystmech's own recording function (reads no state)
@@ -218,10 +220,16 @@ class Host:
             self._in_post = False
 
     def _post_step(self, mbs, t):
-        self._ltg()
+        if not self._ltg_ready:
+            self._ltg()
         self.calls = 0
         if self.hid is not None:
             self._commit_native(mbs, t)
+            if self.n_python == 0:
+                # every commit-route element is compiled: nothing else to commit
+                if self.user_post is not None:
+                    return self.user_post(mbs, t)
+                return True
         if not self.h_given and any(i.route == "commit" and i.slot is None
                                     for i in self.items):
             if self._t_last is not None:
@@ -362,6 +370,9 @@ class Host:
         self.live = True
         self._t_post = None
         self._verify = 3
+        # the last step's time, up to the rounding of t_start + n·h
+        self._t_last_step = (self._t_end - 1e-12 * max(1.0, abs(self._t_end))
+                             if np.isfinite(self._t_end) else np.inf)
 
     def _commit_native(self, mbs, t):
         nat, hid = self.nat, self.hid
@@ -398,7 +409,7 @@ class Host:
                 h = nat.h(hid)
                 self.h = None if np.isnan(h) else h
         self._t_post = t
-        if t >= self._t_end - 1e-12 * max(1.0, abs(self._t_end)):
+        if t >= self._t_last_step:
             self.finish(mbs)
         elif self._sync_every:
             self.sync(mbs)
@@ -764,6 +775,7 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
         nat.set_item(sid, int(it.connector))
     it.measure = measure
     host.items.append(it)
+    host.n_python += it.route == "commit" and it.slot is None
     host._ltg_ready = False
     # a new element: the next post-step call or force evaluation anchors every slot
     host.live = False
