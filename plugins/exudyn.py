@@ -26,8 +26,10 @@ system in one call. The user function is compiled (plugins/exudyn_host.cpp, buil
 plugins/exudyn_build.py: the law's C kernel, called by Exudyn through a C function
 pointer, no Python per evaluation; the commit adopts the trial state of the step's last
 force evaluation, which Exudyn makes at the accepted state); without a C++ compiler or
-pybind11 it is a Python function (``Element.compiled`` tells which). The committed state (and its u, t) lives in a ``NodeGenericData``,
-so ``mbs.systemData.GetSystemState()`` / ``SetSystemState`` and restart files carry it.
+pybind11 it is a Python function (``Element.compiled`` tells which). The committed
+state (and its u, t) lives in a ``NodeGenericData`` (written from the compiled host at
+the solve's end, and every step when user pre-/post-step functions could read it), so
+``mbs.systemData.GetSystemState()`` / ``SetSystemState`` and restart files carry it.
 For fixed-step solvers, explicit (RK44 ...) or implicit (GeneralizedAlpha,
 TrapezoidalIndex2: every Newton iteration is a trial). Under explicit fixed-step solvers,
 a step whose predicted path u_n + v_n·s (s ∈ [0, h]) crosses a switch point of the law
@@ -301,7 +303,6 @@ class Host:
         x = np.ascontiguousarray(x0, dtype=float)
         sid = nat.new_slot(self.hid, -1, k["adv"], k["force"], k["sw"], k["fail"],
                            p.ctypes.data, p.size, x.ctypes.data, x.size, it.u0, it.rtol)
-        it.cache = k["lib"]        # keeps the kernel library loaded
         self.slots[sid] = it
         return sid
 

@@ -155,7 +155,8 @@ def host_module():
 
 def law_kernels(law):
     """The C kernels of ``law`` as addresses {adv, force, sw, fail} (sw 0: a smooth law
-    or none), or None when the law has no C form (custom Python callables)."""
+    or none), or None when the law has no C form (custom Python callables). The library
+    stays loaded (plugins/_build.kernel_library keeps every one it loads)."""
     from ..fmu.export import FMUExportError, law_spec
     from ._build import kernel_library
 
@@ -167,7 +168,7 @@ def law_kernels(law):
     addr = lambda name: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value  # noqa: E731
     try:
         out = {"adv": addr(f"{spec.prefix}_advance"), "force": addr(f"{spec.prefix}_force"),
-               "fail": addr("hm_mj_take_fail"), "lib": lib}
+               "fail": addr("hm_mj_take_fail")}
     except AttributeError:
         return None
     try:
