@@ -351,8 +351,8 @@ class Host:
             implicit = solver in ("GeneralizedAlpha", "TrapezoidalIndex2")
             # explicit solvers evaluate the forces last at the accepted state only
             # with their end-of-step accelerations
-            ex = getattr(ti, "explicit", None) or ti.explicitIntegration
-            self._measured = not implicit and not ex.computeEndOfStepAccelerations
+            self._measured = (not implicit
+                              and not ti.explicit.computeEndOfStepAccelerations)
             self._t_end = float(ti.endTime)
             windowed = not implicit and solver not in ADAPTIVE
         h = self.h if (self.h_given and self.h is not None) else np.nan
