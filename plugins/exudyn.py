@@ -64,6 +64,7 @@ q(m0) − u0.
 """
 from __future__ import annotations
 
+import os
 import weakref
 
 import numpy as np
@@ -84,7 +85,7 @@ HDR = 3
 
 class _Item:
     __slots__ = ("element", "name", "connector", "node", "ltg", "route", "ode_node", "p",
-                 "advance", "force", "rtol", "sw", "mean", "u0", "cache", "measure", "slot")
+                 "advance", "force", "rtol", "sw", "mean", "u0", "cache", "measure", "slot", "tag")
 
 
 class Element(int):
@@ -301,8 +302,12 @@ class Host:
             weakref.finalize(self, nat.close_host, self.hid)
         p = np.ascontiguousarray(it.element.p, dtype=float)
         x = np.ascontiguousarray(x0, dtype=float)
+        # a random tag beside the slot number: a connector of another system (or a
+        # number changed by hand) cannot be served this element's state
+        it.tag = float(int.from_bytes(os.urandom(6), "little") + 1)
         sid = nat.new_slot(self.hid, -1, k["adv"], k["force"], k["sw"], k["fail"],
-                           p.ctypes.data, p.size, x.ctypes.data, x.size, it.u0, it.rtol)
+                           p.ctypes.data, p.size, x.ctypes.data, x.size, it.u0, it.rtol,
+                           it.tag)
         self.slots[sid] = it
         return sid
 
@@ -400,8 +405,7 @@ class Host:
                     "tolerance; use route='ode1' (smooth laws) or a fixed-step solver "
                     "(RK44, GeneralizedAlpha)")
             if r == -2:
-                raise RuntimeError(f"hystmech: an element's kernel failed at t = {t:g} s: "
-                                   f"{nat.take_error(hid)}")
+                raise RuntimeError(f"hystmech: at t = {t:g} s: {nat.take_error(hid)}")
             if r > 0:
                 for sid in nat.needs(hid, t):
                     it = self.slots[sid]
@@ -738,10 +742,11 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
             it.connector = mbs.AddObject(CartesianSpringDamper(
                 name=it.name, markerNumbers=[m0, m1], springForceUserFunction=puf))
         else:
-            # the slot number rides in stiffness[0] (unused with a user function)
+            # the slot number rides in stiffness[0], its tag in damping[0] (unused with
+            # a user function)
             it.connector = mbs.AddObject(CartesianSpringDamper(
                 name=it.name, markerNumbers=[m0, m1], stiffness=[float(sid), 0.0, 0.0],
-                springForceUserFunction=nat.cartesian))
+                damping=[it.tag, 0.0, 0.0], springForceUserFunction=nat.cartesian))
             nat.set_axis(sid, a0, a1, a2, uref)
     elif rotation_axis is not None:
         f1 = uf
@@ -757,21 +762,25 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
         turns = mbs.AddNode(NodeGenericData(name=f"{it.name}.turns",
                                             numberOfDataCoordinates=1,
                                             initialCoordinates=[0.0]))
-        # the compiled slot number rides in offset (unused with a user function)
+        # the compiled slot number rides in offset, its tag in damping (unused with a
+        # user function)
         it.connector = mbs.AddObject(TorsionalSpringDamper(
             name=it.name, markerNumbers=mk, nodeNumber=turns,
             **({"springTorqueUserFunction": tuf} if sid is None else
-               {"springTorqueUserFunction": nat.spring, "offset": float(sid)})))
+               {"springTorqueUserFunction": nat.spring, "offset": float(sid),
+                "damping": it.tag})))
     else:
         def measure(mbs):
             return (float(mbs.GetObjectOutput(it.connector, OV.Displacement)),
                     float(mbs.GetObjectOutput(it.connector, OV.Velocity)))
 
-        # the compiled slot number rides in offset (unused with a user function)
+        # the compiled slot number rides in offset, its tag in damping (unused with a
+        # user function)
         it.connector = mbs.AddObject(CoordinateSpringDamper(
-            name=it.name, markerNumbers=[m0, m1], stiffness=0.0, damping=0.0,
-            **({"springForceUserFunction": uf} if sid is None else
-               {"springForceUserFunction": nat.spring, "offset": float(sid)})))
+            name=it.name, markerNumbers=[m0, m1], stiffness=0.0,
+            **({"springForceUserFunction": uf, "damping": 0.0} if sid is None else
+               {"springForceUserFunction": nat.spring, "offset": float(sid),
+                "damping": it.tag})))
     if sid is not None:
         nat.set_item(sid, int(it.connector))
     it.measure = measure

@@ -95,10 +95,10 @@ def _probe(mod) -> bool:
     fn = _probe_kernels()
     p, x = np.array([7.0]), np.zeros(1)
     sid = mod.new_slot(hid, -1, fn["adv"], fn["force"], 0, 0, p.ctypes.data, 1, x.ctypes.data,
-                       1, 0.0, 1e-8)
+                       1, 0.0, 1e-8, 3.0)
     try:
         c = mbs.AddObject(CoordinateSpringDamper(markerNumbers=[g, mk], offset=float(sid),
-                                                 springForceUserFunction=mod.spring))
+                                                 damping=3.0, springForceUserFunction=mod.spring))
         mod.set_item(sid, c)
         mod.anchor(sid, x.ctypes.data, 0.25, 0.0)
         mbs.Assemble()

@@ -11,9 +11,12 @@
  * mangled name must match); it is never dereferenced.
  *
  * Which element a call belongs to: the connector's `offset` (scalar connectors) or
- * `stiffness[0]` (Cartesian) holds the slot number; Exudyn passes them to a user
- * function unchanged and, with a user function, uses neither (the Jacobian is computed
- * numerically). The connector index given by Exudyn is checked against the slot's.
+ * `stiffness[0]` (Cartesian) holds the slot number and its `damping` (`damping[0]`) a
+ * random tag of the slot; Exudyn passes them to a user function unchanged and, with a
+ * user function, uses none of them (the Jacobian is computed numerically). The
+ * connector index given by Exudyn and the tag are checked against the slot's, so a
+ * connector of another system or a changed number is refused, never served another
+ * element's state.
  *
  * Trial/commit (plugins/exudyn.py): a call advances a COPY of the state committed at the
  * last accepted step from the committed (u_c, t_c) to the call's (u, t) by the law's C
@@ -67,6 +70,7 @@ struct Host {
 
 struct Slot {
     int host = -1, item = -1;
+    double tag = 0.0;        // a random number the connector carries beside the slot
     hm_adv_fn adv = nullptr;
     hm_force_fn force = nullptr;
     hm_switch_fn sw = nullptr;
@@ -87,6 +91,19 @@ struct Slot {
 static std::vector<std::unique_ptr<Host>> &hosts = *new std::vector<std::unique_ptr<Host>>();
 static std::vector<std::unique_ptr<Slot>> &slots = *new std::vector<std::unique_ptr<Slot>>();
 
+/* a call whose slot number does not name a slot of that connector (its offset or
+ * stiffness[0] was changed by hand): answered with NaN and reported by the next commit */
+static std::string lookup_error;
+
+static void bad_slot(int id, int item)
+{
+    if (lookup_error.empty())
+        lookup_error = "connector " + std::to_string(item) + " called the hystmech host with slot "
+                       + std::to_string(id) + ", which is not its element: its offset and damping "
+                       "(stiffness[0] and damping[0] for a CartesianSpringDamper) hold the slot "
+                       "number and its tag and must not be changed";
+}
+
 static bool inside(double w, double a, double b, double dir)
 {
     return dir * (w - a) > 0.0 && dir * (b - w) > 0.0;
@@ -96,7 +113,8 @@ static void take_fail(Slot &s)
 {
     if (s.fail) {
         const char *f = s.fail();
-        if (f && hosts[s.host]->error.empty()) hosts[s.host]->error = f;
+        if (f && hosts[s.host]->error.empty())
+            hosts[s.host]->error = std::string("an element's kernel failed: ") + f;
     }
 }
 
@@ -129,11 +147,14 @@ static void event(Host &H, const char *what, int id, double t)
     H.callback(what, id, t);      // a Python exception propagates to Exudyn's handler
 }
 
-static double trial(int id, int item, double t, double u, double v)
+static double trial(int id, double tag, int item, double t, double u, double v)
 {
-    if (id < 0 || id >= (int)slots.size()) return NAN;
+    if (id < 0 || id >= (int)slots.size() || slots[id]->item != item
+        || slots[id]->tag != tag) {
+        bad_slot(id, item);
+        return NAN;
+    }
     Slot &s = *slots[id];
-    if (s.item != item) return NAN;
     Host &H = *hosts[s.host];
     H.calls++;
     if (!s.anchored || t < s.tc) {
@@ -187,8 +208,8 @@ static double trial(int id, int item, double t, double u, double v)
 static double hm_spring(const MainSystem &, double t, int item, double u, double v,
                         double k, double d, double offset)
 {
-    (void)k; (void)d;
-    return trial((int)offset, item, t, u, v);
+    (void)k;
+    return trial((int)offset, d, item, t, u, v);
 }
 
 /* CartesianSpringDamper along a fixed unit axis a: u = d·a − u_ref, force F·a */
@@ -197,13 +218,16 @@ static std::array<double, 3> hm_cartesian(const MainSystem &, double t, int item
                                           std::array<double, 3> k, std::array<double, 3> c,
                                           std::array<double, 3> offset)
 {
-    (void)c; (void)offset;
+    (void)offset;
     int id = (int)k[0];
-    if (id < 0 || id >= (int)slots.size()) return {NAN, NAN, NAN};
+    if (id < 0 || id >= (int)slots.size()) {
+        bad_slot(id, item);
+        return {NAN, NAN, NAN};
+    }
     const double *a = slots[id]->ax;
     double u = d[0] * a[0] + d[1] * a[1] + d[2] * a[2] - slots[id]->uref;
     double w = v[0] * a[0] + v[1] * a[1] + v[2] * a[2];
-    double F = trial(id, item, t, u, w);
+    double F = trial(id, c[0], item, t, u, w);
     return {F * a[0], F * a[1], F * a[2]};
 }
 
@@ -242,10 +266,11 @@ PYBIND11_MODULE(hystmech_exudyn_host, m)
     m.def("new_slot", [](int hid, int item, std::uintptr_t adv, std::uintptr_t force,
                          std::uintptr_t sw, std::uintptr_t fail, std::uintptr_t p,
                          std::size_t np, std::uintptr_t x0, std::size_t nx, double u0,
-                         double rtol) {
+                         double rtol, double tag) {
         Slot *s = new Slot();
         s->host = hid;
         s->item = item;
+        s->tag = tag;
         s->adv = reinterpret_cast<hm_adv_fn>(adv);
         s->force = reinterpret_cast<hm_force_fn>(force);
         s->sw = reinterpret_cast<hm_switch_fn>(sw);
@@ -298,6 +323,7 @@ PYBIND11_MODULE(hystmech_exudyn_host, m)
     m.def("commit", [](int hid, double t, bool adopt) {
         // 0: every slot committed; >0: that many slots had no call at t (commit_at);
         // -1: the step length changed at three consecutive steps; -2: a kernel failed
+        // or a connector named a slot not its own (take_error says which)
         Host &H = *hosts.at(hid);
         H.calls = 0;
         if (!H.h_given) {
@@ -328,6 +354,11 @@ PYBIND11_MODULE(hystmech_exudyn_host, m)
             s.has_last = false;
         }
         if (!H.error.empty()) return -2;
+        if (!lookup_error.empty()) {
+            H.error = lookup_error;
+            lookup_error.clear();
+            return -2;
+        }
         return missing;
     });
     m.def("needs", [](int hid, double t) {

@@ -471,7 +471,9 @@ def test_post_step_replaced_mid_solve_is_refused():
     """A user who replaces the system's post-step function while the solve runs (here
     from their pre-step function) switches the commits off: the solve stops with a
     message naming set_post_step instead of running on with frozen states."""
-    el, prm = reference("Masing", T)[:2]
+    ctor, A, _ = CASES["Masing"]
+    el = ctor()
+    prm = rig(el, A)
     SC, mbs, n, e = hand_rig(el, *prm)
 
     def pre(m, t):
@@ -483,3 +485,26 @@ def test_post_step_replaced_mid_solve_is_refused():
     mbs.Assemble()
     with pytest.raises(Exception, match="set_post_step"):
         _solve_direct(mbs, 2000, T)
+
+
+def test_changed_slot_number_is_refused():
+    """The compiled host finds an element by the slot number and tag its connector
+    carries in offset and damping; a user who changes either gets an error naming them
+    at the next commit, not a solve running on another element's state (an offset
+    naming another system's element of the same connector index included)."""
+    ctor, A, _ = CASES["Masing"]
+    el = ctor()
+    prm = rig(el, A)
+    SC, mbs, n, e = hand_rig(el, *prm)
+    if not e.compiled:
+        pytest.skip("no C++ compiler or pybind11: the compiled host cannot be built")
+    for key in ("offset", "damping"):
+        SC, mbs, n, e = hand_rig(el, *prm)
+        # another system's element on the same connector index
+        _, mbs_o, _, other = hand_rig(el, *prm)
+        assert int(other) == int(e)
+        value = float(mbs_o.GetObject(int(other))["offset"]) if key == "offset" else 1.0
+        mbs.SetObjectParameter(int(e), key, value)
+        mbs.Assemble()
+        with pytest.raises(Exception, match="slot number"):
+            _solve_direct(mbs, 200, T)
