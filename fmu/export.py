@@ -511,10 +511,19 @@ def unit_exponents(unit: str) -> dict | None:
     return {k: v for k, v in out.items() if v != 0} or None
 
 
+# display units a tool may offer beside the SI unit (FMI: display = factor · value):
+# the scales of small mechanisms (mm, kN, N/mm)
+DISPLAY_UNITS = {"m": (("mm", 1e3), ("um", 1e6)), "m/s": (("mm/s", 1e3),),
+                 "N": (("kN", 1e-3),), "N/m": (("N/mm", 1e-3), ("kN/m", 1e-3)),
+                 "N.s/m": (("N.s/mm", 1e-3),), "J": (("kJ", 1e-3),),
+                 "rad": (("deg", 57.29577951308232),)}
+
+
 def _unit_defs(units) -> tuple[str, dict]:
     """XML of <UnitDefinitions> and a map unit string -> declared name (or None).
 
-    Every unit is declared: SI ones with their base-unit exponents, "1" as dimensionless,
+    Every unit is declared: SI ones with their base-unit exponents (and the display
+    units of DISPLAY_UNITS), "1" as dimensionless,
     and units whose exponents depend on a parameter (BoucWen's 1/(m.N^(n-1)), modified
     Dahl's N^(1-mu)/m) by name only (no BaseUnit: a tool shows but cannot convert them)."""
     names, xml = {}, []
@@ -527,7 +536,9 @@ def _unit_defs(units) -> tuple[str, dict]:
         ex = unit_exponents(u)
         if ex is not None:
             attrs = " ".join(f'{k}="{v}"' for k, v in sorted(ex.items()))
-            xml.append(f'    <Unit name="{escape(u)}"><BaseUnit {attrs}/></Unit>')
+            disp = "".join(f'<DisplayUnit name="{n}" factor="{_fmt(f)}"/>'
+                           for n, f in DISPLAY_UNITS.get(u, ()))
+            xml.append(f'    <Unit name="{escape(u)}"><BaseUnit {attrs}/>{disp}</Unit>')
         elif u == "1":
             xml.append('    <Unit name="1"><BaseUnit/></Unit>')
         else:

@@ -317,3 +317,20 @@ def test_log_categories(tmp_path):
         f.setReal([1], [float("nan")])
     assert cats[-1] == (3, "logStatusError") and cats[-2] == (3, "logStatusError")
     f.freeInstance()
+
+
+def test_display_units(tmp_path):
+    """SI units carry display units with their conversion factors (FMI 2.0 and 3.0: a
+    value in mm is 1000 × the value in m): read back with fmpy, and the FMUs stay
+    valid (fmpy validate)."""
+    from fmpy import read_model_description
+    from fmpy.validation import validate_fmu
+
+    for v in (2, 3):
+        p = export_fmu(CASES["SpringDamper"][0](), tmp_path / f"SD{v}.fmu", fmi_version=v,
+                       platforms="native")
+        assert validate_fmu(str(p)) == []
+        units = {u.name: {d.name: d.factor for d in u.displayUnits}
+                 for u in read_model_description(str(p)).unitDefinitions}
+        assert units["m"]["mm"] == 1000.0 and units["N"]["kN"] == 1e-3
+        assert units["m/s"] == {"mm/s": 1000.0} and units["N/m"]["N/mm"] == 1e-3
