@@ -388,6 +388,48 @@ static int hm_pl_start(double T, double x, int pos, double p, double m, double *
     return HM_PL_FM;
 }
 
+#define HM_PL_FAR 8.0
+
+/* ln of ∫_x^∞ t^(p−1) dt/(t ∓ 1) at x = e^lx ≥ e^8, p < 1, and its derivative in lx
+ * (_tail) */
+static double hm_pl_tail(double lx, int pos, double p, double *dg)
+{
+    double X = exp(-lx), sgn = pos ? 1.0 : -1.0, tot = 0.0, der = 0.0, c = 1.0, t;
+    int k;
+    for (k = 0; k < 60; k++) {
+        t = c / (k + 1.0 - p);
+        tot += t;
+        der += k * t;
+        if (fabs(t) <= 1e-17 * fabs(tot)) break;
+        c *= sgn * X;
+    }
+    *dg = (p - 1.0) - der / tot;
+    return (p - 1.0) * lx + log(tot);
+}
+
+/* fall from x = e^lx towards e^lf over the arc length *sig; returns ln x at the end,
+ * *sig = the arc length left over at e^lf, else 0 (_far_fall) */
+static double hm_pl_far_fall(double lx, double lf, double *sig, int pos, double p)
+{
+    double dg, g0 = hm_pl_tail(lx, pos, p, &dg), gf = hm_pl_tail(lf, pos, p, &dg), ls, g1,
+           l1, g, dl;
+    int it;
+    if (!(*sig > 0.0)) { *sig = 0.0; return lx; }
+    if (*sig >= exp(gf) - exp(g0)) { *sig -= exp(gf) - exp(g0); return lf; }
+    ls = log(*sig);
+    g1 = ls > g0 ? ls + log1p(exp(g0 - ls)) : g0 + log1p(exp(ls - g0));
+    *sig = 0.0;
+    if (!(g1 > g0)) return lx;
+    l1 = fmin(fmax((g1 + log(1.0 - p)) / (p - 1.0), lf), lx);
+    for (it = 0; it < 50; it++) {
+        g = hm_pl_tail(l1, pos, p, &dg);
+        dl = -(g - g1) / dg;
+        l1 = fmin(fmax(l1 + dl, lf), lx);
+        if (fabs(dl) <= 1e-15 * l1) break;
+    }
+    return l1;
+}
+
 /* w = |y| along dw/ds = a − b w^m (toward_zero = 0) or −(a − b w^m) over the arc
  * length S; *left = the arc length left when w reached 0 first (side_travel) */
 static double hm_pl_side_travel(double w0, int toward_zero, double S, double a, double b,
@@ -406,6 +448,15 @@ static double hm_pl_side_travel(double w0, int toward_zero, double S, double a, 
     lam = pow(a / fabs(b), p);
     sig = fmin(S * (a * m) / lam, 1e300);
     T = w0 / lam;
+    if (T > 1.0 && m > 1.0 && pos != toward_zero) {
+        /* falling from far beyond λ: closed-form tail (see side_travel) */
+        double lx = m * log(T), lf = HM_PL_FAR / (1.0 - p);
+        if ((1.0 - p) * lx > HM_PL_FAR) {
+            lx = hm_pl_far_fall(lx, lf, &sig, pos, p);
+            if (lx > lf) return lam * exp(p * lx);
+            T = exp(p * lf);
+        }
+    }
     x = pow(T, m);
     if (pos && x == 1.0) return w0;
     outward = toward_zero && pos && x > 1.0;  /* beyond a return branch's unstable point */
