@@ -491,29 +491,33 @@ static double hm_pl_side_travel(double w0, int toward_zero, double S, double a, 
 static double hm_pl_short_step(double y, double h, double q0, double kap, double m, double tol,
                             double scale)
 {
-    double sy = y > 0.0 ? 1.0 : -1.0, a0 = fabs(y), w0, c1, inv, A1, w1, c2, A2, w2, c3, A3,
-           w3, c4, A4, w4, c5, A5, w5, c6, h2, h5;
+    double sy = y > 0.0 ? 1.0 : -1.0, a0 = fabs(y), w0, c1, inv, km, A1, w1, c2, A2, w2, c3,
+           A3, w3, c4, A4, w4, c5, A5, w5, c6, h2, h5;
+    const double third = 1.0 / 3.0, sixth = 1.0 / 6.0;
     w0 = pow(a0, m);
     c1 = q0 - kap * w0;
     if (fabs(c1) * h > 0.25 * a0) return NAN;
+    /* w2..w5 below are the coefficients times |y| (one reciprocal, no division on the
+     * chain), as in _short_step */
     inv = 1.0 / a0;
+    km = -kap * inv;
     A1 = sy * c1;
     w1 = m * A1 * w0 * inv;
-    c2 = -kap * w1 / 2.0;
+    c2 = -kap * w1 * 0.5;
     A2 = sy * c2;
-    w2 = ((m - 1.0) * A1 * w1 + 2.0 * m * A2 * w0) * inv / 2.0;
-    c3 = -kap * w2 / 3.0;
+    w2 = ((m - 1.0) * A1 * w1 + 2.0 * m * A2 * w0) * 0.5;
+    c3 = km * w2 * third;
     A3 = sy * c3;
-    w3 = ((m - 2.0) * A1 * w2 + (2.0 * m - 1.0) * A2 * w1 + 3.0 * m * A3 * w0) * inv / 3.0;
-    c4 = -kap * w3 / 4.0;
+    w3 = ((m - 2.0) * A1 * w2 * inv + (2.0 * m - 1.0) * A2 * w1 + 3.0 * m * A3 * w0) * third;
+    c4 = km * w3 * 0.25;
     A4 = sy * c4;
-    w4 = ((m - 3.0) * A1 * w3 + (2.0 * m - 2.0) * A2 * w2 + (3.0 * m - 1.0) * A3 * w1
-          + 4.0 * m * A4 * w0) * inv / 4.0;
-    c5 = -kap * w4 / 5.0;
+    w4 = ((m - 3.0) * A1 * w3 * inv + (2.0 * m - 2.0) * A2 * w2 * inv + (3.0 * m - 1.0) * A3 * w1
+          + 4.0 * m * A4 * w0) * 0.25;
+    c5 = km * w4 * 0.2;
     A5 = sy * c5;
-    w5 = ((m - 4.0) * A1 * w4 + (2.0 * m - 3.0) * A2 * w3 + (3.0 * m - 2.0) * A3 * w2
-          + (4.0 * m - 1.0) * A4 * w1 + 5.0 * m * A5 * w0) * inv / 5.0;
-    c6 = -kap * w5 / 6.0;
+    w5 = ((m - 4.0) * A1 * w4 * inv + (2.0 * m - 3.0) * A2 * w3 * inv
+          + (3.0 * m - 2.0) * A3 * w2 * inv + (4.0 * m - 1.0) * A4 * w1 + 5.0 * m * A5 * w0) * 0.2;
+    c6 = km * w5 * sixth;
     h2 = h * h;
     h5 = h2 * h2 * h;
     if (fabs(c5) * h5 + fabs(c6) * h5 * h > 0.1 * tol * fmax(a0, scale)) return NAN;
