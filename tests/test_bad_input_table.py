@@ -357,4 +357,3 @@ def test_ctrl_c_stops_compiled_drive_and_projection_within_a_second():
     dt = _interrupted_after(lambda: simulate(a, (0.0, 999.0), method="projection", h=1e-6,
                                              t_eval=np.linspace(0.0, 999.0, 3)))
     assert dt < 1.0
-
