@@ -27,7 +27,9 @@ power_law_map.power_law_advance solves the closed-form arc-length integral of
 dz/ds = σA − β sgn(z)|z|^n − σγ|z|^n (an incomplete beta function of |z|^n) for z
 at the segment's length: the switch at z = 0 (not Lipschitz for n < 1) at its
 exact arc length, z* approached to rounding, one to three series per sample
-whatever the input's roughness or amplitude.
+whatever the input's roughness or amplitude; a large n with |z0| far beyond z*
+(|z0|^n past the largest double) falls back to z* through the closed-form tail of
+the integral.
 """
 import math
 
