@@ -121,51 +121,53 @@ def test_arc_length_by_quadrature(m):
             assert s == pytest.approx(L, rel=1e-9)
 
 
-def _arc_quad(y0, y1, q0, q1, q2, m, ys):
-    """∫ dy/|g(y)| from y0 to y1 by quad, split at 0 and on a geometric grid about
-    ±y* (for large m, 1/g is a cliff there: e.g. |y|^150 spans 300 decades on [1, 100])."""
+def _arc_quad(y0, y1, q0, q1, q2, m, scales):
+    """∫ dy/|g(y)| from y0 to y1 by quad, split at 0 and on geometric grids about ±each
+    scale (for large m, 1/g is a cliff there: |y|^150 spans 300 decades on [1, 100])."""
     a, b = sorted((y0, y1))
-    grid = [0.0] + [sg * ys * f for sg in (1.0, -1.0)
+    grid = [0.0] + [sg * ys * f for sg in (1.0, -1.0) for ys in scales
                     for f in [1 + 10.0 ** -k for k in range(1, 14)]
                     + [1 - 10.0 ** -k for k in range(1, 14)] + [2.0 ** j for j in range(1, 60)]]
     edges = [a] + sorted(q for q in set(grid) if a < q < b) + [b]
 
     def inv(y):
         try:
-            return 1.0 / abs(g(y, q0, q1, q2, m))
+            w = math.pow(abs(float(y)), m)
         except OverflowError:       # |y|^m beyond the largest double: 1/g = 0
             return 0.0
+        return 1.0 / abs(q0 - (math.copysign(q1, y) + q2) * w)   # no inf − inf
     return sum(quad(inv, lo, hi, epsabs=0.0, epsrel=1e-13, limit=500)[0]
                for lo, hi in zip(edges[:-1], edges[1:]))
 
 
 @pytest.mark.parametrize("m", [50.0, 150.0, 400.0])
 def test_large_exponent_far_from_saturation(m):
-    """Modified Dahl with μ ≫ 1 (μ = 150 overflowed |D|^μ and divided by zero before):
-    a gap far beyond D* = (c/Λ)^(1/μ) on either side falls back to it within an arc
-    length far below the segment's; the end's arc length equals the quadrature."""
-    q0, q1 = 7.146e4, 117355.0
-    ys = (q0 / q1) ** (1.0 / m)
-    for y0, L in ((100.0, 1e-8), (-100.0, 1e-8), (-100.0, 1e-6), (5.0, 1e-9), (1e10, 1e-9),
-                  (1.2, 1e-7), (-1.5, 3e-8), (-1e300, 1e-8)):
-        y1 = power_law_advance(y0, L, q0, q1, 0.0, m, 1e-10, 1.0)
-        assert math.isfinite(y1) and abs(y1) <= max(abs(y0), ys)
-        if y0 > 0.0:
-            assert ys <= y1 <= y0          # falls to D*, never past it
-        # the arc length from y0 to y1 is L: checked where y1 is resolved (1/g is not
-        # vanishingly small there: relative 1e-9 of the arc is a change in y1 above
-        # rounding)
-        s = _arc_quad(y0, y1, q0, q1, 0.0, m, ys)
-        assert s == pytest.approx(L, rel=1e-8), (y0, L)
-    # and the C twin is the same map
-    el = ModifiedDahl(a=q0, b=0.0, d=q0, e=0.0, Lambda=q1, mu=m)
-    ck = _c_kernels(el)
-    for F0 in (-100.0, 100.0, 1e10, -1e300, 0.5):
-        for v in (1e-4, -1e-4, 1e-2):
-            x1, x2 = np.array([F0]), np.array([F0])
-            el.advance(x1, 0.0, v * 1e-4, 1e-4, v, el.p, 1e-8)
-            ck.advance(x2, 0.0, v * 1e-4, 1e-4, v, el.p, 1e-8)
-            assert math.isfinite(x1[0]) and x1[0] == pytest.approx(x2[0], rel=1e-12, abs=1e-12)
+    """Modified Dahl (q2 = 0) and Bouc-Wen (β > γ) with an exponent ≫ 1 (μ = 150
+    overflowed |D|^μ and divided by zero before): a state far beyond the saturation
+    value on either side falls back to it within an arc length far below the
+    segment's; the end's arc length equals the quadrature."""
+    for q0, q1, q2 in ((7.146e4, 117355.0, 0.0), (5e4, 5e3, 2e3), (-5e4, 5e3, -2e3)):
+        ys = (abs(q0) / (q1 + abs(q2))) ** (1.0 / m)      # the saturation value
+        yb = (abs(q0) / (q1 - abs(q2))) ** (1.0 / m)      # the return branch's scale
+        for y0, L in ((100.0, 1e-8), (-100.0, 1e-8), (-100.0, 1e-6), (5.0, 1e-9),
+                      (1e10, 1e-9), (1.2, 1e-7), (-1.5, 3e-8), (-1e300, 1e-8)):
+            y1 = power_law_advance(y0, L, q0, q1, q2, m, 1e-10, 1.0)
+            assert math.isfinite(y1) and abs(y1) <= max(abs(y0), ys)
+            if y0 * q0 > 0.0:
+                assert ys <= abs(y1) <= abs(y0)    # falls to y*, never past it
+            s = _arc_quad(y0, y1, q0, q1, q2, m, (ys, yb))
+            assert s == pytest.approx(L, rel=1e-8), (q0, y0, L)
+    # and the C twins are the same map
+    for el in (ModifiedDahl(a=7.146e4, b=0.0, d=7.146e4, e=0.0, Lambda=117355.0, mu=m),
+               BoucWen(A=5e4, beta=5e3, gamma=2e3, n=m)):
+        ck = _c_kernels(el)
+        for F0 in (-100.0, 100.0, 1e10, -1e300, 0.5):
+            for v in (1e-4, -1e-4, 1e-2):
+                x1, x2 = np.array([F0]), np.array([F0])
+                el.advance(x1, 0.0, v * 1e-4, 1e-4, v, el.p, 1e-8)
+                ck.advance(x2, 0.0, v * 1e-4, 1e-4, v, el.p, 1e-8)
+                assert math.isfinite(x1[0])
+                assert x1[0] == pytest.approx(x2[0], rel=1e-12, abs=1e-12)
 
 
 @pytest.mark.parametrize("m", [0.5, 1.5, 2.0, 3.0])
