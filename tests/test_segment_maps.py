@@ -136,7 +136,7 @@ def _arc_quad(y0, y1, q0, q1, q2, m, scales):
         except OverflowError:       # |y|^m beyond the largest double: 1/g = 0
             return 0.0
         return 1.0 / abs(q0 - (math.copysign(q1, y) + q2) * w)   # no inf − inf
-    return sum(quad(inv, lo, hi, epsabs=0.0, epsrel=1e-13, limit=500)[0]
+    return sum(quad(inv, lo, hi, epsabs=0.0, epsrel=1e-11, limit=500)[0]
                for lo, hi in zip(edges[:-1], edges[1:]))
 
 
