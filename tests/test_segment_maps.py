@@ -15,6 +15,7 @@ from scipy.integrate import IntegrationWarning, quad, solve_ivp
 import hystmech
 from hystmech.components import BoucWen, ModifiedDahl
 from hystmech.components.power_law_map import power_law_advance
+from hystmech.components.power_law_table import power_law_table, table_advance
 
 
 def g(y, q0, q1, q2, m):
@@ -52,18 +53,27 @@ COEFS = [(5.0, 2.0, 1.0), (5.0, 1.0, 2.5), (5.0, 1.5, 1.5), (3.0, 1.0, 0.0)]
 
 @pytest.mark.parametrize("m", [0.37, 0.5, 1.5, 2.0, 3.0])
 def test_map_against_dop853(m):
-    worst = 0.0
+    """The series map and the tabulated one (power_law_table.py; NaN where a state
+    is outside its tables) against DOP853."""
+    worst = worst_tab = 0.0
+    tabulated = 0
+    T = np.concatenate([[0.0], power_law_table(m)])    # no cached scales λ, the tables
     for q0, q1, q2 in COEFS:
         for sg in (1.0, -1.0):
             Q0, Q2 = sg * q0, sg * q2
-            for y0 in (0.0, -1.5, 4.0, -4.0):
+            for y0 in (0.0, -1.5, 4.0, -4.0, 0.3, -0.7):
                 if q2 > q1 and m > 1 and abs(y0) >= (q0 / (q2 - q1)) ** (1 / m):
                     continue  # beyond the return branch's unstable point: ill-posed
                 for L in (1e-4, 0.05, 3.0):
                     ref = reference(y0, L, Q0, q1, Q2, m)
                     got = power_law_advance(y0, L, Q0, q1, Q2, m, 1e-10, 1.0)
                     worst = max(worst, abs(got - ref) / max(abs(ref), 1.0))
-    assert worst < 1e-9
+                    tab = table_advance(y0, L, Q0, q1, Q2, m, 1e-10, 1.0, T, 0)
+                    if tab == tab:
+                        tabulated += 1
+                        worst_tab = max(worst_tab, abs(tab - ref) / max(abs(ref), 1.0))
+    assert worst < 1e-9 and worst_tab < 1e-9
+    assert tabulated > 50
 
 
 def test_extreme_exponents_and_unstable_return_branch():
@@ -282,13 +292,21 @@ def test_c_twin_equals_python(law):
           "md2": ModifiedDahl(**md, mu=2.0)}[law]
     ck = _c_kernels(el)
     rng = np.random.default_rng(3)
-    x1, x2 = el.x0.copy(), el.x0.copy()
-    u0 = 0.0
-    scale = max(el.x_scale[0], 1.0)
-    for i in range(3000):
-        du = rng.normal(0.0, 3.3e-5) * (10.0 ** rng.integers(-3, 3))
-        dt = 1e-4
-        el.advance(x1, u0, u0 + du, dt, du / dt, el.p, 1e-8)
-        ck.advance(x2, u0, u0 + du, dt, du / dt, el.p, 1e-8)
-        assert abs(x1[0] - x2[0]) <= 1e-12 * max(scale, abs(x1[0])), i
-        u0 += du
+    # p, and p with the arc-length tables (kernel_p of a long run): the C twin keeps
+    # the series map, whose truncation at rtol 1e-12 is below 1e-14 (states outside
+    # the tables take it in Python too); the tables agree with it to a few 1e-15 of
+    # the saturation value
+    pk = el.kernel_p(10 ** 7)
+    assert pk.size > el.p.size
+    for p, rtol_c in ((el.p, 1e-8), (pk, 1e-12)):
+        x1, x2 = el.x0.copy(), el.x0.copy()
+        u0 = 0.0
+        scale = max(el.x_scale[0], 1.0)
+        for i in range(3000):
+            du = rng.normal(0.0, 3.3e-5) * (10.0 ** rng.integers(-3, 3))
+            dt = 1e-4
+            el.advance(x1, u0, u0 + du, dt, du / dt, p, rtol_c)
+            ck.advance(x2, u0, u0 + du, dt, du / dt, el.p, rtol_c)
+            assert abs(x1[0] - x2[0]) <= 1e-12 * max(scale, abs(x1[0])), i
+            x2[0] = x1[0]     # each step compared from the same state
+            u0 += du
