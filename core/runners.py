@@ -103,6 +103,9 @@ SCHEMAS: dict[str, dict] = {
         "fold_curves": Table({"from_f1": REAL, "f1_min": REAL, "f1_max": REAL,
                               "omega_min": REAL, "omega_max": REAL, "max_points": COUNT,
                               "sweep_csv": STR}),
+        "coexisting": Table({"models": List(Str("mdm", "masing")), "f1": List(REAL),
+                             "near": REAL, "max_sites": COUNT, "amplitudes": List(REAL),
+                             "max_points": COUNT}),
     },
     "belt-tensioner-cosim": {
         "simulation": Table({"t_end": REAL, "window": REAL, "H": REAL, "rtol": REAL}),

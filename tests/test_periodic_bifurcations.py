@@ -395,3 +395,27 @@ def test_isola_found_and_closed_against_harmonic_balance_and_dop853(isola):
     assert 0.5 * np.ptp(r.y[0]) == pytest.approx(b.measure[j], rel=1e-3)
     r0 = solve_ivp(f, (0.0, 60 * T), [0.0, 0.0], t_eval=T * np.linspace(59, 60, 201), **DOP)
     assert 0.5 * np.ptp(r0.y[0]) < 0.75
+
+
+def test_bad_input_of_the_locators_and_the_search(main_branch):
+    from hystmech.systems.periodic.bifurcation import crossing_test, locate_crossing
+    from hystmech.systems.periodic.coexisting import search_coexisting
+
+    br, kw = main_branch
+    with pytest.raises(ValueError, match="kind"):
+        crossing_test("hopf", [0.5])
+    with pytest.raises(ValueError, match="kind"):
+        locate_crossing("fold", isola_system, br.y[0], 0.9, 0.95)
+    with pytest.raises(ValueError, match="p_a, p_b"):
+        locate_crossing("neimark-sacker", isola_system, br.y[0], 0.9, 0.9)
+    with pytest.raises(ValueError, match="does not change sign"):   # stable all along
+        locate_crossing("neimark-sacker", isola_system, br.y[0], 0.9, 0.91,
+                        options=dict(rtol=1e-10))
+    with pytest.raises(ValueError, match="p_range"):
+        search_coexisting(br, isola_system, (1.1, 0.9))
+    with pytest.raises(ValueError, match="amplitudes"):
+        search_coexisting(br, isola_system, (0.9, 1.1), amplitudes=(1.0, -2.0))
+    with pytest.raises(ValueError, match="sites"):
+        search_coexisting(br, isola_system, (0.9, 1.1), sites=[10 ** 6])
+    with pytest.raises(ValueError, match="p_bounds"):
+        continue_orbits(isola_system, 0.95, 1.0, y0=br.y[5], p_bounds=(0.96, 1.1))

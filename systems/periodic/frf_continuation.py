@@ -54,6 +54,15 @@ def rig_at(model: str, f1: float):
     return build
 
 
+def solver_settings(model: str, rtol: float = 1e-6, h: float = 1e-5, tol: float | None = None):
+    """(method, options, shooting tol) of the rig's period map: compiled RK45 at rtol
+    for the modified Dahl tensioner, the projection scheme at step h [s] for Masing
+    (eq. (57)); tol default 1e-4 / 1e-3 (see :func:`frf_branch`)."""
+    if str(model).lower() == "mdm":
+        return "RK45", dict(rtol=float(rtol)), 1e-4 if tol is None else tol
+    return "projection", dict(h=float(h)), 1e-3 if tol is None else tol
+
+
 def frf_branch(model: str, f1: float, omega_min: float = 10.0, omega_max: float = 125.0, *,
                rtol: float = 1e-6, h: float = 1e-5, tol: float | None = None, ds: float = 0.02,
                ds_max: float = 0.1, state_weight: float = 0.05, jacobian_every: int = 3,
@@ -78,12 +87,7 @@ def frf_branch(model: str, f1: float, omega_min: float = 10.0, omega_max: float 
             raise ValueError(f"{name} must be in (0, inf) rad/s (got {v!r})")
     if not omega_max > omega_min:
         raise ValueError(f"omega_max must be > omega_min = {omega_min!r} (got {omega_max!r})")
-    if str(model).lower() == "mdm":
-        method, opts = "RK45", dict(rtol=float(rtol))
-        tol = 1e-4 if tol is None else tol
-    else:
-        method, opts = "projection", dict(h=float(h))
-        tol = 1e-3 if tol is None else tol
+    method, opts, tol = solver_settings(model, rtol, h, tol)
     return continue_orbits(build, float(omega_min), float(omega_max), method=method,
                            options=opts, measure=tension_amplitude_of, ds=ds, ds_max=ds_max,
                            tol=tol, state_weight=state_weight, jacobian_every=jacobian_every,
@@ -180,6 +184,8 @@ def run(cfg: dict, out, progress):
                                      "max_measure_step"))
     s = _table(cfg, "solver", ("mdm_rtol", "masing_h"))
     o = _table(cfg, "overlay", ("frf_csv", "reduced_n_omega"))
+    ccfg = _table(cfg, "coexisting", ("models", "f1", "near", "max_sites", "amplitudes",
+                                      "max_points"))
     fcfg = _table(cfg, "fold_curves", ("from_f1", "f1_min", "f1_max", "omega_min",
                                        "omega_max", "max_points", "sweep_csv"))
     models = [str(m).lower() for m in b.get("models", MODELS)]
@@ -301,14 +307,59 @@ def run(cfg: dict, out, progress):
                    f"20 s of one brute-force run")
     summary = {"brute_force": bf_src, "settings": kw, "folds": verdict, "branches": summary_b}
     figures = {"frf_continuation": fig}
+    files = {}
+    if ccfg:
+        c_sum, c_rows = _coexisting_part(ccfg, branches, models, f1s, om_min, om_max, kw,
+                                         axes[0], c)
+        summary["coexisting"] = c_sum
+        files["frf_coexisting.csv"] = "\n".join(c_rows) + "\n"
     if fcfg:
         fc_sum, fc_rows, fc_fig = _fold_curve_part(fcfg, branches, om_min, om_max)
         summary["fold_curve"] = fc_sum
         frows += fc_rows
         figures["bistable_region"] = fc_fig
-    return ScenarioOutput(summary=summary, figures=figures,
-                          files={"frf_branches.csv": "\n".join(rows) + "\n",
-                                 "frf_folds.csv": "\n".join(frows) + "\n"})
+    files.update({"frf_branches.csv": "\n".join(rows) + "\n",
+                  "frf_folds.csv": "\n".join(frows) + "\n"})
+    return ScenarioOutput(summary=summary, figures=figures, files=files)
+
+
+def _coexisting_part(ccfg, branches, models, f1s, om_min, om_max, kw, axes, c):
+    """The ``[coexisting]`` table: orbits coexisting with each branch and not on it
+    (:func:`hystmech.systems.periodic.coexisting.search_coexisting`) at its folds,
+    near-folds and peak; CSV rows with a branch id (0: the continued branch, not
+    repeated), drawn in red on the FRF axes."""
+    from .coexisting import coexisting_rows, search_coexisting
+
+    want_m = [str(m).lower() for m in ccfg.get("models", models)]
+    want_f = [float(v) for v in ccfg.get("f1", f1s)]
+    near = float(ccfg.get("near", 0.02))
+    amps = tuple(float(v) for v in ccfg.get("amplitudes", (0.5, 1.5, 2.5)))
+    max_sites = int(ccfg.get("max_sites", 3))
+    rows = ["model,f1,branch_id,kind,omega,T_amplitude,stability"]
+    out = {}
+    for ax, m in zip(axes, models):
+        if m not in want_m:
+            continue
+        for a in f1s:
+            if not any(abs(a - w) <= 1e-9 * max(abs(w), 1.0) for w in want_f):
+                continue
+            method, opts, tol = solver_settings(m, kw["rtol"], kw["h"],
+                                                c.get(f"{m}_tol"))
+            found = search_coexisting(
+                branches[(m, a)], rig_at(m, a), (om_min, om_max), near=near,
+                amplitudes=amps, max_sites=max_sites, method=method, options=opts,
+                measure=tension_amplitude_of, tol=tol, ds=kw["ds"], ds_max=kw["ds_max"],
+                state_weight=kw["state_weight"], jacobian_every=kw["jacobian_every"],
+                max_points=int(ccfg.get("max_points", 300)))
+            rows += coexisting_rows(found, prefix=f"{m},{a!r},")
+            out[f"{m}_f1_{a:g}"] = [{"branch_id": cb.branch_id, "kind": cb.kind,
+                                     "found_at_omega": cb.site, "source": cb.source,
+                                     "T_amplitude": cb.orbit[2]} for cb in found]
+            for cb in found:
+                for b in cb.parts:
+                    ax.plot(b.p, b.measure, "-", color="tab:red", lw=1.0)
+                ax.plot(cb.orbit[0], cb.orbit[2], "*", color="tab:red", ms=7)
+    return out, rows
 
 
 def fold_curve(model: str, fold: dict, f1: float, phase: float, *, f1_range=(250.0, 400.0),
