@@ -373,6 +373,9 @@ def test_isola_found_and_closed_against_harmonic_balance_and_dop853(isola):
     assert b.message.startswith("the branch closed")
     folds = sorted(s["p"] for s in b.folds())
     assert len(folds) == 2 and folds[0] < 1.0 < folds[1]    # closed curve around Ω = 1
+    # the complex pair that leaves the circle (Neimark–Sacker: ∫c(x)dt = 0 on the upper
+    # sheet) meets the real axis outside it before the fold: not a branch point
+    assert not b.bifurcations("branch-point")
     assert folds[1] - folds[0] < 0.1
     # the isola's amplitudes at Ω ≈ 1 against one-harmonic balance (a few % off: higher
     # harmonics), and its stable/unstable halves

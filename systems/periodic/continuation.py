@@ -438,14 +438,17 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                 fd = _exact_fold(fd, build, period, n_periods, PH[i], Y, P, i, scale,
                                  ps, measure, n_samples, method, options)
             special.append(fd)
-        elif c0[0] != c1[0] and i >= 1:
+        elif c0[0] != c1[0] and sum(c0) != sum(c1) and i >= 1:
             # a real multiplier crosses +1 and p goes on: a branch point (symmetry-breaking
             # pitchfork or transcritical) of the periodic orbits
             special.append(_crossing("branch-point", P, MEAS, MU, i, 1.0))
         tp_prev = t[m]
-        if c0[1] != c1[1]:
+        # a complex pair meeting on the real axis outside the unit circle changes the
+        # kinds but not the number of multipliers outside: no bifurcation
+        n_out_changed = sum(c0) != sum(c1)
+        if c0[1] != c1[1] and n_out_changed:
             special.append(_crossing("period-doubling", P, MEAS, MU, i, -1.0))
-        if c0[2] != c1[2]:
+        if c0[2] != c1[2] and n_out_changed:
             special.append(_crossing("neimark-sacker", P, MEAS, MU, i, None))
         if exact:
             for j, sp in enumerate(special):
