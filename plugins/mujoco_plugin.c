@@ -435,7 +435,7 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
             return err;
         }
     }
-    I->nstate = I->nx + 2 + (I->has_sw ? 1 : 0);
+    I->nstate = I->nx + 2;
     /* target */
     jn = mj_getPluginConfig(m, instance, "joint");
     tn = mj_getPluginConfig(m, instance, "tendon");
@@ -540,7 +540,6 @@ static void hm_restart(const hm_inst_t *I, mjtNum *s)
     memcpy(s, I->x0, sizeof(double) * I->nx);
     s[I->nx] = NAN;            /* u_c: not started */
     s[I->nx + 1] = 0.0;        /* t_c */
-    if (I->has_sw) s[I->nx + 2] = NAN;
 }
 
 static int hm_init(const mjModel *m, mjData *d, int instance)
@@ -641,7 +640,6 @@ static const char *hm_bad_state(const hm_inst_t *I, const mjtNum *s)
         if (!isfinite(s[i])) return "non-finite law state";
     if (!isfinite(s[I->nx + 1])) return "non-finite committed time";
     if (isinf(s[I->nx])) return "infinite committed input";
-    if (I->has_sw && isinf(s[I->nx + 2])) return "infinite window force";
     if (I->has_check)
         for (i = 0; i < I->nparts; i++)
             if (I->law[i]->check) {
@@ -743,36 +741,53 @@ static double hm_mean_force(const hm_inst_t *I, double *x, double a, double b, d
     return acc / (b - a);
 }
 
-/* the element's force at the current configuration (trial state); NAN when the
- * instance is unusable */
-static double hm_eval(const mjModel *m, mjData *d, int instance, double *v_out)
+/* the committed time of the windowed scheme: the previous step's midpoint (the same
+ * expression in advance() and compute(), so the comparison is exact) */
+static double hm_mid_time(const mjModel *m, const mjData *d)
 {
-    hm_inst_t *I = HM_INST(d, instance);
-    mjtNum *s;
-    double *xs, u, v, dt, vs, F, uc, tc;
-    if (!I) return NAN;
-    s = d->plugin_state + m->plugin_stateadr[instance];
+    return d->time - 0.5 * m->opt.timestep;
+}
+
+/* the element's force at the current configuration (trial state: a copy of the
+ * committed state advanced from (u_c, t_c) to (u, t)); NAN when the instance is
+ * unusable. Windowed (switch laws under the semi-implicit integrators): the committed
+ * point is the previous step's midpoint, so the trial's segment u_c -> u is the back
+ * half of this step's window [t - h/2, t + h/2]; its mean force is taken (cut at the
+ * switch points) when a switch lies in it, and the front half u -> u + h·v/2 likewise */
+static double hm_eval(const mjModel *m, mjData *d, int instance, hm_inst_t *I, double *v_out)
+{
+    mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];
+    const double *xs = s;
+    double u, v, dt, vs, F, uc, tc, Fb = NAN;
+    int win;
     hm_guard(m, d, instance, I, s);
     hm_target(m, d, I, &u, &v);
     *v_out = v;
     if (!isfinite(u) || !isfinite(v)) return NAN;      /* MuJoCo resets a bad qpos/qvel */
     uc = s[I->nx]; tc = s[I->nx + 1];
-    xs = s;
+    win = hm_windowed(m, I);
     /* not started (u_c = nan): the initial state at the current u, whatever it is (a
        position set after mj_forward and before the first step included); nothing is
        written here, the first advance() commits */
     if (!isnan(uc) && (u != uc || d->time != tc)) {
         memcpy(I->xt, s, sizeof(double) * I->nx);
         hm_segment(uc, tc, u, d->time, v, &dt, &vs);
-        hm_adv(I, I->xt, uc, u, dt, vs);
+        if (win && u != uc && tc == hm_mid_time(m, d)) {
+            double dir = u > uc ? 1.0 : -1.0;
+            if (hm_inside(hm_switch(I, s, uc, dir), uc, u, dir))
+                Fb = hm_mean_force(I, I->xt, uc, u, dt, vs, v);
+            else
+                hm_adv(I, I->xt, uc, u, dt, vs);
+        } else {
+            hm_adv(I, I->xt, uc, u, dt, vs);
+        }
         hm_check_fail(I);
         xs = I->xt;
     }
     F = hm_force(I, xs, u, v);
-    if (hm_windowed(m, I)) {
+    if (win) {
         double dir = v > 0.0 ? 1.0 : -1.0, uf = u + 0.5 * m->opt.timestep * v;
         int fwd = v != 0.0 && hm_inside(hm_switch(I, xs, u, dir), u, uf, dir);
-        double Fb = (!isnan(uc) && d->time == tc) ? s[I->nx + 2] : NAN;  /* back half */
         if (fwd || !isnan(Fb)) {
             double Ff = F;
             if (v != 0.0) {
@@ -791,7 +806,7 @@ static void hm_compute(const mjModel *m, mjData *d, int instance, int capability
     hm_inst_t *I = HM_INST(d, instance);
     double v, F;
     if (!(capability_bit & mjPLUGIN_PASSIVE) || !I) return;
-    F = hm_eval(m, d, instance, &v);
+    F = hm_eval(m, d, instance, I, &v);
     if (!isfinite(F)) return;
     F -= I->cimp * v;          /* the part MuJoCo applies implicitly as joint damping */
     if (I->kind == 0) {
@@ -805,21 +820,33 @@ static void hm_compute(const mjModel *m, mjData *d, int instance, int capability
     }
 }
 
+/* commit x along the linear input segment (uc, tc) -> (u, t) */
+static void hm_commit_to(hm_inst_t *I, double *x, double uc, double tc, double u, double t,
+                         double v)
+{
+    double dt, vs;
+    if (u == uc && t == tc) return;
+    hm_segment(uc, tc, u, t, v, &dt, &vs);
+    hm_adv(I, x, uc, u, dt, vs);
+}
+
+/* once per step, after the integration (qpos, qvel and time of the new step; tendon
+ * lengths not recomputed yet: still the step's initial ones). Commits the law state to
+ * the new u, or, windowed, along the committed point -> the step's initial u -> the
+ * step's midpoint (semi-implicit integrators: q+ = q + h·v+, a straight line at v+) */
 static void hm_advance(const mjModel *m, mjData *d, int instance)
 {
     hm_inst_t *I = HM_INST(d, instance);
     mjtNum *s;
-    double u, v, dt, vs, uc, tc;
+    double u, v, u0, uc, tc, h = m->opt.timestep;
     if (!I) return;
     s = d->plugin_state + m->plugin_stateadr[instance];
     if (hm_bad_state(I, s)) { hm_guard(m, d, instance, I, s); return; }
     uc = s[I->nx]; tc = s[I->nx + 1];
-    /* after the integration qpos, qvel and time are those of the new step; tendon
-       lengths are not recomputed yet, so a tendon's committed length moves with the new
-       velocity through the Jacobian of the step's start */
     if (I->kind == 0) {
         u = d->qpos[I->qadr] - I->ref;
         v = d->qvel[I->dadr];
+        u0 = u - h * v;
     } else {
         int t = I->id, k, adr = m->ten_J_rowadr[t], nnz = m->ten_J_rownnz[t];
         v = 0.0;
@@ -827,31 +854,28 @@ static void hm_advance(const mjModel *m, mjData *d, int instance)
             int c = m->ten_J_colind[adr + k];
             if (c >= 0 && c < m->nv) v += d->ten_J[adr + k] * d->qvel[c];
         }
+        u0 = d->ten_length[I->id] - I->ref;
         u = NAN;
     }
     if (isnan(uc)) {
-        /* the first step: the element starts at the step's initial u (a joint moved by
-           h·v under MuJoCo's position update; a tendon's length is still the step's
-           initial one here); under RK4 this is the mean-velocity path of the step */
-        uc = I->kind == 0 ? u - m->opt.timestep * v : d->ten_length[I->id] - I->ref;
-        tc = d->time - m->opt.timestep;
+        /* the first step: the element starts at the step's initial u (under RK4 a joint's
+           is that of the mean-velocity path of the step) */
+        uc = u0;
+        tc = d->time - h;
+    }
+    if (hm_windowed(m, I)) {
+        double um = I->kind == 0 ? u - 0.5 * h * v : u0 + 0.5 * h * v, tm = hm_mid_time(m, d);
+        if (!isfinite(u0) || !isfinite(v) || !isfinite(uc)) return;
+        hm_commit_to(I, s, uc, tc, u0, d->time - h, v);
+        hm_commit_to(I, s, u0, d->time - h, um, tm, v);
+        hm_check_fail(I);
+        s[I->nx] = um;
+        s[I->nx + 1] = tm;
+        return;
     }
     if (I->kind == 1) u = uc + (d->time - tc) * v;
     if (!isfinite(u) || !isfinite(v) || !isfinite(uc)) return;
-    hm_segment(uc, tc, u, d->time, v, &dt, &vs);
-    if (I->has_sw) s[I->nx + 2] = NAN;
-    if (hm_windowed(m, I) && u != uc && dt > 0.0) {
-        /* commit the first half of the segment, then the second half piece by piece
-           (cut at switch points), keeping its mean force when a switch lay in it */
-        double dir = u > uc ? 1.0 : -1.0, um = 0.5 * (uc + u), Fb;
-        int sw;
-        hm_adv(I, s, uc, um, 0.5 * dt, vs);
-        sw = hm_inside(hm_switch(I, s, um, dir), um, u, dir);
-        Fb = hm_mean_force(I, s, um, u, 0.5 * dt, vs, v);
-        if (sw) s[I->nx + 2] = Fb;
-    } else {
-        hm_adv(I, s, uc, u, dt, vs);
-    }
+    hm_commit_to(I, s, uc, tc, u, d->time, v);
     hm_check_fail(I);
     s[I->nx] = u;
     s[I->nx + 1] = d->time;
@@ -885,18 +909,22 @@ HM_EXPORT double hm_mj_reference(const mjData *d, int instance)
     return I ? I->ref : NAN;
 }
 
-/* force at the committed state and input and the current velocity */
+/* force at the current u and velocity, from the committed state advanced to the
+ * current u along a straight segment (pointwise: no window mean) */
 HM_EXPORT double hm_mj_force(const mjModel *m, const mjData *d, int instance)
 {
-    const hm_inst_t *I = HM_INST(d, instance);
+    hm_inst_t *I = HM_INST(d, instance);
     const mjtNum *s;
-    double u, v;
+    double u, v, F;
     if (!I) return NAN;
     s = d->plugin_state + m->plugin_stateadr[instance];
     if (hm_bad_state(I, s)) return NAN;
     hm_target(m, d, I, &u, &v);
-    if (!isnan(s[I->nx])) u = s[I->nx];
-    return hm_force(I, s, u, v);
+    memcpy(I->xt, s, sizeof(double) * I->nx);
+    if (!isnan(s[I->nx])) hm_commit_to(I, I->xt, s[I->nx], s[I->nx + 1], u, d->time, v);
+    F = hm_force(I, I->xt, u, v);
+    hm_fail = NULL;
+    return F;
 }
 
 /* the MuJoCo header version the library was built against */
