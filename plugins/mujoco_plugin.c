@@ -50,6 +50,13 @@
 
 #include <mujoco/mujoco.h>
 
+/* hm_fail and hm_budget (hm_law.h) are touched around every kernel call: initial-exec
+ * TLS reads them through the thread pointer instead of a __tls_get_addr call (16 bytes
+ * of static TLS; the rest of hm_law.h's thread-locals keep the default model) */
+#if defined(__GNUC__) && defined(__ELF__) && !defined(HM_TLS_HOT)
+#define HM_TLS_HOT __thread __attribute__((tls_model("initial-exec")))
+#endif
+
 typedef void (*hm_adv_fn)(double *x, double u0, double u1, double dt, double v,
                           const double *p, double rtol);
 typedef double (*hm_force_fn)(const double *x, double u, double v, const double *p);
@@ -602,20 +609,29 @@ static void hm_reset(const mjModel *m, mjtNum *plugin_state, void *plugin_data, 
  * out is a kernel failure (counted, reported once) */
 #define HM_MJ_BUDGET 2000L
 
-static void hm_adv(const hm_inst_t *I, double *x, double u0, double u1, double dt, double v)
+/* a single law (the common case) without the loop: these run on every step */
+#define HM_HOT static inline __attribute__((always_inline))
+
+HM_HOT void hm_adv(const hm_inst_t *I, double *x, double u0, double u1, double dt, double v)
 {
     int i;
-    for (i = 0; i < I->nparts; i++) {
+    if (I->nparts == 1) {
         hm_budget = HM_MJ_BUDGET;
-        I->law[i]->adv(x + I->xo[i], u0, u1, dt, v, I->p + I->po[i], I->rtol);
+        I->law[0]->adv(x, u0, u1, dt, v, I->p, I->rtol);
+    } else {
+        for (i = 0; i < I->nparts; i++) {
+            hm_budget = HM_MJ_BUDGET;
+            I->law[i]->adv(x + I->xo[i], u0, u1, dt, v, I->p + I->po[i], I->rtol);
+        }
     }
     hm_budget = -1;
 }
 
-static double hm_force(const hm_inst_t *I, const double *x, double u, double v)
+HM_HOT double hm_force(const hm_inst_t *I, const double *x, double u, double v)
 {
     double F = 0.0;
     int i;
+    if (I->nparts == 1) return I->law[0]->force(x, u, v, I->p);
     for (i = 0; i < I->nparts; i++) F += I->law[i]->force(x + I->xo[i], u, v, I->p + I->po[i]);
     return F;
 }
@@ -632,20 +648,31 @@ static double hm_switch(const hm_inst_t *I, const double *x, double u, double di
     return best;
 }
 
-/* NULL or what is wrong with a state block s (written from outside) */
-static const char *hm_bad_state(const hm_inst_t *I, const mjtNum *s)
+/* NULL or what is wrong with a state block s (written from outside); the common
+ * case (all finite, no law check) without a call */
+static const char *hm_bad_state_slow(const hm_inst_t *I, const mjtNum *s)
 {
     int i;
     for (i = 0; i < I->nx; i++)
         if (!isfinite(s[i])) return "non-finite law state";
     if (!isfinite(s[I->nx + 1])) return "non-finite committed time";
     if (isinf(s[I->nx])) return "infinite committed input";
-    if (I->has_check)
-        for (i = 0; i < I->nparts; i++)
-            if (I->law[i]->check) {
-                const char *e = I->law[i]->check(s + I->xo[i], I->p + I->po[i]);
-                if (e) return e;
-            }
+    for (i = 0; i < I->nparts; i++)
+        if (I->law[i]->check) {
+            const char *e = I->law[i]->check(s + I->xo[i], I->p + I->po[i]);
+            if (e) return e;
+        }
+    return NULL;
+}
+
+static inline const char *hm_bad_state(const hm_inst_t *I, const mjtNum *s)
+{
+    double z = 0.0;
+    int i;
+    /* x·0 is 0 for a finite x and NaN for ±inf or NaN */
+    for (i = 0; i < I->nx; i++) z += s[i] * 0.0;
+    if (z != 0.0 || !isfinite(s[I->nx + 1]) || isinf(s[I->nx]) || I->has_check)
+        return hm_bad_state_slow(I, s);
     return NULL;
 }
 
@@ -660,7 +687,7 @@ static void hm_guard(const mjModel *m, mjData *d, int instance, hm_inst_t *I, mj
     (void)m; (void)instance;
 }
 
-static void hm_target(const mjModel *m, const mjData *d, const hm_inst_t *I, double *u, double *v)
+HM_HOT void hm_target(const mjModel *m, const mjData *d, const hm_inst_t *I, double *u, double *v)
 {
     (void)m;
     if (I->kind == 0) {
@@ -676,7 +703,7 @@ static void hm_target(const mjModel *m, const mjData *d, const hm_inst_t *I, dou
  * displacement at an unchanged time (a finite-difference perturbation of qpos, e.g. in
  * mjd_transitionFD) is taken as travelled at the current speed, in its own direction,
  * so that rate-dependent laws see a tangent in both directions */
-static void hm_segment(double uc, double tc, double u, double t, double vnow, double *dt,
+HM_HOT void hm_segment(double uc, double tc, double u, double t, double vnow, double *dt,
                        double *vs)
 {
     double du = u - uc;
@@ -694,7 +721,7 @@ static void hm_segment(double uc, double tc, double u, double t, double vnow, do
 
 /* a kernel that could not continue (hm_fail, e.g. a Preisach memory stack overflow) is
  * counted per instance and reported once through mju_warning */
-static void hm_check_fail(hm_inst_t *I)
+HM_HOT void hm_check_fail(hm_inst_t *I)
 {
     const char *f = hm_fail;
     if (f) {
@@ -707,12 +734,12 @@ static void hm_check_fail(hm_inst_t *I)
     }
 }
 
-static int hm_windowed(const mjModel *m, const hm_inst_t *I)
+HM_HOT int hm_windowed(const mjModel *m, const hm_inst_t *I)
 {
     return I->has_sw && m->opt.integrator != mjINT_RK4;
 }
 
-static int hm_inside(double w, double a, double b, double dir)
+HM_HOT int hm_inside(double w, double a, double b, double dir)
 {
     return dir * (w - a) > 0.0 && dir * (b - w) > 0.0;
 }
@@ -821,7 +848,7 @@ static void hm_compute(const mjModel *m, mjData *d, int instance, int capability
 }
 
 /* commit x along the linear input segment (uc, tc) -> (u, t) */
-static void hm_commit_to(hm_inst_t *I, double *x, double uc, double tc, double u, double t,
+HM_HOT void hm_commit_to(hm_inst_t *I, double *x, double uc, double tc, double u, double t,
                          double v)
 {
     double dt, vs;
