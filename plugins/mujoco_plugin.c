@@ -211,6 +211,10 @@ typedef struct {
     double *p, *x0, *xt;               /* parameters, initial state, trial scratch */
     long failures;
     int warned;
+    /* where the first step of a not-started element began (its first evaluation; see
+       hm_start): a trial cache for RK4's later stages, never committed physics */
+    int has_start;
+    double u_start, t_start;
     char name[64];
 } hm_inst_t;
 
@@ -775,6 +779,21 @@ static double hm_mid_time(const mjModel *m, const mjData *d)
     return d->time - 0.5 * m->opt.timestep;
 }
 
+/* a not-started element: 1 if this evaluation is a later RK4 stage of the step that
+ * began at the recorded (u_start, t_start) (stage times t_start + h/2 and t_start + h,
+ * as MuJoCo's mj_RungeKutta sets them), else it is a step's start: recorded, 0 */
+static int hm_start(const mjModel *m, const mjData *d, hm_inst_t *I, double u)
+{
+    double h = m->opt.timestep;
+    if (m->opt.integrator == mjINT_RK4 && I->has_start
+        && (d->time == I->t_start + 0.5 * h || d->time == I->t_start + h))
+        return 1;
+    I->has_start = 1;
+    I->u_start = u;
+    I->t_start = d->time;
+    return 0;
+}
+
 /* the element's force at the current configuration (trial state: a copy of the
  * committed state advanced from (u_c, t_c) to (u, t)); NAN when the instance is
  * unusable. Windowed (switch laws under the semi-implicit integrators): the committed
@@ -795,7 +814,14 @@ static double hm_eval(const mjModel *m, mjData *d, int instance, hm_inst_t *I, d
     win = hm_windowed(m, I);
     /* not started (u_c = nan): the initial state at the current u, whatever it is (a
        position set after mj_forward and before the first step included); nothing is
-       written here, the first advance() commits */
+       written to plugin_state here, the first advance() commits. RK4's later stages of
+       that first step advance the initial state from the step's start like every
+       other step's stages (else the first step's stage forces would hold x0: a
+       second-order error) */
+    if (isnan(uc) && hm_start(m, d, I, u)) {
+        uc = I->u_start;
+        tc = I->t_start;
+    }
     if (!isnan(uc) && (u != uc || d->time != tc)) {
         memcpy(I->xt, s, sizeof(double) * I->nx);
         hm_segment(uc, tc, u, d->time, v, &dt, &vs);
@@ -885,8 +911,11 @@ static void hm_advance(const mjModel *m, mjData *d, int instance)
         u = NAN;
     }
     if (isnan(uc)) {
-        /* the first step: the element starts at the step's initial u (under RK4 a joint's
-           is that of the mean-velocity path of the step) */
+        /* the first step: the element starts at the step's initial u, recorded at its
+           first evaluation (else, e.g. a state set between mj_step1 and mj_step2, the
+           straight path back at the final velocity) */
+        if (I->has_start && I->t_start < d->time && d->time - I->t_start <= h * (1.0 + 1e-9))
+            u0 = I->u_start;
         uc = u0;
         tc = d->time - h;
     }
