@@ -66,11 +66,15 @@ def reference(J, t):
     return r.y[0], r.y[1]
 
 
-def test_lugre_arm_sticks_under_implicitfast_at_default_step():
-    """h = 2e-3 (MuJoCo's default) under implicitfast: in the stick phases (converged
-    |v| < 1e-5 rad/s) |qvel| stays below 1e-5 rad/s (no chatter), and the angle stays
-    within 1 % of the converged trajectory over stick, slip and re-stick."""
-    h = 2e-3
+@pytest.mark.parametrize("h", [1e-3, 2e-3, 4e-3])
+def test_lugre_arm_sticks_under_implicitfast(h):
+    """implicitfast at h = 1e-3, MuJoCo's default 2e-3 and 4e-3: in the stick phases of
+    the converged run (|v| < 1e-5 rad/s) the bristles creep at 4e-6 to 1e-5 rad/s (so
+    |v| <= 1e-5 has no margin by definition, even for the exact solution); the MuJoCo
+    run follows that creep to 5e-7 rad/s from 0.2 s after each phase's entry (no
+    chatter; at h = 4e-3 the entry rings for less than that), keeps |qvel| <= 1e-5 over
+    the whole stick set at h <= 2e-3, and the angle stays within 1 % of the converged
+    trajectory over stick, slip and re-stick."""
     model = arm_model(h, "implicitfast")
     d = mujoco.MjData(model)
     mujoco.mj_forward(model, d)
@@ -80,7 +84,14 @@ def test_lugre_arm_sticks_under_implicitfast_at_default_step():
     qr, vr = reference(J, t)
     stick = np.abs(vr) < 1e-5
     assert stick.sum() > 0.5 * q.size and np.max(np.abs(vr)) > 0.3   # stick and slip
-    assert np.max(np.abs(v[stick])) <= 1e-5
+    entry = np.flatnonzero(np.diff(np.r_[0, stick.astype(int)]) == 1)   # the start too
+    settled = stick.copy()
+    for i in entry:
+        settled[i: i + int(round(0.2 / h))] = False
+    assert settled.sum() > 0.4 * q.size
+    assert np.max(np.abs(v[settled] - vr[settled])) <= 5e-7
+    if h <= 2e-3:
+        assert np.max(np.abs(v[stick])) <= 1e-5
     assert np.max(np.abs(q - qr)) <= 0.01 * np.max(np.abs(qr))
 
 
