@@ -19,15 +19,16 @@
  * Every value is checked at compile time (nstate) by the law's own setup (the checks
  * of the Python constructor, same messages), so a bad config is a compile error.
  *
- * Storage: mjData.plugin_state holds only [x (the committed law state), u_c, t_c] and,
- * for laws with switch points, the back-half mean force (NaN: none); u_c = NaN means
- * "not started": force evaluations use the initial state at the current u, and the
- * first advance() commits from the u at which the first step started (no path from the
- * reference is traversed, as in the Assembly where an element starts at its x0 at
- * whatever u the DOFs start; a qpos set after mj_forward counts). Parameters, initial state, target indices (checked at
- * init) live in the instance's plugin_data. A non-finite or inconsistent state (e.g.
- * written by a user) is reported with mju_warning and the element restarts from its
- * initial state: never a crash.
+ * Storage: mjData.plugin_state holds only [x (the committed law state), u_c, t_c]: the
+ * law's states + 2 (anything derivable from them or from the model lives in
+ * plugin_data). u_c = NaN means "not started": force evaluations use the initial state
+ * at the current u, and the first advance() commits from the u at which the first step
+ * started (no path from the reference is traversed, as in the Assembly where an element
+ * starts at its x0 at whatever u the DOFs start; a qpos set after mj_forward counts;
+ * RK4's later stages of that step advance from its start, recorded in plugin_data).
+ * Parameters, initial state, target indices (checked at init) live in the instance's
+ * plugin_data. A non-finite or inconsistent state (e.g. written by a user) is reported
+ * with mju_warning and the element restarts from its initial state: never a crash.
  *
  * Host discipline (trial/commit): compute() evaluates the force on a COPY of the state
  * committed at the last step, advanced from the committed input to the current one;
@@ -38,9 +39,11 @@
  * implicitfast): MuJoCo's update v+ = v + h·a(q_n), q+ = q_n + h·v+ is the leapfrog
  * scheme whose impulse h·F(q_n) stands for the integral of F over [t_n - h/2,
  * t_n + h/2]; when a switch point falls in that window compute() returns the mean
- * force over it (second half of the committed segment, averaged at commit, and the
- * first half of the next one along q_n + v·(t - t_n)), so a switch is placed at its
- * position along the step. RK4 evaluates pointwise forces at its stages.
+ * force over it, cut at the switch points. The state is committed at the step's
+ * midpoint (u_c = q - h·v/2, t_c = t - h/2), so the window's back half is the trial's
+ * own segment u_c -> q_n (its mean recomputed from the committed state, not stored)
+ * and the front half q_n -> q_n + h·v/2 is predicted. RK4 evaluates pointwise forces at
+ * its stages and commits at the step's end.
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -227,7 +227,7 @@ def test_save_restore_replay_bitwise():
     mujoco.mj_setState(model, d, saved, full)
     second = go(d)
     third = go(dcopy)
-    # bit for bit, the nan that marks "no window force" of a switch law included
+    # bit for bit
     assert np.array_equal(first.view(np.int64), second.view(np.int64))
     assert np.array_equal(first.view(np.int64), third.view(np.int64))
     # and the memory did change along the run (the replay is not trivially equal)

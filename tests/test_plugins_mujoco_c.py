@@ -102,7 +102,7 @@ def run_py(model, n):
 
 
 def bitwise(a, b):
-    """Same bits (the NaN marking "no window force" included)."""
+    """Same bits (NaN markers included)."""
     a, b = np.ascontiguousarray(a, float), np.ascontiguousarray(b, float)
     return a.shape == b.shape and np.array_equal(a.view(np.int64), b.view(np.int64))
 
