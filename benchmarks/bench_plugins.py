@@ -212,6 +212,7 @@ def main():
     from hystmech.components import get_element_class
 
     import importlib.util
+    from pathlib import Path
 
     def have(engine, extra):
         if importlib.util.find_spec(engine) is None:
@@ -226,6 +227,12 @@ def main():
         bench_mujoco(el=get_element_class("LinearSpring")(k=10.0), label="LinearSpring")
     if have("exudyn", "exudyn"):
         bench_exudyn()
+        # issue 19's targets: cost per step against Exudyn's built-in spring-damper
+        spec = importlib.util.spec_from_file_location(
+            "bench_exudyn", Path(__file__).with_name("bench_exudyn.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        ok = mod.main() and ok
     if have("elastica", "elastica"):
         bench_elastica()
     return ok

@@ -58,6 +58,13 @@ else; no host switches on a class name):
                    twin's layout, in order); laws whose p has a variable length
                    (Maxwell-slip, Preisach, sums) describe it in ``p_names()``.
                    ``check_p(p)`` raises unless a vector has this element's layout.
+``kernel_p(work)``  the vector a host may pass to the Python kernels instead of ``p``:
+                   ``p`` followed by parameter-derived, immutable data (e.g. the
+                   tabulated arc length of the power-law laws, power_law_table.py)
+                   that makes ``advance`` faster for the same result (to ~1e-13);
+                   ``p`` itself unless the law has such data worth building for
+                   ``work`` segments. Not state: trial/commit is unaffected; the C
+                   twins take ``p``.
 """
 from __future__ import annotations
 
@@ -289,6 +296,12 @@ class ForceElement:
     def demagnetized_state(self) -> np.ndarray:
         """The virgin (AC-demagnetised) memory of an operator; x0 for other laws."""
         return self.x0.copy()
+
+    def kernel_p(self, work: int = 0) -> np.ndarray:
+        """``p``, or ``p`` followed by parameter-derived data for the Python kernels
+        (see the module docstring) when the host will advance about ``work``
+        segments."""
+        return self.p
 
     def initial_tangent(self) -> float:
         """dF/du [N/m] at the initial state x0, u = 0, on a loading branch (v > 0);

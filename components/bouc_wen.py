@@ -27,7 +27,9 @@ power_law_map.power_law_advance solves the closed-form arc-length integral of
 dz/ds = σA − β sgn(z)|z|^n − σγ|z|^n (an incomplete beta function of |z|^n) for z
 at the segment's length: the switch at z = 0 (not Lipschitz for n < 1) at its
 exact arc length, z* approached to rounding, one to three series per sample
-whatever the input's roughness or amplitude.
+whatever the input's roughness or amplitude; a large n with |z0| far beyond z*
+(|z0|^n past the largest double) falls back to z* through the closed-form tail of
+the integral.
 """
 import math
 
@@ -37,6 +39,7 @@ from numba import njit
 from .base import ForceElement, Param, check_finite, check_positive, check_range
 from .modified_dahl import linear_law_advance, spow
 from .power_law_map import power_law_advance
+from .power_law_table import table_kernel_p, table_advance
 
 # p = [A, beta, gamma, n, k_el]
 
@@ -50,6 +53,12 @@ def bouc_wen_advance(x, u0, u1, dt, v, p, rtol):
         # return before the map halves drive's rate (the update becomes conditional)
         x[0] = linear_law_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma)
     elif v != 0.0:
+        if p.size > 5:
+            # kernel_p: the arc-length tables of n after the parameters
+            z = table_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma, n, rtol, 0.0, p, 5)
+            if z == z:
+                x[0] = z
+                return
         x[0] = power_law_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma, n, rtol, 0.0)
 
 
@@ -170,6 +179,15 @@ class BoucWen(ForceElement):
         self.x_scale = np.array([max(bouc_wen_zscale(A, beta, gamma, n), abs(z0))])
         if n == 1.0:
             self.advance = bouc_wen1_advance
+
+    def kernel_p(self, work: int = 0) -> np.ndarray:
+        """p followed by the arc-length tables of n (power_law_table.py) for n ≠ 1
+        when they exist or ``work`` segments pay for building them."""
+        A, beta, gamma, n = self.p[:4]
+        if n == 1.0:
+            return self.p
+        pairs = [(A, abs(k)) for k in (beta + gamma, beta - gamma) if k != 0.0]
+        return table_kernel_p(self.p, n, work, pairs)
 
     @property
     def bounded(self) -> bool:

@@ -25,9 +25,17 @@
  *   const char *LAW_check(const double *x, const double *p);
  *       NULL or what is wrong with a state from outside (a deserialised FMU state),
  *       checked before any kernel indexes with it (e.g. the Preisach memory depth)
+ *   void LAW_jac(const double *x, double u, double v, const double *p, double *J);
+ *       smooth laws: the twin of the Python jac kernel, J (n+1) x (n+2) row-major;
+ *       model exchange's directional derivatives
+ *   void LAW_dforce(const double *x, double u, double v, double dir, const double *p,
+ *                   double *d);
+ *       inclusions/operators: d[0] = dF/du on the branch the input follows from u in
+ *       the direction dir (±1), x the state carried to u; d[1] = ∂F/∂v (model
+ *       exchange's directional derivatives)
  *   void LAW_events(const double *x, double u, double v, const double *p, double *z);
- *       smooth laws with a non-Lipschitz point: #define LAW_NZ n event indicators
- *       (optionally followed by the comment hm:events-if PARAM OP VALUE: only then)
+ *       smooth laws with a non-Lipschitz point: #define LAW_NZ n event indicators,
+ *       n fixed whatever the parameters (inactive ones constant, e.g. 1.0)
  *
  * The FMI boilerplate (fmu/templates/) calls these through the macros HM_ADVANCE,
  * HM_FORCE, HM_RATE, HM_SETUP, HM_SWITCH, HM_CHECK_STATE, HM_EVENTS defined by the
@@ -395,6 +403,48 @@ static int hm_pl_start(double T, double x, int pos, double p, double m, double *
     return HM_PL_FM;
 }
 
+#define HM_PL_FAR 8.0
+
+/* ln of ∫_x^∞ t^(p−1) dt/(t ∓ 1) at x = e^lx ≥ e^8, p < 1, and its derivative in lx
+ * (_tail) */
+static double hm_pl_tail(double lx, int pos, double p, double *dg)
+{
+    double X = exp(-lx), sgn = pos ? 1.0 : -1.0, tot = 0.0, der = 0.0, c = 1.0, t;
+    int k;
+    for (k = 0; k < 60; k++) {
+        t = c / (k + 1.0 - p);
+        tot += t;
+        der += k * t;
+        if (fabs(t) <= 1e-17 * fabs(tot)) break;
+        c *= sgn * X;
+    }
+    *dg = (p - 1.0) - der / tot;
+    return (p - 1.0) * lx + log(tot);
+}
+
+/* fall from x = e^lx towards e^lf over the arc length *sig; returns ln x at the end,
+ * *sig = the arc length left over at e^lf, else 0 (_far_fall) */
+static double hm_pl_far_fall(double lx, double lf, double *sig, int pos, double p)
+{
+    double dg, g0 = hm_pl_tail(lx, pos, p, &dg), gf = hm_pl_tail(lf, pos, p, &dg), ls, g1,
+           l1, g, dl;
+    int it;
+    if (!(*sig > 0.0)) { *sig = 0.0; return lx; }
+    if (*sig >= exp(gf) - exp(g0)) { *sig -= exp(gf) - exp(g0); return lf; }
+    ls = log(*sig);
+    g1 = ls > g0 ? ls + log1p(exp(g0 - ls)) : g0 + log1p(exp(ls - g0));
+    *sig = 0.0;
+    if (!(g1 > g0)) return lx;
+    l1 = fmin(fmax((g1 + log(1.0 - p)) / (p - 1.0), lf), lx);
+    for (it = 0; it < 50; it++) {
+        g = hm_pl_tail(l1, pos, p, &dg);
+        dl = -(g - g1) / dg;
+        l1 = fmin(fmax(l1 + dl, lf), lx);
+        if (fabs(dl) <= 1e-15 * l1) break;
+    }
+    return l1;
+}
+
 /* w = |y| along dw/ds = a − b w^m (toward_zero = 0) or −(a − b w^m) over the arc
  * length S; *left = the arc length left when w reached 0 first (side_travel) */
 static double hm_pl_side_travel(double w0, int toward_zero, double S, double a, double b,
@@ -413,6 +463,15 @@ static double hm_pl_side_travel(double w0, int toward_zero, double S, double a, 
     lam = pow(a / fabs(b), p);
     sig = fmin(S * (a * m) / lam, 1e300);
     T = w0 / lam;
+    if (T > 1.0 && m > 1.0 && pos != toward_zero) {
+        /* falling from far beyond λ: closed-form tail (see side_travel) */
+        double lx = m * log(T), lf = HM_PL_FAR / (1.0 - p);
+        if ((1.0 - p) * lx > HM_PL_FAR) {
+            lx = hm_pl_far_fall(lx, lf, &sig, pos, p);
+            if (lx > lf) return lam * exp(p * lx);
+            T = exp(p * lf);
+        }
+    }
     x = pow(T, m);
     if (pos && x == 1.0) return w0;
     outward = toward_zero && pos && x > 1.0;  /* beyond a return branch's unstable point */
@@ -447,29 +506,33 @@ static double hm_pl_side_travel(double w0, int toward_zero, double S, double a, 
 static double hm_pl_short_step(double y, double h, double q0, double kap, double m, double tol,
                             double scale)
 {
-    double sy = y > 0.0 ? 1.0 : -1.0, a0 = fabs(y), w0, c1, inv, A1, w1, c2, A2, w2, c3, A3,
-           w3, c4, A4, w4, c5, A5, w5, c6, h2, h5;
+    double sy = y > 0.0 ? 1.0 : -1.0, a0 = fabs(y), w0, c1, inv, km, A1, w1, c2, A2, w2, c3,
+           A3, w3, c4, A4, w4, c5, A5, w5, c6, h2, h5;
+    const double third = 1.0 / 3.0, sixth = 1.0 / 6.0;
     w0 = pow(a0, m);
     c1 = q0 - kap * w0;
     if (fabs(c1) * h > 0.25 * a0) return NAN;
+    /* w2..w5 below are the coefficients times |y| (one reciprocal, no division on the
+     * chain), as in _short_step */
     inv = 1.0 / a0;
+    km = -kap * inv;
     A1 = sy * c1;
     w1 = m * A1 * w0 * inv;
-    c2 = -kap * w1 / 2.0;
+    c2 = -kap * w1 * 0.5;
     A2 = sy * c2;
-    w2 = ((m - 1.0) * A1 * w1 + 2.0 * m * A2 * w0) * inv / 2.0;
-    c3 = -kap * w2 / 3.0;
+    w2 = ((m - 1.0) * A1 * w1 + 2.0 * m * A2 * w0) * 0.5;
+    c3 = km * w2 * third;
     A3 = sy * c3;
-    w3 = ((m - 2.0) * A1 * w2 + (2.0 * m - 1.0) * A2 * w1 + 3.0 * m * A3 * w0) * inv / 3.0;
-    c4 = -kap * w3 / 4.0;
+    w3 = ((m - 2.0) * A1 * w2 * inv + (2.0 * m - 1.0) * A2 * w1 + 3.0 * m * A3 * w0) * third;
+    c4 = km * w3 * 0.25;
     A4 = sy * c4;
-    w4 = ((m - 3.0) * A1 * w3 + (2.0 * m - 2.0) * A2 * w2 + (3.0 * m - 1.0) * A3 * w1
-          + 4.0 * m * A4 * w0) * inv / 4.0;
-    c5 = -kap * w4 / 5.0;
+    w4 = ((m - 3.0) * A1 * w3 * inv + (2.0 * m - 2.0) * A2 * w2 * inv + (3.0 * m - 1.0) * A3 * w1
+          + 4.0 * m * A4 * w0) * 0.25;
+    c5 = km * w4 * 0.2;
     A5 = sy * c5;
-    w5 = ((m - 4.0) * A1 * w4 + (2.0 * m - 3.0) * A2 * w3 + (3.0 * m - 2.0) * A3 * w2
-          + (4.0 * m - 1.0) * A4 * w1 + 5.0 * m * A5 * w0) * inv / 5.0;
-    c6 = -kap * w5 / 6.0;
+    w5 = ((m - 4.0) * A1 * w4 * inv + (2.0 * m - 3.0) * A2 * w3 * inv
+          + (3.0 * m - 2.0) * A3 * w2 * inv + (4.0 * m - 1.0) * A4 * w1 + 5.0 * m * A5 * w0) * 0.2;
+    c6 = km * w5 * sixth;
     h2 = h * h;
     h5 = h2 * h2 * h;
     if (fabs(c5) * h5 + fabs(c6) * h5 * h > 0.1 * tol * fmax(a0, scale)) return NAN;

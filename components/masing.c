@@ -60,3 +60,15 @@ const char *masing_check(const double *x, const double *p)
     if (!(fabs(x[0]) <= p[2] * (1.0 + 1e-12))) return "Masing: w outside [-eta, eta]";
     return NULL;
 }
+
+/* Model exchange derivatives: d[0] = dF/du on the branch the input follows from u in
+ * the direction dir (±1), the state x carried to u (k + k0 while the spring k sticks,
+ * k0 while w slides on a face: masing_slope), d[1] = ∂F/∂v = c (masing_jac). */
+void masing_dforce(const double *x, double u, double v, double dir, const double *p,
+                   double *d)
+{
+    double eta = p[2];
+    (void)u; (void)v;
+    d[0] = ((x[0] >= eta && dir > 0.0) || (x[0] <= -eta && dir < 0.0)) ? p[1] : p[0] + p[1];
+    d[1] = p[4];
+}

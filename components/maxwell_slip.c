@@ -79,3 +79,22 @@ const char *maxwell_slip_check(const double *x, const double *p)
             return "MaxwellSlip: Z[i] outside [-Delta_i, Delta_i]";
     return NULL;
 }
+
+/* Model exchange derivatives: d[0] = dF/du on the branch of direction dir (±1) from u,
+ * the sum of the stiffnesses of the asperities that stick (maxwell_slip_slope),
+ * d[1] = ∂F/∂v = 0. */
+void maxwell_slip_dforce(const double *x, double u, double v, double dir, const double *p,
+                         double *d)
+{
+    int i, n = (int)p[0];
+    double s = 0.0;
+    (void)u; (void)v;
+    for (i = 0; i < n; i++) {
+        double dl = p[1 + n + i];
+        if (dl <= 0.0) continue;
+        if ((x[i] >= dl && dir > 0.0) || (x[i] <= -dl && dir < 0.0)) continue;
+        s += p[1 + i];
+    }
+    d[0] = s;
+    d[1] = 0.0;
+}

@@ -71,12 +71,46 @@ const char *modified_dahl_setup(const double *q, int nq, double *p, int np, doub
 /* Model exchange (fmu/templates): event indicators [v, h_u(u) − F, h_l(u) − F]. With
  * μ < 1 the rate is not Lipschitz where F meets the active envelope, so the host
  * integrator must restart there instead of stepping across (Bastien et al. (2007),
- * eqs. (3)-(4)); the sign of v selects the branch. */
-#define MODIFIED_DAHL_NZ 3  /* hm:events-if mu < 1 */
+ * eqs. (3)-(4)); the sign of v selects the branch. Three whatever μ (a host sizes its
+ * indicator vector from the model description, before it sets μ): constant for μ ≥ 1. */
+#define MODIFIED_DAHL_NZ 3
 void modified_dahl_events(const double *x, double u, double v, const double *p, double *z)
 {
     z[0] = v;
     if (p[1] >= 1.0) { z[1] = z[2] = 1.0; return; }  /* Lipschitz: no restart needed */
     z[1] = p[2] * u + p[3] - x[0];
     z[2] = p[4] * u + p[5] - x[0];
+}
+
+/* d|D|^μ/dD with |D| floored for μ < 1 at max(D*, 1e-6·max(|h|, 1 N)), D* = (|c|/Λ)^(1/μ)
+ * the settled distance (_dpow in modified_dahl.py: the infinite slope on the envelope
+ * replaced by the settled branch's) */
+static double modified_dahl_dpow(double D, double lam, double mu, double c, double h)
+{
+    double floor_;
+    if (mu >= 1.0) return mu * pow(fabs(D), mu - 1.0);
+    floor_ = fmax(pow(fabs(c) / lam, 1.0 / mu), 1e-6 * fmax(fabs(h), 1.0));
+    return mu * pow(fmax(fabs(D), floor_), mu - 1.0);
+}
+
+/* J, 2 x 3 row-major: ∂Ḟ/∂(F, u, v), ∂F/∂(F, u, v) (modified_dahl_jac) */
+void modified_dahl_jac(const double *x, double u, double v, const double *p, double *J)
+{
+    double lam = p[0], mu = p[1], h, g;
+    if (v >= 0.0) {
+        h = p[2] * u + p[3];
+        g = modified_dahl_dpow(h - x[0], lam, mu, p[2], h);
+        J[0] = -lam * v * g;
+        J[1] = lam * v * g * p[2];
+        J[2] = lam * hm_spow(h - x[0], mu);
+    } else {
+        h = p[4] * u + p[5];
+        g = modified_dahl_dpow(h - x[0], lam, mu, p[4], h);
+        J[0] = lam * v * g;
+        J[1] = -lam * v * g * p[4];
+        J[2] = -lam * hm_spow(h - x[0], mu);
+    }
+    J[3] = 1.0;
+    J[4] = 0.0;
+    J[5] = 0.0;
 }

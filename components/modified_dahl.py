@@ -21,7 +21,9 @@ function), and ``power_law_map.power_law_advance`` solves it for D at the segmen
 length (series and a safeguarded Newton iteration, one to three series per sample
 whatever the input's roughness): D = 0 is crossed at its exact arc length, D* is
 approached (never passed) to rounding, however long the segment. μ = 1 (and c = 0)
-have closed forms and use them.
+have closed forms and use them. A large μ (tested to 400) is exact too: a gap far beyond
+D* (|D|^μ past the largest double, e.g. |D| = 100 at μ = 150) falls back to it through
+the closed-form tail of the arc-length integral.
 """
 import math
 
@@ -30,6 +32,7 @@ from numba import njit
 
 from .base import ForceElement, Param, check_finite, check_positive
 from .power_law_map import power_law_advance
+from .power_law_table import table_advance, table_kernel_p
 
 # p = [Lambda, mu, a, b, d, e]
 
@@ -129,11 +132,19 @@ def modified_dahl_advance(x, u0, u1, dt, v, p, rtol):
     # the accuracy that matters is that of F (the gap is F's distance to an envelope)
     scale = max(abs(x[0]), abs(b), abs(e), 1.0)
     if v > 0.0:
-        D = gap_advance(a * u0 + b - x[0], a * r, lam, mu, L, rtol, scale)
+        D0, c = a * u0 + b - x[0], a * r
+    else:
+        D0, c = d * u0 + e - x[0], d * r
+    D = np.nan
+    if p.size > 6 and mu != 1.0 and c != 0.0:
+        # kernel_p: the arc-length tables of μ after the parameters
+        D = table_advance(D0, L, c, lam, 0.0, mu, rtol, scale, p, 6)
+    if D != D:
+        D = gap_advance(D0, c, lam, mu, L, rtol, scale)
+    if v > 0.0:
         x[0] = a * u1 + b - D
     else:
-        E = gap_advance(d * u0 + e - x[0], d * r, lam, mu, L, rtol, scale)
-        x[0] = d * u1 + e - E
+        x[0] = d * u1 + e - D
 
 
 @njit(cache=True)
@@ -241,6 +252,15 @@ class ModifiedDahl(ForceElement):
         self._setup(dict(Lambda=Lambda, mu=mu, a=a, b=b, d=d, e=e, F0=F0),
                     [Lambda, mu, a, b, d, e], [F0])
         self.x_scale = np.array([max(abs(b), abs(e), abs(F0), 1.0)])
+
+    def kernel_p(self, work: int = 0) -> np.ndarray:
+        """p followed by the arc-length tables of μ (power_law_table.py) for μ ≠ 1
+        when they exist or ``work`` segments pay for building them."""
+        lam, mu, a, b, d, e = self.p
+        if mu == 1.0:
+            return self.p
+        pairs = [(s, lam) for s in (a, d) if s > 0.0]
+        return table_kernel_p(self.p, mu, work, pairs)
 
     def h_u(self, u):
         """Upper envelope h_u(u) = a·u + b [N], Bastien et al. (2007), eq. (4)."""

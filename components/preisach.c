@@ -80,14 +80,19 @@ static double preisach_node_E(const double *p, int j, int i)
 
 /* continuous mode: E(α, β) for a density constant on each cell of the triangulated
  * plane (Manfredo et al. (2023), eqs. (14), (16)), bilinear on a square cell pair,
- * quadratic on a diagonal one; the arithmetic of _everett_c in preisach.py */
-static double preisach_everett_c(const double *p, double alpha, double beta)
+ * quadratic on a diagonal one; the arithmetic of _everett_c in preisach.py, with
+ * ∂E/∂α, ∂E/∂β in *da, *db when they are not NULL */
+static double preisach_everett_cg(const double *p, double alpha, double beta, double *da,
+                                  double *db)
 {
-    int n1 = (int)p[1], n = n1 - 1, j, i;
+    int n1 = (int)p[1], n = n1 - 1, j, i, ca = 0, cb = 0;
     double t0 = p[PR_HEAD], tn = p[PR_HEAD + n], h = (tn - t0) / n;
     double fa, gb, G0, wjj, wii, Gj1, Gi, scol, srow, wij;
-    if (alpha >= tn) alpha = tn;          /* beyond the triangle: E no longer depends on α */
-    if (beta <= t0) beta = t0;
+    if (da) *da = 0.0;
+    if (db) *db = 0.0;
+    /* beyond the triangle: E no longer depends on α (β) */
+    if (alpha >= tn) { alpha = tn; ca = 1; }
+    if (beta <= t0) { beta = t0; cb = 1; }
     if (alpha <= beta) return 0.0;
     j = (int)((alpha - t0) / h);
     if (j > n - 1) j = n - 1;
@@ -100,6 +105,8 @@ static double preisach_everett_c(const double *p, double alpha, double beta)
     gb = (p[PR_HEAD + i + 1] - beta) / h;
     if (i == j) {
         double w = preisach_node_E(p, i + 1, i), d = (alpha - beta) / h;
+        if (da && !ca) *da = 2.0 * w * d / h;
+        if (db && !cb) *db = -2.0 * w * d / h;
         return w * d * d;
     }
     G0 = preisach_node_E(p, j, i + 1);
@@ -110,7 +117,14 @@ static double preisach_everett_c(const double *p, double alpha, double beta)
     scol = Gj1 - G0 - wjj;
     srow = Gi - G0 - wii;
     wij = preisach_node_E(p, j + 1, i) - Gj1 - Gi + G0;
+    if (da && !ca) *da = (scol + 2.0 * fa * wjj + gb * wij) / h;
+    if (db && !cb) *db = -(srow + 2.0 * gb * wii + fa * wij) / h;
     return G0 + fa * (scol + fa * wjj) + gb * (srow + gb * wii) + fa * gb * wij;
+}
+
+static double preisach_everett_c(const double *p, double alpha, double beta)
+{
+    return preisach_everett_cg(p, alpha, beta, NULL, NULL);
 }
 
 /* the Everett function of either mode (_E) */
@@ -177,12 +191,12 @@ void preisach_advance(double *x, double u0, double u1, double dt, double v, cons
     preisach_step(x, p, u1);
 }
 
-double preisach_force(const double *x, double u, double v, const double *p)
+/* (P, anchor a, rising) with Σ+(u) = P + E(u, a) if rising else P − E(a, u), for the
+ * input moved from x[0] to u, without changing x (_anchor in preisach.py) */
+static int preisach_anchor(const double *x, const double *p, double u, double *P, double *a)
 {
-    /* Σ+ for the input moved from x[0] to u without changing x (_anchor in Python) */
     int D = (int)p[2], n = (int)x[1], virt = 0, j, rising;
-    double c = x[0], Pv = 0.0, P, a, s;
-    (void)v;
+    double c = x[0], Pv = 0.0;
     rising = !preisach_is_max(x, n - 1);
     if (rising && u < c) {
         Pv = x[3 + D + n - 1] + preisach_E(p, c, x[3 + n - 1]);
@@ -194,13 +208,21 @@ double preisach_force(const double *x, double u, double v, const double *p)
     if (rising) { while (n >= 2 && u >= x[3 + n - 2]) n -= 2; }
     else { while (n >= 2 && u <= x[3 + n - 2]) n -= 2; }
     if (n == 0) {
-        if (rising) { P = p[3]; a = p[7]; rising = 0; }
-        else { P = 0.0; a = p[6]; rising = 1; }
-    } else {
-        j = n - 1;
-        if (virt && j == (int)x[1]) { P = Pv; a = c; }
-        else { P = x[3 + D + j]; a = x[3 + j]; }
+        if (rising) { *P = p[3]; *a = p[7]; return 0; }
+        *P = 0.0; *a = p[6];
+        return 1;
     }
+    j = n - 1;
+    if (virt && j == (int)x[1]) { *P = Pv; *a = c; }
+    else { *P = x[3 + D + j]; *a = x[3 + j]; }
+    return rising;
+}
+
+double preisach_force(const double *x, double u, double v, const double *p)
+{
+    double P, a, s;
+    int rising = preisach_anchor(x, p, u, &P, &a);
+    (void)v;
     s = rising ? P + preisach_E(p, u, a) : P - preisach_E(p, a, u);
     return p[5] + p[4] * u + 2.0 * s - p[3];
 }
@@ -444,4 +466,37 @@ const char *preisach_check(const double *x, const double *p)
     for (j = 0; j < 3 + 2 * D; j++)
         if (!isfinite(x[j])) return "Preisach: non-finite memory entry";
     return NULL;
+}
+
+/* Model exchange derivatives, d[0] = dF/du on the branch the input follows from u in
+ * the direction dir (±1), d[1] = ∂F/∂v = 0. Relay: 0 between its thresholds. Preisach:
+ * continuous mode k0 ± 2·∂E at the branch's anchor (the exact tangent of
+ * preisach_slope; a reversal at u starts the new branch at u, where ∂E = 0); discrete
+ * mode k0, the exact derivative of the staircase between thresholds (preisach_slope
+ * takes a secant across it instead, for Newton solvers). */
+void relay_dforce(const double *x, double u, double v, double dir, const double *p,
+                  double *d)
+{
+    (void)x; (void)u; (void)v; (void)dir; (void)p;
+    d[0] = 0.0;
+    d[1] = 0.0;
+}
+
+void preisach_dforce(const double *x, double u, double v, double dir, const double *p,
+                     double *d)
+{
+    double P, a, da, db;
+    int up = dir > 0.0, rising = preisach_anchor(x, p, u, &P, &a);
+    (void)v;
+    d[1] = 0.0;
+    d[0] = p[4];
+    if (p[8] != 0.0) return;
+    if (rising != up) a = u;
+    if (up) {
+        preisach_everett_cg(p, u, a, &da, NULL);
+        d[0] = p[4] + 2.0 * da;
+    } else {
+        preisach_everett_cg(p, a, u, NULL, &db);
+        d[0] = p[4] - 2.0 * db;
+    }
 }

@@ -83,3 +83,33 @@ const char *asym_setup(const double *q, int nq, double *p, int np, double *x0, i
     x0[0] = q[5];
     return NULL;
 }
+
+/* ∂ẇ/∂v of the Dahl rate ρ(v − |v| w) (_dahl_dwdv in viscous_dahl.py) */
+static double viscous_dahl_dwdv(double w, double v, double rho)
+{
+    return rho * (1.0 - hm_sign(v) * w);
+}
+
+/* J, 2 x 3 row-major: ∂ẇ/∂(w, u, v), ∂F/∂(w, u, v) (viscous_dahl_jac) */
+void viscous_dahl_jac(const double *x, double u, double v, const double *p, double *J)
+{
+    (void)u;
+    J[0] = -p[2] * fabs(v);
+    J[1] = 0.0;
+    J[2] = viscous_dahl_dwdv(x[0], v, p[2]);
+    J[3] = p[1];
+    J[4] = 0.0;
+    J[5] = p[0];
+}
+
+/* the asymmetric form, eqs. (27)-(33): the branch of w's and v's sign (asym_jac) */
+void asym_jac(const double *x, double u, double v, const double *p, double *J)
+{
+    (void)u;
+    J[0] = -p[4] * fabs(v);
+    J[1] = 0.0;
+    J[2] = viscous_dahl_dwdv(x[0], v, p[4]);
+    J[3] = x[0] >= 0.0 ? p[1] : p[3];
+    J[4] = 0.0;
+    J[5] = v >= 0.0 ? p[0] : p[2];
+}

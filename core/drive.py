@@ -245,8 +245,10 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
     rtol (default 1e-8) is the relative tolerance of the segment updates that are not
     exact: the exact segment map of Bouc-Wen (n ≠ 1) and modified Dahl (μ ≠ 1)
     (components/power_law_map.py: its series are truncated and its Halley iteration
-    stopped at 1e-3·rtol of each segment's arc length), the adaptive Dormand-Prince
-    steps of Duhem (components/_ode.py); laws with an exact
+    stopped at 1e-3·rtol of each segment's arc length; runs of 5e5 samples or more
+    use its arc length tabulated per exponent, power_law_table.py, which agrees with
+    the series to about 1e-14 of the saturation value whatever rtol), the adaptive
+    Dormand-Prince steps of Duhem (components/_ode.py); laws with an exact
     update (Dahl, LuGre, viscous + Dahl, Bouc-Wen n = 1, modified Dahl μ = 1, Masing,
     Maxwell-slip, Preisach) are exact to rounding, except that one-state laws with an
     affine segment map (Dahl, LuGre) reuse that map while v and dt stay within
@@ -308,18 +310,20 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
 
 def _run_loop(element, t, u, vuser, xs, rtol, n_out, irq):
     adv, frc = element.advance, element.force
+    # p, or p with parameter-derived tables the law's Python kernels use (ForceElement)
+    p = element.kernel_p(t.size)
     if not (is_compiled(adv) and is_compiled(frc)):
         # user callables numba cannot compile
-        return _drive_loop.py_func(adv, frc, t, u, vuser, xs, element.p, rtol, n_out, irq)
+        return _drive_loop.py_func(adv, frc, t, u, vuser, xs, p, rtol, n_out, irq)
     loop = _inlined_loop(adv, frc)
     if loop is not None:
         try:
-            return loop(t, u, vuser, xs, element.p, rtol, n_out, irq)
+            return loop(t, u, vuser, xs, p, rtol, n_out, irq)
         except NumbaError:
             # a kernel numba compiles but cannot inline (e.g. it recurses): drop the
             # inlined loop for this pair, keep the one with kernel arguments
             _INLINED[adv][frc] = None
-    return _drive_loop(adv, frc, t, u, vuser, xs, element.p, rtol, n_out, irq)
+    return _drive_loop(adv, frc, t, u, vuser, xs, p, rtol, n_out, irq)
 
 
 def _checked(element, t, u, vout, F, X, k) -> DriveResult:

@@ -39,6 +39,23 @@ VR_U, VR_V, VR_F, VR_RTOL = 1, 2, 3, 4
 VR_Q, VR_X, VR_DX = 100, 100000, 200000
 
 
+# <LogCategories> of every FMU (fmi2SetDebugLogging / fmi3SetDebugLogging switch them;
+# hm_config.h gets the same list for the C side)
+LOG_CATEGORIES = (
+    ("logEvents", "model exchange: events and where the memory was anchored (status OK)"),
+    ("logStatusWarning", "calls that returned a warning"),
+    ("logStatusDiscard", "calls that returned discard (e.g. a step over its work budget)"),
+    ("logStatusError", "calls that returned an error, with the reason"),
+)
+
+
+def log_categories_xml() -> str:
+    """The <LogCategories> element shared by the FMI 2.0 and 3.0 descriptions."""
+    rows = "".join(f'\n    <Category name="{n}" description="{escape(d)}"/>'
+                   for n, d in LOG_CATEGORIES)
+    return f"  <LogCategories>{rows}\n  </LogCategories>"
+
+
 class FMUExportError(ValueError):
     """An element that cannot be exported, or a failed build (message names the cause)."""
 
@@ -71,6 +88,7 @@ class LawSpec:
     force_deps: frozenset = None
     rate_deps: dict = None    # continuous state index -> its rate's dependencies
     cont_states: list = None  # model exchange: indices of continuous states (None: by kind)
+    q_tunable: list = None    # per parameter: changeable mid-run (metadata.is_tunable)
 
     def c_sources(self) -> list:
         return list(self.sources) if self.sources is not None else [self.c_file]
@@ -172,6 +190,7 @@ def _add_metadata(spec: LawSpec, element) -> None:
 
     spec.q_units = [md.param_unit(element, n, u) for n, u in zip(spec.q_names, spec.q_units)]
     spec.q_min, spec.q_max = [], []
+    spec.q_tunable = [md.is_tunable(element, n) for n in spec.q_names]
     for j, (n, val) in enumerate(zip(spec.q_names, spec.q_values)):
         if md.is_fixed(element, n):
             lo = hi = val
@@ -249,6 +268,7 @@ def _sum_metadata(spec: LawSpec, element, specs) -> None:
 
     spec.q_min = [b for sp in specs for b in sp.q_min]
     spec.q_max = [b for sp in specs for b in sp.q_max]
+    spec.q_tunable = [b for sp in specs for b in (sp.q_tunable or [False] * len(sp.q_names))]
     metas = [md.law_meta(el) for el in element.parts]
     units, docs, names = [], [], []
     for i, (el, sp, meta) in enumerate(zip(element.parts, specs, metas)):
@@ -358,6 +378,49 @@ def _sum_extras(element, specs, xo, po) -> list:
             if smooth[i]:
                 L.append(f"    {sp.prefix}_rate(x + {xo[i]}, u, v, p + {po[i]}, out + {xo[i]});")
         L.append("}")
+    n = element.n_states
+    if element.kind == "smooth" and all(f["jac"] for f in feats):
+        # the parts' Jacobians on their diagonal blocks; F's row sums the parts' rows
+        m = max(sp.n_x for sp in specs)
+        L.append("\nvoid hm_sum_jac(const double *x, double u, double v, const double *p,"
+                 " double *J)\n{")
+        L.append(f"    double Jp[{(m + 1) * (m + 2)}];\n    int r, k;")
+        L.append(f"    for (k = 0; k < {(n + 1) * (n + 2)}; k++) J[k] = 0.0;")
+        for i, sp in enumerate(specs):
+            ni = sp.n_x
+            L.append(f"    {sp.prefix}_jac(x + {xo[i]}, u, v, p + {po[i]}, Jp);")
+            L.append(f"    for (r = 0; r <= {ni}; r++) {{\n"
+                     f"        int row = r < {ni} ? {xo[i]} + r : {n};\n"
+                     f"        for (k = 0; k < {ni}; k++) J[row * {n + 2} + {xo[i]} + k] = "
+                     f"Jp[r * {ni + 2} + k];\n"
+                     f"        J[row * {n + 2} + {n}] += Jp[r * {ni + 2} + {ni}];\n"
+                     f"        J[row * {n + 2} + {n + 1}] += Jp[r * {ni + 2} + {ni + 1}];\n    }}")
+        L.append("}")
+    if element.kind != "smooth" and not any(smooth) and all(
+            f["dforce"] or (sp.kind == "smooth" and f["jac"]) for sp, f in zip(specs, feats)):
+        # dF/du on the current branch and ∂F/∂v: the parts' sum (stateless smooth parts
+        # from their Jacobian's F row)
+        L.append("\nvoid hm_sum_dforce(const double *x, double u, double v, double dir,"
+                 " const double *p, double *d)\n{\n    double e[2];\n    d[0] = d[1] = 0.0;")
+        for i, (sp, f) in enumerate(zip(specs, feats)):
+            if f["dforce"]:
+                L.append(f"    {sp.prefix}_dforce(x + {xo[i]}, u, v, dir, p + {po[i]}, e);")
+            else:
+                L.append(f"    {sp.prefix}_jac(x + {xo[i]}, u, v, p + {po[i]}, e);")
+            L.append("    d[0] += e[0];\n    d[1] += e[1];")
+        L.append("    (void)dir;\n}")
+    nz = [f["events"] for f in feats]
+    if element.kind == "smooth" and any(nz):
+        # a smooth sum's event indicators: every part's, in part order
+        L.append(f"\n#define HM_SUM_NZ {sum(nz)}")
+        L.append("void hm_sum_events(const double *x, double u, double v, const double *p,"
+                 " double *z)\n{")
+        o = 0
+        for i, (sp, n) in enumerate(zip(specs, nz)):
+            if n:
+                L.append(f"    {sp.prefix}_events(x + {xo[i]}, u, v, p + {po[i]}, z + {o});")
+                o += n
+        L.append("}")
     if element.kind != "smooth":
         L.append("\ndouble hm_sum_switch(const double *x, double u, double dir, const double *p)"
                  "\n{\n    double best = dir * INFINITY, s;")
@@ -386,14 +449,7 @@ def _c_features(spec: LawSpec) -> dict:
     external symbol, which hm_config.h renames with the model identifier."""
     text = spec.generated or spec.c_file.read_text()
     pre = spec.prefix
-    nz = re.search(rf"#define {pre.upper()}_NZ (\d+)(?:\s*/\* hm:events-if (\w+) ([<>]=?) "
-                   rf"([-+.\deE]+) \*/)?", text)
-    if nz and nz.group(2):  # indicators only where the exported parameters need them
-        val = dict(zip(spec.q_names, spec.q_values)).get(nz.group(2))
-        lim = float(nz.group(4))
-        op = {"<": val < lim, "<=": val <= lim, ">": val > lim, ">=": val >= lim} if val is not None else {}
-        if not op.get(nz.group(3), True):
-            nz = None
+    nz = re.search(rf"#define {pre.upper()}_NZ (\d+)", text)
     syms = []
     for f in ([] if spec.generated else [spec.c_file]) + [
             f for f in spec.c_sources() if f != spec.c_file]:
@@ -401,16 +457,21 @@ def _c_features(spec: LawSpec) -> dict:
     if spec.generated:
         syms += _C_FUNC.findall(spec.generated)
     return {"switch": f"{pre}_switch(" in text, "check": f"{pre}_check(" in text,
-            "jac": f"{pre}_jac(" in text,
+            "jac": f"{pre}_jac(" in text, "dforce": f"{pre}_dforce(" in text,
             "events": int(nz.group(1)) if nz and f"{pre}_events(" in text else 0,
             "symbols": sorted(set(syms))}
 
 
 def provides_jacobian(spec: LawSpec) -> bool:
     """Model-exchange directional derivatives (fmi2GetDirectionalDerivative, FMI 3.0's
-    directional and adjoint derivatives): smooth single laws whose C file has the twin
-    LAW_jac of the Python jac kernel."""
-    return spec.kind == "smooth" and not spec.generated and _c_features(spec)["jac"]
+    directional and adjoint derivatives): smooth laws from LAW_jac (the twin of the
+    Python jac kernel; a sum's assembled from its parts'), inclusions and operators
+    without continuous states from LAW_dforce (dF/du on the current branch, ∂F/∂v; a
+    sum's the sum of its parts')."""
+    f = _c_features(spec)
+    if spec.kind == "smooth":
+        return f["jac"]
+    return f["dforce"] and not continuous_states(spec)
 
 
 def n_event_indicators(spec: LawSpec) -> int:
@@ -450,10 +511,19 @@ def unit_exponents(unit: str) -> dict | None:
     return {k: v for k, v in out.items() if v != 0} or None
 
 
+# display units a tool may offer beside the SI unit (FMI: display = factor · value):
+# the scales of small mechanisms (mm, kN, N/mm)
+DISPLAY_UNITS = {"m": (("mm", 1e3), ("um", 1e6)), "m/s": (("mm/s", 1e3),),
+                 "N": (("kN", 1e-3),), "N/m": (("N/mm", 1e-3), ("kN/m", 1e-3)),
+                 "N.s/m": (("N.s/mm", 1e-3),), "J": (("kJ", 1e-3),),
+                 "rad": (("deg", 57.29577951308232),)}
+
+
 def _unit_defs(units) -> tuple[str, dict]:
     """XML of <UnitDefinitions> and a map unit string -> declared name (or None).
 
-    Every unit is declared: SI ones with their base-unit exponents, "1" as dimensionless,
+    Every unit is declared: SI ones with their base-unit exponents (and the display
+    units of DISPLAY_UNITS), "1" as dimensionless,
     and units whose exponents depend on a parameter (BoucWen's 1/(m.N^(n-1)), modified
     Dahl's N^(1-mu)/m) by name only (no BaseUnit: a tool shows but cannot convert them)."""
     names, xml = {}, []
@@ -466,7 +536,9 @@ def _unit_defs(units) -> tuple[str, dict]:
         ex = unit_exponents(u)
         if ex is not None:
             attrs = " ".join(f'{k}="{v}"' for k, v in sorted(ex.items()))
-            xml.append(f'    <Unit name="{escape(u)}"><BaseUnit {attrs}/></Unit>')
+            disp = "".join(f'<DisplayUnit name="{n}" factor="{_fmt(f)}"/>'
+                           for n, f in DISPLAY_UNITS.get(u, ()))
+            xml.append(f'    <Unit name="{escape(u)}"><BaseUnit {attrs}/>{disp}</Unit>')
         elif u == "1":
             xml.append('    <Unit name="1"><BaseUnit/></Unit>')
         else:
@@ -512,6 +584,7 @@ def _fmt(x: float) -> str:
 def _config_h(spec: LawSpec, guid: str, rtol: float, ident: str = "hystmech") -> str:
     q = ", ".join(_fmt(v) for v in spec.q_values) or "0.0"
     xn = ", ".join(_fmt(v) for v in spec.x_nominal) or "1.0"
+    tun = ", ".join("1" if b else "0" for b in (spec.q_tunable or [False] * len(spec.q_values))) or "0"
     rate = f"#define HM_RATE {spec.prefix}_rate\n" if spec.kind == "smooth" else ""
     feat = _c_features(spec)
     if feat["switch"] and spec.kind != "smooth":
@@ -519,7 +592,8 @@ def _config_h(spec: LawSpec, guid: str, rtol: float, ident: str = "hystmech") ->
     if feat["check"]:
         rate += f"#define HM_CHECK_STATE {spec.prefix}_check\n"
     if provides_jacobian(spec):
-        rate += f"#define HM_JAC {spec.prefix}_jac\n"
+        rate += (f"#define HM_JAC {spec.prefix}_jac\n" if spec.kind == "smooth" else
+                 f"#define HM_DFORCE {spec.prefix}_dforce\n")
     if feat["events"] and spec.kind == "smooth":
         rate += f"#define HM_EVENTS {spec.prefix}_events\n#define HM_NZ_LAW {feat['events']}\n"
     cs = continuous_states(spec)
@@ -551,6 +625,10 @@ def _config_h(spec: LawSpec, guid: str, rtol: float, ident: str = "hystmech") ->
 #define HM_FORCE {spec.prefix}_force
 #define HM_SETUP {spec.prefix}_setup
 {rate}static const double HM_Q_START[] = {{{q}}};
+static const int HM_Q_TUNABLE[] = {{{tun}}};
+#define HM_N_LOGCAT {len(LOG_CATEGORIES)}
+static const char *const HM_LOG_CAT[] = {{{", ".join(f'"{n}"' for n, _ in LOG_CATEGORIES)}}};
+#define HM_LOG_CAT_LIST "{", ".join(n for n, _ in LOG_CATEGORIES)}"
 static const double HM_X_NOMINAL[] = {{{xn}}};
 #include "{spec.c_file.name}"
 #endif
@@ -596,8 +674,9 @@ def variables(spec: LawSpec, rtol: float) -> list[Var]:
     qmax = spec.q_max or [None] * nq
     for j, (n, val, u, d) in enumerate(zip(spec.q_names, spec.q_values, spec.q_units,
                                            spec.q_docs)):
-        out.append(Var(n, VR_Q + j, "parameter", "fixed", "exact", val, u, d,
-                       min=qmin[j], max=qmax[j]))
+        tunable = bool(spec.q_tunable and spec.q_tunable[j])
+        out.append(Var(n, VR_Q + j, "parameter", "tunable" if tunable else "fixed", "exact",
+                       val, u, d, min=qmin[j], max=qmax[j]))
     out.append(Var("rtol", VR_RTOL, "parameter", "fixed", "exact", rtol, "1",
                    "relative tolerance of the adaptive segment update (laws without an exact "
                    "one)", min=float(np.nextafter(0.0, 1.0)), max=float(np.nextafter(1.0, 0.0))))
@@ -691,10 +770,11 @@ def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> s
     providesDirectionalDerivative="{'true' if provides_jacobian(spec) else 'false'}">{src}</ModelExchange>
   <CoSimulation modelIdentifier="{ident}" canHandleVariableCommunicationStepSize="true"
     canGetAndSetFMUstate="true" canSerializeFMUstate="true" canInterpolateInputs="true"
-    maxOutputDerivativeOrder="0" canNotUseMemoryManagementFunctions="false">{src}</CoSimulation>
+    maxOutputDerivativeOrder="{1 if provides_jacobian(spec) else 0}" canNotUseMemoryManagementFunctions="false">{src}</CoSimulation>
   <UnitDefinitions>
 {units_xml}
   </UnitDefinitions>
+{log_categories_xml()}
   <DefaultExperiment startTime="0" stopTime="1" stepSize="1e-4"/>
   <ModelVariables>
 {chr(10).join(rows)}
@@ -749,8 +829,11 @@ class Platform(NamedTuple):
     ext: str
 
 
-# linux64 is built by the system C compiler; the others by `zig cc` (PyPI ziglang). The
-# aarch64 Linux binary targets glibc 2.17 (zig ships the stubs of every glibc version).
+# Every binary is built by `zig cc` (PyPI ziglang) where it is installed: the Linux ones
+# target glibc 2.17 (zig links against its stubs of that version, so the binary runs on
+# any glibc >= 2.17 whatever the build machine's glibc is). Without zig, or with an
+# explicit compiler (cc= or $CC), linux64 is built by that compiler and needs the
+# build machine's glibc symbol versions (2.29 for exp/log/pow on a current glibc).
 # FMI 2.0 names only linux64/win64/darwin64; aarch64 folders follow FMPy's names.
 PLATFORMS = {
     "linux64": Platform("linux64", "x86_64-linux", "x86_64-linux-gnu.2.17", ".so"),
@@ -799,6 +882,18 @@ def resolve_platforms(platforms) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+ZIG = "zig"
+
+
+def linux64_compiler(cc: str | None = None) -> str:
+    """What builds binaries/linux64: ``cc`` or $CC when given (find_compiler), else
+    `zig cc` targeting glibc 2.17 (ZIG) when ziglang is installed, else the system C
+    compiler (whose glibc then sets the binary's baseline)."""
+    if cc is None and not os.environ.get("CC") and zig_available():
+        return ZIG
+    return find_compiler(cc)
+
+
 def glibc_versions(so) -> set:
     """The glibc symbol versions (major, minor) a Linux binary needs, read from the
     version names in its file (the .gnu.version_r names live in .dynstr)."""
@@ -824,7 +919,7 @@ def _compile(srcdir: Path, main_c: str, out_so: Path, cc: str, platform: str = "
     if cache.exists():
         shutil.copy(cache, out_so)
         return
-    if platform == "linux64":
+    if platform == "linux64" and cc != ZIG:
         flags = [*_FLAGS, "-fPIC", "-D_POSIX_C_SOURCE=200809L"]
         cmd = [cc, *flags, "-shared", f"-I{srcdir}", f"-I{inc}", str(srcdir / main_c),
                "-o", str(out_so), "-lm"]
@@ -863,10 +958,13 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
     """Export ``element`` (a force element) as a native FMU at ``path``; return the path.
 
     fmi_version 2 (co-simulation and model exchange in one FMU) or 3. Inputs u [m] and
-    v [m/s], output F [N]; every constructor parameter is a parameter (variability
-    fixed: settable before initialisation) with its Python name, plus ``rtol``
+    v [m/s], output F [N]; every constructor parameter is a parameter with its Python name
+    (variability fixed: settable before initialisation; tunable where changing it
+    mid-run is meaningful and sizes or bounds no state, e.g. viscous coefficients and
+    spring stiffnesses: also at communication points and in event mode), plus ``rtol``
     (tolerance of the adaptive segment update of laws without an exact one). ``cc``
-    (default $CC, then gcc) builds binaries/linux64; sources/ lets other platforms
+    (default $CC, then `zig cc` for glibc 2.17 when ziglang is installed, then gcc)
+    builds binaries/linux64; sources/ lets other platforms
     build the same FMU. FMUExportError (a ValueError) for laws that cannot be exported
     (custom Python callables), a missing compiler or a failed build.
 
@@ -874,9 +972,10 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
     fastest); "all" adds win64, darwin64, aarch64-darwin and aarch64-linux, cross-built
     by `zig cc` from the PyPI package ziglang (FMI 3.0 folder names x86_64-windows,
     x86_64-darwin, aarch64-darwin, aarch64-linux); "auto" (the default, overridden by
-    $HYSTMECH_FMU_PLATFORMS) is "all" when ziglang is installed, else "native". The
-    linux64 binary needs glibc >= 2.29 (the current exp/log/pow symbol versions; see
-    glibc_versions), the aarch64-linux one glibc >= 2.17.
+    $HYSTMECH_FMU_PLATFORMS) is "all" when ziglang is installed, else "native". Built
+    by zig, the Linux binaries need glibc >= 2.17 (see glibc_versions); built by a given
+    compiler, linux64 needs the build machine's exp/log/pow symbol versions (2.29 on a
+    current glibc).
     """
     if fmi_version not in (2, 3, "2", "3"):
         raise FMUExportError(f"fmi_version must be 2 or 3 (got {fmi_version!r})")
@@ -885,7 +984,7 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
         raise FMUExportError(f"rtol must be in (0, 1) (got {rtol!r})")
     spec = law_spec(element)
     plats = resolve_platforms(platforms)
-    compiler = find_compiler(cc)
+    compiler = linux64_compiler(cc)
     path = Path(path)
     if path.suffix != ".fmu":
         raise FMUExportError(f"output file must end in .fmu (got {str(path)!r})")

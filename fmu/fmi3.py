@@ -5,7 +5,8 @@ import datetime
 from xml.sax.saxutils import escape
 
 from .export import (VR_DX, VR_F, VR_X, _fmt, _unit_defs, continuous_states, dependencies,
-                     header_attributes, n_event_indicators, provides_jacobian, variables)
+                     header_attributes, log_categories_xml, n_event_indicators,
+                     provides_jacobian, variables)
 
 VR_Z = 300000  # event indicators (fmu/templates/fmi3_model.c: HM_VR_Z)
 
@@ -73,10 +74,12 @@ def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
     providesAdjointDerivatives="{jac}"/>
   <CoSimulation modelIdentifier="{ident}" canGetAndSetFMUState="true" canSerializeFMUState="true"
     canHandleVariableCommunicationStepSize="true" providesIntermediateUpdate="false"
-    canReturnEarlyAfterIntermediateUpdate="false" hasEventMode="false"/>
+    canReturnEarlyAfterIntermediateUpdate="false" hasEventMode="false"
+    maxOutputDerivativeOrder="{1 if provides_jacobian(spec) else 0}"/>
   <UnitDefinitions>
 {units_xml}
   </UnitDefinitions>
+{log_categories_xml()}
   <DefaultExperiment startTime="0" stopTime="1" stepSize="1e-4"/>
   <ModelVariables>
 {chr(10).join(rows)}

@@ -135,33 +135,40 @@ class LawMeta:
     fixed: tuple = ()
     states: Callable | None = None
     units: dict = field(default_factory=dict)   # parameters not described in param_info
+    tunable: tuple = ()   # changeable mid-run: they size nothing and bound no state
 
 
-def _m(force, rate="", ranges=None, fixed=(), states=None, units=None):
+def _m(force, rate="", ranges=None, fixed=(), states=None, units=None, tunable=()):
     return LawMeta(frozenset(force), frozenset(rate),
                    ranges if callable(ranges) else dict(ranges or {}), tuple(fixed), states,
-                   dict(units or {}))
+                   dict(units or {}), tuple(tunable))
 
 
 LAWS = {
     # F = Fc·w: the state only; ẇ = ρ(v − |v| w)
     dahl_force: _m("x", "xv", states=_one("w", "1", "normalised friction state w = F/Fc, "
-                                          "in [-1, 1]")),
+                                          "in [-1, 1]"), tunable=("rho", "Fc")),
     # F = σ0 z + σ1 ż(v) + σ2 v: through σ1 and f(v) on v
     lugre_force: _m("xv", "xv", ranges={"sigma0": POS, "sigma1": NONNEG, "Fc": POS,
                                         "vs": POS, "beta": POS, "sigma2": NONNEG},
-                    states=_one("x", "m", "average bristle deflection z")),
+                    states=_one("x", "m", "average bristle deflection z"),
+                    tunable=("sigma1", "sigma2", "Fc", "Fs")),
     # the state is the force; its rate follows the envelopes a u + b, d u + e
     modified_dahl_force: _m("x", "xuv", states=_one("F", "N", "force (the state is the "
                                                     "output force)")),
+    # an MR damper's coefficients follow its coil current: tunable
     viscous_dahl_force: _m("xv", "xv", states=_one("w", "1", "normalised Dahl state, "
-                                                   "in [-1, 1]")),
-    asym_force: _m("xv", "xv", states=_one("w", "1", "normalised Dahl state, in [-1, 1]")),
+                                                   "in [-1, 1]"), tunable=("kx", "kw")),
+    asym_force: _m("xv", "xv", states=_one("w", "1", "normalised Dahl state, in [-1, 1]"),
+                   tunable=("kx1", "kw1", "kx2", "kw2")),
     # F = k_el u + z
-    bouc_wen_force: _m("xu", "xv", states=_one("z", "N", "hysteretic force z")),
+    bouc_wen_force: _m("xu", "xv", states=_one("z", "N", "hysteretic force z"),
+                       tunable=("k_el",)),
     # F = k w + k0 u + c u̇ − F0, w discrete (projection onto [−η, η])
+    # k and alpha set eta, the bound of w: not tunable
     masing_force: _m("xuv", "v", states=_one("w", "m", "deflection of the series spring k, "
-                                             "in [-eta, eta], eta = alpha/k")),
+                                             "in [-eta, eta], eta = alpha/k"),
+                     tunable=("k0", "F0", "c")),
     maxwell_slip_force: _m("x", "v", states=_maxwell_states),
     relay_force: _m("xu", states=_one("R", "1", "relay output, -1 or +1")),
     # slope_width is used (and checked) in the discrete mode only, grid in the continuous
@@ -170,9 +177,9 @@ LAWS = {
                                                else {"grid[0]": POS}),
                        fixed=("max_depth", "grid[1]"), states=_preisach_states,
                        units={"slope_width": "input", "grid[0]": "input", "grid[1]": "1"}),
-    spring_force: _m("u"),
-    damper_force: _m("v"),
-    spring_damper_force: _m("uv"),
+    spring_force: _m("u", tunable=("k", "u0")),
+    damper_force: _m("v", tunable=("c",)),
+    spring_damper_force: _m("uv", tunable=("k", "c", "u0")),
 }
 
 
@@ -204,6 +211,12 @@ def is_fixed(element, name: str) -> bool:
     """True for a parameter that sets a size compiled into the FMU."""
     meta = law_meta(element)
     return meta is not None and (name in meta.fixed or name.split("[", 1)[0] in meta.fixed)
+
+
+def is_tunable(element, name: str) -> bool:
+    """True for a parameter that may change mid-run (FMI variability "tunable")."""
+    meta = law_meta(element)
+    return meta is not None and name in meta.tunable
 
 
 def param_unit(element, name: str, unit: str = "") -> str:

@@ -22,8 +22,14 @@ Two routes:
 called by the solver at every stage, advances a COPY of the state committed at the last
 accepted step from the committed (u, t) to the stage's (u, t) and returns its force; one
 post-step user function, called once per accepted step, commits every element of the
-system in one call. The committed state (and its u, t) lives in a ``NodeGenericData``,
-so ``mbs.systemData.GetSystemState()`` / ``SetSystemState`` and restart files carry it.
+system in one call. The user function is compiled (plugins/exudyn_host.cpp, built by
+plugins/exudyn_build.py: the law's C kernel, called by Exudyn through a C function
+pointer, no Python per evaluation; the commit adopts the trial state of the step's last
+force evaluation, which Exudyn makes at the accepted state); without a C++ compiler or
+pybind11 it is a Python function (``Element.compiled`` tells which). The committed
+state (and its u, t) lives in a ``NodeGenericData`` (written from the compiled host at
+the solve's end, and every step when user pre-/post-step functions could read it), so
+``mbs.systemData.GetSystemState()`` / ``SetSystemState`` and restart files carry it.
 For fixed-step solvers, explicit (RK44 ...) or implicit (GeneralizedAlpha,
 TrapezoidalIndex2: every Newton iteration is a trial). Under explicit fixed-step solvers,
 a step whose predicted path u_n + v_n·s (s ∈ [0, h]) crosses a switch point of the law
@@ -58,6 +64,9 @@ q(m0) − u0.
 """
 from __future__ import annotations
 
+import os
+import weakref
+
 import numpy as np
 
 from ..components.base import ForceElement
@@ -76,7 +85,7 @@ HDR = 3
 
 class _Item:
     __slots__ = ("element", "name", "connector", "node", "ltg", "route", "ode_node", "p",
-                 "advance", "force", "rtol", "sw", "mean", "u0", "cache", "measure")
+                 "advance", "force", "rtol", "sw", "mean", "u0", "cache", "measure", "slot", "tag")
 
 
 class Element(int):
@@ -101,6 +110,12 @@ class Element(int):
     @property
     def route(self) -> str:
         return self._it.route
+
+    @property
+    def compiled(self) -> bool:
+        """True when the force user function is the compiled host's (no Python per
+        force evaluation; plugins/exudyn_host.cpp), False on the Python fallback."""
+        return self._it.slot is not None
 
     def state(self) -> np.ndarray:
         """The committed state (a copy)."""
@@ -137,6 +152,21 @@ class Host:
         self._changes = 0          # consecutive step-length changes (adaptive solver?)
         self.calls = 0             # trial calls since the last commit
         self._in_post = False
+        # the compiled host (plugins/exudyn_host.cpp): its module, this system's host
+        # number there and the elements by slot; None until a compiled element is added
+        self.nat = None
+        self.hid = None
+        self.slots: dict[int, _Item] = {}
+        self.n_python = 0          # commit-route elements on Python user functions
+        self.live = False          # the compiled slots hold this solve's committed states
+        self._t_post = None        # time of the last post-step call
+        self._t_end = np.inf       # end time of the running solve (sync the data there)
+        self._t_last_step = np.inf
+        self._sync_every = True    # user code may read the data coordinates every step
+        self._measured = False     # commit from the measured u (no end-of-step call)
+        self.recorder = None       # hystmech's own recording function (reads no state)
+        self._starting = False
+        self._verify = 0           # steps left whose adopted trial is checked
 
     def adopt_post_step(self):
         """Keep hystmech's commit installed: a foreign post-step user function found
@@ -193,9 +223,18 @@ class Host:
             self._in_post = False
 
     def _post_step(self, mbs, t):
-        self._ltg()
+        if not self._ltg_ready:
+            self._ltg()
         self.calls = 0
-        if not self.h_given:
+        if self.hid is not None:
+            self._commit_native(mbs, t)
+            if self.n_python == 0:
+                # every commit-route element is compiled: nothing else to commit
+                if self.user_post is not None:
+                    return self.user_post(mbs, t)
+                return True
+        if not self.h_given and any(i.route == "commit" and i.slot is None
+                                    for i in self.items):
             if self._t_last is not None:
                 dt = t - self._t_last
                 same = self._dt_last is not None and abs(dt - self._dt_last) <= 1e-9 * dt
@@ -214,7 +253,7 @@ class Host:
             self._t_last = t
         D = None
         for it in self.items:
-            if it.route != "commit":
+            if it.route != "commit" or it.slot is not None:
                 continue
             if D is None:
                 D = np.array(mbs.systemData.GetDataCoordinates())
@@ -238,6 +277,179 @@ class Host:
         if self.user_post is not None:
             return self.user_post(mbs, t)
         return True
+
+    # -- the compiled host ---------------------------------------------------------
+    def native_slot(self, it: _Item, x0) -> int | None:
+        """A slot of the compiled host for a commit-route element, or None when the
+        host or the law's C kernels are unavailable (then the Python user function)."""
+        from .exudyn_build import host_module, law_kernels
+
+        nat = host_module()
+        k = law_kernels(it.element) if nat is not None else None
+        if k is None:
+            return None
+        if self.hid is None:
+            self.nat = nat
+            ref = weakref.ref(self)
+
+            def event(what, sid, t):
+                h = ref()
+                if h is not None:
+                    h._event(what, sid, t)
+
+            # the compiled host must not keep the system alive; closed with it
+            self.hid = nat.new_host(event)
+            weakref.finalize(self, nat.close_host, self.hid)
+        p = np.ascontiguousarray(it.element.p, dtype=float)
+        x = np.ascontiguousarray(x0, dtype=float)
+        # a random tag beside the slot number: a connector of another system (or a
+        # number changed by hand) cannot be served this element's state
+        it.tag = float(int.from_bytes(os.urandom(6), "little") + 1)
+        sid = nat.new_slot(self.hid, -1, k["adv"], k["force"], k["sw"], k["fail"],
+                           p.ctypes.data, p.size, x.ctypes.data, x.size, it.u0, it.rtol,
+                           it.tag)
+        self.slots[sid] = it
+        return sid
+
+    def _event(self, what, sid, t):
+        """Called by the compiled host (with the GIL) on rare events: a slot not
+        anchored in this solve or time running backwards ("anchor"), or many force
+        evaluations without a commit ("check")."""
+        if what == "anchor":
+            if not self._starting:       # _start's own measurements evaluate the force
+                self._start(self.mbs, t)
+        elif self.mbs.GetPostStepUserFunction().get("function") != self.post_step:
+            raise RuntimeError(
+                "hystmech: the system's post-step user function was replaced after the "
+                "elements were anchored, so their states stopped being committed; install "
+                "yours with hystmech.plugins.exudyn.set_post_step (or before add_element "
+                "/ before mbs.Assemble())")
+
+    def _start(self, mbs, t):
+        """A solve starts (its first post-step call or force evaluation): take over a
+        foreign post-step function, read the solver settings, load every compiled
+        slot's committed state from the data coordinates (anchor it at the current u
+        if the data node is fresh)."""
+        self._starting = True
+        try:
+            self._start_unguarded(mbs, t)
+        finally:
+            self._starting = False
+
+    def _start_unguarded(self, mbs, t):
+        self._ltg()
+        self.adopt_post_step()
+        self.refuse_adaptive(mbs)
+        st = mbs.sys.get("simulationSettings")
+        pre = mbs.GetPreStepUserFunction()
+        pre = pre.get("function") if isinstance(pre, dict) else pre
+        self._sync_every = (st is None or (pre is not None and pre != 0)
+                            or (self.user_post is not None
+                                and self.user_post is not self.recorder))
+        if st is None:
+            # solved by other means than exudyn.SolveDynamic: nothing known about the
+            # solver, so commit from the measured u (correct, slower)
+            self._measured, self._t_end, windowed = True, np.inf, False
+        else:
+            ti = st.timeIntegration
+            solver = str(ti.solverType).split(".")[-1]
+            implicit = solver in ("GeneralizedAlpha", "TrapezoidalIndex2")
+            # explicit solvers evaluate the forces last at the accepted state only
+            # with their end-of-step accelerations
+            self._measured = (not implicit
+                              and not ti.explicit.computeEndOfStepAccelerations)
+            self._t_end = float(ti.endTime)
+            windowed = not implicit and solver not in ADAPTIVE
+        h = self.h if (self.h_given and self.h is not None) else np.nan
+        self.nat.set_solver(self.hid, h, self.h_given, bool(windowed and
+                                                            (not self.h_given
+                                                             or self.h is not None)))
+        D = np.array(mbs.systemData.GetDataCoordinates())
+        for sid, it in self.slots.items():
+            s = D[it.ltg]
+            if s[0] == 0.0:
+                s[0], s[1], s[2] = 1.0, it.measure(mbs)[0] - it.u0, t
+                D[it.ltg] = s
+            x = np.ascontiguousarray(s[HDR:])
+            self.nat.anchor(sid, x.ctypes.data, float(s[1]), float(s[2]))
+        mbs.systemData.SetDataCoordinates(D)
+        self.live = True
+        self._t_post = None
+        self._verify = 3
+        # the last step's time, up to the rounding of t_start + n·h
+        self._t_last_step = (self._t_end - 1e-12 * max(1.0, abs(self._t_end))
+                             if np.isfinite(self._t_end) else np.inf)
+
+    def _commit_native(self, mbs, t):
+        nat, hid = self.nat, self.hid
+        # a solve's first post-step call (also after states anchored by a force
+        # evaluation before it: GeneralizedAlpha's initial accelerations, or a reader
+        # outside any solve) reads this solve's settings
+        if not self.live or self._t_post is None or t <= self._t_post:
+            self._start(mbs, t)
+        else:
+            if self._verify > 0:
+                # the first steps of a solve: the latest evaluation must be at the
+                # measured u; if this solver's order of evaluations is other than
+                # expected, commit from the measured u for the rest of the solve
+                self._verify -= 1
+                for sid, it in self.slots.items():
+                    tl, ul, ok = nat.last(sid)
+                    if ok and tl == t and ul != it.measure(mbs)[0] - it.u0:
+                        self._measured = True
+            r = nat.commit(hid, t, not self._measured)
+            if r == -1:
+                raise RuntimeError(
+                    "hystmech: the step length changed at three consecutive steps (an "
+                    "adaptive solver): route='commit' elements cannot honour its "
+                    "tolerance; use route='ode1' (smooth laws) or a fixed-step solver "
+                    "(RK44, GeneralizedAlpha)")
+            if r == -2:
+                raise RuntimeError(f"hystmech: at t = {t:g} s: {nat.take_error(hid)}")
+            if r > 0:
+                for sid in nat.needs(hid, t):
+                    it = self.slots[sid]
+                    nat.commit_at(sid, it.measure(mbs)[0], t)
+            if not self.h_given:
+                h = nat.h(hid)
+                self.h = None if np.isnan(h) else h
+        self._t_post = t
+        if t >= self._t_last_step:
+            self.finish(mbs)
+        elif self._sync_every:
+            self.sync(mbs)
+
+    def sync(self, mbs):
+        """Write the compiled slots' committed states into their data nodes (so that
+        the system state, restart files and the readers carry them)."""
+        if self.hid is None or not self.live:
+            return
+        self._ltg()
+        D = np.array(mbs.systemData.GetDataCoordinates())
+        for sid, it in self.slots.items():
+            x = self.committed(sid)
+            if x is not None:
+                D[it.ltg] = x
+        mbs.systemData.SetDataCoordinates(D)
+
+    def committed(self, sid):
+        """[1, u_c, t_c, x...] of a compiled slot anchored in this solve, else None."""
+        it = self.slots[sid]
+        out = np.empty(HDR + it.element.n_states)
+        x = out[HDR:]
+        uc, tc, anchored = self.nat.committed(sid, x.ctypes.data)
+        if not anchored:
+            return None
+        out[0], out[1], out[2] = 1.0, uc, tc
+        return out
+
+    def finish(self, mbs):
+        """The solve ended: write the states to the data nodes; the next solve loads
+        them from there (a restart from a saved system state included)."""
+        if self.hid is not None and self.live:
+            self.sync(mbs)
+            self.nat.release(self.hid)
+            self.live = False
 
     def trial_function(self, it: _Item):
         """The spring-force user function of one element: trial on a copy.
@@ -476,12 +688,14 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
     it.mean = None
     it.u0 = float(u0)
     it.cache = None
-    it.node = it.ode_node = it.ltg = None
+    it.node = it.ode_node = it.ltg = it.slot = None
     if route == "commit":
         it.node = mbs.AddNode(NodeGenericData(
             name=f"{it.name}.state", numberOfDataCoordinates=HDR + xs.size,
             initialCoordinates=[0.0, 0.0, 0.0] + list(xs)))
         uf = host.trial_function(it)
+        # the compiled trial (no Python per force evaluation) when it can be built
+        it.slot = host.native_slot(it, xs)
     elif xs.size == 0:
         # a stateless law (LinearSpring ...): Exudyn has no node of zero coordinates
         p, x_none = element.p, np.empty(0)
@@ -510,6 +724,7 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
         mbs.AddObject(ObjectGenericODE1(name=f"{it.name}.ode", nodeNumbers=[it.ode_node],
                                         systemMatrix=np.zeros((n, n)), rhsVector=[0.0] * n,
                                         rhsUserFunction=rhs))
+    nat, sid = host.nat, it.slot
     if axis is not None:
         f1 = uf
 
@@ -523,8 +738,16 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
             return (_dot3(mbs.GetObjectOutput(it.connector, OV.Displacement), a0, a1, a2)
                     - uref, _dot3(mbs.GetObjectOutput(it.connector, OV.Velocity), a0, a1, a2))
 
-        it.connector = mbs.AddObject(CartesianSpringDamper(
-            name=it.name, markerNumbers=[m0, m1], springForceUserFunction=puf))
+        if sid is None:
+            it.connector = mbs.AddObject(CartesianSpringDamper(
+                name=it.name, markerNumbers=[m0, m1], springForceUserFunction=puf))
+        else:
+            # the slot number rides in stiffness[0], its tag in damping[0] (unused with
+            # a user function)
+            it.connector = mbs.AddObject(CartesianSpringDamper(
+                name=it.name, markerNumbers=[m0, m1], stiffness=[float(sid), 0.0, 0.0],
+                damping=[it.tag, 0.0, 0.0], springForceUserFunction=nat.cartesian))
+            nat.set_axis(sid, a0, a1, a2, uref)
     elif rotation_axis is not None:
         f1 = uf
 
@@ -539,19 +762,33 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
         turns = mbs.AddNode(NodeGenericData(name=f"{it.name}.turns",
                                             numberOfDataCoordinates=1,
                                             initialCoordinates=[0.0]))
+        # the compiled slot number rides in offset, its tag in damping (unused with a
+        # user function)
         it.connector = mbs.AddObject(TorsionalSpringDamper(
-            name=it.name, markerNumbers=mk, nodeNumber=turns, springTorqueUserFunction=tuf))
+            name=it.name, markerNumbers=mk, nodeNumber=turns,
+            **({"springTorqueUserFunction": tuf} if sid is None else
+               {"springTorqueUserFunction": nat.spring, "offset": float(sid),
+                "damping": it.tag})))
     else:
         def measure(mbs):
             return (float(mbs.GetObjectOutput(it.connector, OV.Displacement)),
                     float(mbs.GetObjectOutput(it.connector, OV.Velocity)))
 
+        # the compiled slot number rides in offset, its tag in damping (unused with a
+        # user function)
         it.connector = mbs.AddObject(CoordinateSpringDamper(
-            name=it.name, markerNumbers=[m0, m1], stiffness=0.0, damping=0.0,
-            springForceUserFunction=uf))
+            name=it.name, markerNumbers=[m0, m1], stiffness=0.0,
+            **({"springForceUserFunction": uf, "damping": 0.0} if sid is None else
+               {"springForceUserFunction": nat.spring, "offset": float(sid),
+                "damping": it.tag})))
+    if sid is not None:
+        nat.set_item(sid, int(it.connector))
     it.measure = measure
     host.items.append(it)
+    host.n_python += it.route == "commit" and it.slot is None
     host._ltg_ready = False
+    # a new element: the next post-step call or force evaluation anchors every slot
+    host.live = False
     return Element(it.connector, mbs, it)
 
 
@@ -576,7 +813,12 @@ def element_state(mbs, name) -> np.ndarray:
         if it.ode_node is None:
             return np.empty(0)
         return np.array(mbs.GetNodeOutput(it.ode_node, exu.OutputVariableType.Coordinates))
-    _host(mbs)._ltg()
+    host = _host(mbs)
+    if it.slot is not None and host.live:
+        s = host.committed(it.slot)
+        if s is not None:
+            return s[HDR:]
+    host._ltg()
     return np.array(np.asarray(mbs.systemData.GetDataCoordinates())[it.ltg][HDR:])
 
 
@@ -671,6 +913,8 @@ def simulate(SC, mbs, t_end: float, h: float, *, t_start: float = 0.0, solver: s
 
     C, Ct = exu.OutputVariableType.Coordinates, exu.OutputVariableType.Coordinates_t
     set_post_step(mbs, rec)
+    # reads node coordinates only: the compiled states need not be written every step
+    _host(mbs).recorder = rec
     if assemble:
         mbs.Assemble()
     sim = exu.SimulationSettings()
@@ -700,6 +944,9 @@ def simulate(SC, mbs, t_end: float, h: float, *, t_start: float = 0.0, solver: s
         sim.timeIntegration.automaticStepSize = True
         sim.timeIntegration.relativeTolerance = rtol
         sim.timeIntegration.absoluteTolerance = atol
-    exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.__members__[solver])
+    try:
+        exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.__members__[solver])
+    finally:
+        host.finish(mbs)
     A = np.array(out)
     return A[:, 0], A[:, 1::2], A[:, 2::2]

@@ -2,6 +2,7 @@
 the force of hystmech.drive (co-simulation to 1e-6, model exchange to the integrator's
 tolerance); clear errors for what cannot be exported."""
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -12,6 +13,7 @@ import pytest
 
 import hystmech
 from hystmech.fmu import FMUExportError, export_fmu
+from hystmech.fmu.metadata import is_tunable
 
 from test_fmu_cases import available, make_input
 
@@ -55,7 +57,8 @@ def test_fmu_is_valid_and_complete(fmus, name):
         if val is None:
             continue
         key = pi.name if np.ndim(val) == 0 else f"{pi.name}[0]"
-        assert names[key].causality == "parameter" and names[key].variability == "fixed"
+        assert names[key].causality == "parameter"
+        assert names[key].variability == ("tunable" if is_tunable(el, key) else "fixed")
     if el.kind == "smooth":
         assert md.numberOfContinuousStates == el.n_states
     with zipfile.ZipFile(path) as zf:
@@ -257,3 +260,77 @@ def test_fmi3_export_valid_and_matches_drive(tmp_path, name):
     res = simulate_fmu(str(path), fmi_type="CoSimulation", input=_input_array(t, u),
                        output=["F"], step_size=dt, output_interval=dt, stop_time=t[-1])
     assert np.max(np.abs(res["F"] - ref.force)) <= 1e-6 * np.max(np.abs(ref.force))
+
+
+def test_log_categories(tmp_path):
+    """<LogCategories> (FMI 2.0 and 3.0 descriptions) lists logEvents and the status
+    categories; fmi2SetDebugLogging switches them one by one: a Masing ME FMU logs each
+    event under logEvents while it is on and not after it is switched off, an unknown
+    category is refused, and an error reaches the logger whatever is switched on."""
+    from fmpy import extract, read_model_description
+    from fmpy.fmi1 import FMICallException
+    from fmpy.fmi2 import (FMU2Model, fmi2CallbackAllocateMemoryTYPE, fmi2CallbackFreeMemoryTYPE,
+                           fmi2CallbackFunctions, fmi2CallbackLoggerTYPE)
+    from hystmech.fmu.export import LOG_CATEGORIES
+    import ctypes
+
+    make = CASES["Masing"][0]
+    for v in (2, 3):
+        p = export_fmu(make(), tmp_path / f"M{v}.fmu", fmi_version=v, platforms="native")
+        text = zipfile.ZipFile(p).read("modelDescription.xml").decode()
+        assert [n for n, _ in LOG_CATEGORIES] == re.findall(r'<Category name="(\w+)"', text)
+    md = read_model_description(str(p.with_name("M2.fmu")))
+    cats = []
+    cb = fmi2CallbackFunctions()
+    cb.logger = fmi2CallbackLoggerTYPE(lambda env, name, st, cat, msg: cats.append(
+        (st, cat.decode())))
+    libc = ctypes.CDLL(None)
+    libc.calloc.restype = ctypes.c_void_p
+    cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(lambda n, s: libc.calloc(n, s))
+    cb.freeMemory = fmi2CallbackFreeMemoryTYPE(lambda ptr: libc.free(ctypes.c_void_p(ptr)))
+    f = FMU2Model(guid=md.guid, unzipDirectory=extract(str(p.with_name("M2.fmu"))),
+                  modelIdentifier=md.modelExchange.modelIdentifier, instanceName="log")
+    f.instantiate(callbacks=cb, loggingOn=False)
+    f.setDebugLogging(True, ["logEvents"])
+    f.setupExperiment(startTime=0.0)
+    f.enterInitializationMode()
+    f.exitInitializationMode()
+
+    def event(t, u):
+        f.enterEventMode()
+        f.setTime(t)
+        f.setReal([1, 2], [u, 0.1])
+        f.newDiscreteStates()
+        f.enterContinuousTimeMode()
+
+    f.newDiscreteStates()
+    f.enterContinuousTimeMode()
+    event(0.1, 1e-5)
+    event(0.2, 2e-5)
+    assert cats.count((0, "logEvents")) == 3
+    f.setDebugLogging(False, ["logEvents"])
+    event(0.3, 3e-5)
+    assert cats.count((0, "logEvents")) == 3
+    with pytest.raises(FMICallException):
+        f.setDebugLogging(True, ["logNoSuchThing"])
+    with pytest.raises(FMICallException):
+        f.setReal([1], [float("nan")])
+    assert cats[-1] == (3, "logStatusError") and cats[-2] == (3, "logStatusError")
+    f.freeInstance()
+
+
+def test_display_units(tmp_path):
+    """SI units carry display units with their conversion factors (FMI 2.0 and 3.0: a
+    value in mm is 1000 × the value in m): read back with fmpy, and the FMUs stay
+    valid (fmpy validate)."""
+    from fmpy import read_model_description
+    from fmpy.validation import validate_fmu
+
+    for v in (2, 3):
+        p = export_fmu(CASES["SpringDamper"][0](), tmp_path / f"SD{v}.fmu", fmi_version=v,
+                       platforms="native")
+        assert validate_fmu(str(p)) == []
+        units = {u.name: {d.name: d.factor for d in u.displayUnits}
+                 for u in read_model_description(str(p)).unitDefinitions}
+        assert units["m"]["mm"] == 1000.0 and units["N"]["kN"] == 1e-3
+        assert units["m/s"] == {"mm/s": 1000.0} and units["N/m"]["N/mm"] == 1e-3

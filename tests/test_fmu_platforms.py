@@ -2,7 +2,7 @@
 aarch64-darwin and aarch64-linux built on this machine by `zig cc` (PyPI ziglang),
 checked with lief (PyPI): each is a shared library of the right format and CPU that
 exports every FMI function the linux64 binary exports; the aarch64-linux one needs no
-glibc newer than 2.17. No emulator is used (wine, qemu-user are not installed by CI).
+glibc newer than 2.17. test_fmu_emulated.py runs them (wine, qemu-user).
 
 The first cross build on a machine fills zig's cache (its libc/compiler-rt for each
 target: minutes for the mingw-w64 runtime); later builds take well under a second."""

@@ -235,6 +235,27 @@ def test_canudas_lugre_stick_slip(method, without_jac):
         assert r.stats["steps_explicit"] > 0
 
 
+@pytest.mark.parametrize("method", ["radau5", "auto"])
+def test_ctrl_c_stops_radau5_and_auto_within_a_second(method):
+    """The stiff cores poll the signal flag on every step (radau_solve, auto's phases);
+    the structure of the stick-slip test (its compiled module is reused)."""
+    import signal
+
+    from test_bad_input_table import _interrupted_after
+
+    from hystmech.systems import simulate
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("SIGINT is not Python's default handler in this test process")
+    a = _canudas()
+    simulate(a, (0.0, 1e-3), method=method)
+    # 1e11 steps at max_step: hours without the poll
+    dt = _interrupted_after(lambda: simulate(a, (0.0, 1e6), method=method, max_step=1e-5,
+                                             max_steps=10 ** 12,
+                                             t_eval=np.linspace(0.0, 1e6, 3)))
+    assert dt < 1.0
+
+
 def test_auto_stays_explicit_on_a_non_stiff_oscillator():
     from hystmech.systems import Assembly, Harmonic, simulate
 

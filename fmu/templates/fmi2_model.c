@@ -54,10 +54,8 @@ const char *fmi2GetVersion(void) { return fmi2Version; }
 
 fmi2Status fmi2SetDebugLogging(fmi2Component c, fmi2Boolean on, size_t n, const fmi2String cats[])
 {
-    (void)n; (void)cats;
     if (!c) return fmi2Error;
-    INST->loggingOn = on;
-    return fmi2OK;
+    return ST(hm_debug_logging(INST, on, n, cats, "fmi2SetDebugLogging"));
 }
 
 fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid,
@@ -87,6 +85,7 @@ fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String guid,
     if (c->name) strcpy(c->name, name ? name : "");
     c->cosim = (type == fmi2CoSimulation);
     c->loggingOn = loggingOn;
+    c->log_mask = loggingOn ? (1u << HM_N_LOGCAT) - 1u : 0u;
     hm_defaults(c);
     if (hm_setup(c, 1) != HM_OK) {
         cb->freeMemory(c->name);
@@ -328,10 +327,8 @@ fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference
 fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                                         const fmi2Integer order[], fmi2Real value[])
 {
-    (void)vr; (void)nvr; (void)order; (void)value;
-    if (!c) return fmi2Error;
-    hm_log(INST, HM_ERROR, "logStatusError", "output derivatives are not provided");
-    return fmi2Error;
+    GUARD_CS(B(M_STEP), "fmi2GetRealOutputDerivatives");
+    return ST(hm_output_derivatives(INST, vr, nvr, order, value, "fmi2GetRealOutputDerivatives"));
 }
 
 fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean noSetPrior)

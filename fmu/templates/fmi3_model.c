@@ -38,6 +38,7 @@ static fmi3Instance hm_new(fmi3String name, fmi3String token, fmi3Boolean loggin
     if (c->name) strcpy(c->name, name ? name : "");
     c->cosim = cosim;
     c->loggingOn = loggingOn;
+    c->log_mask = loggingOn ? (1u << HM_N_LOGCAT) - 1u : 0u;
     hm_defaults(c);
     if (hm_setup(c, 1) != HM_OK) { free(c->name); free(c); return NULL; }
     return c;
@@ -47,10 +48,8 @@ const char *fmi3GetVersion(void) { return fmi3Version; }
 
 fmi3Status fmi3SetDebugLogging(fmi3Instance c, fmi3Boolean on, size_t n, const fmi3String cats[])
 {
-    (void)n; (void)cats;
     if (!c) return fmi3Error;
-    INST->loggingOn = on;
-    return fmi3OK;
+    return ST(hm_debug_logging(INST, on, n, cats, "fmi3SetDebugLogging"));
 }
 
 fmi3Instance fmi3InstantiateModelExchange(fmi3String name, fmi3String token, fmi3String res,
@@ -399,7 +398,12 @@ fmi3Status fmi3EnterStepMode(fmi3Instance c)
 
 fmi3Status fmi3GetOutputDerivatives(fmi3Instance c, const fmi3ValueReference vr[], size_t n,
                                     const fmi3Int32 o[], fmi3Float64 v[], size_t nv)
-{ (void)c; (void)vr; (void)n; (void)o; (void)v; (void)nv; return fmi3Error; }
+{
+    GUARD_CS(B(M_STEP), "fmi3GetOutputDerivatives");
+    if (nv != n) return ST(hm_error(INST, "fmi3GetOutputDerivatives: nValues = nValueReferences "
+                                    "expected (scalar F)"));
+    return ST(hm_output_derivatives(INST, vr, n, o, v, "fmi3GetOutputDerivatives"));
+}
 
 fmi3Status fmi3DoStep(fmi3Instance c, fmi3Float64 t, fmi3Float64 h, fmi3Boolean noSet,
                       fmi3Boolean *eventNeeded, fmi3Boolean *term, fmi3Boolean *early,

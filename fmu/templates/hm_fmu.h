@@ -62,6 +62,7 @@ typedef struct {
     double t_c, u_c, v_c;  /* CS: committed point; ME operators: the anchor */
     double u_end, v_end;   /* CS: inputs at the end of the last step (output point) */
     double u_a;            /* ME operators: input at the last completed step (no crossing) */
+    double ud_end, vd_end; /* CS: du/dt and dv/dt of the predicted input path at its end */
     double q[HM_NQ + 1], p[HM_NP + 1];
     double x[HM_NX + 1];   /* CS: predicted state at time; ME smooth: states; else x0 copy */
     double xc[HM_NX + 1];  /* CS: committed state at t_c; ME operators: anchored state */
@@ -73,6 +74,7 @@ typedef struct hm_inst_ {
     HM_API_FIELDS
     char *name;
     int cosim, loggingOn, inputs_set;
+    unsigned log_mask;      /* bit i: category HM_LOG_CAT[i] is on (fmi2SetDebugLogging) */
     int mode_before_error;  /* where fmi2SetFMUstate returns to after an error */
     /* cache of the state at the current inputs (CS after new inputs, ME operators) */
     int w_ok;
@@ -97,8 +99,38 @@ static void hm_log(hm_inst *c, int st, const char *cat, const char *fmt, ...)
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     if (st >= HM_ERROR) snprintf(c->err, sizeof c->err, "%s", buf);
-    if (st == HM_OK && !c->loggingOn) return;
+    if (st == HM_OK) {  /* information: only when logging and its category are on */
+        int i;
+        if (!c->loggingOn) return;
+        for (i = 0; i < HM_N_LOGCAT && strcmp(cat, HM_LOG_CAT[i]) != 0; i++) {}
+        if (i == HM_N_LOGCAT || !(c->log_mask >> i & 1u)) return;
+    }
     hm_emit(c, st, cat, buf);
+}
+
+/* fmi2SetDebugLogging/fmi3SetDebugLogging: no categories switches every category with
+ * logging; named ones (from <LogCategories>) are switched one by one. Messages of
+ * status warning, discard and error reach the logger whatever is switched on, so that
+ * a host always learns why a call failed. An unknown name: refused, nothing changed. */
+static int hm_debug_logging(hm_inst *c, int on, size_t n, const char *const cats[], const char *fn)
+{
+    size_t k;
+    unsigned mask = c->log_mask;
+    if (n && !cats) { hm_log(c, HM_ERROR, "logStatusError", "%s: NULL array", fn); return HM_ERROR; }
+    for (k = 0; k < n; k++) {
+        int i;
+        for (i = 0; i < HM_N_LOGCAT && cats[k] && strcmp(cats[k], HM_LOG_CAT[i]) != 0; i++) {}
+        if (!cats[k] || i == HM_N_LOGCAT) {
+            hm_log(c, HM_ERROR, "logStatusError", "%s: unknown log category %s (allowed: %s)",
+                   fn, cats[k] ? cats[k] : "(null)", HM_LOG_CAT_LIST);
+            return HM_ERROR;
+        }
+        mask = on ? (mask | 1u << i) : (mask & ~(1u << i));
+    }
+    if (n == 0) mask = on ? (1u << HM_N_LOGCAT) - 1u : 0u;
+    c->log_mask = mask;
+    c->loggingOn = n == 0 ? on : mask != 0;
+    return HM_OK;
 }
 
 static void hm_enter_error(hm_inst *c)
@@ -398,7 +430,8 @@ static const char *hm_validate(hm_state *s)
     if (!(isfinite(s->time) && isfinite(s->u) && isfinite(s->v) && isfinite(s->du)
           && isfinite(s->d2u) && isfinite(s->dv) && isfinite(s->t_c) && isfinite(s->u_c)
           && isfinite(s->v_c)
-          && isfinite(s->u_end) && isfinite(s->v_end) && isfinite(s->u_a)))
+          && isfinite(s->u_end) && isfinite(s->v_end) && isfinite(s->u_a)
+          && isfinite(s->ud_end) && isfinite(s->vd_end)))
         return "non-finite time or input";
     if (!(s->rtol > 0.0 && s->rtol < 1.0) || !(s->tol >= 0.0 && s->tol < 1.0))
         return "tolerance out of range";
@@ -508,9 +541,15 @@ static int hm_get_real(hm_inst *c, const unsigned vr[], size_t nvr, double value
     return HM_OK;
 }
 
+/* Parameters are set before initialisation; the tunable ones (HM_Q_TUNABLE: those that
+ * size nothing and bound no state, e.g. viscous coefficients, spring stiffnesses) also
+ * at a communication point (co-simulation) or in event mode (model exchange), checked
+ * by the law's setup on a copy: the state is kept, the new value acts from then on. */
 static int hm_set_real(hm_inst *c, const unsigned vr[], size_t nvr, const double value[], const char *fn)
 {
     size_t i;
+    int tune = 0;
+    hm_state *t = NULL;
     if (hm_refuse(c, B(M_INST) | B(M_INIT) | M_RUN, fn)) return HM_ERROR;
     if (nvr > 0 && (!vr || !value)) return hm_error(c, "%s: NULL array", fn);
     /* check everything first: a rejected call leaves the instance as it was */
@@ -524,14 +563,34 @@ static int hm_set_real(hm_inst *c, const unsigned vr[], size_t nvr, const double
             return HM_ERROR;
         }
         if (is_par && c->s.mode >= M_STEP) {
-            hm_log(c, HM_ERROR, "logStatusError", "parameter (value reference %u) can only be "
-                   "set before initialization", r);
-            return HM_ERROR;
+            int tunable = r != HM_VR_RTOL && HM_Q_TUNABLE[r - HM_VR_Q];
+            if (!tunable || c->s.mode != (c->cosim ? M_STEP : M_EVENT)) {
+                hm_log(c, HM_ERROR, "logStatusError", tunable
+                       ? "parameter (value reference %u) is tunable at a communication point "
+                         "(co-simulation) or in event mode (model exchange) only"
+                       : "parameter (value reference %u) can only be set before initialization", r);
+                return HM_ERROR;
+            }
+            tune = 1;
         }
         if (!isfinite(value[i]))
             return hm_error(c, "%s: %s (value reference %u) must be finite (got %g)", fn,
                             r == HM_VR_U ? "input u" : r == HM_VR_V ? "input v" : "parameter",
                             r, value[i]);
+    }
+    if (tune) {  /* the new parameters through the law's checks, on a copy */
+        const char *e;
+        t = (hm_state *)malloc(sizeof *t);
+        if (!t) { hm_log(c, HM_ERROR, "logStatusError", "%s: out of memory", fn); return HM_ERROR; }
+        memcpy(t, &c->s, sizeof *t);
+        for (i = 0; i < nvr; i++)
+            if (vr[i] >= HM_VR_Q && vr[i] < HM_VR_Q + HM_NQ) t->q[vr[i] - HM_VR_Q] = value[i];
+        e = HM_SETUP(t->q, HM_NQ, t->p, HM_NP, t->x0, HM_NX);
+        if (e) {
+            free(t);
+            hm_log(c, HM_ERROR, "logStatusError", "%s: %s", fn, e);
+            return HM_ERROR;
+        }
     }
     for (i = 0; i < nvr; i++) {
         unsigned r = vr[i];
@@ -542,11 +601,18 @@ static int hm_set_real(hm_inst *c, const unsigned vr[], size_t nvr, const double
             c->s.v = value[i];
             c->inputs_set = 1;
         }
-        else {
+        else if (!tune) {
             if (r == HM_VR_RTOL) c->s.rtol = value[i];
             else c->s.q[r - HM_VR_Q] = value[i];
             c->s.initialized = 0;
         }
+    }
+    if (tune) {  /* the state stays; x0 stays the initial state of the run */
+        memcpy(c->s.q, t->q, sizeof(double) * (HM_NQ + 1));
+        memcpy(c->s.p, t->p, sizeof(double) * (HM_NP + 1));
+        c->w_ok = 0;
+        free(t);
+        return HM_OK;
     }
     if (c->s.mode < M_STEP && !c->s.initialized && hm_setup(c, 1) != HM_OK) {
         hm_enter_error(c);
@@ -615,9 +681,14 @@ static int hm_state_read(hm_inst *c, const char *buf, size_t size, hm_state *dst
 static int hm_new_discrete(hm_inst *c)
 {
 #if HM_KIND != 0
-    return hm_reanchor(c);
+    int st = hm_reanchor(c);
+    if (st == HM_OK)
+        hm_log(c, HM_OK, "logEvents", "event at t = %.17g: memory anchored at u = %.17g, "
+               "direction %+d", c->s.time, c->s.u_c, c->s.dir);
+    return st;
 #else
-    (void)c;
+    hm_log(c, HM_OK, "logEvents", "event at t = %.17g (u = %.17g, v = %.17g)", c->s.time,
+           c->s.u, c->s.v);
     return HM_OK;
 #endif
 }
@@ -740,10 +811,13 @@ static int hm_input_derivatives(hm_inst *c, const unsigned vr[], size_t nvr, con
     return HM_OK;
 }
 
-/* Directional (adjoint = 0) or adjoint (adjoint = 1) derivatives in model exchange of a
- * smooth law, from the law's C jac (LAW_jac, the twin of the Python jac kernel):
- * unknowns F and der(x_i), knowns x_j, u, v (value references), at the current
- * continuous states and inputs. J is (n+1) x (n+2), row-major. */
+/* Directional (adjoint = 0) or adjoint (adjoint = 1) derivatives in model exchange, at
+ * the current continuous states and inputs. J is (n+1) x (n+2), row-major. Smooth laws:
+ * from the law's C jac (LAW_jac, the twin of the Python jac kernel), unknowns F and
+ * der(x_i), knowns x_j, u, v (value references). Inclusions and operators (no
+ * continuous states): unknown F, knowns u, v, from LAW_dforce at the state carried from
+ * the anchor to u: dF/du along the branch the input is on (the direction of its move
+ * from the anchor; before any move, the last direction), ∂F/∂v. */
 static int hm_jac_row(unsigned r)
 {
     if (r == HM_VR_F) return HM_NX;
@@ -763,7 +837,7 @@ static int hm_directional(hm_inst *c, const unsigned unk[], size_t nu, const uns
                           size_t nk, const double seed[], double out[], int adjoint,
                           const char *fn)
 {
-#ifdef HM_JAC
+#if defined(HM_JAC) || defined(HM_DFORCE)
     double J[(HM_NX + 1) * (HM_NX + 2)];
     size_t a, b;
     if (hm_refuse(c, B(M_INIT) | M_RUN | B(M_TERM), fn)) return HM_ERROR;
@@ -777,7 +851,20 @@ static int hm_directional(hm_inst *c, const unsigned unk[], size_t nu, const uns
     for (b = 0; b < nk; b++)
         if (hm_jac_col(kn[b]) < 0)
             return hm_error(c, "%s: value reference %u is not a known (x, u, v)", fn, kn[b]);
+#ifdef HM_JAC
     HM_JAC(c->s.x, c->s.u, c->s.v, c->s.p, J);
+#else
+    {
+        double u, v, d[2], dir;
+        const double *x = hm_now(c, &u, &v);
+        if (!x) return HM_ERROR;
+        dir = u > c->s.u_c ? 1.0 : (u < c->s.u_c ? -1.0 : (c->s.dir >= 0 ? 1.0 : -1.0));
+        HM_DFORCE(x, u, v, dir, c->s.p, d);
+        memset(J, 0, sizeof J);
+        J[HM_NX * (HM_NX + 2) + HM_NX] = d[0];
+        J[HM_NX * (HM_NX + 2) + HM_NX + 1] = d[1];
+    }
+#endif
     if (!adjoint) {
         for (a = 0; a < nu; a++) {
             double acc = 0.0;
@@ -799,6 +886,65 @@ static int hm_directional(hm_inst *c, const unsigned unk[], size_t nu, const uns
 #else
     (void)unk; (void)nu; (void)kn; (void)nk; (void)seed; (void)out; (void)adjoint;
     hm_log(c, HM_ERROR, "logStatusError", "%s: this law provides no Jacobian", fn);
+    return HM_ERROR;
+#endif
+}
+
+/* a wrong call that changes nothing: HM_ERROR logged, the instance stays in its mode */
+static int hm_refuse_call(hm_inst *c, const char *fmt, ...)
+{
+    char buf[480];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    hm_log(c, HM_ERROR, "logStatusError", "%s", buf);
+    return HM_ERROR;
+}
+
+/* Co-simulation output derivatives: dF/dt at the end of the last doStep along the
+ * predicted input path u(t) (its slope ud_end, v's rate vd_end), at the predicted state:
+ *   smooth laws  dF/dt = ∂F/∂x·ẋ + ∂F/∂u·u̇ + ∂F/∂v·v̇ (LAW_jac, ẋ = LAW_rate at v = u̇),
+ *   inclusions/operators  dF/dt = dF/du·u̇ + ∂F/∂v·v̇ on the branch of u̇ (LAW_dforce).
+ * Only F, order 1, and only until new inputs are set (they start a new path). */
+static int hm_output_derivatives(hm_inst *c, const unsigned vr[], size_t nvr, const int order[],
+                                 double value[], const char *fn)
+{
+#if defined(HM_JAC) || defined(HM_DFORCE)
+    size_t i;
+    double dF, ud = c->s.ud_end, vd = c->s.vd_end;
+    const double *x = c->s.x;
+    if (nvr && (!vr || !order || !value)) return hm_error(c, "%s: NULL array", fn);
+    for (i = 0; i < nvr; i++)
+        if (vr[i] != HM_VR_F || order[i] != 1)
+            return hm_refuse_call(c, "%s: only the first derivative (order 1) of F (value reference "
+                            "%d) is provided (got order %d of %u)", fn, HM_VR_F, order[i], vr[i]);
+    if (!c->s.pred_ok || c->inputs_set)
+        return hm_refuse_call(c, "%s: output derivatives belong to the end of the last doStep: call "
+                        "them after a doStep and before setting new inputs", fn);
+#ifdef HM_JAC
+    {
+        double J[(HM_NX + 1) * (HM_NX + 2)], xd[HM_NX + 1];
+        int j;
+        HM_JAC(x, c->s.u_end, c->s.v_end, c->s.p, J);
+        memset(xd, 0, sizeof xd);
+        HM_RATE(x, c->s.u_end, ud, c->s.p, xd);
+        dF = J[HM_NX * (HM_NX + 2) + HM_NX] * ud + J[HM_NX * (HM_NX + 2) + HM_NX + 1] * vd;
+        for (j = 0; j < HM_NX; j++) dF += J[HM_NX * (HM_NX + 2) + j] * xd[j];
+    }
+#else
+    {
+        double d[2], dir = ud > 0.0 ? 1.0 : (ud < 0.0 ? -1.0 : (c->s.dir >= 0 ? 1.0 : -1.0));
+        HM_DFORCE(x, c->s.u_end, c->s.v_end, dir, c->s.p, d);
+        dF = d[0] * ud + d[1] * vd;
+    }
+#endif
+    if (!isfinite(dF)) return hm_error(c, "%s: non-finite output derivative", fn);
+    for (i = 0; i < nvr; i++) value[i] = dF;
+    return HM_OK;
+#else
+    (void)vr; (void)nvr; (void)order; (void)value;
+    hm_log(c, HM_ERROR, "logStatusError", "%s: this law provides no output derivatives", fn);
     return HM_ERROR;
 #endif
 }
@@ -864,6 +1010,8 @@ static int hm_do_step(hm_inst *c, double t, double h, const char *fn)
     c->s.v_c = c->s.v;
     c->s.u_end = u1;
     c->s.v_end = vend;
+    c->s.ud_end = slope + acc * h;
+    c->s.vd_end = c->s.has_dv ? c->s.dv : acc;
     c->s.time = t + h;
     c->s.pred_ok = 1;
     c->s.has_du = c->s.has_d2u = c->s.has_dv = 0;

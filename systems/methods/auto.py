@@ -142,7 +142,7 @@ def auto_start(fun, t0, t1, y0, nd, args, rtol, atol, first_step, max_step, t_ev
 
 @register_jitable
 def auto_explicit(fun, t, t1, y, f, h, nd, args, rtol, atol, max_step, t_eval, max_steps,
-                  Tout, Yout, nout, ie, c):
+                  Tout, Yout, nout, ie, c, irq):
     """Dormand–Prince steps from (t, y), f = fun(t, y), step h, until t1 or until the
     stiffness test fires (status SWITCH; y, f and the returned h then start the
     implicit phase). Returns (status, t, h, T, Y, nout, ie)."""
@@ -160,6 +160,9 @@ def auto_explicit(fun, t, t1, y, f, h, nd, args, rtol, atol, max_step, t_eval, m
     while t < t1:
         if c[3] >= max_steps:
             status = 3
+            break
+        if irq[0] != 0:         # a signal (radau_solve); one load per six evaluations
+            status = 6
             break
         if t + h > t1:
             h = t1 - t
@@ -214,7 +217,7 @@ def auto_explicit(fun, t, t1, y, f, h, nd, args, rtol, atol, max_step, t_eval, m
 
 @register_jitable
 def auto_implicit(fun, jac, t, t1, y, f, h, nd, args, rtol, atol, max_step, t_eval,
-                  max_steps, Tout, Yout, nout, ie, c):
+                  max_steps, Tout, Yout, nout, ie, c, irq):
     """Radau IIA steps from (t, y), f = fun(t, y), step h, until t1 or until the
     explicit method is stable again at Radau's step size (status SWITCH; y, f and the
     returned h then start the explicit phase). Returns (status, t, h, T, Y, nout, ie)."""
@@ -235,6 +238,9 @@ def auto_implicit(fun, jac, t, t1, y, f, h, nd, args, rtol, atol, max_step, t_ev
     while t < t1:
         if c[3] + cnt[C_NSTEP] >= max_steps:
             status = 3
+            break
+        if irq[0] != 0:
+            status = 6
             break
         ok, t_new = radau_step(fun, jac, t, y, t1, args, rtol, atol, nd, max_step, fw, J, LUr,
                                pr, LUc, pc, Z, F, W, dW, fr, fc, ynew, ytmp, err, Q, yold,
@@ -275,7 +281,7 @@ def auto_implicit(fun, jac, t, t1, y, f, h, nd, args, rtol, atol, max_step, t_ev
 
 @njit(cache=False)  # takes the right-hand side as an argument: compiled per system
 def auto_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step, t_eval,
-               max_steps):
+               max_steps, irq):
     """Integrate y' = fun(t, y, args, out) over [t0, t1], switching between
     Dormand–Prince 5(4) and Radau IIA 5 on detected stiffness (module docstring):
     :func:`auto_start`, then :func:`auto_explicit` and :func:`auto_implicit` in turn.
@@ -292,11 +298,11 @@ def auto_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step,
         if stiff:
             status, t, h, Tout, Yout, nout, ie = auto_implicit(
                 fun, jac, t, t1, y, f, h, nd, args, rtol, atol, max_step, t_eval, max_steps,
-                Tout, Yout, nout, ie, c)
+                Tout, Yout, nout, ie, c, irq)
         else:
             status, t, h, Tout, Yout, nout, ie = auto_explicit(
                 fun, t, t1, y, f, h, nd, args, rtol, atol, max_step, t_eval, max_steps,
-                Tout, Yout, nout, ie, c)
+                Tout, Yout, nout, ie, c, irq)
         if status == SWITCH:
             stiff = not stiff
     return status, t, Tout[:nout], Yout[:nout], c

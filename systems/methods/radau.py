@@ -77,7 +77,8 @@ C_NFEV, C_NJEV, C_NLU, C_NSTEP, C_NREJ = range(5)
 STATUS_MESSAGES = {0: "the end of the time span was reached",
                    1: "step size fell below machine resolution",
                    2: "non-finite state",
-                   3: "too many steps (max_steps)"}
+                   3: "too many steps (max_steps)",
+                   6: "stopped by a signal"}
 
 
 # -- dense linear algebra for the small systems of lumped rigs ----------------------------
@@ -514,14 +515,17 @@ def out_step(Tout, Yout, nout, ie, t_eval, t, t_new, y_new, dp, Q, yold, K, y, h
 
 @njit(cache=False)  # takes the right-hand side as an argument: compiled per system
 def radau_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step, t_eval,
-                max_steps):
+                max_steps, irq):
     """Integrate y' = fun(t, y, args, out) over [t0, t1] with Radau IIA order 5.
 
     fun, jac: numba callables (see the module docstring); y0 (n,); nd ≤ n controlled
     components; atol (nd,); first_step 0 for automatic; t_eval increasing output
     times in [t0, t1] (dense output) or empty for every step.
     Returns (status, t_reached, T, Y, counters [nfev, njev, nlu, nsteps, nrejected]);
-    status: 0 done, 1 step size too small, 2 non-finite state, 3 max_steps.
+    status: 0 done, 1 step size too small, 2 non-finite state, 3 max_steps, 6 stopped
+    by a signal (irq[0] != 0, uint8 array of hystmech.interrupt.watching, polled every
+    step: one step of a large system can take milliseconds, and a load per step costs
+    nothing beside its LU work).
     """
     n = y0.size
     (f, J, LUr, pr, LUc, pc, Z, F, W, dW, fr, fc, ynew, ytmp, err, Q, yold, rs,
@@ -545,6 +549,9 @@ def radau_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step
     while t < t1:
         if cnt[C_NSTEP] >= max_steps:
             status = 3
+            break
+        if irq[0] != 0:
+            status = 6
             break
         ok, t_new = radau_step(fun, jac, t, y, t1, args, rtol, atol, nd, max_step, f, J, LUr,
                                pr, LUc, pc, Z, F, W, dW, fr, fc, ynew, ytmp, err, Q, yold,
@@ -582,8 +589,9 @@ def specialise(solver, args):
     ``args``: compiled once for every system with that args type and cached on disk
     (a core called with plain dispatchers is compiled per system and cannot be
     cached). Call it as ``entry(fun, jac, t0, t1, y0, nd, args, rtol, atol,
-    first_step, max_step, t_eval, max_steps)`` with fun, jac compiled for
-    ``signatures(numba.typeof(args))``.
+    first_step, max_step, t_eval, max_steps[, irq])`` with fun, jac compiled for
+    ``signatures(numba.typeof(args))`` and irq the uint8 array of
+    :func:`hystmech.interrupt.watching` (default: never interrupted).
 
     numba validates a cached core against the time stamp of the file defining it
     only: after editing radau.py or components/_ode.py in a source checkout, touch
@@ -595,7 +603,12 @@ def specialise(solver, args):
         fun_sig, jac_sig = signatures(args_type)
         f64, a1 = types.float64, types.float64[::1]
         sig = (types.FunctionType(fun_sig), types.FunctionType(jac_sig), f64, f64, a1,
-               types.int64, args_type, f64, a1, f64, f64, a1, types.int64)
+               types.int64, args_type, f64, a1, f64, f64, a1, types.int64,
+               types.Array(types.uint8, 1, "C"))
         disp.compile(sig)
-        _ENTRIES[key] = disp.overloads[sig].entry_point
+        ep = disp.overloads[sig].entry_point
+
+        def entry(*a, irq=None, ep=ep):
+            return ep(*a, np.zeros(8, np.uint8) if irq is None else irq)
+        _ENTRIES[key] = entry
     return _ENTRIES[key]

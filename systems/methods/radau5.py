@@ -12,13 +12,14 @@ compiled forward-difference Jacobian (:func:`stiff_jac_fd`).
 
 Options: rtol (1e-8), atol (see :func:`~hystmech.systems.methods.rk45.default_atol`),
 max_step, first_step, max_steps. The energy quadratures ride along without error
-control. Observers and the callback run on the output samples after the integration
+control. Ctrl-C stops the loop at the next step (:mod:`hystmech.interrupt`). Observers and the callback run on the output samples after the integration
 (as for the scipy methods).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ...interrupt import raise_if_stopped, watching
 from . import MethodResult
 from .radau import STATUS_MESSAGES
 
@@ -58,12 +59,12 @@ def stiff_jac_fd(t, y, a, J):
 
 
 def radau5(t0, t1, z0, nd, prm, energy, nw, ysc, rtol, atol, first_step, max_step, t_eval,
-           max_steps):
+           max_steps, irq):
     """TEMPLATE compiled into each structure's module: radau_solve on its globals.
     Returns (status, t reached, T, Z, counters)."""
     a = (prm, np.zeros(nw), scratch(prm), energy, ysc)  # noqa: F821
     return radau_solve(t0, t1, z0, nd, a, rtol, atol,  # noqa: F821
-                       first_step, max_step, t_eval, max_steps)
+                       first_step, max_step, t_eval, max_steps, irq)
 
 
 def auto_stiff(t0, t1, z0, nd, prm, energy, nw, ysc, rtol, atol, first_step, max_step,
@@ -75,20 +76,20 @@ def auto_stiff(t0, t1, z0, nd, prm, energy, nw, ysc, rtol, atol, first_step, max
 
 
 def auto_stiff_explicit(t, t1, y, f, h, nd, prm, energy, nw, ysc, rtol, atol, max_step,
-                        t_eval, max_steps, T, Y, nout, ie, c):
+                        t_eval, max_steps, T, Y, nout, ie, c, irq):
     """TEMPLATE: the explicit phase of method "auto" (auto_explicit) on the globals."""
     a = (prm, np.zeros(nw), scratch(prm), energy, ysc)  # noqa: F821
     return auto_explicit(t, t1, y, f, h, nd, a, rtol, atol, max_step,  # noqa: F821
-                         t_eval, max_steps, T, Y, nout, ie, c)
+                         t_eval, max_steps, T, Y, nout, ie, c, irq)
 
 
 def auto_stiff_implicit(t, t1, y, f, h, nd, prm, energy, nw, ysc, rtol, atol, max_step,
-                        t_eval, max_steps, T, Y, nout, ie, c):
+                        t_eval, max_steps, T, Y, nout, ie, c, irq):
     """TEMPLATE: the implicit phase of method "auto" (auto_implicit) on the globals;
     compiled only when a run first turns stiff."""
     a = (prm, np.zeros(nw), scratch(prm), energy, ysc)  # noqa: F821
     return auto_implicit(t, t1, y, f, h, nd, a, rtol, atol, max_step,  # noqa: F821
-                         t_eval, max_steps, T, Y, nout, ie, c)
+                         t_eval, max_steps, T, Y, nout, ie, c, irq)
 
 
 TEMPLATES = (stiff_fun, stiff_jac_an, stiff_jac_fd, radau5, auto_stiff,
@@ -192,14 +193,17 @@ def run_stiff(model, t0, t1, y0, t_eval, energy, obs, options, method):
     ysc = np.maximum(atol / rtol, 1e-300)
     z0 = np.ascontiguousarray(np.concatenate([y0, np.zeros(nquad)]), dtype=float)
     te = np.zeros(0) if t_eval is None else np.ascontiguousarray(t_eval, dtype=float)
-    if method == "radau5":
-        status, t_r, T, Z, cnt = model.code.radau5(
-            float(t0), float(t1), z0, int(N), model.prm, bool(energy), model.layout.n_work,
-            ysc, rtol, atol, first_step, max_step, te, max_steps)
-    else:
-        status, t_r, T, Z, cnt = _auto_phases(model, float(t0), float(t1), z0, int(N),
-                                              bool(energy), ysc, rtol, atol, first_step,
-                                              max_step, te, max_steps)
+    with watching() as irq:
+        if method == "radau5":
+            status, t_r, T, Z, cnt = model.code.radau5(
+                float(t0), float(t1), z0, int(N), model.prm, bool(energy),
+                model.layout.n_work, ysc, rtol, atol, first_step, max_step, te, max_steps, irq)
+        else:
+            status, t_r, T, Z, cnt = _auto_phases(model, float(t0), float(t1), z0, int(N),
+                                                  bool(energy), ysc, rtol, atol, first_step,
+                                                  max_step, te, max_steps, irq)
+        if status == 6:
+            raise_if_stopped(irq)
     stats = {"nfev": int(cnt[0]), "njev": int(cnt[1]), "nlu": int(cnt[2]),
              "nsteps": int(cnt[3]), "nrejected": int(cnt[4])}
     if method == "auto":
@@ -217,7 +221,7 @@ def run_stiff(model, t0, t1, y0, t_eval, energy, obs, options, method):
 
 
 def _auto_phases(model, t0, t1, z0, N, energy, ysc, rtol, atol, first_step, max_step, te,
-                 max_steps):
+                 max_steps, irq):
     """Method "auto" as its phases (methods/auto.py: auto_solve's loop, run from Python so
     that the implicit phase is compiled only when a system first turns stiff)."""
     from .auto import SWITCH
@@ -231,7 +235,8 @@ def _auto_phases(model, t0, t1, z0, N, energy, ysc, rtol, atol, first_step, max_
     while status == 0 and t < t1 or status == SWITCH:
         phase = code.auto_stiff_implicit if stiff else code.auto_stiff_explicit
         status, t, h, T, Z, nout, ie = phase(t, t1, y, f, h, N, prm, energy, nw, ysc, rtol,
-                                             atol, max_step, te, max_steps, T, Z, nout, ie, c)
+                                             atol, max_step, te, max_steps, T, Z, nout, ie, c,
+                                             irq)
         if status == SWITCH:
             stiff = not stiff
     return status, t, T[:nout], Z[:nout], c
