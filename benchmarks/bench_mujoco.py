@@ -6,7 +6,7 @@ same run against the same models without the elements.
 (a) one hinge (a pendulum arm, joint spring), semi-implicit Euler, 200 000 steps by
 mj_step(m, d, nstep): without and with a LuGre element (target: ≤ 10 % per step);
 (b) a 20-hinge chain (gravity, joint springs), 20 000 steps: without and with a LuGre
-element on every joint (target: ≤ 5 % per step);
+element on every joint (target: ≤ 5 % per step and element);
 (c) plugin_state per element against the law's states (target: ≤ states + 2).
 CPU time of this process, best of 7 interleaved runs (a shared machine); where valgrind
 and a C compiler are present, also the instructions per mj_step (callgrind, counted in
@@ -136,7 +136,7 @@ def main():
     n = 20
     b, p, _ = _overhead(_chain_xml(n), [f"j{i}" for i in range(n)], 20_000, 500)
     over = p / b - 1.0
-    ok &= over <= TARGET_CHAIN
+    ok &= over / n <= TARGET_CHAIN          # the target is per element (issue 18)
     print(f"MuJoCo {n}-hinge chain, Euler: bare {b * 1e6:.3f} µs/step, + LuGre on every "
           f"joint {p * 1e6:.3f} µs/step: overhead {100 * over:+.1f} % "
           f"({100 * over / n:+.2f} % per element; target ≤ {100 * TARGET_CHAIN:.0f} %)")
