@@ -70,14 +70,21 @@ static double hm_sign(double v) { return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : 0.0);
 /* message buffer for LAW_setup errors */
 static HM_TLS char hm_msg[256];
 
+/* The two variables a host touches around every kernel call; a host built as one
+ * shared library may give them a cheaper TLS model (the MuJoCo plugin: initial-exec,
+ * no __tls_get_addr call per access). */
+#ifndef HM_TLS_HOT
+#define HM_TLS_HOT HM_TLS
+#endif
+
 /* set by a kernel that cannot continue (e.g. the Preisach memory stack is full); the
  * FMI boilerplate reports it as an error after the step */
-static HM_TLS const char *hm_fail = NULL;
+static HM_TLS_HOT const char *hm_fail = NULL;
 
 /* Work budget of the adaptive integrators below: the FMI boilerplate sets it before a
  * kernel call (< 0: unlimited) so that one doStep does bounded work; when it runs
  * out the integrator stops and sets hm_fail = HM_BUDGET_MSG. */
-static HM_TLS long hm_budget = -1;
+static HM_TLS_HOT long hm_budget = -1;
 static const char HM_BUDGET_MSG[] = "maximum number of internal steps reached";
 
 static int hm_spend(void)

@@ -44,6 +44,7 @@ import math
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 
 from .base import ForceElement, Param, check_array, check_finite
 
@@ -149,14 +150,14 @@ def everett(p, alpha, beta):
     return p[oT + i2 * (n1 + 1) + i1]
 
 
-@njit(cache=True)
+@register_jitable
 def _node_E(p, j, i):
     # E(t_j, t_i) at grid nodes (continuous mode), j, i in 0..n
     n1 = int(p[1])
     return p[_HEAD + 2 * n1 + (j + 1) * (n1 + 1) + n1 - i]
 
 
-@njit(cache=True)
+@register_jitable
 def _everett_c(p, alpha, beta, grad):
     """Continuous mode: E(α, β) = ∫∫_{β <= a1 < a2 <= α} ρ(a1, a2) da1 da2 for a density ρ
     constant on each cell of the triangulated plane (Manfredo et al. (2023), eqs. (14),
@@ -215,7 +216,7 @@ def _everett_c(p, alpha, beta, grad):
     return E, da, db
 
 
-@njit(cache=True)
+@register_jitable
 def _E(p, alpha, beta):
     # the Everett function of either mode
     if p[8] == 0.0:
@@ -223,7 +224,7 @@ def _E(p, alpha, beta):
     return everett(p, alpha, beta)
 
 
-@njit(cache=True)
+@register_jitable
 def _is_max(x, j):
     # stack[j] is a maximum iff (stack[0] is a maximum) xor (j odd)
     if x[2] > 0.0:
@@ -293,7 +294,7 @@ def _step(x, p, v):
         x[1] = n
 
 
-@njit(cache=True)
+@register_jitable
 def _anchor(x, p, u):
     # (P, anchor, rising) with Σ+(u) = P + E(u, anchor) if rising else P − E(anchor, u),
     # for the input moved from x[0] to u, without changing x

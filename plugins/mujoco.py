@@ -43,9 +43,10 @@ first step and the element sees that u, no path from the reference is traversed)
 the Assembly's elements start at the DOFs' x0 (u = x_a − x_b, reference x = 0). On a
 joint it adds −F to qfrc_passive, on a tendon −F·J.
 
-State: ``mjData.plugin_state`` holds only the law's state x, the committed input and
-time (and, for laws with switch points, one window force): ``mj_getState`` /
-``mj_setState`` / ``mj_copyData`` save and restore it exactly. A non-finite or
+State: ``mjData.plugin_state`` holds only the law's state x and the input and time at
+which it was committed (law states + 2 doubles; laws with switch points under the
+semi-implicit integrators commit at the last step's midpoint, their window's back half):
+``mj_getState`` / ``mj_setState`` / ``mj_copyData`` save and restore it exactly. A non-finite or
 inconsistent state written into it is reported through ``mju_warning`` and the element
 restarts from its initial state. Host discipline (trial/commit): a force evaluation
 advances a copy of the committed state; MuJoCo's once-per-step ``advance`` commits.
@@ -58,8 +59,10 @@ unchanged and a stiff constant damping (e.g. Masing's c with h·c/m > 2) stays s
 Measured on the scenario ``mujoco-lugre-joint`` (LuGre σ0 = 1e5, σ1 = 316, J ≈ 1 kg·m²)
 at MuJoCo's default h = 2e-3 under ``implicitfast`` without it: the stick phases track
 the converged creep velocity (|qvel| < 1e-5 rad/s) and the angle is within 0.08 % of the
-converged run; RK4 is stable up to the same h as the equivalent spring-damper
-(σ0, σ1 + σ2). Do not move LuGre's σ1 there: ∂F/∂v is σ1 + σ2 only while sticking,
+converged run (at h = 1e-3, 2e-3 and 4e-3 it follows the converged stick creep to
+5e-7 rad/s); RK4 is stable up to the same h as the equivalent spring-damper
+(σ0, σ1 + σ2), and every RK4 stage advances a copy of the committed state from the
+step's start (the first step of a fresh element included): order 4. Do not move LuGre's σ1 there: ∂F/∂v is σ1 + σ2 only while sticking,
 and a larger constant c adds a spurious inertia c·h while slipping (24 % error).
 """
 from __future__ import annotations
@@ -216,14 +219,17 @@ def _block(model, data, name):
 
 
 def element_state(model, data, name: str) -> np.ndarray:
-    """The committed internal state x of the element ``name`` (a copy)."""
+    """The committed internal state x of the element ``name`` (a copy), at the committed
+    input :func:`element_u`."""
     i, s = _block(model, data, name)
     return np.array(s[:_lib().hm_mj_nx(data._address, i)])
 
 
 def element_u(model, data, name: str) -> float:
-    """The committed input u of the element ``name`` [m or rad] (nan before the first
-    step: the element then starts at the current u)."""
+    """The committed input u of the element ``name`` [m or rad]: the current u after a
+    step, or for a law with switch points under Euler/implicit/implicitfast the last
+    step's midpoint q − h·v/2 (nan before the first step: the element then starts at the
+    current u)."""
     i, s = _block(model, data, name)
     return float(s[_lib().hm_mj_nx(data._address, i)])
 
@@ -244,9 +250,10 @@ def element_failures(model, data, name: str) -> int:
 
 
 def element_force(model, data, name: str) -> float:
-    """The force [N or N·m] of the element ``name`` at its committed state and input
-    and the current velocity (after ``mj_step``: the force at the new time), including
-    the part handed to MuJoCo as implicit damping."""
+    """The force [N or N·m] of the element ``name`` at the current u and velocity (its
+    committed state moved on to the current u along a straight segment; after
+    ``mj_step``: the force at the new time, pointwise), including the part handed to
+    MuJoCo as implicit damping."""
     i = _instance(model, data, name)
     return float(_lib().hm_mj_force(model._address, data._address, i))
 

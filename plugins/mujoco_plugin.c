@@ -19,15 +19,16 @@
  * Every value is checked at compile time (nstate) by the law's own setup (the checks
  * of the Python constructor, same messages), so a bad config is a compile error.
  *
- * Storage: mjData.plugin_state holds only [x (the committed law state), u_c, t_c] and,
- * for laws with switch points, the back-half mean force (NaN: none); u_c = NaN means
- * "not started": force evaluations use the initial state at the current u, and the
- * first advance() commits from the u at which the first step started (no path from the
- * reference is traversed, as in the Assembly where an element starts at its x0 at
- * whatever u the DOFs start; a qpos set after mj_forward counts). Parameters, initial state, target indices (checked at
- * init) live in the instance's plugin_data. A non-finite or inconsistent state (e.g.
- * written by a user) is reported with mju_warning and the element restarts from its
- * initial state: never a crash.
+ * Storage: mjData.plugin_state holds only [x (the committed law state), u_c, t_c]: the
+ * law's states + 2 (anything derivable from them or from the model lives in
+ * plugin_data). u_c = NaN means "not started": force evaluations use the initial state
+ * at the current u, and the first advance() commits from the u at which the first step
+ * started (no path from the reference is traversed, as in the Assembly where an element
+ * starts at its x0 at whatever u the DOFs start; a qpos set after mj_forward counts;
+ * RK4's later stages of that step advance from its start, recorded in plugin_data).
+ * Parameters, initial state, target indices (checked at init) live in the instance's
+ * plugin_data. A non-finite or inconsistent state (e.g. written by a user) is reported
+ * with mju_warning and the element restarts from its initial state: never a crash.
  *
  * Host discipline (trial/commit): compute() evaluates the force on a COPY of the state
  * committed at the last step, advanced from the committed input to the current one;
@@ -38,9 +39,11 @@
  * implicitfast): MuJoCo's update v+ = v + h·a(q_n), q+ = q_n + h·v+ is the leapfrog
  * scheme whose impulse h·F(q_n) stands for the integral of F over [t_n - h/2,
  * t_n + h/2]; when a switch point falls in that window compute() returns the mean
- * force over it (second half of the committed segment, averaged at commit, and the
- * first half of the next one along q_n + v·(t - t_n)), so a switch is placed at its
- * position along the step. RK4 evaluates pointwise forces at its stages.
+ * force over it, cut at the switch points. The state is committed at the step's
+ * midpoint (u_c = q - h·v/2, t_c = t - h/2), so the window's back half is the trial's
+ * own segment u_c -> q_n (its mean recomputed from the committed state, not stored)
+ * and the front half q_n -> q_n + h·v/2 is predicted. RK4 evaluates pointwise forces at
+ * its stages and commits at the step's end.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,6 +52,13 @@
 #include <math.h>
 
 #include <mujoco/mujoco.h>
+
+/* hm_fail and hm_budget (hm_law.h) are touched around every kernel call: initial-exec
+ * TLS reads them through the thread pointer instead of a __tls_get_addr call (16 bytes
+ * of static TLS; the rest of hm_law.h's thread-locals keep the default model) */
+#if defined(__GNUC__) && defined(__ELF__) && !defined(HM_TLS_HOT)
+#define HM_TLS_HOT __thread __attribute__((tls_model("initial-exec")))
+#endif
 
 typedef void (*hm_adv_fn)(double *x, double u0, double u1, double dt, double v,
                           const double *p, double rtol);
@@ -204,6 +214,10 @@ typedef struct {
     double *p, *x0, *xt;               /* parameters, initial state, trial scratch */
     long failures;
     int warned;
+    /* where the first step of a not-started element began (its first evaluation; see
+       hm_start): a trial cache for RK4's later stages, never committed physics */
+    int has_start;
+    double u_start, t_start;
     char name[64];
 } hm_inst_t;
 
@@ -435,7 +449,7 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
             return err;
         }
     }
-    I->nstate = I->nx + 2 + (I->has_sw ? 1 : 0);
+    I->nstate = I->nx + 2;
     /* target */
     jn = mj_getPluginConfig(m, instance, "joint");
     tn = mj_getPluginConfig(m, instance, "tendon");
@@ -540,7 +554,6 @@ static void hm_restart(const hm_inst_t *I, mjtNum *s)
     memcpy(s, I->x0, sizeof(double) * I->nx);
     s[I->nx] = NAN;            /* u_c: not started */
     s[I->nx + 1] = 0.0;        /* t_c */
-    if (I->has_sw) s[I->nx + 2] = NAN;
 }
 
 static int hm_init(const mjModel *m, mjData *d, int instance)
@@ -603,20 +616,29 @@ static void hm_reset(const mjModel *m, mjtNum *plugin_state, void *plugin_data, 
  * out is a kernel failure (counted, reported once) */
 #define HM_MJ_BUDGET 2000L
 
-static void hm_adv(const hm_inst_t *I, double *x, double u0, double u1, double dt, double v)
+/* a single law (the common case) without the loop: these run on every step */
+#define HM_HOT static inline __attribute__((always_inline))
+
+HM_HOT void hm_adv(const hm_inst_t *I, double *x, double u0, double u1, double dt, double v)
 {
     int i;
-    for (i = 0; i < I->nparts; i++) {
+    if (I->nparts == 1) {
         hm_budget = HM_MJ_BUDGET;
-        I->law[i]->adv(x + I->xo[i], u0, u1, dt, v, I->p + I->po[i], I->rtol);
+        I->law[0]->adv(x, u0, u1, dt, v, I->p, I->rtol);
+    } else {
+        for (i = 0; i < I->nparts; i++) {
+            hm_budget = HM_MJ_BUDGET;
+            I->law[i]->adv(x + I->xo[i], u0, u1, dt, v, I->p + I->po[i], I->rtol);
+        }
     }
     hm_budget = -1;
 }
 
-static double hm_force(const hm_inst_t *I, const double *x, double u, double v)
+HM_HOT double hm_force(const hm_inst_t *I, const double *x, double u, double v)
 {
     double F = 0.0;
     int i;
+    if (I->nparts == 1) return I->law[0]->force(x, u, v, I->p);
     for (i = 0; i < I->nparts; i++) F += I->law[i]->force(x + I->xo[i], u, v, I->p + I->po[i]);
     return F;
 }
@@ -633,21 +655,31 @@ static double hm_switch(const hm_inst_t *I, const double *x, double u, double di
     return best;
 }
 
-/* NULL or what is wrong with a state block s (written from outside) */
-static const char *hm_bad_state(const hm_inst_t *I, const mjtNum *s)
+/* NULL or what is wrong with a state block s (written from outside); the common
+ * case (all finite, no law check) without a call */
+static const char *hm_bad_state_slow(const hm_inst_t *I, const mjtNum *s)
 {
     int i;
     for (i = 0; i < I->nx; i++)
         if (!isfinite(s[i])) return "non-finite law state";
     if (!isfinite(s[I->nx + 1])) return "non-finite committed time";
     if (isinf(s[I->nx])) return "infinite committed input";
-    if (I->has_sw && isinf(s[I->nx + 2])) return "infinite window force";
-    if (I->has_check)
-        for (i = 0; i < I->nparts; i++)
-            if (I->law[i]->check) {
-                const char *e = I->law[i]->check(s + I->xo[i], I->p + I->po[i]);
-                if (e) return e;
-            }
+    for (i = 0; i < I->nparts; i++)
+        if (I->law[i]->check) {
+            const char *e = I->law[i]->check(s + I->xo[i], I->p + I->po[i]);
+            if (e) return e;
+        }
+    return NULL;
+}
+
+static inline const char *hm_bad_state(const hm_inst_t *I, const mjtNum *s)
+{
+    double z = 0.0;
+    int i;
+    /* x·0 is 0 for a finite x and NaN for ±inf or NaN */
+    for (i = 0; i < I->nx; i++) z += s[i] * 0.0;
+    if (z != 0.0 || !isfinite(s[I->nx + 1]) || isinf(s[I->nx]) || I->has_check)
+        return hm_bad_state_slow(I, s);
     return NULL;
 }
 
@@ -662,7 +694,7 @@ static void hm_guard(const mjModel *m, mjData *d, int instance, hm_inst_t *I, mj
     (void)m; (void)instance;
 }
 
-static void hm_target(const mjModel *m, const mjData *d, const hm_inst_t *I, double *u, double *v)
+HM_HOT void hm_target(const mjModel *m, const mjData *d, const hm_inst_t *I, double *u, double *v)
 {
     (void)m;
     if (I->kind == 0) {
@@ -678,7 +710,7 @@ static void hm_target(const mjModel *m, const mjData *d, const hm_inst_t *I, dou
  * displacement at an unchanged time (a finite-difference perturbation of qpos, e.g. in
  * mjd_transitionFD) is taken as travelled at the current speed, in its own direction,
  * so that rate-dependent laws see a tangent in both directions */
-static void hm_segment(double uc, double tc, double u, double t, double vnow, double *dt,
+HM_HOT void hm_segment(double uc, double tc, double u, double t, double vnow, double *dt,
                        double *vs)
 {
     double du = u - uc;
@@ -696,7 +728,7 @@ static void hm_segment(double uc, double tc, double u, double t, double vnow, do
 
 /* a kernel that could not continue (hm_fail, e.g. a Preisach memory stack overflow) is
  * counted per instance and reported once through mju_warning */
-static void hm_check_fail(hm_inst_t *I)
+HM_HOT void hm_check_fail(hm_inst_t *I)
 {
     const char *f = hm_fail;
     if (f) {
@@ -709,12 +741,12 @@ static void hm_check_fail(hm_inst_t *I)
     }
 }
 
-static int hm_windowed(const mjModel *m, const hm_inst_t *I)
+HM_HOT int hm_windowed(const mjModel *m, const hm_inst_t *I)
 {
     return I->has_sw && m->opt.integrator != mjINT_RK4;
 }
 
-static int hm_inside(double w, double a, double b, double dir)
+HM_HOT int hm_inside(double w, double a, double b, double dir)
 {
     return dir * (w - a) > 0.0 && dir * (b - w) > 0.0;
 }
@@ -743,36 +775,75 @@ static double hm_mean_force(const hm_inst_t *I, double *x, double a, double b, d
     return acc / (b - a);
 }
 
-/* the element's force at the current configuration (trial state); NAN when the
- * instance is unusable */
-static double hm_eval(const mjModel *m, mjData *d, int instance, double *v_out)
+/* the committed time of the windowed scheme: the previous step's midpoint (the same
+ * expression in advance() and compute(), so the comparison is exact) */
+static double hm_mid_time(const mjModel *m, const mjData *d)
 {
-    hm_inst_t *I = HM_INST(d, instance);
-    mjtNum *s;
-    double *xs, u, v, dt, vs, F, uc, tc;
-    if (!I) return NAN;
-    s = d->plugin_state + m->plugin_stateadr[instance];
+    return d->time - 0.5 * m->opt.timestep;
+}
+
+/* a not-started element: 1 if this evaluation is a later RK4 stage of the step that
+ * began at the recorded (u_start, t_start) (stage times t_start + h/2 and t_start + h,
+ * as MuJoCo's mj_RungeKutta sets them), else it is a step's start: recorded, 0 */
+static int hm_start(const mjModel *m, const mjData *d, hm_inst_t *I, double u)
+{
+    double h = m->opt.timestep;
+    if (m->opt.integrator == mjINT_RK4 && I->has_start
+        && (d->time == I->t_start + 0.5 * h || d->time == I->t_start + h))
+        return 1;
+    I->has_start = 1;
+    I->u_start = u;
+    I->t_start = d->time;
+    return 0;
+}
+
+/* the element's force at the current configuration (trial state: a copy of the
+ * committed state advanced from (u_c, t_c) to (u, t)); NAN when the instance is
+ * unusable. Windowed (switch laws under the semi-implicit integrators): the committed
+ * point is the previous step's midpoint, so the trial's segment u_c -> u is the back
+ * half of this step's window [t - h/2, t + h/2]; its mean force is taken (cut at the
+ * switch points) when a switch lies in it, and the front half u -> u + h·v/2 likewise */
+static double hm_eval(const mjModel *m, mjData *d, int instance, hm_inst_t *I, double *v_out)
+{
+    mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];
+    const double *xs = s;
+    double u, v, dt, vs, F, uc, tc, Fb = NAN;
+    int win;
     hm_guard(m, d, instance, I, s);
     hm_target(m, d, I, &u, &v);
     *v_out = v;
     if (!isfinite(u) || !isfinite(v)) return NAN;      /* MuJoCo resets a bad qpos/qvel */
     uc = s[I->nx]; tc = s[I->nx + 1];
-    xs = s;
+    win = hm_windowed(m, I);
     /* not started (u_c = nan): the initial state at the current u, whatever it is (a
        position set after mj_forward and before the first step included); nothing is
-       written here, the first advance() commits */
+       written to plugin_state here, the first advance() commits. RK4's later stages of
+       that first step advance the initial state from the step's start like every
+       other step's stages (else the first step's stage forces would hold x0: a
+       second-order error) */
+    if (isnan(uc) && hm_start(m, d, I, u)) {
+        uc = I->u_start;
+        tc = I->t_start;
+    }
     if (!isnan(uc) && (u != uc || d->time != tc)) {
         memcpy(I->xt, s, sizeof(double) * I->nx);
         hm_segment(uc, tc, u, d->time, v, &dt, &vs);
-        hm_adv(I, I->xt, uc, u, dt, vs);
+        if (win && u != uc && tc == hm_mid_time(m, d)) {
+            double dir = u > uc ? 1.0 : -1.0;
+            if (hm_inside(hm_switch(I, s, uc, dir), uc, u, dir))
+                Fb = hm_mean_force(I, I->xt, uc, u, dt, vs, v);
+            else
+                hm_adv(I, I->xt, uc, u, dt, vs);
+        } else {
+            hm_adv(I, I->xt, uc, u, dt, vs);
+        }
         hm_check_fail(I);
         xs = I->xt;
     }
     F = hm_force(I, xs, u, v);
-    if (hm_windowed(m, I)) {
+    if (win) {
         double dir = v > 0.0 ? 1.0 : -1.0, uf = u + 0.5 * m->opt.timestep * v;
         int fwd = v != 0.0 && hm_inside(hm_switch(I, xs, u, dir), u, uf, dir);
-        double Fb = (!isnan(uc) && d->time == tc) ? s[I->nx + 2] : NAN;  /* back half */
         if (fwd || !isnan(Fb)) {
             double Ff = F;
             if (v != 0.0) {
@@ -791,7 +862,7 @@ static void hm_compute(const mjModel *m, mjData *d, int instance, int capability
     hm_inst_t *I = HM_INST(d, instance);
     double v, F;
     if (!(capability_bit & mjPLUGIN_PASSIVE) || !I) return;
-    F = hm_eval(m, d, instance, &v);
+    F = hm_eval(m, d, instance, I, &v);
     if (!isfinite(F)) return;
     F -= I->cimp * v;          /* the part MuJoCo applies implicitly as joint damping */
     if (I->kind == 0) {
@@ -805,21 +876,33 @@ static void hm_compute(const mjModel *m, mjData *d, int instance, int capability
     }
 }
 
+/* commit x along the linear input segment (uc, tc) -> (u, t) */
+HM_HOT void hm_commit_to(hm_inst_t *I, double *x, double uc, double tc, double u, double t,
+                         double v)
+{
+    double dt, vs;
+    if (u == uc && t == tc) return;
+    hm_segment(uc, tc, u, t, v, &dt, &vs);
+    hm_adv(I, x, uc, u, dt, vs);
+}
+
+/* once per step, after the integration (qpos, qvel and time of the new step; tendon
+ * lengths not recomputed yet: still the step's initial ones). Commits the law state to
+ * the new u, or, windowed, along the committed point -> the step's initial u -> the
+ * step's midpoint (semi-implicit integrators: q+ = q + h·v+, a straight line at v+) */
 static void hm_advance(const mjModel *m, mjData *d, int instance)
 {
     hm_inst_t *I = HM_INST(d, instance);
     mjtNum *s;
-    double u, v, dt, vs, uc, tc;
+    double u, v, u0, uc, tc, h = m->opt.timestep;
     if (!I) return;
     s = d->plugin_state + m->plugin_stateadr[instance];
     if (hm_bad_state(I, s)) { hm_guard(m, d, instance, I, s); return; }
     uc = s[I->nx]; tc = s[I->nx + 1];
-    /* after the integration qpos, qvel and time are those of the new step; tendon
-       lengths are not recomputed yet, so a tendon's committed length moves with the new
-       velocity through the Jacobian of the step's start */
     if (I->kind == 0) {
         u = d->qpos[I->qadr] - I->ref;
         v = d->qvel[I->dadr];
+        u0 = u - h * v;
     } else {
         int t = I->id, k, adr = m->ten_J_rowadr[t], nnz = m->ten_J_rownnz[t];
         v = 0.0;
@@ -827,31 +910,31 @@ static void hm_advance(const mjModel *m, mjData *d, int instance)
             int c = m->ten_J_colind[adr + k];
             if (c >= 0 && c < m->nv) v += d->ten_J[adr + k] * d->qvel[c];
         }
+        u0 = d->ten_length[I->id] - I->ref;
         u = NAN;
     }
     if (isnan(uc)) {
-        /* the first step: the element starts at the step's initial u (a joint moved by
-           h·v under MuJoCo's position update; a tendon's length is still the step's
-           initial one here); under RK4 this is the mean-velocity path of the step */
-        uc = I->kind == 0 ? u - m->opt.timestep * v : d->ten_length[I->id] - I->ref;
-        tc = d->time - m->opt.timestep;
+        /* the first step: the element starts at the step's initial u, recorded at its
+           first evaluation (else, e.g. a state set between mj_step1 and mj_step2, the
+           straight path back at the final velocity) */
+        if (I->has_start && I->t_start < d->time && d->time - I->t_start <= h * (1.0 + 1e-9))
+            u0 = I->u_start;
+        uc = u0;
+        tc = d->time - h;
+    }
+    if (hm_windowed(m, I)) {
+        double um = I->kind == 0 ? u - 0.5 * h * v : u0 + 0.5 * h * v, tm = hm_mid_time(m, d);
+        if (!isfinite(u0) || !isfinite(v) || !isfinite(uc)) return;
+        hm_commit_to(I, s, uc, tc, u0, d->time - h, v);
+        hm_commit_to(I, s, u0, d->time - h, um, tm, v);
+        hm_check_fail(I);
+        s[I->nx] = um;
+        s[I->nx + 1] = tm;
+        return;
     }
     if (I->kind == 1) u = uc + (d->time - tc) * v;
     if (!isfinite(u) || !isfinite(v) || !isfinite(uc)) return;
-    hm_segment(uc, tc, u, d->time, v, &dt, &vs);
-    if (I->has_sw) s[I->nx + 2] = NAN;
-    if (hm_windowed(m, I) && u != uc && dt > 0.0) {
-        /* commit the first half of the segment, then the second half piece by piece
-           (cut at switch points), keeping its mean force when a switch lay in it */
-        double dir = u > uc ? 1.0 : -1.0, um = 0.5 * (uc + u), Fb;
-        int sw;
-        hm_adv(I, s, uc, um, 0.5 * dt, vs);
-        sw = hm_inside(hm_switch(I, s, um, dir), um, u, dir);
-        Fb = hm_mean_force(I, s, um, u, 0.5 * dt, vs, v);
-        if (sw) s[I->nx + 2] = Fb;
-    } else {
-        hm_adv(I, s, uc, u, dt, vs);
-    }
+    hm_commit_to(I, s, uc, tc, u, d->time, v);
     hm_check_fail(I);
     s[I->nx] = u;
     s[I->nx + 1] = d->time;
@@ -885,18 +968,22 @@ HM_EXPORT double hm_mj_reference(const mjData *d, int instance)
     return I ? I->ref : NAN;
 }
 
-/* force at the committed state and input and the current velocity */
+/* force at the current u and velocity, from the committed state advanced to the
+ * current u along a straight segment (pointwise: no window mean) */
 HM_EXPORT double hm_mj_force(const mjModel *m, const mjData *d, int instance)
 {
-    const hm_inst_t *I = HM_INST(d, instance);
+    hm_inst_t *I = HM_INST(d, instance);
     const mjtNum *s;
-    double u, v;
+    double u, v, F;
     if (!I) return NAN;
     s = d->plugin_state + m->plugin_stateadr[instance];
     if (hm_bad_state(I, s)) return NAN;
     hm_target(m, d, I, &u, &v);
-    if (!isnan(s[I->nx])) u = s[I->nx];
-    return hm_force(I, s, u, v);
+    memcpy(I->xt, s, sizeof(double) * I->nx);
+    if (!isnan(s[I->nx])) hm_commit_to(I, I->xt, s[I->nx], s[I->nx + 1], u, d->time, v);
+    F = hm_force(I, I->xt, u, v);
+    hm_fail = NULL;
+    return F;
 }
 
 /* the MuJoCo header version the library was built against */

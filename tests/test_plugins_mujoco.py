@@ -227,7 +227,7 @@ def test_save_restore_replay_bitwise():
     mujoco.mj_setState(model, d, saved, full)
     second = go(d)
     third = go(dcopy)
-    # bit for bit, the nan that marks "no window force" of a switch law included
+    # bit for bit
     assert np.array_equal(first.view(np.int64), second.view(np.int64))
     assert np.array_equal(first.view(np.int64), third.view(np.int64))
     # and the memory did change along the run (the replay is not trivially equal)
@@ -251,10 +251,16 @@ def test_mjcf_round_trip_and_readers():
     assert u == d1.qpos[0]
     assert hmj.element_force(m1, d1, "lugre") == pytest.approx(
         e1.force_of(x, u, d1.qvel[0]), rel=1e-14)
-    # Masing's force from its own state and input
+    # Masing (a switch law: committed at the last step's midpoint under Euler): the force
+    # at the current u from the committed w moved on by the stop operator (Bastien et
+    # al. (2007), eq. (11)), w <- clip(w + (q - u_c), -eta, eta)
     xm = hmj.element_state(m1, d1, "masing")
+    um = hmj.element_u(m1, d1, "masing")
+    eta = e2.p[2]
+    assert um == pytest.approx(d1.qpos[1] - 0.5 * m1.opt.timestep * d1.qvel[1], abs=1e-15)
+    w = np.clip(xm + (d1.qpos[1] - um), -eta, eta)
     assert hmj.element_force(m1, d1, "masing") == pytest.approx(
-        e2.force_of(xm, d1.qpos[1], d1.qvel[1]), rel=1e-14)
+        e2.force_of(w, d1.qpos[1], d1.qvel[1]), rel=1e-14)
     with pytest.raises(ValueError, match="no plugin instance named"):
         hmj.element_state(m1, d1, "nope")
 

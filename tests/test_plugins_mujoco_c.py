@@ -102,7 +102,7 @@ def run_py(model, n):
 
 
 def bitwise(a, b):
-    """Same bits (the NaN marking "no window force" included)."""
+    """Same bits (NaN markers included)."""
     a, b = np.ascontiguousarray(a, float), np.ascontiguousarray(b, float)
     return a.shape == b.shape and np.array_equal(a.view(np.int64), b.view(np.int64))
 
@@ -122,9 +122,9 @@ def test_c_program_matches_python_bitwise(c_runner, tmp_path):
     assert nplugin == 4
     assert bitwise(c_file, py)
     assert bitwise(c_dir, py)
-    # the plugin_state is the law states plus (u, t) [+ the window force of laws with
-    # switch points]: LuGre 1 + 2, Preisach 3 + 2·16 + 3, Dahl + spring 1 + 2, Maxwell 3 + 3
-    assert list(model.plugin_statenum) == [3, 38, 3, 6]
+    # the plugin_state is the law states plus the committed (u, t): LuGre 1 + 2,
+    # Preisach 3 + 2·16 + 2, Dahl + spring 1 + 2, Maxwell 3 + 2
+    assert list(model.plugin_statenum) == [3, 37, 3, 5]
     bare = run_py(mujoco.MjModel.from_xml_string(
         MJCF.split("<extension>")[0] + MJCF.split("</extension>")[1]), N)
     assert np.max(np.abs(bare[:, :3] - py[:, :3])) > 1e-3
@@ -166,9 +166,14 @@ def _all_laws_spec(h=1e-4):
 def test_saved_xml_replays_bitwise_for_every_law(c_runner, tmp_path):
     """mj_saveLastXML-style MJCF (spec.to_xml) of every law, Preisach, Maxwell-slip and
     sums included, with stable plugin names: a fresh Python process and the C program
-    replay the in-process run bit for bit."""
+    replay the in-process run bit for bit. Each element's plugin_state is its law's
+    own state (n_states of the Python law) plus the committed input and time, switch
+    laws included (no window force or parameter stored there)."""
     spec, names = _all_laws_spec()
     model = spec.compile()
+    for i, name in enumerate(names):
+        assert model.plugin_statenum[i] == CASES[name][0]().n_states + 2, name
+    assert any(CASES[n][0]().kind != "smooth" for n in names)
     xml = tmp_path / "all.xml"
     xml.write_text(spec.to_xml())
     text = xml.read_text()

@@ -66,11 +66,15 @@ def reference(J, t):
     return r.y[0], r.y[1]
 
 
-def test_lugre_arm_sticks_under_implicitfast_at_default_step():
-    """h = 2e-3 (MuJoCo's default) under implicitfast: in the stick phases (converged
-    |v| < 1e-5 rad/s) |qvel| stays below 1e-5 rad/s (no chatter), and the angle stays
-    within 1 % of the converged trajectory over stick, slip and re-stick."""
-    h = 2e-3
+@pytest.mark.parametrize("h", [1e-3, 2e-3, 4e-3])
+def test_lugre_arm_sticks_under_implicitfast(h):
+    """implicitfast at h = 1e-3, MuJoCo's default 2e-3 and 4e-3: in the stick phases of
+    the converged run (|v| < 1e-5 rad/s) the bristles creep at 4e-6 to 1e-5 rad/s (so
+    |v| <= 1e-5 has no margin by definition, even for the exact solution); the MuJoCo
+    run follows that creep to 5e-7 rad/s from 0.2 s after each phase's entry (no
+    chatter; at h = 4e-3 the entry rings for less than that), keeps |qvel| <= 1e-5 over
+    the whole stick set at h <= 2e-3, and the angle stays within 1 % of the converged
+    trajectory over stick, slip and re-stick."""
     model = arm_model(h, "implicitfast")
     d = mujoco.MjData(model)
     mujoco.mj_forward(model, d)
@@ -80,7 +84,14 @@ def test_lugre_arm_sticks_under_implicitfast_at_default_step():
     qr, vr = reference(J, t)
     stick = np.abs(vr) < 1e-5
     assert stick.sum() > 0.5 * q.size and np.max(np.abs(vr)) > 0.3   # stick and slip
-    assert np.max(np.abs(v[stick])) <= 1e-5
+    entry = np.flatnonzero(np.diff(np.r_[0, stick.astype(int)]) == 1)   # the start too
+    settled = stick.copy()
+    for i in entry:
+        settled[i: i + int(round(0.2 / h))] = False
+    assert settled.sum() > 0.4 * q.size
+    assert np.max(np.abs(v[settled] - vr[settled])) <= 5e-7
+    if h <= 2e-3:
+        assert np.max(np.abs(v[stick])) <= 1e-5
     assert np.max(np.abs(q - qr)) <= 0.01 * np.max(np.abs(qr))
 
 
@@ -169,3 +180,60 @@ def test_stiff_viscous_part_through_implicit_damping(tmp_path, monkeypatch):
     assert np.ptp(xr) > 3 * ALPHA / KM                # it slipped both ways
     xe = masing_run(0.0)
     assert not (np.all(np.isfinite(xe)) and np.max(np.abs(xe - xr)) < 0.1 * np.max(np.abs(xr)))
+
+
+# -- RK4: stages advance copies of the committed state, one commit per step ------------
+K1, V1 = 50.0, 0.5               # spring [N/m], initial velocity [m/s] of a unit mass
+RK4_XML = """<mujoco><option timestep="{h}" gravity="0 0 0" integrator="RK4"/>
+<worldbody><body><joint name="x" type="slide" axis="1 0 0" stiffness="{k}"/>
+<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></body></worldbody></mujoco>"""
+
+
+def _rk4_end(el, h, T):
+    spec = mujoco.MjSpec.from_string(RK4_XML.format(h=h, k=K1))
+    hmj.add_element(spec, el, joint="x", name="e")
+    model = spec.compile()
+    d = mujoco.MjData(model)
+    d.qvel[0] = V1
+    for _ in range(int(round(T / h))):
+        mujoco.mj_step(model, d)
+    return d.qpos[0]
+
+
+def _free_reference(rate, force, T):
+    """x(T) of ẍ = −K1 x − F(z, ẋ), ż = rate(z, ẋ), x(0) = 0, ẋ(0) = V1, z(0) = 0:
+    plain Python, DOP853 at rtol 1e-13 (independent of hystmech)."""
+    def rhs(t, y):
+        return [y[1], -K1 * y[0] - force(y[2], y[1]), rate(y[2], y[1])]
+
+    r = solve_ivp(rhs, (0.0, T), [0.0, V1, 0.0], method="DOP853", rtol=1e-13, atol=1e-15)
+    assert r.success and r.y[1, -1] > 0          # the motion stays monotone
+    return r.y[0, -1]
+
+
+@pytest.mark.parametrize("law", ["Dahl", "LuGre"])
+def test_rk4_fourth_order_from_a_fresh_element(law):
+    """MuJoCo's RK4 with the element started at the first step (plugin_state marks it
+    not started): every stage evaluates a copy of the committed state advanced along the
+    chord from the step's start, the first step included, and the step commits once, so
+    a smooth monotone motion converges at order 4 against an independent reference.
+    Dahl: ẇ = ρ(u̇ − |u̇|w), F = Fc·w (Ikhouane et al., §1); LuGre: Ikhouane et al.,
+    eq. (1). (Stage forces held at x0 in the first step, as before, gave order 2.)"""
+    if law == "Dahl":
+        rho, fc, T = 300.0, 0.5, 0.15
+        el = get_element_class("Dahl")(rho=rho, Fc=fc, w0=0.0)
+        xr = _free_reference(lambda z, v: rho * (v - abs(v) * z), lambda z, v: fc * z, T)
+    else:
+        s0, s1, s2, c, s, vs, T = 1e3, 5.0, 0.4, 1.0, 1.5, 0.05, 0.05
+        el = get_element_class("LuGre")(sigma0=s0, sigma1=s1, Fc=c, Fs=s, vs=vs, beta=2.0,
+                                        sigma2=s2)
+
+        def zd(z, v):
+            return v - s0 * abs(v) * z / (c + (s - c) * math.exp(-(v / vs) ** 2))
+
+        xr = _free_reference(zd, lambda z, v: s0 * z + s1 * zd(z, v) + s2 * v, T)
+    hs = T / np.array([75.0, 150.0, 300.0])
+    e = np.array([abs(_rk4_end(el, h, T) - xr) for h in hs])
+    order = np.log2(e[:-1] / e[1:])
+    assert np.all((order > 3.8) & (order < 4.3)), (e, order)
+    assert e[-1] < 1e-8 * abs(xr), e
