@@ -29,6 +29,8 @@ node forces); ``V = scratch(prm)`` the elements' scratch arrays, made once per l
 ``stop(t, y)``                               the user's callback (False if none)
 ``var_solve(z, t0, t1, prm, nw, N, atol, rtol, h0)`` the state and its variational
                                              equations (systems/periodic/monodromy.py)
+``proj_monodromy(y, t0, h, n, h_last, prm, lo, hi, nw, M)`` the projection scheme's
+                                             steps and their chained Jacobian (ditto)
 
 and the generic loops ``projection``, ``rk45`` (with ``dopri_step``) and
 ``eval_samples``, whose source is taken from :mod:`~hystmech.systems.methods` and
@@ -532,7 +534,8 @@ def generate(m, refs: dict) -> str:
 
 NAMES = ("core", "scratch", "fun", "jac", "jac_core", "inputs", "inputs_rot", "powers",
          "signal", "step", "ops", "stop", "fun_full", "projection", "rk45", "eval_samples",
-         "radau5", "auto_stiff", "auto_stiff_explicit", "auto_stiff_implicit", "var_solve")
+         "radau5", "auto_stiff", "auto_stiff_explicit", "auto_stiff_implicit", "var_solve",
+         "proj_monodromy")
 
 
 class Compiled:

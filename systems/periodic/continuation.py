@@ -53,7 +53,8 @@ class Branch:
     else by the parabola through the three points around the turning point; the other
     crossings by interpolating the crossing multiplier's modulus to 1; message: why the
     continuation stopped; phase: the section of each point, t0 + phase·T (it moves off
-    velocity reversals); monodromy_source: "variational" or "finite-differences".
+    velocity reversals); monodromy_source: "variational", "projection-jacobian"
+    (inclusions by the projection scheme) or "finite-differences".
     """
 
     p: np.ndarray
@@ -198,8 +199,9 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
         y = sh.flow(y)
     sh, y, fy, res, scale = converge(sh, y)
     exact = sh.variational() is not None
-    if exact:
-        jacobian_every = 1      # the variational monodromy is cheap and exact
+    proj_exact = sh.projection_map() is not None
+    if exact or proj_exact:
+        jacobian_every = 1      # the variational/projection monodromy is cheap and exact
     free = sh.free
     m = free.size
     # states in units of excursion·√m/state_weight: a unit step moves the states as a
@@ -486,7 +488,8 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                   n_sims=sum(x.n_sims for x in made), wall_s=time.perf_counter() - tic,
                   names=list(sh.names), monodromy=MON, phase=np.array(PH),
                   fresh=np.array(FRESH), stability=ST, multiplier_errors=ERR,
-                  monodromy_source="variational" if exact else "finite-differences")
+                  monodromy_source=("variational" if exact else "projection-jacobian"
+                                    if proj_exact else "finite-differences"))
 
 
 def _fold(P, MEAS, i):

@@ -18,9 +18,18 @@ Floquet multiplier follows from its eigenvalue condition number
 (:func:`multiplier_errors`), so stability is decided per multiplier at its own accuracy
 (:mod:`hystmech.systems.periodic.stability`).
 
-Non-smooth laws (inclusions, operators) and elements without a compiled ``jac`` have no
-variational equations here: :func:`supports_variational` says so and the callers fall back
-to finite differences with an error estimate (:func:`fd_monodromy_error`).
+Inclusions (Masing, Maxwell-slip) integrated by the projection scheme (Bastien et al.
+(2007), eqs. (A.7)-(A.9)) have the projection-consistent Jacobian instead
+(:func:`proj_monodromy`, :class:`ProjectionMap`): one step U⁺ = P_Q(U + h·f(t, U)) has
+the derivative D·(I + h·J) with J = ∂f/∂U (the ``jac`` kernels) and D the derivative of
+the projection P_Q: 1 on every component the step leaves inside its box (a stuck slider,
+the mechanical states), 0 on a component clamped to a face of the box (a sliding slider:
+the normal of the yield set). The chained product over the period's steps is the exact
+derivative of the discrete period map the scheme computes (not of the continuous flow),
+so its multipliers are exact for that map up to round-off. Operators (relay, Preisach)
+and elements without a compiled ``jac`` have neither: :func:`supports_variational` /
+:func:`supports_projection_jacobian` say so and the callers fall back to finite
+differences with an error estimate (:func:`fd_monodromy_error`).
 """
 from __future__ import annotations
 
@@ -63,6 +72,48 @@ def var_solve(z, t0, t1, prm, nw, N, atol, rtol, h0):
     return var_dp45_solve(t0, t1, z, a, atol, rtol, h0, K, zn)  # noqa: F821
 
 
+def proj_monodromy(y, t0, h, nsteps, h_last, prm, lo, hi, nw, M):
+    """TEMPLATE compiled into each structure's module (systems/codegen.py): steps
+    p = 0..nsteps-1 of the projection scheme (Bastien et al. (2007), eq. (A.9)) from y at
+    t0 (in place: y ends as the state reached) with M (N, N) set to the product of the
+    per-step Jacobians D_p·(I + h_p·J(t_p, y_p)); D_p = 0 on a component the step clamps
+    to its box (the derivative of the projection along the face normal), 1 elsewhere.
+    Over the structure's globals ``fun``, ``jac``, ``step`` and ``scratch``."""
+    N = y.size
+    w = np.zeros(nw)
+    V = scratch(prm)  # noqa: F821 - structure global
+    dy = np.empty(N)
+    yn = np.empty(N)
+    J = np.zeros((N, N))
+    A = np.empty((N, N))
+    for i in range(N):
+        for j in range(N):
+            M[i, j] = 1.0 if i == j else 0.0
+    for p in range(nsteps):
+        t = t0 + p * h
+        hp = h if p < nsteps - 1 else h_last
+        fun(t, y, prm, dy, w, V)  # noqa: F821 - structure global
+        jac(t, y, prm, J, w, V)  # noqa: F821 - structure global
+        for i in range(N):
+            z = y[i] + hp * dy[i]
+            if z > hi[i] or z < lo[i]:
+                # clamped: the projection's derivative is zero along the face normal
+                for j in range(N):
+                    A[i, j] = 0.0
+                continue
+            for j in range(N):
+                s = M[i, j]
+                for k in range(N):
+                    s += hp * J[i, k] * M[k, j]
+                A[i, j] = s
+        step(y, dy, hp, lo, hi, yn)  # noqa: F821 - structure global
+        for i in range(N):
+            y[i] = yn[i]
+            for j in range(N):
+                M[i, j] = A[i, j]
+    return 0
+
+
 def template_source() -> str:
     """Source of the templates above and of components/_ode.py's dp45_solve and
     dp45_step rewritten to call ``var_fun`` as a global (numba cannot cache a loop that
@@ -74,7 +125,7 @@ def template_source() -> str:
     from ...components import _ode
 
     out = ""
-    for fn in (var_fun, var_solve):
+    for fn in (var_fun, var_solve, proj_monodromy):
         out += "\n\n@njit(cache=True)\n" + inspect.getsource(fn)
     for fn, new in ((_ode.dp45_solve, "var_dp45_solve"), (_ode.dp45_step, "var_dp45_step")):
         src = inspect.getsource(getattr(fn, "py_func", fn))
@@ -98,6 +149,60 @@ def supports_variational(assembly) -> bool:
     except Exception:       # noqa: BLE001 - a model that does not build has no jac either
         return False
     return bool(m.has_jac and m.compiled and m.code.jac is not None and not m.has_tables)
+
+
+def supports_projection_jacobian(assembly) -> bool:
+    """True when the assembly has inclusions, no operators, and every element a compiled
+    ``jac`` kernel with compiled inputs: the projection scheme's period map then has the
+    projection-consistent Jacobian (:class:`ProjectionMap`)."""
+    from ..model import Model
+
+    kinds = [e.element.kind for e in assembly.elements]
+    if "operator" in kinds or "inclusion" not in kinds:
+        return False
+    try:
+        m = Model(assembly)
+    except Exception:       # noqa: BLE001 - a model that does not build has no jac either
+        return False
+    return bool(m.has_jac and m.compiled and m.code.jac is not None and not m.has_tables)
+
+
+class ProjectionMap:
+    """The period map of the projection scheme (Bastien et al. (2007), eq. (A.9)) at
+    step h [s] over span [s] from t0 [s], with its exact (projection-consistent)
+    Jacobian; the same step grid as ``simulate(method="projection", options={"h": h})``."""
+
+    def __init__(self, assembly, span: float, t0: float = 0.0, *, h: float = 1e-5):
+        from ..methods.projection import step_grid
+        from ..model import Model
+
+        if not supports_projection_jacobian(assembly):
+            raise ValueError("the projection-consistent Jacobian needs inclusions, no "
+                             "operators, compiled jac kernels and compiled inputs")
+        if not (math.isfinite(span) and span > 0):
+            raise ValueError(f"span must be in (0, inf) s (got {span!r})")
+        if not (math.isfinite(h) and 0 < h <= span):
+            raise ValueError(f"h must be in (0, span = {span!r}] s (got {h!r})")
+        self.model = m = Model(assembly)
+        self.N = m.N
+        self.t0, self.h = float(t0), float(h)
+        self.nsteps, self.h_last = step_grid(self.t0, self.t0 + float(span), self.h)
+
+    def flow_monodromy(self, y):
+        """(φ(y), M) with M = ∂φ/∂y the product of the per-step Jacobians."""
+        m = self.model
+        z = np.array(y, dtype=float)
+        M = np.empty((self.N, self.N))
+        m.code.proj_monodromy(z, self.t0, self.h, self.nsteps, self.h_last, m.prm,
+                              m.box_lo, m.box_hi, m.layout.n_work, M)
+        if not (np.all(np.isfinite(z)) and np.all(np.isfinite(M))):
+            raise SimulationError("projection Jacobian: non-finite state or Jacobian")
+        return z, M
+
+    def roundoff(self, M) -> np.ndarray:
+        """Error estimate of M: the round-off of the chained product, nsteps·ε·|M|
+        entrywise (the map's kinks are not smoothed: M is its one-sided derivative)."""
+        return self.nsteps * np.finfo(float).eps * np.abs(M) + np.finfo(float).tiny
 
 
 class VariationalMap:

@@ -28,7 +28,11 @@ Where the monodromy comes from (per kind of law):
   neutral multiplier μ = 1 is removed structurally.
 * inclusions (Masing, Maxwell-slip): the discrete map is the projection scheme
   (Bastien et al. (2007), eqs. (A.7)–(A.9)) at the step ``h``, piecewise smooth in y;
-  differences are taken into the box when a state sits on a face, so the one-sided
+  its Jacobian is the projection-consistent one, the chained per-step derivatives
+  (:class:`hystmech.systems.periodic.monodromy.ProjectionMap`: identity on a stuck
+  slider, zero along the face normal on a clamped step), exact for that discrete map up
+  to round-off; without compiled jac kernels (or with ``monodromy="fd"``) finite
+  differences taken into the box when a state sits on a face, so the one-sided
   derivative of the stuck/slipping branch is used.
 * operators (relay, Preisach): Newton runs on the DOF positions/velocities (and the
   states of the other elements) only. The operator memory at t0 is not an unknown: it
@@ -175,6 +179,8 @@ class Shooter:
             o += n
         self._vmap = None
         self._vmap_ok = None
+        self._pmap = None
+        self._pmap_ok = None
         self.use_variational = True     # False: finite differences even when smooth
         self.last_n_neutral = 0         # stuck inclusions at the last monodromy_with_error
 
@@ -191,6 +197,21 @@ class Shooter:
                 self._vmap = VariationalMap(self.assembly, self.span, self.t0,
                                             rtol=1e-10, scale=np.maximum(self.floor, 1e-300))
         return self._vmap
+
+    def projection_map(self):
+        """The :class:`~hystmech.systems.periodic.monodromy.ProjectionMap` of this period
+        map (inclusions without operators, compiled jac kernels, integrated by the
+        projection scheme), or None: its Jacobian is exact for the discrete map."""
+        if not self.use_variational or self.method != "projection":
+            return None
+        if self._pmap_ok is None:
+            from .monodromy import ProjectionMap, supports_projection_jacobian
+
+            self._pmap_ok = bool(supports_projection_jacobian(self.assembly))
+            if self._pmap_ok:
+                self._pmap = ProjectionMap(self.assembly, self.span, self.t0,
+                                           h=float(self.options.get("h", 1e-5)))
+        return self._pmap
 
     @property
     def span(self) -> float:
@@ -219,7 +240,9 @@ class Shooter:
         """∂φ/∂y on the free unknowns (columns/rows ``self.free``) by finite differences,
         steps eps·scale, one-sided into the box for inclusion states on a face.
         Smooth assemblies with compiled jac kernels: the variational equations instead
-        (exact, :mod:`hystmech.systems.periodic.monodromy`). Returns (M (m, m), φ(y) full)."""
+        (exact, :mod:`hystmech.systems.periodic.monodromy`); inclusions integrated by the
+        projection scheme: its projection-consistent Jacobian (exact for the discrete
+        map). Returns (M (m, m), φ(y) full)."""
         free = self.free
         if fy is None:
             fy = self.flow(y)
@@ -228,6 +251,11 @@ class Shooter:
             self.n_sims += 1
             _, Mv = vm.flow_monodromy(np.clip(y, self.lo, self.hi))
             return Mv[np.ix_(free, free)], fy
+        pm = self.projection_map()
+        if pm is not None:
+            self.n_sims += 1
+            _, Mp = pm.flow_monodromy(np.clip(y, self.lo, self.hi))
+            return Mp[np.ix_(free, free)], fy
         M = np.empty((free.size, free.size))
         for j, i in enumerate(free):
             d = eps * scale[i]
@@ -253,7 +281,8 @@ class Shooter:
     def monodromy_with_error(self, y, scale, *, eps: float = 1e-4, M=None):
         """The monodromy of the free unknowns at y with an error estimate, the stuck
         sliders' neutral rows removed (:mod:`hystmech.systems.periodic.stability`). Returns
-        (M, dM, kept indices into ``free``, source "variational" | "finite-differences").
+        (M, dM, kept indices into ``free``, source "variational" | "projection-jacobian" |
+        "finite-differences").
         M: the monodromy at y if already known (variational: only the check run is
         made; finite differences: it is the one at step eps)."""
         vm = self.variational()
@@ -268,6 +297,13 @@ class Shooter:
             M2 = vm.flow_monodromy(yc, min(100.0 * vm.rtol, 1e-4))[1][np.ix_(free, free)]
             dM = M2 - M
             src = "variational"
+        elif self.projection_map() is not None:
+            pm = self.projection_map()
+            if M is None:
+                self.n_sims += 1
+                M = pm.flow_monodromy(np.clip(y, self.lo, self.hi))[1][np.ix_(free, free)]
+            dM = pm.roundoff(M)
+            src = "projection-jacobian"
         else:
             fy = self.flow(y)
             if M is None:
@@ -388,7 +424,7 @@ class PeriodicOrbit:
     multiplier_errors: the error bound of each; monodromy matrix; stability: "stable",
     "unstable" or "undecided" (:mod:`hystmech.systems.periodic.stability`); stable: stability ==
     "stable"; bifurcation: how it is unstable (``instability``); monodromy_source:
-    "variational" or "finite-differences"; residual: max |φ(y0) − y0| / scale;
+    "variational", "projection-jacobian" or "finite-differences"; residual: max |φ(y0) − y0| / scale;
     iterations, n_sims (simulations used).
     """
 
