@@ -564,7 +564,8 @@ def periodic_orbit(assembly: Assembly, period: float | None = None, y0=None, *,
     reversals of the elements (where hysteretic laws make the flow non-smooth),
     ``"fixed"`` keeps it; monodromy (Newton's Jacobian and the converged orbit's):
     ``"auto"`` (the variational equations, :mod:`hystmech.systems.periodic.monodromy`, where the
-    assembly is smooth with compiled jac kernels; else finite differences), ``"fd"``
+    assembly is smooth with compiled jac kernels; the projection-consistent Jacobian for
+    inclusions integrated by the projection scheme; else finite differences), ``"fd"``
     or ``"variational"`` (ValueError when not possible). Returns a :class:`PeriodicOrbit` with its
     Floquet multipliers and stability (see the module docstring for the monodromy).
     """
