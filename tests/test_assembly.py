@@ -219,6 +219,7 @@ def _forced(amp):
         .add_force("m", lambda t: amp * GAIN * math.cos(3.0 * t))
 
 
+@pytest.mark.slow
 def test_a_new_lambda_of_the_same_source_reuses_its_compile_and_sees_new_values():
     from hystmech.systems import model as mdl
 

@@ -3,6 +3,7 @@ against an independent plain-Python LSODA solution of its equations."""
 import math
 
 import numpy as np
+import pytest
 from scipy.integrate import solve_ivp
 
 from hystmech.systems.rigs.bouc_wen_benchmark import PARAMS, multisine, simulate_case
@@ -17,6 +18,7 @@ def test_multisine_is_periodic_with_the_requested_rms_and_band():
     assert np.max(spec[(f < 5.0) | (f > 150.0)]) < 1e-9 * np.max(spec)
 
 
+@pytest.mark.slow
 def test_simulate_matches_lsoda_reference():
     tg, ug = multisine(rms=50.0, fs=750.0, N=1024, seed=1, upsample=4)
     t_out = np.arange(226) / 750.0  # 0.3 s

@@ -2,6 +2,7 @@
 generated code instead of line by line. Checked against the same physics written as
 many small elements (the unrolled path) and against finite differences."""
 import numpy as np
+import pytest
 
 from hystmech.components import Dahl, Masing, MaxwellSlip
 from hystmech.components.combine import SumElement
@@ -22,6 +23,7 @@ def _rig(els, x0=0.0):
     return a
 
 
+@pytest.mark.slow
 def test_maxwell_slip_block_equals_as_many_masing_elements(tmp_path, monkeypatch):
     # parallel stops on one deflection are a Maxwell-slip element (Jankowski et al.
     # (2017), eq. (7)): the block of N_BIG sliders is copied in loops, the single-slider
@@ -43,6 +45,7 @@ def test_maxwell_slip_block_equals_as_many_masing_elements(tmp_path, monkeypatch
     np.testing.assert_allclose(r3.y, r2.y, rtol=0, atol=1e-14)
 
 
+@pytest.mark.slow
 def test_smooth_block_and_its_jacobian_equal_separate_elements():
     parts = [Dahl(rho=200.0 + 40.0 * i, Fc=0.05 + 0.01 * i) for i in range(N_BIG)]
     t = np.linspace(0.0, 0.5, 51)

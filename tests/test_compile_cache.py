@@ -110,6 +110,7 @@ def _vals(res, job):
     return np.array([float.fromhex(s) for s in res["results"][job]])
 
 
+@pytest.mark.slow
 def test_second_process_loads_the_cache_and_edits_invalidate_it(tmp_path):
     cache = tmp_path / "cache"
     _write_law(tmp_path, 1.0)
@@ -176,6 +177,7 @@ def _smd():
     return a
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("setting,reason", [("off", "disabled"), ("file", "not usable")])
 def test_disabled_or_unwritable_cache_falls_back_to_memory(tmp_path, monkeypatch, setting,
                                                            reason):

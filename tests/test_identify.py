@@ -16,6 +16,7 @@ def _noisy(F, seed=0, level=0.01):
 
 
 # -- viscous + Dahl: the MR-damper rig with the paper's values --------------------------------
+@pytest.mark.slow
 def test_viscous_dahl_from_rig_within_2_percent():
     from hystmech.identify.viscous_dahl import fit_viscous_dahl
     from hystmech.systems.rigs.mr_damper import PAPER, mr_damper_rig_data

@@ -65,6 +65,7 @@ def _stop_operator(u, eta, w0=0.0):
     return w
 
 
+@pytest.mark.slow
 def test_driven_masing_agrees_with_exact_play_operator():
     # the element sees an imposed displacement; with the triangle's kinks on the grid,
     # h·v(t_p) is the exact increment and (A.9) must reproduce the stop operator

@@ -195,6 +195,7 @@ def test_adaptive_rk_error_falls_with_rtol():
         assert e < 20 * rt * 2.0
 
 
+@pytest.mark.slow
 def test_modified_dahl_mu1_equals_duhem_with_linear_envelopes():
     P = dict(Lambda=5.0, mu=1.0, a=0.5, b=1.0, d=0.3, e=-1.0)
     t = np.linspace(0.0, 4.0, 801)

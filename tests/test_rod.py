@@ -223,6 +223,7 @@ def test_newton_failure_names_step_and_keeps_results():
     assert err.result.tip[2, 1] > 0
 
 
+@pytest.mark.slow
 def test_scenarios_run_small(tmp_path):
     from hystmech.scenario import load_scenario
     from hystmech.systems.rigs import rod_cases

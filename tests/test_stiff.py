@@ -109,6 +109,7 @@ def _vdp_scipy(rtol, te):
                      jac=j, t_eval=te)
 
 
+@pytest.mark.slow
 def test_van_der_pol_mu_1000_matches_scipy_radau():
     te = np.linspace(0.0, 1000.0, 11)
     ref = _vdp_scipy(1e-10, te).y.T
