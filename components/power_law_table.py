@@ -19,7 +19,7 @@ a state near 0), F = R(τ) − ln(1 − τ)/m towards the saturation (one logari
 F⁻¹ tabulated in σ up to where 1 − τ falls below 2^−50 (then τ = 1). Node values come
 from the convergent series of the arc length (S, G) and Gauss–Legendre quadrature of
 the regularised integrand (A); the inverses from Newton on the forward tables; every
-table is refined (cells doubled) until it meets 1e-14 relative between the nodes.
+table is refined (cells doubled) until it meets 3e-14 relative between the nodes.
 
 The kernel vector (``table_kernel_p``) also carries a one-entry memo: the σ of the
 state the last call ended in, keyed by the caller's exact state (e.g. z, or the force
@@ -32,8 +32,8 @@ loop at a time (``drive`` builds one per call).
 
 The C twins keep the series map of power_law_map, with which the tables agree to about
 1e-14 relative to the saturation value. States outside the tables' range (beyond a
-return branch's unstable point, x = τ^m > 4 on a growing branch, x > 64 above the
-saturation) and rtol < 1e-11 take the series map.
+return branch's unstable point, x = τ^m beyond 4 (m > 1) or 64 (m < 1) on a growing
+branch, x beyond 64 (m < 1) or 2 (m > 1) above the saturation) and rtol < 1e-11 take the series map.
 """
 import math
 
@@ -44,10 +44,10 @@ DEG = 9
 NC = DEG + 1
 _TAU_S = 1.0 / 16.0     # below: F = τΦ(τ^m) (the branch point at 0)
 _TAU_L = 0.5            # S above: F = R(τ) − ln(1 − τ)/m
-_XG = 4.0               # G covers x = τ^m ≤ 4
+_XG = 4.0               # G covers x = τ^m ≤ 4 (m > 1) or ≤ 64 (m < 1)
 _XA = 64.0              # A covers x ≤ 64
 _EDGE = 2.0 ** -50      # 1 − τ (S) or τ − 1 (A) below which τ is the saturation value
-_TOL = 1e-14
+_TOL = 3e-14
 RTOL_MIN = 1e-11        # tables serve rtol ≥ this (their error is ~1e-14)
 _MEMO = 5               # memo slots: key1, key2, q0, σ, region
 _PAIR = 5               # per (a, b) pair: a, b, λ, a/λ, 1/λ
@@ -175,19 +175,29 @@ def _g_above(m):
     return g
 
 
+def _octave_integral(f, base, v):
+    """∫_base^v f for v ≥ base (an array; base a power of 2, f analytic on [base, ∞)):
+    whole octaves cumulated plus the last part."""
+    lb = math.log2(base)
+    k = np.floor(np.log2(v)).astype(int)
+    kmax = int(k.max()) if k.size else int(lb)
+    edges = 2.0 ** np.arange(lb, kmax + 2)
+    cum = np.concatenate([[0.0], np.cumsum(_quad(f, edges[:-1], edges[1:]))])
+    k = np.clip(k, int(lb), kmax)
+    return cum[k - int(lb)] + _quad(f, 2.0 ** k, v)
+
+
 def _a_values(m, v, which):
     """R_A(τ) = F_A(τ) + ln(τ − 1)/m on (1, 2] ('R'), F_A(τ) = −∫_2^τ dt/(t^m − 1) for
     τ ≥ 2 ('F')."""
     if which == "R":
         return _quad(_g_above(m), np.full(v.shape, 2.0), v)
-    # over whole octaves [2^k, 2^(k+1)] (cumulated) plus the last part
-    k = np.floor(np.log2(v)).astype(int)
-    kmax = int(k.max()) if k.size else 1
-    edges = 2.0 ** np.arange(1, kmax + 2)
-    f = lambda t: -1.0 / np.expm1(m * np.log(t))
-    cum = np.concatenate([[0.0], np.cumsum(_quad(f, edges[:-1], edges[1:]))])
-    k = np.clip(k, 1, kmax)
-    return cum[k - 1] + _quad(f, 2.0 ** k, v)
+    return _octave_integral(lambda t: -1.0 / np.expm1(m * np.log(t)), 2.0, v)
+
+
+def _g_values(m, v):
+    """G(τ) = ∫_0^τ dt/(1 + t^m) for τ ≥ 1 (the series at τ = 1, quadrature beyond)."""
+    return _f_grow(1.0, m) + _octave_integral(lambda t: 1.0 / (1.0 + t ** m), 1.0, v)
 
 
 # -- piecewise polynomials ---------------------------------------------------------------------
@@ -236,8 +246,11 @@ def _piece(fn, lo_v, hi_v, mode, n0=4):
                          for c in coefs])
         got = np.polynomial.polynomial.polyval(zc, mono.T)   # (n, DEG)
         worst = float(np.max(np.abs(got - chk) / np.maximum(np.abs(chk), 1.0)))
-        if worst <= _TOL or n >= 4096:
+        if worst <= _TOL:
             return [hi_v, mode, lo, sc, n], mono.ravel()
+        if n >= 4096:
+            raise ArithmeticError(f"table piece [{lo_v:g}, {hi_v:g}] does not converge "
+                                  f"({worst:.1e} at {n} cells)")
         n *= 2
 
 
@@ -255,7 +268,7 @@ def _table(pieces):
 
 
 # -- evaluation (the kernels) ----------------------------------------------------------------
-@njit(cache=True, inline="always", fastmath={"contract"})
+@njit(cache=True, inline="always")
 def _pp(T, o, v):
     """The piecewise polynomial at T[o:] at v (inside its range)."""
     q = o + 1
@@ -292,7 +305,7 @@ def _tab(T, o, k):
     return o + int(T[o + _H + k])
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit(cache=True, inline="always")
 def f_sat(T, o, t):
     """σ = ∫_0^τ dt/(1 − t^m), 0 ≤ τ < 1 (inf at τ = 1)."""
     m = T[o]
@@ -303,7 +316,7 @@ def f_sat(T, o, t):
     return _pp(T, _tab(T, o, S_R), t) - math.log1p(-t) / m
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit(cache=True, inline="always")
 def inv_sat(T, o, s):
     """τ with f_sat(τ) = σ ≥ 0."""
     if s <= T[o + 2]:
@@ -313,7 +326,7 @@ def inv_sat(T, o, s):
     return 1.0
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit(cache=True, inline="always")
 def f_grow(T, o, t):
     """σ = ∫_0^τ dt/(1 + t^m), NaN beyond the table (x = τ^m > 4)."""
     if t <= T[o + 4]:
@@ -323,7 +336,7 @@ def f_grow(T, o, t):
     return np.nan
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit(cache=True, inline="always")
 def inv_grow(T, o, s):
     """τ with f_grow(τ) = σ ≥ 0, NaN beyond the table."""
     if s <= T[o + 5]:
@@ -333,7 +346,7 @@ def inv_grow(T, o, s):
     return np.nan
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit(cache=True, inline="always")
 def f_above(T, o, t):
     """σ = ∫_2^τ dt/(1 − t^m) for τ > 1 (+inf at 1), NaN beyond x = τ^m > 64."""
     if t <= 2.0:
@@ -343,7 +356,7 @@ def f_above(T, o, t):
     return np.nan
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit(cache=True, inline="always")
 def inv_above(T, o, s):
     """τ > 1 with f_above(τ) = σ, NaN below the table's σ."""
     if s >= T[o + 10]:
@@ -409,16 +422,23 @@ def _build(m: float) -> np.ndarray:
                                  ts, _TAU_L, _UNI)])
     tabs[S_R] = _table([_piece(vec(lambda t: _r_sat(t, m, bh)), _TAU_L, 1.0, _UNI)])
     # G: forward
-    tg = _XG ** p
+    # a growing branch for m < 1 grows like τ^(1 − m) (the modified Dahl gap after an
+    # envelope switch lands far out on it): x ≤ 64 in octaves; for m > 1 its arc length
+    # is bounded and τ(σ) has a pole at its end: x ≤ 4
+    tg = (_XG if m > 1.0 else _XA) ** p
     tabs[G_PHI] = _table([_piece(vec(lambda x: _f_grow(x ** p, m) / x ** p if x > 0 else 1.0),
                                  0.0, xs, _UNI)])
     gmid = vec(lambda t: _f_grow(t, m))
     tabs[G_MID] = _table([_piece(gmid, ts, 1.0, _UNI)]
-                         + ([_piece(gmid, 1.0, tg, _UNI)] if tg > 1.0 else []))
+                         + ([_piece(lambda v: _g_values(m, v), 1.0, tg,
+                                    _UNI if m > 1.0 else _OCT)] if tg > 1.0 else []))
     # A: forward
-    ta = _XA ** p
+    # above the saturation: for m < 1 τ(σ) grows like |σ|^(1/(1 − m)) (x ≤ 64 in
+    # octaves); for m > 1 it has a pole at the arc length to infinity: x ≤ 2
+    ta = (_XA if m < 1.0 else 2.0) ** p
     tabs[A_R] = _table([_piece(lambda v: _a_values(m, v, "R"), 1.0, 2.0, _UNI)])
-    tabs[A_FAR] = _table([_piece(lambda v: _a_values(m, v, "F"), 2.0, ta, _OCT)])
+    tabs[A_FAR] = (_table([_piece(lambda v: _a_values(m, v, "F"), 2.0, ta, _OCT)])
+                   if ta > 2.0 else _table([([2.0, _UNI, 2.0, 1.0, 1], np.zeros(NC))]))
     head[1], head[4], head[6], head[8] = ts, ts, tg, ta
     # the inverses, by Newton on the forward tables (a vector with what exists so far)
     def assemble(tabs):
@@ -443,15 +463,22 @@ def _build(m: float) -> np.ndarray:
     tabs[S_PSI] = _table([_piece(lambda y: np.where(y > 0, inv_s(np.maximum(y, 1e-300) ** p)
                                                     / np.maximum(y, 1e-300) ** p, 1.0),
                                  0.0, ss ** m, _UNI)])
-    cut = max(1.0, 2.0 * ss)
-    tabs[S_INV] = _table([_piece(inv_s, ss, cut, _UNI), _piece(inv_s, cut, smax, _UNI)])
+    # towards the saturation τ(σ) is smooth on cells of width ~1/m; nearer to σ = 0
+    # (its branch point) cells of a fixed number per octave
+    top = 2.0 ** math.floor(math.log2(max(smax / 2.0, 2.0)))
+    tabs[S_INV] = _table([_piece(inv_s, ss, 1.0, _UNI), _piece(inv_s, 1.0, top, _OCT),
+                          _piece(inv_s, top, smax, _UNI)])
     inv_g = inv(1, 0.0, tg)
     tabs[G_PSI] = _table([_piece(lambda y: np.where(y > 0, inv_g(np.maximum(y, 1e-300) ** p)
                                                     / np.maximum(y, 1e-300) ** p, 1.0),
                                  0.0, sgs ** m, _UNI)])
-    gcut = min(max(1.0, 2.0 * sgs), sgmax)
+    gcut = min(1.0, sgmax)
+    if m < 1.0 and sgmax > 2.0:
+        # whole octaves inside the table (beyond the last one: the series map)
+        sgmax = head[7] = 2.0 ** math.floor(math.log2(sgmax))
     tabs[G_INV] = _table([_piece(inv_g, sgs, gcut, _UNI)]
-                         + ([_piece(inv_g, gcut, sgmax, _UNI)] if sgmax > gcut else []))
+                         + ([_piece(inv_g, gcut, sgmax, _UNI if m > 1.0 else _OCT)]
+                            if sgmax > gcut else []))
     inv_a = inv(2, 1.0 + 0.5 * _EDGE, ta)
     # σ below −1: octaves of −σ (τ grows like |σ|^(1/(1 − m)) for m < 1), whole octaves
     # inside the table (the range ends at the last one: beyond, the series map)
@@ -474,8 +501,11 @@ _TABLES: dict = {}
 
 def power_law_table(m: float) -> np.ndarray:
     """The tables of exponent m > 0, m ≠ 1, as one read-only float64 vector (kept per
-    m in this process)."""
+    m in this process); ArithmeticError for an exponent whose tables do not reach their
+    accuracy (the series map then serves it)."""
     m = float(m)
+    if m in _TABLES and _TABLES[m] is None:
+        raise ArithmeticError(f"no tables for m = {m:g}")
     tab = _TABLES.get(m)
     if tab is None:
         if len(_TABLES) >= 64:
@@ -502,10 +532,14 @@ def table_vector(m: float, pairs=()) -> np.ndarray:
 
 def table_kernel_p(p, m: float, work: int, pairs=()) -> np.ndarray:
     """p followed by ``table_vector(m, pairs)`` for runs of ``work`` ≥ BUILD_WORK segments
-    (else p itself)."""
+    (else p itself, as for an exponent whose tables do not reach their accuracy)."""
     if work < BUILD_WORK:
         return p
-    return np.concatenate([p, table_vector(m, pairs)])
+    try:
+        return np.concatenate([p, table_vector(m, pairs)])
+    except ArithmeticError:
+        _TABLES[float(m)] = None
+        return p
 
 
 @njit(cache=True, inline="always")
