@@ -137,7 +137,11 @@ def modified_dahl_advance(x, u0, u1, dt, v, p, rtol):
         D0, c = d * u0 + e - x[0], d * r
     if p.size > 6 and mu != 1.0 and c != 0.0:
         # kernel_p: the arc-length tables of μ after the parameters; (F, u0) is the key
-        # of the memo of the gap's arc-length coordinate
+        # of the memo of the gap's arc-length coordinate. r is ±1 up to the rounding of
+        # |v|·dt when v is the segment's slope: snapped, c is the same number on every
+        # sample (the tables' cached scales and the memo are keyed by it)
+        if abs(abs(r) - 1.0) <= 1e-15:
+            c = a if v > 0.0 else -d
         D = table_advance(D0, L, c, lam, 0.0, mu, rtol, p, 6, x[0], u0)
         if D == D:
             x[0] = (a * u1 + b - D) if v > 0.0 else (d * u1 + e - D)

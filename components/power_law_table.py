@@ -38,7 +38,9 @@ branch, x beyond 64 (m < 1) or 2 (m > 1) above the saturation) and rtol < 1e-11 
 import math
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 DEG = 9
 NC = DEG + 1
@@ -72,23 +74,6 @@ def _phi_sat(x, m):
         if term < 1e-18 * tot:
             break
         t *= x
-    return tot
-
-
-@njit(cache=True)
-def _h_sat(x, m, bh):
-    # H(x) = B(x; 1/m, 0) + ln(1 − x) on [1/2, 1]: B(1/2) − ln 2 + Σ d_k (2^−k − ε^k)/k,
-    # ε = 1 − x, d_k = Π_{i ≤ k} (i − p)/i
-    p = 1.0 / m
-    eps = 1.0 - x
-    tot = bh - math.log(2.0)
-    d = 1.0
-    for k in range(1, 400):
-        d *= (k - p) / k
-        term = d * (0.5 ** k - eps ** k) / k
-        tot += term
-        if abs(term) < 1e-18 * max(abs(tot), 1.0) and k > 2:
-            break
     return tot
 
 
@@ -128,7 +113,8 @@ def _r_sat(t, m, bh):
 
 @njit(cache=True)
 def _h_sat_eps(eps, m, bh):
-    # _h_sat at x = 1 − eps, from eps itself
+    # H(x) = B(x; 1/m, 0) + ln(1 − x) on [1/2, 1], from ε = 1 − x:
+    # B(1/2) − ln 2 + Σ d_k (2^−k − ε^k)/k, d_k = Π_{i ≤ k} (i − p)/i
     p = 1.0 / m
     tot = bh - math.log(2.0)
     d = 1.0
@@ -268,6 +254,33 @@ def _table(pieces):
 
 
 # -- evaluation (the kernels) ----------------------------------------------------------------
+@intrinsic
+def _bits(typingctx, x):
+    """The IEEE-754 bits of a float64 as an int64 (a register move, no memory)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _from_bits(typingctx, n):
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+_MANT = (1 << 52) - 1
+_ONE = 1023 << 52
+
+
+@njit(cache=True, inline="always")
+def _octpos(v):
+    # e + f for v = (1 + f)·2^(e − 1), f in [0, 1) (v > 0 normal): the position of v in
+    # octaves, frexp's e + 2·mant − 1 from the bits directly (frexp is a library call)
+    b = _bits(v)
+    return float((b >> 52) - 1022) + (_from_bits((b & _MANT) | _ONE) - 1.0)
+
+
 @njit(cache=True, inline="always")
 def _pp(T, o, v):
     """The piecewise polynomial at T[o:] at v (inside its range)."""
@@ -280,8 +293,7 @@ def _pp(T, o, v):
     if mode == 0.0:
         r = (v - T[q + 2]) * T[q + 3]
     else:
-        mant, e = math.frexp(v if mode == 1.0 else -v)
-        r = (e + 2.0 * mant - 1.0 - T[q + 2]) * T[q + 3]
+        r = (_octpos(v if mode == 1.0 else -v) - T[q + 2]) * T[q + 3]
     n = int(T[q + 4])
     i = int(r)
     if i >= n:
@@ -418,7 +430,7 @@ def _build(m: float) -> np.ndarray:
     # S: forward
     tabs[S_PHI] = _table([_piece(vec(lambda x: _phi_sat(x, m)), 0.0, xs, _UNI)])
     tabs[S_MID] = _table([_piece(vec(lambda t: t * _phi_sat(t ** m, m) if t ** m <= 0.5 else
-                                     (-math.log1p(-t ** m) + _h_sat(t ** m, m, bh)) / m),
+                                     (-math.log1p(-t ** m) + _h_sat_eps(1.0 - t ** m, m, bh)) / m),
                                  ts, _TAU_L, _UNI)])
     tabs[S_R] = _table([_piece(vec(lambda t: _r_sat(t, m, bh)), _TAU_L, 1.0, _UNI)])
     # G: forward
@@ -564,7 +576,7 @@ def _scale(T, c, a, b, m):
 _AS, _AA, _AG, _TS, _TG = 0.0, 1.0, 2.0, 3.0, 4.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def table_advance(y, L, q0, q1, q2, m, rtol, T, c, k1, k2):
     """power_law_advance(y, L, q0, q1, q2, m, rtol, ·) from ``table_vector`` at T[c:]
     (q0 ≠ 0, L > 0), or NaN where a state leaves the tables (the caller then takes the

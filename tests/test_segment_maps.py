@@ -15,7 +15,8 @@ from scipy.integrate import IntegrationWarning, quad, solve_ivp
 import hystmech
 from hystmech.components import BoucWen, ModifiedDahl
 from hystmech.components.power_law_map import power_law_advance
-from hystmech.components.power_law_table import power_law_table, table_advance
+from hystmech.components import power_law_table as plt_
+from hystmech.components.power_law_table import memo_key, table_advance, table_vector
 
 
 def g(y, q0, q1, q2, m):
@@ -57,7 +58,7 @@ def test_map_against_dop853(m):
     is outside its tables) against DOP853."""
     worst = worst_tab = 0.0
     tabulated = 0
-    T = np.concatenate([[0.0], power_law_table(m)])    # no cached scales λ, the tables
+    T = table_vector(m)                 # no cached scales λ, an empty memo, the tables
     for q0, q1, q2 in COEFS:
         for sg in (1.0, -1.0):
             Q0, Q2 = sg * q0, sg * q2
@@ -68,12 +69,66 @@ def test_map_against_dop853(m):
                     ref = reference(y0, L, Q0, q1, Q2, m)
                     got = power_law_advance(y0, L, Q0, q1, Q2, m, 1e-10, 1.0)
                     worst = max(worst, abs(got - ref) / max(abs(ref), 1.0))
-                    tab = table_advance(y0, L, Q0, q1, Q2, m, 1e-10, 1.0, T, 0)
+                    tab = table_advance(y0, L, Q0, q1, Q2, m, 1e-10, T, 0, y0, 0.0)
                     if tab == tab:
                         tabulated += 1
                         worst_tab = max(worst_tab, abs(tab - ref) / max(abs(ref), 1.0))
     assert worst < 1e-9 and worst_tab < 1e-9
     assert tabulated > 50
+
+
+@pytest.mark.parametrize("m", [0.37, 0.9, 1.5, 2.0, 3.0])
+def test_tables_against_quadrature(m):
+    """Each tabulated arc length σ(τ) (below the saturation, above it, on a growing
+    branch) against adaptive quadrature of its integrand, and each inverse against its
+    forward table, at points spread over the tables' ranges."""
+    from scipy.integrate import quad
+
+    T = plt_.power_law_table(m)
+    rng = np.random.default_rng(int(m * 100))
+    sat = lambda t: 1.0 / (1.0 - t ** m)
+    for t in np.r_[rng.uniform(0.0, 0.999, 12), 1e-4, 0.0625, 0.5, 0.9999]:
+        # near τ = 1 the integral is −ln(1 − τ)/m plus a regular part
+        ref = quad(lambda x: sat(x) - 1.0 / (m * (1.0 - x)), 0.0, t, epsabs=1e-15,
+                   epsrel=1e-13, limit=200)[0] - np.log1p(-t) / m
+        assert plt_.f_sat(T, 0, t) == pytest.approx(ref, rel=1e-12, abs=1e-13)
+        assert plt_.inv_sat(T, 0, plt_.f_sat(T, 0, t)) == pytest.approx(t, abs=1e-13)
+    tg, ta = T[6], T[8]
+    for t in np.r_[rng.uniform(0.0, min(tg, 50.0), 10), 1e-3, 0.9 * tg]:
+        ref = quad(lambda x: 1.0 / (1.0 + x ** m), 0.0, t, epsabs=1e-15, epsrel=1e-13,
+                   limit=400)[0]
+        assert plt_.f_grow(T, 0, t) == pytest.approx(ref, rel=1e-12, abs=1e-13)
+        if plt_.f_grow(T, 0, t) <= T[7]:
+            assert plt_.inv_grow(T, 0, plt_.f_grow(T, 0, t)) == pytest.approx(t, rel=1e-12)
+    for t in np.r_[1.0 + 10.0 ** rng.uniform(-6, 0, 6), rng.uniform(1.0, ta, 6)]:
+        ref = (quad(lambda x: sat(x) - 1.0 / (m * (1.0 - x)), 2.0, t, epsabs=1e-15,
+                    epsrel=1e-13, limit=400)[0] - np.log(t - 1.0) / m)
+        assert plt_.f_above(T, 0, t) == pytest.approx(ref, rel=1e-11, abs=1e-12)
+        s = plt_.f_above(T, 0, t)
+        if s >= T[9]:
+            assert plt_.inv_above(T, 0, s) == pytest.approx(t, rel=1e-12)
+
+
+@pytest.mark.parametrize("m", [0.37, 1.5])
+def test_memo_continues_a_segment(m):
+    """A segment cut into pieces, each continuing from the memo of the last (the path of
+    a smooth, densely sampled input), ends where the uncut segment does and where DOP853
+    does; a stale key (another state) is never used."""
+    q0, q1, q2 = 5.0, 2.0, 1.0
+    T = table_vector(m, [(5.0, 3.0), (5.0, 1.0)])
+    for y0 in (-1.2, 0.0, 0.4):
+        ref = reference(y0, 0.8, q0, q1, q2, m)
+        y = y0
+        for _ in range(400):
+            y = table_advance(y, 0.002, q0, q1, q2, m, 1e-10, T, 0, y, 0.0)
+            memo_key(T, 0, y, 0.0)
+        assert y == pytest.approx(ref, rel=1e-10, abs=1e-12)
+        whole = table_advance(y0, 0.8, q0, q1, q2, m, 1e-10, table_vector(m), 0, y0, 0.0)
+        assert y == pytest.approx(whole, rel=1e-12, abs=1e-13)
+    # the memo holds the end of the last segment; a call from another state must not
+    # take it (the key differs), and gives that state's own result
+    other = table_advance(0.7, 0.01, q0, q1, q2, m, 1e-10, T, 0, 0.7, 0.0)
+    assert other == pytest.approx(reference(0.7, 0.01, q0, q1, q2, m), rel=1e-10)
 
 
 def test_extreme_exponents_and_unstable_return_branch():
