@@ -905,6 +905,15 @@ def glibc_versions(so) -> set:
 _FLAGS = ["-O2", "-fvisibility=hidden", "-std=c99", "-Wall", "-Wno-unused-function"]
 
 
+def _zip_tree(root: Path, path: Path) -> None:
+    """Write every file below the folder ``root`` into the zip archive ``path`` (an FMU:
+    names relative to root, "/"-separated, in sorted order, deflated)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in sorted(Path(root).rglob("*")):
+            if f.is_file():
+                zf.write(f, f.relative_to(root).as_posix())
+
+
 def _compile(srcdir: Path, main_c: str, out_so: Path, cc: str, platform: str = "linux64") -> None:
     """Build one platform's binary of the FMU from srcdir (cached by content)."""
     import sys
@@ -1045,9 +1054,6 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
             f"(fmpy compile, or any C99 compiler with the FMI headers).</p></body></html>\n")
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-            for f in sorted(root.rglob("*")):
-                if f.is_file():
-                    zf.write(f, f.relative_to(root).as_posix())
+        _zip_tree(root, tmp)
         os.replace(tmp, path)
     return path

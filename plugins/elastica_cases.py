@@ -99,6 +99,40 @@ class EnergyLedger:
         return self.acc.copy()
 
 
+def clamped_rod(N: int, L: float, r: float, rho: float, E: float, *, tip_force=None,
+                damping: float | None = None, dt: float | None = None):
+    """(sim, rod): a PyElastica simulator holding one straight Cosserat rod of N elements
+    along x (normal z), length L [m], radius r [m], density rho [kg/m³], Young's modulus
+    E [Pa] (shear modulus E/3), clamped at its first node (position and director);
+    with the tip load ``tip_force(t) -> (F_y, F_z)`` [N] when given and PyElastica's
+    AnalyticalLinearDamper (constant ``damping`` [1/s], time step ``dt`` [s]) when
+    ``damping`` is given. Not finalized: elements, loads and callbacks may be added."""
+    import elastica as ea
+
+    class Sim(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.CallBacks, ea.Damping):
+        pass
+
+    class TipForce(ea.NoForces):
+        def apply_forces(self, system, time=np.float64(0.0)):
+            fy, fz = tip_force(float(time))
+            system.external_forces[1, -1] += fy
+            system.external_forces[2, -1] += fz
+
+    sim = Sim()
+    rod = ea.CosseratRod.straight_rod(N, np.zeros(3), np.array([1.0, 0, 0]),
+                                      np.array([0, 0, 1.0]), L, r, rho, youngs_modulus=E,
+                                      shear_modulus=E / 3)
+    sim.append(rod)
+    sim.constrain(rod).using(ea.OneEndFixedBC, constrained_position_idx=(0,),
+                             constrained_director_idx=(0,))
+    if tip_force is not None:
+        sim.add_forcing_to(rod).using(TipForce)
+    if damping is not None:
+        sim.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=damping,
+                              time_step=dt)
+    return sim, rod
+
+
 def run_cable_3d(cfg: dict, out: Path, progress):
     import elastica as ea
 
@@ -135,12 +169,6 @@ def run_cable_3d(cfg: dict, out: Path, progress):
     E = EI / (math.pi * r ** 4 / 4)        # the rod's own bending stiffness is EI_el
     tc0 = Tr + Th                          # start of the out-of-plane cycles
 
-    class TipForce(ea.NoForces):
-        def apply_forces(self, system, time=np.float64(0.0)):
-            fy, fz = tip_force(float(time))
-            system.external_forces[1, -1] += fy
-            system.external_forces[2, -1] += fz
-
     rec = []
     tt = {"t1": math.inf}                  # end of the cycles, set once settled
 
@@ -175,18 +203,7 @@ def run_cable_3d(cfg: dict, out: Path, progress):
                             float(self.memory.work.sum()), acc["win"], ke + pe,
                             *ledger.values()])
 
-    class Sim(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.CallBacks, ea.Damping):
-        pass
-
-    sim = Sim()
-    rod = ea.CosseratRod.straight_rod(N, np.zeros(3), np.array([1.0, 0, 0]),
-                                      np.array([0, 0, 1.0]), L, r, rho, youngs_modulus=E,
-                                      shear_modulus=E / 3)
-    sim.append(rod)
-    sim.constrain(rod).using(ea.OneEndFixedBC, constrained_position_idx=(0,),
-                             constrained_director_idx=(0,))
-    sim.add_forcing_to(rod).using(TipForce)
-    sim.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=c, time_step=dt)
+    sim, rod = clamped_rod(N, L, r, rho, E, tip_force=tip_force, damping=c, dt=dt)
     mem = hel.add_hysteretic_bending(sim, rod, P, x0=m0)
     ledger = EnergyLedger(rod, c, dt)
     cyc_steps = int(round(Tc / dt))

@@ -30,17 +30,24 @@ def rig(el, A):
 _REF = {}
 
 
+def one_dof(el, m, k, F0, w, *, x0=0.0, v0=0.0):
+    """The forced 1-DOF rig in hystmech's Assembly: a mass m [kg] (dof "m", started at
+    x0 [m] with v0 [m/s]) on a spring k [N/m] to ground in parallel with the element
+    ``el`` ("e"), forced by F0·sin(w·t) [N] (w [rad/s])."""
+    a = Assembly()
+    a.add_dof("m", mass=m, x0=x0, v0=v0)
+    a.add_spring("m", "ground", k=k)
+    a.add_element("e", el, "m", "ground")
+    a.add_force("m", Harmonic(amplitude=F0, omega=w, phase=-np.pi / 2))
+    return a
+
+
 def _case_assembly(name):
     """(element, (m, k, F0, w), Assembly) of the forced 1-DOF rig with CASES[name]."""
     ctor, A, _ = CASES[name]
     el = ctor()
     m, k, F0, w = rig(el, A)
-    a = Assembly()
-    a.add_dof("m", mass=m)
-    a.add_spring("m", "ground", k=k)
-    a.add_element("e", el, "m", "ground")
-    a.add_force("m", Harmonic(amplitude=F0, omega=w, phase=-np.pi / 2))
-    return el, (m, k, F0, w), a
+    return el, (m, k, F0, w), one_dof(el, m, k, F0, w)
 
 
 def reference(name, T, n_out=50):

@@ -15,6 +15,7 @@ import pytest
 
 from hystmech.components import get_element_class
 from hystmech.fmu import export_fmu
+from fmu_probe import open_fmi2
 from test_fmu_me_events import _signal, _truth
 
 LAWS = {
@@ -29,18 +30,8 @@ LAWS = {
 def cosim(path, u, v, a, h, T, accel=False, tol=None):
     """A plain FMI 2.0 master: inputs u(t_k), v(t_k) (and dv/dt through
     fmi2SetRealInputDerivatives when accel), doStep, F at t_k + h."""
-    from fmpy import extract, read_model_description
-    from fmpy.fmi2 import FMU2Slave
-
-    md = read_model_description(str(path))
+    md, f = open_fmi2(path, "m", tolerance=tol, start={"u": u(0.0), "v": v(0.0)})
     assert md.coSimulation.canInterpolateInputs
-    f = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(path)),
-                  modelIdentifier=md.coSimulation.modelIdentifier, instanceName="m")
-    f.instantiate()
-    f.setupExperiment(tolerance=tol, startTime=0.0)
-    f.enterInitializationMode()
-    f.setReal([1, 2], [u(0.0), v(0.0)])
-    f.exitInitializationMode()
     n = int(round(T / h))
     t = np.arange(n + 1) * h
     F = [f.getReal([3])[0]]

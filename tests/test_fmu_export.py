@@ -15,6 +15,7 @@ import hystmech
 from hystmech.fmu import FMUExportError, export_fmu
 from hystmech.fmu.metadata import is_tunable
 
+from fmu_probe import open_fmi2
 from test_fmu_cases import available, make_input
 
 CASES = available()
@@ -160,17 +161,7 @@ def test_fmu_rejects_bad_parameter_with_the_law_message(fmus):
 def test_get_set_state_rolls_back(fmus):
     """fmi2GetFMUstate/SetFMUstate: repeating a step from a saved state is exact, and
     serialisation round-trips."""
-    from fmpy import extract, read_model_description
-    from fmpy.fmi2 import FMU2Slave
-
-    path = str(fmus["Dahl"])
-    md = read_model_description(path)
-    d = extract(path)
-    s = FMU2Slave(guid=md.guid, unzipDirectory=d, modelIdentifier=md.coSimulation.modelIdentifier)
-    s.instantiate()
-    s.setupExperiment(startTime=0.0)
-    s.enterInitializationMode()
-    s.exitInitializationMode()
+    md, s = open_fmi2(fmus["Dahl"], "s")
     vr = {v.name: v.valueReference for v in md.modelVariables}
     s.setReal([vr["u"], vr["v"]], [0.0, 0.05])
     s.doStep(0.0, 0.01)

@@ -222,10 +222,7 @@ def forced_fmu(tmp_path_factory):
     (root / "modelDescription.xml").write_text(
         re.sub(r'generationTool="hystmech[^"]*"', 'generationTool="hand-written test"', md))
     path = d / "Forced.fmu"
-    with zipfile.ZipFile(path, "w") as zf:
-        for f in sorted(root.rglob("*")):
-            if f.is_file():
-                zf.write(f, f.relative_to(root).as_posix())
+    ex._zip_tree(root, path)
     return path
 
 
@@ -395,7 +392,7 @@ def forced3_fmu(tmp_path_factory):
     C; fmpy binds every fmi3 function at load, so the unused ones are stubs that fail."""
     import fmpy.fmi3 as f3
 
-    from hystmech.fmu.export import find_compiler
+    from hystmech.fmu.export import find_compiler, _zip_tree
 
     d = tmp_path_factory.mktemp("forced3")
     done = set(re.findall(r"\b(fmi3\w+)\(", FORCED3_C))
@@ -411,10 +408,7 @@ def forced3_fmu(tmp_path_factory):
     assert r.returncode == 0, r.stderr
     (root / "modelDescription.xml").write_text(FORCED3_XML)
     path = d / "Forced3.fmu"
-    with zipfile.ZipFile(path, "w") as zf:
-        for f in sorted(root.rglob("*")):
-            if f.is_file():
-                zf.write(f, f.relative_to(root).as_posix())
+    _zip_tree(root, path)
     return path
 
 

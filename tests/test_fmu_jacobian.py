@@ -17,6 +17,7 @@ import pytest
 from hystmech.fmu import export_fmu
 from hystmech.fmu.export import law_spec, provides_jacobian
 
+from fmu_probe import me_eval, open_fmi2, open_fmi3_me, to_continuous_time
 from test_fmu_cases import available
 
 CASES = available()
@@ -31,33 +32,14 @@ def _some_slow(names):
 
 
 def _model(path, name="j"):
-    from fmpy import extract, read_model_description
-    from fmpy.fmi2 import FMU2Model
-
-    md = read_model_description(str(path))
-    f = FMU2Model(guid=md.guid, unzipDirectory=extract(str(path)),
-                  modelIdentifier=md.modelExchange.modelIdentifier, instanceName=name)
-    f.instantiate()
-    f.setupExperiment(startTime=0.0)
-    f.enterInitializationMode()
-    f.exitInitializationMode()
-    while f.newDiscreteStates()[0]:
-        pass
-    f.enterContinuousTimeMode()
+    md, f = open_fmi2(path, name, me=True)
+    to_continuous_time(f)
     return md, f
 
 
-def _eval(f, nx, x, u, v):
-    from ctypes import POINTER, c_double
-
-    if nx:
-        xb = np.ascontiguousarray(x, dtype=float)
-        f.setContinuousStates(xb.ctypes.data_as(POINTER(c_double)), nx)
-    f.setReal([1, 2], [u, v])
-    dx = np.zeros(nx)
-    if nx:
-        f.getDerivatives(dx.ctypes.data_as(POINTER(c_double)), nx)
-    return np.concatenate([dx, f.getReal([3])])
+def _eval(f, x, u, v):
+    dx, F = me_eval(f, x, u, v)
+    return np.append(dx, F)
 
 
 @pytest.mark.parametrize("name", _some_slow(SMOOTH))
@@ -79,7 +61,7 @@ def test_directional_derivatives_equal_finite_differences(tmp_path, name):
         u = amp * (2 * rng.random() - 1)
         v = vs * (0.3 + rng.random()) * rng.choice([-1.0, 1.0])
         base = np.concatenate([x, [u, v]])
-        _eval(f, nx, x, u, v)
+        _eval(f, x, u, v)
         J = np.column_stack([f.getDirectionalDerivative(unknowns, knowns, list(e))
                              for e in np.eye(nx + 2)])
         fd = np.zeros_like(J)
@@ -88,9 +70,9 @@ def test_directional_derivatives_equal_finite_differences(tmp_path, name):
             p, m = base.copy(), base.copy()
             p[j] += hj
             m[j] -= hj
-            fd[:, j] = (_eval(f, nx, p[:nx], p[nx], p[nx + 1])
-                        - _eval(f, nx, m[:nx], m[nx], m[nx + 1])) / (2 * hj)
-        _eval(f, nx, x, u, v)
+            fd[:, j] = (_eval(f, p[:nx], p[nx], p[nx + 1])
+                        - _eval(f, m[:nx], m[nx], m[nx + 1])) / (2 * hj)
+        _eval(f, x, u, v)
         scale = np.maximum(np.abs(J).max(axis=1, keepdims=True), 1e-300)
         np.testing.assert_allclose(J / scale, fd / scale, rtol=0, atol=1e-7)
         # the C jac mirrors the Python jac kernel
@@ -104,20 +86,10 @@ def test_directional_derivatives_equal_finite_differences(tmp_path, name):
 def test_fmi3_directional_and_adjoint(tmp_path):
     """FMI 3.0 (Bouc-Wen): the directional derivative along a seed and the adjoint
     derivative (Jᵀ·seed) from the same Jacobian, consistent to rounding."""
-    from fmpy import extract, read_model_description
-    from fmpy.fmi3 import FMU3Model
-
     make, amp, _ = CASES["BoucWen"]
     el = make()
     path = export_fmu(el, tmp_path / "BW3.fmu", fmi_version=3)
-    md = read_model_description(str(path))
-    f = FMU3Model(guid=md.guid, unzipDirectory=extract(str(path)),
-                  modelIdentifier=md.modelExchange.modelIdentifier, instanceName="j3")
-    f.instantiate()
-    f.enterInitializationMode(startTime=0.0)
-    f.setFloat64([1, 2], [0.3 * amp, 0.2])
-    f.exitInitializationMode()
-    f.enterContinuousTimeMode()
+    md, f = open_fmi3_me(path, "j3", u=0.3 * amp, v=0.2)
     from ctypes import POINTER, c_double
 
     x = np.array([2.5])
@@ -161,9 +133,7 @@ def test_operator_derivatives_equal_finite_differences(tmp_path, name):
             f.enterEventMode()
             f.setTime(t[j])
             f.setReal([1, 2], [u[j], (u[j + 1] - u[j]) / (t[j + 1] - t[j])])
-            while f.newDiscreteStates()[0]:
-                pass
-            f.enterContinuousTimeMode()
+            to_continuous_time(f)
         v = (u[k + 1] - u[k]) / (t[k + 1] - t[k])
         f.setTime(t[k + 1])
         F_at(u[k + 1], v)
@@ -190,23 +160,13 @@ def test_fmi3_operator_directional_and_adjoint(tmp_path):
     """FMI 3.0, Masing (an inclusion): with u moved from the anchor while the spring k
     sticks, ∂F/∂u = k + k0 and ∂F/∂v = c (F = k·w + k0·u + c·u̇ − F0, Bastien et al.
     (2007), eq. (11c)); once w slides on the face, ∂F/∂u = k0; the adjoint is Jᵀ·seed."""
-    from fmpy import extract, read_model_description
-    from fmpy.fmi3 import FMU3Model
-
     el = CASES["Masing"][0]()
     k, k0, eta, c = el.p[0], el.p[1], el.p[2], el.p[4]
     path = export_fmu(el, tmp_path / "M3.fmu", fmi_version=3, platforms="native")
-    md = read_model_description(str(path))
     md_text = zipfile.ZipFile(path).read("modelDescription.xml").decode()
     assert re.search(r'<ModelExchange[^>]*providesDirectionalDerivatives="true"[^>]*'
                      r'providesAdjointDerivatives="true"', md_text)
-    f = FMU3Model(guid=md.guid, unzipDirectory=extract(str(path)),
-                  modelIdentifier=md.modelExchange.modelIdentifier, instanceName="m3")
-    f.instantiate()
-    f.enterInitializationMode(startTime=0.0)
-    f.setFloat64([1, 2], [0.0, 0.1])
-    f.exitInitializationMode()
-    f.enterContinuousTimeMode()
+    md, f = open_fmi3_me(path, "m3", u=0.0, v=0.1)
     f.setTime(1e-3)
     f.setFloat64([1, 2], [0.25 * eta, 0.1])  # w0 = 1e-4 = eta/10: still sticking
     J = [f.getDirectionalDerivative([3], [1, 2], e)[0] for e in ([1.0, 0.0], [0.0, 1.0])]

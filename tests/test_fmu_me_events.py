@@ -15,6 +15,7 @@ from scipy.optimize import brentq
 
 import hystmech
 from hystmech.components import get_element_class
+from fmu_probe import open_fmi2, to_continuous_time
 from test_fmu_cases import available
 
 CASES = dict(available())
@@ -58,25 +59,14 @@ class MEHost:
     """A model-exchange master: DOP853 on [FMU states, ∫F dt], step by step."""
 
     def __init__(self, path, u, v, rtol):
-        from fmpy import extract, read_model_description
-        from fmpy.fmi2 import FMU2Model
-
-        self.md = read_model_description(str(path))
-        self.fmu = FMU2Model(guid=self.md.guid, unzipDirectory=extract(str(path)),
-                             modelIdentifier=self.md.modelExchange.modelIdentifier,
-                             instanceName="host")
+        self.md, self.fmu = open_fmi2(path, "host", me=True, tolerance=rtol,
+                                      start={"u": u(0.0), "v": v(0.0)})
         self.u, self.v, self.rtol = u, v, rtol
         self.nx = self.md.numberOfContinuousStates
         self.nz = self.md.numberOfEventIndicators
         self.events = 0
-        f = self.fmu
-        f.instantiate()
-        f.setupExperiment(tolerance=rtol, startTime=0.0)
-        f.enterInitializationMode()
-        self._inputs(0.0)
-        f.exitInitializationMode()
         self._event_iteration()
-        f.enterContinuousTimeMode()
+        self.fmu.enterContinuousTimeMode()
 
     def _inputs(self, t):
         self.fmu.setReal([1, 2], [float(self.u(t)), float(self.v(t))])
@@ -288,18 +278,9 @@ def _cvode_run(path, u, v, t_out, rtol):
     """sundials CVode (fmpy's binding) as the host, the inputs set for every evaluation
     (fmpy's own loop sets them only at communication points and in the root function),
     events at the roots found, fmi2CompletedIntegratorStep after every output step."""
-    from fmpy import extract, read_model_description
-    from fmpy.fmi2 import FMU2Model
     from fmpy.sundials import CVodeSolver
 
-    md = read_model_description(str(path))
-    f = FMU2Model(guid=md.guid, unzipDirectory=extract(str(path)),
-                  modelIdentifier=md.modelExchange.modelIdentifier, instanceName="cv")
-    f.instantiate()
-    f.setupExperiment(tolerance=rtol, startTime=0.0)
-    f.enterInitializationMode()
-    f.setReal([1, 2], [u(0.0), v(0.0)])
-    f.exitInitializationMode()
+    md, f = open_fmi2(path, "cv", me=True, tolerance=rtol, start={"u": u(0.0), "v": v(0.0)})
 
     def event():
         while True:
@@ -370,29 +351,16 @@ def test_memory_moves_only_at_events_not_in_completed_step(tmp_path):
     crossing, no event) must not move the memory: F at u_a read again afterwards (a host
     evaluating inside the completed step) is the same, and both equal hystmech.drive
     along the same polyline (rate independence: only the extrema matter)."""
-    from fmpy import extract, read_model_description
-    from fmpy.fmi2 import FMU2Model
-
     from hystmech.fmu import export_fmu
 
     el = CASES["PreisachContinuous"][0]()
     path = export_fmu(el, tmp_path / "PC.fmu")
-    md = read_model_description(str(path))
-    f = FMU2Model(guid=md.guid, unzipDirectory=extract(str(path)),
-                  modelIdentifier=md.modelExchange.modelIdentifier, instanceName="m")
-    f.instantiate()
-    f.setupExperiment(startTime=0.0)
-    f.enterInitializationMode()
-    f.setReal([1, 2], [0.0, 1.0])
-    f.exitInitializationMode()
-    f.newDiscreteStates()
-    f.enterContinuousTimeMode()
+    md, f = open_fmi2(path, "m", me=True, start={"u": 0.0, "v": 1.0})
+    to_continuous_time(f)
 
     def event():
         f.enterEventMode()
-        while f.newDiscreteStates()[0]:
-            pass
-        f.enterContinuousTimeMode()
+        to_continuous_time(f)
 
     def go(t, u, v):
         f.setTime(t)
@@ -447,9 +415,9 @@ def test_bouc_wen_event_indicator_does_not_depend_on_n(tmp_path):
     """Issue 20 item 5: Bouc-Wen has one event indicator (z = 0, the non-Lipschitz point
     of |z|^n for n < 1) whatever n was exported with: constant for n >= 1, z itself
     when n < 1 is set before initialisation."""
-    from fmpy import extract, read_model_description
-    from fmpy.fmi2 import FMU2Model
     from ctypes import POINTER, c_double
+
+    from fmpy import read_model_description
 
     from hystmech.fmu import export_fmu
 
@@ -459,17 +427,7 @@ def test_bouc_wen_event_indicator_does_not_depend_on_n(tmp_path):
     assert [read_model_description(str(p)).numberOfEventIndicators for p in (p15, p05)] == [1, 1]
 
     def indicators(path, start):
-        md = read_model_description(str(path))
-        f = FMU2Model(guid=md.guid, unzipDirectory=extract(str(path)),
-                      modelIdentifier=md.modelExchange.modelIdentifier, instanceName="z")
-        f.instantiate()
-        f.setupExperiment(startTime=0.0)
-        f.enterInitializationMode()
-        vr = {v.name: v.valueReference for v in md.modelVariables}
-        for k, val in start.items():
-            f.setReal([vr[k]], [val])
-        f.setReal([1, 2], [1e-3, 0.5])
-        f.exitInitializationMode()
+        md, f = open_fmi2(path, "z", me=True, start={**start, "u": 1e-3, "v": 0.5})
         z = np.zeros(md.numberOfEventIndicators)
         f.getEventIndicators(z.ctypes.data_as(POINTER(c_double)), z.size)
         f.terminate()

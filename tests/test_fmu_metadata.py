@@ -16,6 +16,7 @@ import pytest
 from hystmech.fmu import export_fmu
 from hystmech.fmu import metadata as md
 
+from fmu_probe import me_eval, open_fmi2, to_continuous_time
 from test_fmu_cases import available
 
 CASES = available()
@@ -156,26 +157,11 @@ def _me_probe(path, el, amp, freq, seed=0):
     """{output name: set of knowns whose perturbation changes it} measured on the
     compiled FMU's model-exchange interface: inputs u, v and (smooth laws) each
     continuous state perturbed by small and large steps at three random points."""
-    from fmpy import extract, read_model_description
-    from fmpy.fmi2 import FMU2Model
-
-    mdl = read_model_description(str(path))
-    vr = {v.name: v.valueReference for v in mdl.modelVariables}
+    mdl, f = open_fmi2(path, "probe", me=True)
+    to_continuous_time(f)
     states = [v.derivative.name for v in mdl.modelVariables if v.derivative is not None]
     ders = [v.name for v in mdl.modelVariables if v.derivative is not None]
     nx = len(states)
-    d = extract(str(path))
-    f = FMU2Model(guid=mdl.guid, unzipDirectory=d,
-                  modelIdentifier=mdl.modelExchange.modelIdentifier, instanceName="probe")
-    f.instantiate()
-    f.setupExperiment(startTime=0.0)
-    f.enterInitializationMode()
-    f.exitInitializationMode()
-    while True:
-        r = f.newDiscreteStates()
-        if not r[0]:
-            break
-    f.enterContinuousTimeMode()
     x0 = np.zeros(nx)
     if nx:
         f.getContinuousStates(x0.ctypes.data_as(POINTER(c_double)), nx)
@@ -185,16 +171,8 @@ def _me_probe(path, el, amp, freq, seed=0):
     vs = 2 * math.pi * freq * amp
 
     def evaluate(x, u, v):
-        if nx:
-            xb = np.ascontiguousarray(x, dtype=float)
-            f.setContinuousStates(xb.ctypes.data_as(POINTER(c_double)), nx)
-        f.setReal([vr["u"], vr["v"]], [u, v])
-        out = {"F": f.getReal([vr["F"]])[0]}
-        if nx:
-            dx = np.zeros(nx)
-            f.getDerivatives(dx.ctypes.data_as(POINTER(c_double)), nx)
-            out.update(zip(ders, dx))
-        return out
+        dx, F = me_eval(f, x, u, v)
+        return {"F": F, **dict(zip(ders, dx))}
 
     moved = {k: set() for k in ["F"] + ders}
     for _ in range(3):
@@ -225,16 +203,7 @@ def _me_probe(path, el, amp, freq, seed=0):
 def _cs_probe(path, amp, freq):
     """The knowns (u, v) whose change, set after a co-simulation step, changes F read
     before the next step (feedthrough in co-simulation)."""
-    from fmpy import extract, read_model_description
-    from fmpy.fmi2 import FMU2Slave
-
-    mdl = read_model_description(str(path))
-    f = FMU2Slave(guid=mdl.guid, unzipDirectory=extract(str(path)),
-                  modelIdentifier=mdl.coSimulation.modelIdentifier, instanceName="cs")
-    f.instantiate()
-    f.setupExperiment(startTime=0.0)
-    f.enterInitializationMode()
-    f.exitInitializationMode()
+    _, f = open_fmi2(path, "cs")
     w, h = 2 * math.pi * freq, 1e-3
     for k in range(20):
         f.setReal([1, 2], [amp * math.sin(w * k * h), amp * w * math.cos(w * k * h)])

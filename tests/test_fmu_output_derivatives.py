@@ -16,6 +16,7 @@ from scipy.integrate import solve_ivp
 import hystmech
 from hystmech.fmu import export_fmu
 
+from fmu_probe import open_fmi2
 from test_fmu_cases import available
 
 CASES = available()
@@ -31,17 +32,8 @@ def _input(amp, freq):
 
 
 def _fmu_dF(path, amp, freq, h, T):
-    from fmpy import extract, read_model_description
-    from fmpy.fmi2 import FMU2Slave
-
-    md = read_model_description(str(path))
     u, ud = _input(amp, freq)
-    f = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(path)),
-                  modelIdentifier=md.coSimulation.modelIdentifier, instanceName="od")
-    f.instantiate()
-    f.setupExperiment(startTime=0.0)
-    f.enterInitializationMode()
-    f.exitInitializationMode()
+    _, f = open_fmi2(path, "od")
     out = []
     for k in range(int(round(T / h))):
         t = k * h
@@ -107,19 +99,11 @@ def test_output_derivative_converges_to_dF_dt(tmp_path, name):
 def test_output_derivative_bad_calls(tmp_path):
     """Order 2, a variable other than F, or a call after new inputs: fmi2Error; a law
     without derivatives (a mixed sum) declares order 0 and refuses."""
-    from fmpy import extract, read_model_description
     from fmpy.fmi1 import FMICallException
-    from fmpy.fmi2 import FMU2Slave
 
     make, amp, _ = CASES["Dahl"]
     path = export_fmu(make(), tmp_path / "D.fmu", platforms="native")
-    md = read_model_description(str(path))
-    f = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(path)),
-                  modelIdentifier=md.coSimulation.modelIdentifier, instanceName="b")
-    f.instantiate()
-    f.setupExperiment(startTime=0.0)
-    f.enterInitializationMode()
-    f.exitInitializationMode()
+    _, f = open_fmi2(path, "b")
     with pytest.raises(FMICallException):  # before any step: no predicted path yet
         f.getRealOutputDerivatives([3], [1])
     f.setReal([1, 2], [0.0, 0.05])

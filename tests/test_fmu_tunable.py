@@ -14,23 +14,10 @@ import pytest
 import hystmech
 from hystmech.fmu import export_fmu
 
+from fmu_probe import open_fmi2, to_continuous_time
 from test_fmu_cases import available, make_input
 
 CASES = available()
-
-
-def _slave(path, name="tu"):
-    from fmpy import extract, read_model_description
-    from fmpy.fmi2 import FMU2Slave
-
-    md = read_model_description(str(path))
-    f = FMU2Slave(guid=md.guid, unzipDirectory=extract(str(path)),
-                  modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
-    f.instantiate()
-    f.setupExperiment(startTime=0.0)
-    f.enterInitializationMode()
-    f.exitInitializationMode()
-    return md, f
 
 
 def test_mr_damper_coefficients_change_mid_run(tmp_path):
@@ -45,7 +32,7 @@ def test_mr_damper_coefficients_change_mid_run(tmp_path):
     text = zipfile.ZipFile(path).read("modelDescription.xml").decode()
     tun = set(re.findall(r'name="([^"]+)"[^>]*variability="tunable"', text))
     assert tun == {"kx", "kw"}
-    md, f = _slave(path)
+    md, f = open_fmi2(path, "tu")
     vr = {v.name: v.valueReference for v in md.modelVariables}
     t, u = make_input(amp, freq, T=0.2, n=201)
     v = np.append(np.diff(u) / np.diff(t), 0.0)  # chord slope of the segment ahead
@@ -74,30 +61,19 @@ def test_mr_damper_coefficients_change_mid_run(tmp_path):
 def test_tunable_in_event_mode_only_for_model_exchange(tmp_path):
     """Masing in model exchange: c is tunable in event mode (F changes by Δc·v, eq. (11c)),
     refused in continuous-time mode; k (which sets η, the bound of w) is fixed."""
-    from fmpy import extract, read_model_description
     from fmpy.fmi1 import FMICallException
-    from fmpy.fmi2 import FMU2Model
 
     el = CASES["Masing"][0]()
     path = export_fmu(el, tmp_path / "M.fmu", platforms="native")
-    md = read_model_description(str(path))
+    md, f = open_fmi2(path, "me", me=True, start={"u": 1e-5, "v": 0.2})
     vr = {v.name: v.valueReference for v in md.modelVariables}
-    f = FMU2Model(guid=md.guid, unzipDirectory=extract(str(path)),
-                  modelIdentifier=md.modelExchange.modelIdentifier, instanceName="me")
-    f.instantiate()
-    f.setupExperiment(startTime=0.0)
-    f.enterInitializationMode()
-    f.setReal([1, 2], [1e-5, 0.2])
-    f.exitInitializationMode()
     F1 = f.getReal([3])[0]
     f.setReal([vr["c"]], [30.0])
     F2 = f.getReal([3])[0]
     assert F2 - F1 == pytest.approx((30.0 - el.params["c"]) * 0.2, rel=1e-12)
     with pytest.raises(FMICallException):
         f.setReal([vr["k"]], [2e5])
-    while f.newDiscreteStates()[0]:
-        pass
-    f.enterContinuousTimeMode()
+    to_continuous_time(f)
     with pytest.raises(FMICallException):
         f.setReal([vr["c"]], [40.0])
     assert f.getReal([vr["c"]])[0] == 30.0

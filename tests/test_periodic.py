@@ -27,17 +27,22 @@ def cubic_jac(x, u, v, p, J):
     J[0, 1] = 0.0
 
 
-class Cubic(ForceElement):
+class Stateless(ForceElement):
+    """A smooth law without states F(u, v): subclasses set the force and jac kernels
+    and p_layout; the constructor takes those parameters by keyword, in that order."""
     kind = "smooth"
     state_names = ()
     advance = staticmethod(no_advance)
     rate = staticmethod(no_rate)
+
+    def __init__(self, **params):
+        self._setup(params, [params[k] for k in self.p_layout], np.zeros(0))
+
+
+class Cubic(Stateless):
+    p_layout = ("k3",)
     force = staticmethod(cubic_force)
     jac = staticmethod(cubic_jac)
-
-    def __init__(self, *, k3):
-        self._setup(dict(k3=k3), [k3], np.zeros(0))
-        self.x_scale = np.ones(0)
 
 
 def oscillator(m, c, k, F, Om, k3=None):

@@ -11,13 +11,11 @@ from numba import njit
 from scipy.integrate import solve_ivp
 from scipy.optimize import fsolve
 
-from hystmech.components.base import ForceElement
-from hystmech.components.linear import no_advance, no_rate
 from hystmech.systems import Assembly, Harmonic
 from hystmech.systems.periodic.continuation import continue_orbits, switch_branch
 from hystmech.systems.periodic.shooting import periodic_orbit
 
-from test_periodic import Cubic, oscillator
+from test_periodic import Cubic, Stateless, oscillator
 
 DOP = dict(method="DOP853", rtol=1e-11, atol=1e-12)
 
@@ -95,17 +93,10 @@ def poly_jac(x, u, v, p, J):
     J[0, 1] = p[0] + p[1] * u * u + p[2] * u ** 4
 
 
-class PolyDamper(ForceElement):
-    kind = "smooth"
-    state_names = ()
-    advance = staticmethod(no_advance)
-    rate = staticmethod(no_rate)
+class PolyDamper(Stateless):
+    p_layout = ("c0", "c2", "c4")
     force = staticmethod(poly_force)
     jac = staticmethod(poly_jac)
-
-    def __init__(self, *, c0, c2, c4):
-        self._setup(dict(c0=c0, c2=c2, c4=c4), [c0, c2, c4], np.zeros(0))
-        self.x_scale = np.ones(0)
 
 
 def poly_oscillator(c0, c2, c4, F, Om):

@@ -13,8 +13,9 @@ ea = pytest.importorskip("elastica")
 
 from hystmech.components import get_element_class  # noqa: E402
 from hystmech.plugins import elastica as hel  # noqa: E402
+from hystmech.plugins.elastica_cases import clamped_rod  # noqa: E402
 
-from plugin_rig import CASES, reference, relays_reference  # noqa: E402
+from plugin_rig import CASES, one_dof, reference, relays_reference  # noqa: E402
 
 
 class Sim(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.CallBacks, ea.Damping):
@@ -23,26 +24,17 @@ class Sim(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.CallBacks, ea.
 
 def cantilever(n, L, r, E, rho, *, tip, ramp, law=None, x0=None, raise_B=1.0, add_B=None,
                damping=None, dt=None, twist=0.0, torsion=False):
-    sim = Sim()
-    rod = ea.CosseratRod.straight_rod(n, np.zeros(3), np.array([1.0, 0, 0]),
-                                      np.array([0, 0, 1.0]), L, r, rho, youngs_modulus=E,
-                                      shear_modulus=E / 3)
+    sim, rod = clamped_rod(n, L, r, rho, E, damping=damping or None, dt=dt)
     rod.bend_matrix[0, 0, :] *= raise_B
     rod.bend_matrix[1, 1, :] *= raise_B
     if add_B is not None:
         for i in range(3):
             rod.bend_matrix[i, i, :] += np.broadcast_to(add_B, 3)[i]
-    sim.append(rod)
-    sim.constrain(rod).using(ea.OneEndFixedBC, constrained_position_idx=(0,),
-                             constrained_director_idx=(0,))
     sim.add_forcing_to(rod).using(ea.EndpointForces, np.zeros(3), np.asarray(tip, float),
                                   ramp_up_time=ramp)
     if twist:
         sim.add_forcing_to(rod).using(ea.UniformTorques, torque=twist,
                                       direction=np.array([1.0, 0.0, 0.0]))
-    if damping:
-        sim.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=damping,
-                              time_step=dt)
     mem = (hel.add_hysteretic_bending(sim, rod, law, x0=x0, torsion=torsion)
            if law is not None else None)
     sim.finalize()
@@ -216,13 +208,7 @@ def test_forcing_class_in_elastica_idiom_and_restart():
     simA, rodA, memA = cantilever(**kw, law=law)
     hel.integrate(simA, 600 * 2e-5, 600)
 
-    sim = Sim()
-    rod = ea.CosseratRod.straight_rod(10, np.zeros(3), np.array([1.0, 0, 0]),
-                                      np.array([0, 0, 1.0]), 0.3, 0.005, 1000.0,
-                                      youngs_modulus=1e6, shear_modulus=1e6 / 3)
-    sim.append(rod)
-    sim.constrain(rod).using(ea.OneEndFixedBC, constrained_position_idx=(0,),
-                             constrained_director_idx=(0,))
+    sim, rod = clamped_rod(10, 0.3, 0.005, 1000.0, 1e6)
     sim.add_forcing_to(rod).using(ea.EndpointForces, np.zeros(3),
                                   np.array([0.0, 0.003, 0.002]), ramp_up_time=0.004)
     sim.add_forcing_to(rod).using(HystereticBending, law=law)
@@ -356,15 +342,11 @@ def test_position_verlet_second_order_from_a_moving_start():
     element converges at second order to the Assembly started the same way (compiled
     RK45 at rtol 1e-11). Anchored at the first force evaluation (x0 + h/2·v0), it was
     first order."""
-    from hystmech.systems import Assembly, Harmonic, simulate
+    from hystmech.systems import simulate
     Dahl = get_element_class("Dahl")
     el = Dahl(rho=300.0, Fc=0.5, w0=0.0)
     m, k, F0, w, v0, T = 0.05, 20.0, 0.6, 2 * np.pi * 0.4, 0.05, 0.1
-    a = Assembly()
-    a.add_dof("m", mass=m, v0=v0)
-    a.add_spring("m", "ground", k=k)
-    a.add_element("e", el, "m", "ground")
-    a.add_force("m", Harmonic(amplitude=F0, omega=w, phase=-np.pi / 2))
+    a = one_dof(el, m, k, F0, w, v0=v0)
     te = np.linspace(T / 20, T, 20)
     xr = simulate(a, (0, T), method="RK45", t_eval=te, rtol=1e-11, atol=1e-15,
                   energy=False).x("m")

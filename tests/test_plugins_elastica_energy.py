@@ -12,11 +12,7 @@ ea = pytest.importorskip("elastica")
 
 from hystmech.components.masing_vector import MasingVector  # noqa: E402
 from hystmech.plugins import elastica as hel  # noqa: E402
-from hystmech.plugins.elastica_cases import EnergyLedger  # noqa: E402
-
-
-class Sim(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.CallBacks, ea.Damping):
-    pass
+from hystmech.plugins.elastica_cases import EnergyLedger, clamped_rod  # noqa: E402
 
 
 def test_energy_balance_closes_with_the_steppers_quadrature():
@@ -32,12 +28,6 @@ def test_energy_balance_closes_with_the_steppers_quadrature():
     def tip(t):
         return 0.3 * min(t / Tr, 1.0), 0.3 * math.sin(2 * math.pi * (t - Tr) / Tc) * (t >= Tr)
 
-    class Tip(ea.NoForces):
-        def apply_forces(self, system, time=np.float64(0.0)):
-            fy, fz = tip(float(time))
-            system.external_forces[1, -1] += fy
-            system.external_forces[2, -1] += fz
-
     rows = []
 
     class Rec(ea.CallBackBaseClass):
@@ -48,15 +38,7 @@ def test_energy_balance_closes_with_the_steppers_quadrature():
             pe = system.compute_bending_energy() + system.compute_shear_energy()
             rows.append([*ledger.values(), float(mem.work.sum()), float(ke + pe)])
 
-    sim = Sim()
-    rod = ea.CosseratRod.straight_rod(N, np.zeros(3), np.array([1.0, 0, 0]),
-                                      np.array([0, 0, 1.0]), L, r, rho, youngs_modulus=E,
-                                      shear_modulus=E / 3)
-    sim.append(rod)
-    sim.constrain(rod).using(ea.OneEndFixedBC, constrained_position_idx=(0,),
-                             constrained_director_idx=(0,))
-    sim.add_forcing_to(rod).using(Tip)
-    sim.dampen(rod).using(ea.AnalyticalLinearDamper, uniform_damping_constant=c, time_step=dt)
+    sim, rod = clamped_rod(N, L, r, rho, E, tip_force=tip, damping=c, dt=dt)
     mem = hel.add_hysteretic_bending(sim, rod, MasingVector(k=2 * EI, alpha=3 * EI))
     ledger = EnergyLedger(rod, c, dt)
     sim.collect_diagnostics(rod).using(Rec)

@@ -14,6 +14,7 @@ from hystmech.components import get_element_class  # noqa: E402
 from hystmech.plugins import exudyn as hex  # noqa: E402
 from hystmech.systems import Assembly, Harmonic, simulate  # noqa: E402
 
+import plugin_rig  # noqa: E402
 from plugin_rig import (CASES, extrapolated_reference, reference, relay_switches,  # noqa: E402
                         relays_reference, rig)
 
@@ -21,12 +22,22 @@ T = 0.1
 
 
 def one_dof(el, m, k, F0, w, *, route="commit"):
-    a = Assembly()
-    a.add_dof("m", mass=m)
-    a.add_spring("m", "ground", k=k)
-    a.add_element("e", el, "m", "ground")
-    a.add_force("m", Harmonic(amplitude=F0, omega=w, phase=-np.pi / 2))
-    return hex.from_assembly(a, route=route)
+    return hex.from_assembly(plugin_rig.one_dof(el, m, k, F0, w), route=route)
+
+
+def solve_direct(mbs, steps, T_, solver="RK44", eos=True, **time_integration):
+    """exudyn.SolveDynamic called directly (not through hex.simulate): ``steps`` steps
+    to T_ [s], no solution file, quiet; ``eos``: end-of-step accelerations of the
+    explicit solvers; further timeIntegration settings by keyword."""
+    sim = exu.SimulationSettings()
+    sim.timeIntegration.numberOfSteps = steps
+    sim.timeIntegration.endTime = T_
+    sim.solution.file.write = False
+    sim.timeIntegration.verboseMode = 0
+    sim.timeIntegration.explicit.computeEndOfStepAccelerations = eos
+    for k, val in time_integration.items():
+        setattr(sim.timeIntegration, k, val)
+    exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.__members__[solver])
 
 
 def rel_error(name, h, *, route="commit", solver="RK44", T=T, ref=reference):
@@ -115,12 +126,7 @@ def test_step_inferred_without_the_wrapper():
     # reading the element before the solve (a force evaluation outside any solve) must
     # not keep the solve from reading its settings (step, end time, solver)
     assert nodes["e"].force() == pytest.approx(el.force(el.x0.copy(), 0.0, 0.0, el.p))
-    sim = exu.SimulationSettings()
-    sim.timeIntegration.numberOfSteps = 5000
-    sim.timeIntegration.endTime = T_RELAY
-    sim.solution.file.write = False
-    sim.timeIntegration.verboseMode = 0
-    exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.RK44)
+    solve_direct(mbs, 5000, T_RELAY)
     assert mbs.sys["hystmech_host"].h == pytest.approx(1e-4, rel=1e-9)
     t, x = np.array(out).T
     assert relay_switches(el, x) >= 2
@@ -190,12 +196,7 @@ def test_several_laws_one_commit_call_match_assembly():
     # the chained user function runs once after each (single) commit call
     hex.set_post_step(mbs, lambda mbs_, t: calls.append(t) or True)
     mbs.Assemble()
-    sim = exu.SimulationSettings()
-    sim.timeIntegration.numberOfSteps = 6000
-    sim.timeIntegration.endTime = 0.6
-    sim.solution.file.write = False
-    sim.timeIntegration.verboseMode = 0
-    exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.RK44)
+    solve_direct(mbs, 6000, 0.6)
     assert len(calls) == 6001                     # once at the start, once per step
     te = np.linspace(0.02, 0.6, 30)
     r = simulate(a, (0, 0.6), method="event", t_eval=te, energy=False)
@@ -320,12 +321,7 @@ def test_user_pre_and_post_step_functions_keep_working(when):
     if when == "after":
         install(mbs)
     mbs.Assemble()
-    sim = exu.SimulationSettings()
-    sim.timeIntegration.numberOfSteps = 2000
-    sim.timeIntegration.endTime = T
-    sim.solution.file.write = False
-    sim.timeIntegration.verboseMode = 0
-    exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.RK44)
+    solve_direct(mbs, 2000, T)
     assert len(pre) == 2000 and len(post) == 2001
     t, x = np.array(out).T
     err = float(np.max(np.abs(np.interp(te, t, x) - xr)) / np.max(np.abs(xr)))
@@ -344,16 +340,9 @@ def test_commit_route_refused_under_adaptive_solvers():
     with pytest.raises(ValueError, match="solver must be one of"):
         hex.simulate(SC, mbs, T, 1e-3, solver="RK5", record=[n])
     mbs.Assemble()
-    sim = exu.SimulationSettings()
-    sim.timeIntegration.numberOfSteps = 100
-    sim.timeIntegration.endTime = T
-    sim.solution.file.write = False
-    sim.timeIntegration.verboseMode = 0
-    sim.timeIntegration.automaticStepSize = True
-    sim.timeIntegration.relativeTolerance = 1e-10
-    sim.timeIntegration.absoluteTolerance = 1e-12
     with pytest.raises(Exception, match="cannot honour its tolerance"):
-        exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.DOPRI5)
+        solve_direct(mbs, 100, T, "DOPRI5", automaticStepSize=True, relativeTolerance=1e-10,
+                     absoluteTolerance=1e-12)
 
 
 def test_displacement_convention_pre_displaced_start_and_offset():
@@ -365,11 +354,7 @@ def test_displacement_convention_pre_displaced_start_and_offset():
     from exudyn.itemInterface import CoordinateSpringDamper
     Masing = get_element_class("Masing")
     el = Masing(k=200.0, k0=20.0, alpha=1.0)
-    a = Assembly()
-    a.add_dof("m", mass=1.0, x0=0.002)
-    a.add_spring("m", "ground", k=50.0)
-    a.add_element("e", el, "m", "ground")
-    a.add_force("m", Harmonic(amplitude=3.0, omega=2 * np.pi, phase=-np.pi / 2))
+    a = plugin_rig.one_dof(el, 1.0, 50.0, 3.0, 2 * np.pi, x0=0.002)
     te = np.linspace(0.02, 0.5, 25)
     xr = simulate(a, (0, 0.5), method="event", t_eval=te, energy=False).x("m")
     SC, mbs, nodes = hex.from_assembly(a)
@@ -393,16 +378,6 @@ def _compiled_host_available():
     from hystmech.plugins import exudyn_build
 
     return exudyn_build.host_module() is not None
-
-
-def _solve_direct(mbs, steps, T_, solver="RK44", eos=True):
-    sim = exu.SimulationSettings()
-    sim.timeIntegration.numberOfSteps = steps
-    sim.timeIntegration.endTime = T_
-    sim.solution.file.write = False
-    sim.timeIntegration.verboseMode = 0
-    sim.timeIntegration.explicit.computeEndOfStepAccelerations = eos
-    exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.__members__[solver])
 
 
 @pytest.mark.parametrize("name", ["Masing", "LuGre"])
@@ -459,7 +434,7 @@ def test_compiled_host_commits_from_measured_u_without_end_of_step_evaluation():
             (t, float(np.ravel(m.GetNodeOutput(n, exu.OutputVariableType.Coordinates))[0])))
             or True)
         mbs.Assemble()
-        _solve_direct(mbs, 2000, T, eos=False)
+        solve_direct(mbs, 2000, T, eos=False)
         assert len(out) == 2001
         assert host._measured is e.compiled
         t, x = np.array(out).T
@@ -484,7 +459,7 @@ def test_post_step_replaced_mid_solve_is_refused():
     mbs.SetPreStepUserFunction(pre)
     mbs.Assemble()
     with pytest.raises(Exception, match="set_post_step"):
-        _solve_direct(mbs, 2000, T)
+        solve_direct(mbs, 2000, T)
 
 
 def test_changed_slot_number_is_refused():
@@ -507,4 +482,4 @@ def test_changed_slot_number_is_refused():
         mbs.SetObjectParameter(int(e), key, value)
         mbs.Assemble()
         with pytest.raises(Exception, match="slot number"):
-            _solve_direct(mbs, 200, T)
+            solve_direct(mbs, 200, T)

@@ -17,7 +17,10 @@ from exudyn.rigidBodyUtilities import (RotationMatrix2RotXYZ,  # noqa: E402
 
 from hystmech.components import get_element_class  # noqa: E402
 from hystmech.plugins import exudyn as hex  # noqa: E402
-from hystmech.systems import Assembly, Harmonic, simulate  # noqa: E402
+from hystmech.systems import simulate  # noqa: E402
+
+from plugin_rig import one_dof  # noqa: E402
+from test_plugins_exudyn import solve_direct  # noqa: E402
 
 AXIS = np.array([1.0, 2.0, 2.0]) / 3.0      # tilted, unit
 M, K, F0, W = 1.0, 50.0, 3.0, 2 * np.pi
@@ -35,11 +38,7 @@ def assembly_reference(mass, x0, te, law=None):
     """The 1-DOF problem in hystmech's Assembly: event-driven solver (Masing), RK45 at
     rtol 1e-11 (smooth laws)."""
     law = masing() if law is None else law
-    a = Assembly()
-    a.add_dof("m", mass=mass, x0=x0)
-    a.add_spring("m", "ground", k=K)
-    a.add_element("e", law, "m", "ground")
-    a.add_force("m", Harmonic(amplitude=F0, omega=W, phase=-np.pi / 2))
+    a = one_dof(law, mass, K, F0, W, x0=x0)
     if law.kind == "smooth":
         return simulate(a, (0, te[-1]), method="RK45", t_eval=te, rtol=1e-11, atol=1e-15,
                         energy=False).x("m")
@@ -52,12 +51,7 @@ def solve(mbs, T, h, record):
     out = []
     hex.set_post_step(mbs, lambda mbs_, t: out.append((t, record(mbs_))) or True)
     mbs.Assemble()
-    sim = exu.SimulationSettings()
-    sim.timeIntegration.numberOfSteps = int(round(T / h))
-    sim.timeIntegration.endTime = T
-    sim.timeIntegration.verboseMode = 0
-    sim.solution.file.write = False
-    exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.RK44)
+    solve_direct(mbs, int(round(T / h)), T)
     t = np.array([o[0] for o in out])
     return t, np.array([o[1] for o in out])
 

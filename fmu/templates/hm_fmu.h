@@ -90,14 +90,12 @@ static unsigned long long hm_guid_hash(void)
     return h;
 }
 
-static void hm_log(hm_inst *c, int st, const char *cat, const char *fmt, ...)
+/* the one formatter of every message (hm_log, hm_error) */
+static void hm_vlog(hm_inst *c, int st, const char *cat, const char *fmt, va_list ap)
 {
     char buf[512];
-    va_list ap;
     if (!c) return;
-    va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
     if (st >= HM_ERROR) snprintf(c->err, sizeof c->err, "%s", buf);
     if (st == HM_OK) {  /* information: only when logging and its category are on */
         int i;
@@ -106,6 +104,14 @@ static void hm_log(hm_inst *c, int st, const char *cat, const char *fmt, ...)
         if (i == HM_N_LOGCAT || !(c->log_mask >> i & 1u)) return;
     }
     hm_emit(c, st, cat, buf);
+}
+
+static void hm_log(hm_inst *c, int st, const char *cat, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hm_vlog(c, st, cat, fmt, ap);
+    va_end(ap);
 }
 
 /* fmi2SetDebugLogging/fmi3SetDebugLogging: no categories switches every category with
@@ -142,12 +148,10 @@ static void hm_enter_error(hm_inst *c)
 /* an error: logged, and the instance enters the error state (FMI 2.0 §2.1.3, FMI 3.0 §2.2.3) */
 static int hm_error(hm_inst *c, const char *fmt, ...)
 {
-    char buf[480];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    hm_vlog(c, HM_ERROR, "logStatusError", fmt, ap);
     va_end(ap);
-    hm_log(c, HM_ERROR, "logStatusError", "%s", buf);
     hm_enter_error(c);
     return HM_ERROR;
 }
@@ -890,18 +894,6 @@ static int hm_directional(hm_inst *c, const unsigned unk[], size_t nu, const uns
 #endif
 }
 
-/* a wrong call that changes nothing: HM_ERROR logged, the instance stays in its mode */
-static int hm_refuse_call(hm_inst *c, const char *fmt, ...)
-{
-    char buf[480];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    hm_log(c, HM_ERROR, "logStatusError", "%s", buf);
-    return HM_ERROR;
-}
-
 /* Co-simulation output derivatives: dF/dt at the end of the last doStep along the
  * predicted input path u(t) (its slope ud_end, v's rate vd_end), at the predicted state:
  *   smooth laws  dF/dt = ∂F/∂x·ẋ + ∂F/∂u·u̇ + ∂F/∂v·v̇ (LAW_jac, ẋ = LAW_rate at v = u̇),
@@ -915,13 +907,19 @@ static int hm_output_derivatives(hm_inst *c, const unsigned vr[], size_t nvr, co
     double dF, ud = c->s.ud_end, vd = c->s.vd_end;
     const double *x = c->s.x;
     if (nvr && (!vr || !order || !value)) return hm_error(c, "%s: NULL array", fn);
+    /* wrong calls that change nothing: refused, the instance stays in its mode */
     for (i = 0; i < nvr; i++)
-        if (vr[i] != HM_VR_F || order[i] != 1)
-            return hm_refuse_call(c, "%s: only the first derivative (order 1) of F (value reference "
-                            "%d) is provided (got order %d of %u)", fn, HM_VR_F, order[i], vr[i]);
-    if (!c->s.pred_ok || c->inputs_set)
-        return hm_refuse_call(c, "%s: output derivatives belong to the end of the last doStep: call "
-                        "them after a doStep and before setting new inputs", fn);
+        if (vr[i] != HM_VR_F || order[i] != 1) {
+            hm_log(c, HM_ERROR, "logStatusError", "%s: only the first derivative (order 1) of F "
+                   "(value reference %d) is provided (got order %d of %u)", fn, HM_VR_F,
+                   order[i], vr[i]);
+            return HM_ERROR;
+        }
+    if (!c->s.pred_ok || c->inputs_set) {
+        hm_log(c, HM_ERROR, "logStatusError", "%s: output derivatives belong to the end of the "
+               "last doStep: call them after a doStep and before setting new inputs", fn);
+        return HM_ERROR;
+    }
 #ifdef HM_JAC
     {
         double J[(HM_NX + 1) * (HM_NX + 2)], xd[HM_NX + 1];

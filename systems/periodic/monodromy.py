@@ -137,34 +137,34 @@ def template_source() -> str:
     return out
 
 
-def supports_variational(assembly) -> bool:
-    """True when every element of the assembly is smooth with a compiled ``jac`` kernel
-    and the inputs are compiled (the variational equations are then integrated here)."""
+def _compiled_jac(assembly) -> bool:
+    """True when the assembly's model builds with a compiled ``jac`` for every element
+    and compiled inputs (no tables)."""
     from ..model import Model
 
-    if any(e.element.kind != "smooth" for e in assembly.elements):
-        return False
     try:
         m = Model(assembly)
     except Exception:       # noqa: BLE001 - a model that does not build has no jac either
         return False
     return bool(m.has_jac and m.compiled and m.code.jac is not None and not m.has_tables)
+
+
+def supports_variational(assembly) -> bool:
+    """True when every element of the assembly is smooth with a compiled ``jac`` kernel
+    and the inputs are compiled (the variational equations are then integrated here)."""
+    if any(e.element.kind != "smooth" for e in assembly.elements):
+        return False
+    return _compiled_jac(assembly)
 
 
 def supports_projection_jacobian(assembly) -> bool:
     """True when the assembly has inclusions, no operators, and every element a compiled
     ``jac`` kernel with compiled inputs: the projection scheme's period map then has the
     projection-consistent Jacobian (:class:`ProjectionMap`)."""
-    from ..model import Model
-
     kinds = [e.element.kind for e in assembly.elements]
     if "operator" in kinds or "inclusion" not in kinds:
         return False
-    try:
-        m = Model(assembly)
-    except Exception:       # noqa: BLE001 - a model that does not build has no jac either
-        return False
-    return bool(m.has_jac and m.compiled and m.code.jac is not None and not m.has_tables)
+    return _compiled_jac(assembly)
 
 
 class ProjectionMap:
