@@ -76,9 +76,35 @@ def _overhead(xml, joints, nsteps, chunk):
     return t0 / nsteps, t1 / nsteps, m1
 
 
+def _self_by_object(path):
+    """Instructions spent in each shared object (its functions' own cost, callees not
+    included) of a callgrind output file."""
+    names = {"ob": {}, "fn": {}}
+    cost = {}
+    ob, skip = None, False
+    with open(path) as f:
+        for line in f:
+            if skip:                 # the inclusive cost of a call: counted in the callee
+                skip = False
+                continue
+            m = re.match(r"(c?)(ob|fn)=(?:\((\d+)\))?\s*(.*)", line)
+            if m:
+                kind, i, nm = m.group(2), m.group(3), m.group(4).strip()
+                if i is not None:    # compressed names: "(id) name" once, then "(id)"
+                    nm = names[kind].setdefault(i, nm) if nm else names[kind].get(i, "")
+                if kind == "ob" and not m.group(1):
+                    ob = nm
+                continue
+            if line.startswith("calls="):
+                skip = True
+            elif line[:1].isdigit() or line[:1] in "+-*":
+                cost[ob] = cost.get(ob, 0) + int(line.split()[-1])
+    return cost
+
+
 def _instructions(xmls, nsteps):
-    """Instructions per mj_step of each MJCF text in ``xmls`` (callgrind), or None
-    without valgrind or a compiler."""
+    """Instructions per mj_step of each MJCF text in ``xmls`` (callgrind) and, per
+    model, those per shared object (dicts), or None without valgrind or a compiler."""
     import mujoco
 
     from hystmech.plugins import mujoco as hmj
@@ -89,7 +115,7 @@ def _instructions(xmls, nsteps):
         return None
     libmj = mujoco_build._libmujoco()
     inc = Path(mujoco.HEADERS_DIR).resolve().parent
-    out = []
+    out, objs = [], []
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "mj_step")
         subprocess.run([cc, "-O2", f"-I{inc}", str(Path(__file__).with_name("mj_step.c")),
@@ -104,6 +130,28 @@ def _instructions(xmls, nsteps):
                                capture_output=True, text=True, check=True)
             n = re.search(r"refs:\s+([\d,]+)", r.stderr).group(1)
             out.append(int(n.replace(",", "")) / nsteps)
+            objs.append({k: v / nsteps for k, v in _self_by_object(f"{tmp}/cg.{i}").items()})
+    return out, objs
+
+
+def _breakdown(bare, plug):
+    """The extra instructions per step of a model with elements, by whose code runs
+    them: MuJoCo's per-plugin dispatch (libmujoco, and the dynamic loader where
+    MuJoCo's plugin table does thread-local lookups; hystmech's library uses
+    initial-exec TLS), hystmech's library, libm (the laws' exp, expm1, pow)."""
+    def who(ob):
+        ob = os.path.basename(ob or "")
+        if "hystmech" in ob:
+            return "hystmech"
+        if ob.startswith("libm."):
+            return "libm"
+        if ob.startswith(("libmujoco", "ld-linux")):
+            return "mujoco"
+        return "other"
+    out = {}
+    for ob in set(bare) | set(plug):
+        k = who(ob)
+        out[k] = out.get(k, 0.0) + plug.get(ob, 0.0) - bare.get(ob, 0.0)
     return out
 
 
@@ -146,11 +194,18 @@ def main():
     if ins is None:
         print("instructions per step: valgrind or a C compiler not found (skipped)")
     else:
+        ins, objs = ins
         print(f"instructions per mj_step (callgrind): 1 hinge bare {ins[0]:.0f}, + LuGre "
               f"{ins[1]:.0f} ({100 * (ins[1] / ins[0] - 1):+.1f} %); {n}-hinge chain bare "
               f"{ins[2]:.0f}, + LuGre on every joint {ins[3]:.0f} "
               f"({100 * (ins[3] / ins[2] - 1):+.1f} %, "
               f"{100 * (ins[3] / ins[2] - 1) / n:+.2f} % per element)")
+        br = _breakdown(objs[0], objs[1])
+        print(f"  1 hinge, the {ins[1] - ins[0]:.0f} extra instructions per step: MuJoCo's "
+              f"per-plugin dispatch {br.get('mujoco', 0):+.0f} "
+              f"({100 * br.get('mujoco', 0) / ins[0]:+.1f} %, not hystmech's code), hystmech "
+              f"library {br.get('hystmech', 0):+.0f}, libm (exp, expm1) "
+              f"{br.get('libm', 0):+.0f}, other {br.get('other', 0):+.0f}")
     laws = {"LuGre": _lugre(),
             "Preisach (max_depth 16)": get_element_class("Preisach")(
                 a1=np.array([-0.004, -0.002, 0.0]), a2=np.array([-0.001, 0.003, 0.002]),
