@@ -34,6 +34,12 @@
  * committed at the last step, advanced from the committed input to the current one;
  * advance() (once per step, after the integration) commits it.
  *
+ * Cost: a law without switch points and state check (LuGre, Dahl, Bouc-Wen, springs,
+ * ...) is registered with its own compute/advance (HM_PLAIN_CALLBACKS, generated for
+ * every such law of the table): the generic callbacks' common case with the law's
+ * kernels called directly, the same arithmetic, so the same numbers bit for bit; any
+ * other case goes to the generic callbacks.
+ *
  * Laws whose force jumps or kinks at switch points (relay thresholds, Masing faces,
  * Preisach memory corners), under the semi-implicit integrators (Euler, implicit,
  * implicitfast): MuJoCo's update v+ = v + h·a(q_n), q+ = q_n + h·v+ is the leapfrog
