@@ -39,7 +39,7 @@ from numba import njit
 from .base import ForceElement, Param, check_finite, check_positive, check_range
 from .modified_dahl import linear_law_advance, spow
 from .power_law_map import power_law_advance
-from .power_law_table import table_kernel_p, table_advance
+from .power_law_table import memo_key, table_advance, table_kernel_p
 
 # p = [A, beta, gamma, n, k_el]
 
@@ -54,10 +54,13 @@ def bouc_wen_advance(x, u0, u1, dt, v, p, rtol):
         x[0] = linear_law_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma)
     elif v != 0.0:
         if p.size > 5:
-            # kernel_p: the arc-length tables of n after the parameters
-            z = table_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma, n, rtol, 0.0, p, 5)
+            # kernel_p: the arc-length tables of n after the parameters; z is the key of
+            # the memo of its arc-length coordinate
+            z = table_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma, n, rtol, p, 5,
+                              x[0], 0.0)
             if z == z:
                 x[0] = z
+                memo_key(p, 5, z, 0.0)
                 return
         x[0] = power_law_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma, n, rtol, 0.0)
 

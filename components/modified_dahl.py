@@ -32,7 +32,7 @@ from numba import njit
 
 from .base import ForceElement, Param, check_finite, check_positive
 from .power_law_map import power_law_advance
-from .power_law_table import table_advance, table_kernel_p
+from .power_law_table import memo_key, table_advance, table_kernel_p
 
 # p = [Lambda, mu, a, b, d, e]
 
@@ -135,12 +135,15 @@ def modified_dahl_advance(x, u0, u1, dt, v, p, rtol):
         D0, c = a * u0 + b - x[0], a * r
     else:
         D0, c = d * u0 + e - x[0], d * r
-    D = np.nan
     if p.size > 6 and mu != 1.0 and c != 0.0:
-        # kernel_p: the arc-length tables of μ after the parameters
-        D = table_advance(D0, L, c, lam, 0.0, mu, rtol, scale, p, 6)
-    if D != D:
-        D = gap_advance(D0, c, lam, mu, L, rtol, scale)
+        # kernel_p: the arc-length tables of μ after the parameters; (F, u0) is the key
+        # of the memo of the gap's arc-length coordinate
+        D = table_advance(D0, L, c, lam, 0.0, mu, rtol, p, 6, x[0], u0)
+        if D == D:
+            x[0] = (a * u1 + b - D) if v > 0.0 else (d * u1 + e - D)
+            memo_key(p, 6, x[0], u1)
+            return
+    D = gap_advance(D0, c, lam, mu, L, rtol, scale)
     if v > 0.0:
         x[0] = a * u1 + b - D
     else:

@@ -1,41 +1,63 @@
-"""Tabulated arc length of the power-law ODE: the fast path of power_law_map.
+"""Tabulated arc length of the power-law ODE: the fast path of power_law_map for long runs.
 
 On a side of y = 0 the state w = |y| of dy/ds = q0 − q1 sgn(y)|y|^m − q2|y|^m obeys
 dw/ds = ±(a − b w^m); with w = λτ, λ = (a/|b|)^(1/m), and s = (λ/a)σ this is
-dτ/dσ = ±(1 ∓ τ^m), the same for every parameter set with the same m. The arc
-length from 0,
+dτ/dσ = ±(1 ∓ τ^m), the same for every parameter set with the same m. Its arc-length
+coordinate
 
-    F(τ) = ∫_0^τ dt/(1 − t^m)   (b > 0, "sat", τ < 1)
-    F(τ) = ∫_0^τ dt/(1 + t^m)   (b < 0, "grow"),
+    σ = F(τ) = ∫ dt/(1 − t^m)   (b > 0: "S" below the saturation τ = 1 from 0, "A"
+                                  above it from τ = 2)
+    σ = G(τ) = ∫_0^τ dt/(1 + t^m)   (b < 0: "G", the growing/return branch)
 
-and its inverse are tabulated once per m as piecewise polynomials (degree 9 on uniform
-cells, Chebyshev interpolants of values from convergent series, cells doubled until
-the interpolation error is below 1e-14) in variables in which they are analytic:
-F = τΦ(τ^m) near 0; F = (−ln(1 − x) + H(x))/m, x = τ^m, towards the saturation
-τ = 1; τ = σΨ(σ^m) near 0; 1 − τ = qK(q), q = e^(−mσ), far along. A segment then
-costs a power or logarithm, an exponential or power, and two polynomial evaluations:
-σ_end = F(τ0) ± σ_L, τ_end = F⁻¹(σ_end), the switch at y = 0 where σ_end reaches 0
-(at its exact arc length, as in the series map).
+turns a segment of arc length s into a shift: σ_end = σ_start ± (a/λ)s, τ_end = F⁻¹(σ_end),
+the switch at y = 0 where σ_end reaches 0 on a return branch (at its exact arc length,
+as in the series map). F, G and their inverses are tabulated once per m as piecewise
+polynomials (degree 9, Estrin's scheme, uniform cells of the argument or, where the
+function spans decades, a fixed number of cells per octave) in the variables in which
+they are analytic, so that a table costs no power: F = τΦ(τ^m) near 0 (one power: rare,
+a state near 0), F = R(τ) − ln(1 − τ)/m towards the saturation (one logarithm),
+F⁻¹ tabulated in σ up to where 1 − τ falls below 2^−50 (then τ = 1). Node values come
+from the convergent series of the arc length (S, G) and Gauss–Legendre quadrature of
+the regularised integrand (A); the inverses from Newton on the forward tables; every
+table is refined (cells doubled) until it meets 3e-14 relative between the nodes.
 
-The tables are parameter-derived, immutable data (not state): the laws append them to
-the p their Python kernels receive (``ForceElement.kernel_p``); the C twins keep the
-series map of power_law_map, with which the tables agree to a few 1e-15 relative to
-the saturation value. States outside the tables' range (beyond the saturation value or
-a return branch's unstable point, x > 4 on a growing branch) take the series map.
+The kernel vector (``table_kernel_p``) also carries a one-entry memo: the σ of the
+state the last call ended in, keyed by the caller's exact state (e.g. z, or the force
+and input of the modified Dahl law) and q0. A sample that continues in the same
+direction (every sample of a smooth input) then costs one table evaluation, a reversal
+(every other sample of a noisy one) two. The memo only returns the σ the previous call
+computed for that very state (more accurate than re-deriving it from the rounded y),
+so a run's result does not depend on what ran before it; a kernel vector serves one
+loop at a time (``drive`` builds one per call).
+
+The C twins keep the series map of power_law_map, with which the tables agree to about
+1e-14 relative to the saturation value. States outside the tables' range (beyond a
+return branch's unstable point, x = τ^m beyond 4 (m > 1) or 64 (m < 1) on a growing
+branch, x beyond 64 (m < 1) or 2 (m > 1) above the saturation) and rtol < 1e-11 take the series map.
 """
 import math
 
 import numpy as np
 from numba import njit
 
-from .power_law_map import _short_step
-
 DEG = 9
-_X_H = 0.5          # sat: x = τ^m up to which F = τΦ(x)
-_XG = 4.0           # grow: the table covers x ≤ 4
-# layout: [m, σ_h, y_h, q_h, σ_gmax, y_gmax, offsets of the six tables, tables...]
-_HEAD = 12
-PHI, H, PSI, K, PHIG, PSIG = range(6)
+NC = DEG + 1
+_TAU_S = 1.0 / 16.0     # below: F = τΦ(τ^m) (the branch point at 0)
+_TAU_L = 0.5            # S above: F = R(τ) − ln(1 − τ)/m
+_XG = 4.0               # G covers x = τ^m ≤ 4 (m > 1) or ≤ 64 (m < 1)
+_XA = 64.0              # A covers x ≤ 64
+_EDGE = 2.0 ** -50      # 1 − τ (S) or τ − 1 (A) below which τ is the saturation value
+_TOL = 3e-14
+RTOL_MIN = 1e-11        # tables serve rtol ≥ this (their error is ~1e-14)
+_MEMO = 5               # memo slots: key1, key2, q0, σ, region
+_PAIR = 5               # per (a, b) pair: a, b, λ, a/λ, 1/λ
+# table slots (offsets in the head)
+(S_PHI, S_MID, S_R, S_PSI, S_INV, G_PHI, G_MID, G_PSI, G_INV, A_R, A_FAR, A_INV) = range(12)
+_NT = 12
+# head: m, τ_s,S, σ_s,S, σ_max,S, τ_s,G, σ_s,G, τ_max,G, σ_max,G, τ_max,A, σ_min,A,
+# σ_max,A, then the 12 table offsets
+_H = 11
+_UNI, _OCT, _NOCT = 0.0, 1.0, 2.0
 
 
 # -- series for the node values (build time only) ------------------------------------------
@@ -90,109 +112,386 @@ def _f_grow(tau, m):
 
 
 @njit(cache=True)
-def _f(t, m, sat, bh):
-    if not sat:
-        return _f_grow(t, m)
-    x = t ** m
-    if x <= _X_H:
-        return t * _phi_sat(x, m)
-    return (-math.log1p(-x) + _h_sat(x, m, bh)) / m
+def _r_sat(t, m, bh):
+    # F(τ) + ln(1 − τ)/m for τ in [1/2, 1]: F = (−ln(1 − x) + H(x))/m, x = τ^m, with
+    # 1 − x = −expm1(m ln τ) from the exact 1 − τ (x itself rounds off what matters)
+    e = 1.0 - t
+    if e <= 0.0:
+        # the limit τ → 1: −ln(1 − x) + ln(1 − τ) → −ln m
+        return (_h_sat_eps(0.0, m, bh) - math.log(m)) / m
+    ex = -math.expm1(m * math.log1p(-e))
+    if ex >= 0.5:
+        f = t * _phi_sat(1.0 - ex, m)
+        return f + math.log1p(-t) / m
+    return (-math.log(ex / e) + _h_sat_eps(ex, m, bh)) / m
 
 
 @njit(cache=True)
-def _invert(sigma, m, sat, bh, hi):
-    # F(τ) = σ on [0, hi] by Newton (F' = 1/(1 ∓ τ^m)), bisection where a step leaves
-    # the bracket
-    lo = 0.0
-    t = min(sigma, hi)
-    for _ in range(200):
-        f = _f(t, m, sat, bh) - sigma
-        if f > 0.0:
-            hi = min(hi, t)
-        else:
-            lo = max(lo, t)
-        tn = t - f * ((1.0 - t ** m) if sat else (1.0 + t ** m))
-        if not (lo <= tn <= hi):
-            tn = 0.5 * (lo + hi)
-        if abs(tn - t) <= 2e-16 * abs(t):
-            return tn
-        t = tn
-    return t
-
-
-@njit(cache=True)
-def _values(which, v, m, bh, top):
-    """The tabulated function ``which`` at the points v (see _build)."""
+def _h_sat_eps(eps, m, bh):
+    # _h_sat at x = 1 − eps, from eps itself
     p = 1.0 / m
-    out = np.empty(v.size)
-    for i in range(v.size):
-        x = v[i]
-        if which == PHI:
-            out[i] = _phi_sat(x, m)
-        elif which == H:
-            out[i] = _h_sat(x, m, bh)
-        elif which == PSI or which == PSIG:
-            sg = x ** p
-            out[i] = _invert(sg, m, which == PSI, bh, top) / sg if x > 0.0 else 1.0
-        elif which == K:
-            # 1 − x = q e^(H(x)) by fixed point (q ≤ q_h: a contraction), then 1 − τ
-            if x == 0.0:
-                out[i] = p * math.exp(_h_sat(1.0, m, bh))
-                continue
-            eps = x * math.exp(_h_sat(0.75, m, bh))
-            for _ in range(200):
-                en = x * math.exp(_h_sat(1.0 - eps, m, bh))
-                done = abs(en - eps) <= 1e-17 * en
-                eps = en
-                if done:
-                    break
-            out[i] = -math.expm1(p * math.log1p(-eps)) / x
-        else:
-            out[i] = _f_grow(x ** p, m) / x ** p if x > 0.0 else 1.0
-    return out
+    tot = bh - math.log(2.0)
+    d = 1.0
+    for k in range(1, 400):
+        d *= (k - p) / k
+        term = d * (0.5 ** k - eps ** k) / k
+        tot += term
+        if abs(term) < 1e-18 * max(abs(tot), 1.0) and k > 2:
+            break
+    return tot
 
 
-def _fit(which, lo, hi, m, bh, top, tol=1e-14):
-    """Uniform cells of degree-DEG Chebyshev interpolants of _values(which) on [lo, hi],
-    doubled until the error between the nodes is below tol (relative to max(|f|, 1));
-    as [lo, 1/h, n, DEG, monomial coefficients in z ∈ [−1, 1]...]."""
-    k = np.arange(DEG + 1)
-    z = np.cos(np.pi * (k + 0.5) / (DEG + 1))
-    zc = np.cos(np.pi * (np.arange(DEG) + 1.0) / (DEG + 1))     # between the nodes
-    n = 4
+_GLX, _GLW = np.polynomial.legendre.leggauss(40)
+
+
+def _quad(g, a, b):
+    """∫_a^b g (vectorised over the arrays a, b) by 40-point Gauss–Legendre: g analytic
+    on each [a, b]."""
+    a = np.asarray(a, float)[..., None]
+    b = np.asarray(b, float)[..., None]
+    t = 0.5 * (a + b) + 0.5 * (b - a) * _GLX
+    return 0.5 * (b - a)[..., 0] * (g(t) @ _GLW)
+
+
+def _g_above(m):
+    # 1/(1 − t^m) + 1/(m (t − 1)): analytic through t = 1. With ε = t − 1,
+    # t^m − 1 = mε(1 + δ), δ = Σ_{k≥2} C(m, k) ε^(k−1)/m, and g = δ/(mε(1 + δ)): the
+    # binomial series for |ε| < 1/4 (no cancellation), the direct form beyond
+    def g(t):
+        e = t - 1.0
+        small = np.abs(e) < 0.25
+        es = np.where(small, 0.5, e)
+        out = -1.0 / np.expm1(m * np.log1p(es)) + 1.0 / (m * es)
+        ee = np.where(small, e, 0.0)
+        dq = np.zeros_like(ee)           # δ/ε
+        c = 1.0                           # C(m, k)/m at k = 1
+        ek = np.ones_like(ee)             # ε^(k−2)
+        for k in range(2, 60):
+            c *= (m - k + 1.0) / k
+            dq += c * ek
+            ek = ek * ee
+        delta = dq * ee
+        return np.where(small, dq / (m * (1.0 + delta)), out)
+    return g
+
+
+def _octave_integral(f, base, v):
+    """∫_base^v f for v ≥ base (an array; base a power of 2, f analytic on [base, ∞)):
+    whole octaves cumulated plus the last part."""
+    lb = math.log2(base)
+    k = np.floor(np.log2(v)).astype(int)
+    kmax = int(k.max()) if k.size else int(lb)
+    edges = 2.0 ** np.arange(lb, kmax + 2)
+    cum = np.concatenate([[0.0], np.cumsum(_quad(f, edges[:-1], edges[1:]))])
+    k = np.clip(k, int(lb), kmax)
+    return cum[k - int(lb)] + _quad(f, 2.0 ** k, v)
+
+
+def _a_values(m, v, which):
+    """R_A(τ) = F_A(τ) + ln(τ − 1)/m on (1, 2] ('R'), F_A(τ) = −∫_2^τ dt/(t^m − 1) for
+    τ ≥ 2 ('F')."""
+    if which == "R":
+        return _quad(_g_above(m), np.full(v.shape, 2.0), v)
+    return _octave_integral(lambda t: -1.0 / np.expm1(m * np.log(t)), 2.0, v)
+
+
+def _g_values(m, v):
+    """G(τ) = ∫_0^τ dt/(1 + t^m) for τ ≥ 1 (the series at τ = 1, quadrature beyond)."""
+    return _f_grow(1.0, m) + _octave_integral(lambda t: 1.0 / (1.0 + t ** m), 1.0, v)
+
+
+# -- piecewise polynomials ---------------------------------------------------------------------
+def _to_r(v, mode, lo, sc):
+    """Cell coordinate r (cell i spans [i, i + 1]) of v."""
+    if mode == _UNI:
+        return (v - lo) * sc
+    mant, e = np.frexp(v if mode == _OCT else -v)
+    return (e + 2.0 * mant - 1.0 - lo) * sc
+
+
+def _from_r(r, mode, lo, sc):
+    if mode == _UNI:
+        return lo + r / sc
+    pos = lo + r / sc
+    e = np.floor(pos)
+    v = (1.0 + (pos - e)) * 2.0 ** (e - 1.0)
+    return v if mode == _OCT else -v
+
+
+def _piece(fn, lo_v, hi_v, mode, n0=4):
+    """Cells of degree-DEG Chebyshev interpolants of fn on [lo_v, hi_v] (uniform in v, or
+    K cells per octave of ±v with octave-aligned ends), doubled until the error between
+    the nodes is below _TOL relative to max(|f|, 1): (hi, mode, lo, scale, n, coefs)."""
+    k = np.arange(NC)
+    z = np.cos(np.pi * (k + 0.5) / NC)
+    zc = np.cos(np.pi * (np.arange(DEG) + 1.0) / NC)
+    if mode == _UNI:
+        lo = lo_v
+        span = hi_v - lo_v
+    else:
+        a, b = (lo_v, hi_v) if mode == _OCT else (-hi_v, -lo_v)
+        ea, eb = np.frexp(a)[1], np.frexp(b)[1]
+        lo = float(ea)                                  # a = 2^(ea − 1)
+        span = float(eb - ea) + (0.0 if b == 2.0 ** (eb - 1) else 1.0)
+        n0 *= int(span)                 # whole cells per octave: none straddles a kink
+    n = n0
     while True:
-        h = (hi - lo) / n
-        c0 = lo + (np.arange(n) + 0.5) * h
-        vals = _values(which, (c0[:, None] + 0.5 * h * z).ravel(), m, bh, top).reshape(n, -1)
-        chk = _values(which, (c0[:, None] + 0.5 * h * zc).ravel(), m, bh, top).reshape(n, -1)
-        coefs = np.zeros((n, DEG + 1))
-        worst = 0.0
-        for i in range(n):
-            c = np.polynomial.chebyshev.cheb2poly(
-                np.polynomial.chebyshev.chebfit(z, vals[i], DEG))
-            coefs[i, :c.size] = c                     # cheb2poly may drop zero tails
-            got = np.polynomial.polynomial.polyval(zc, coefs[i])
-            worst = max(worst, float(np.max(np.abs(got - chk[i]) /
-                                            np.maximum(np.abs(chk[i]), 1.0))))
-        if worst <= tol or n >= 512:
-            return np.concatenate([[lo, 1.0 / h, n, DEG], coefs.ravel()])
+        sc = n / span
+        c0 = np.arange(n) + 0.5
+        vals = fn(_from_r((c0[:, None] + 0.5 * z).ravel(), mode, lo, sc)).reshape(n, -1)
+        chk = fn(_from_r((c0[:, None] + 0.5 * zc).ravel(), mode, lo, sc)).reshape(n, -1)
+        V = np.polynomial.chebyshev.chebvander(z, DEG)
+        coefs = np.linalg.solve(V, vals.T).T            # Chebyshev coefficients per cell
+        mono = np.array([np.pad(np.polynomial.chebyshev.cheb2poly(c), (0, NC))[:NC]
+                         for c in coefs])
+        got = np.polynomial.polynomial.polyval(zc, mono.T)   # (n, DEG)
+        worst = float(np.max(np.abs(got - chk) / np.maximum(np.abs(chk), 1.0)))
+        if worst <= _TOL:
+            return [hi_v, mode, lo, sc, n], mono.ravel()
+        if n >= 4096:
+            raise ArithmeticError(f"table piece [{lo_v:g}, {hi_v:g}] does not converge "
+                                  f"({worst:.1e} at {n} cells)")
         n *= 2
 
 
+def _table(pieces):
+    """[npieces, (hi, mode, lo, scale, n, offset)·npieces, coefficients...] with offsets
+    relative to the table's start."""
+    head = [float(len(pieces))]
+    body = []
+    off = 1 + 6 * len(pieces)
+    for desc, coefs in pieces:
+        head += desc + [float(off)]
+        body.append(coefs)
+        off += coefs.size
+    return np.concatenate([head] + body)
+
+
+# -- evaluation (the kernels) ----------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _pp(T, o, v):
+    """The piecewise polynomial at T[o:] at v (inside its range)."""
+    q = o + 1
+    for _ in range(int(T[o]) - 1):
+        if v <= T[q]:
+            break
+        q += 6
+    mode = T[q + 1]
+    if mode == 0.0:
+        r = (v - T[q + 2]) * T[q + 3]
+    else:
+        mant, e = math.frexp(v if mode == 1.0 else -v)
+        r = (e + 2.0 * mant - 1.0 - T[q + 2]) * T[q + 3]
+    n = int(T[q + 4])
+    i = int(r)
+    if i >= n:
+        i = n - 1
+    elif i < 0:
+        i = 0
+    z = 2.0 * (r - i) - 1.0
+    c = o + int(T[q + 5]) + i * NC
+    z2 = z * z
+    z4 = z2 * z2
+    a01 = T[c] + T[c + 1] * z
+    a23 = T[c + 2] + T[c + 3] * z
+    a45 = T[c + 4] + T[c + 5] * z
+    a67 = T[c + 6] + T[c + 7] * z
+    a89 = T[c + 8] + T[c + 9] * z
+    return (a01 + a23 * z2) + (a45 + a67 * z2) * z4 + a89 * (z4 * z4)
+
+
+@njit(cache=True, inline="always")
+def _tab(T, o, k):
+    return o + int(T[o + _H + k])
+
+
+@njit(cache=True, inline="always")
+def f_sat(T, o, t):
+    """σ = ∫_0^τ dt/(1 − t^m), 0 ≤ τ < 1 (inf at τ = 1)."""
+    m = T[o]
+    if t <= T[o + 1]:
+        return t * _pp(T, _tab(T, o, S_PHI), t ** m)
+    if t <= _TAU_L:
+        return _pp(T, _tab(T, o, S_MID), t)
+    return _pp(T, _tab(T, o, S_R), t) - math.log1p(-t) / m
+
+
+@njit(cache=True, inline="always")
+def inv_sat(T, o, s):
+    """τ with f_sat(τ) = σ ≥ 0."""
+    if s <= T[o + 2]:
+        return s * _pp(T, _tab(T, o, S_PSI), s ** T[o]) if s > 0.0 else 0.0
+    if s < T[o + 3]:
+        return _pp(T, _tab(T, o, S_INV), s)
+    return 1.0
+
+
+@njit(cache=True, inline="always")
+def f_grow(T, o, t):
+    """σ = ∫_0^τ dt/(1 + t^m), NaN beyond the table (x = τ^m > 4)."""
+    if t <= T[o + 4]:
+        return t * _pp(T, _tab(T, o, G_PHI), t ** T[o])
+    if t <= T[o + 6]:
+        return _pp(T, _tab(T, o, G_MID), t)
+    return np.nan
+
+
+@njit(cache=True, inline="always")
+def inv_grow(T, o, s):
+    """τ with f_grow(τ) = σ ≥ 0, NaN beyond the table."""
+    if s <= T[o + 5]:
+        return s * _pp(T, _tab(T, o, G_PSI), s ** T[o]) if s > 0.0 else 0.0
+    if s <= T[o + 7]:
+        return _pp(T, _tab(T, o, G_INV), s)
+    return np.nan
+
+
+@njit(cache=True, inline="always")
+def f_above(T, o, t):
+    """σ = ∫_2^τ dt/(1 − t^m) for τ > 1 (+inf at 1), NaN beyond x = τ^m > 64."""
+    if t <= 2.0:
+        return _pp(T, _tab(T, o, A_R), t) - math.log(t - 1.0) / T[o]
+    if t <= T[o + 8]:
+        return _pp(T, _tab(T, o, A_FAR), t)
+    return np.nan
+
+
+@njit(cache=True, inline="always")
+def inv_above(T, o, s):
+    """τ > 1 with f_above(τ) = σ, NaN below the table's σ."""
+    if s >= T[o + 10]:
+        return 1.0
+    if s >= T[o + 9]:
+        return _pp(T, _tab(T, o, A_INV), s)
+    return np.nan
+
+
+# -- building ------------------------------------------------------------------------------------
+@njit(cache=True, error_model="numpy")
+def _newton_inv(T, o, which, sig, lo, hi):
+    """τ in [lo, hi] with the forward table ``which`` (0 sat, 1 grow, 2 above) = σ,
+    for every σ of ``sig`` (safeguarded Newton; the table's slope is exact)."""
+    m = T[o]
+    out = np.empty(sig.size)
+    for i in range(sig.size):
+        s = sig[i]
+        a, b = lo, hi
+        t = 0.5 * (a + b)
+        for _ in range(400):
+            if which == 0:
+                f = f_sat(T, o, t) - s
+                d = 1.0 / (1.0 - t ** m)
+            elif which == 1:
+                f = f_grow(T, o, t) - s
+                d = 1.0 / (1.0 + t ** m)
+            else:
+                f = f_above(T, o, t) - s
+                d = 1.0 / (1.0 - t ** m)
+            # F increases in τ (S, G) or decreases (A): the root is below t when f
+            # and the slope have the same sign
+            if (f > 0.0) == (d > 0.0):
+                b = min(b, t)
+            else:
+                a = max(a, t)
+            tn = t - f / d
+            if not (a <= tn <= b):
+                tn = 0.5 * (a + b)
+            if abs(tn - t) <= 1e-16 * abs(t):
+                t = tn
+                break
+            t = tn
+        out[i] = t
+    return out
+
+
 def _build(m: float) -> np.ndarray:
-    th = _X_H ** (1.0 / m)                           # τ at x = 1/2
-    sig_h = th * _phi_sat(_X_H, m)
-    bh = m * sig_h                                   # B(1/2; 1/m, 0)
-    y_h = sig_h ** m
-    q_h = math.exp(-m * sig_h)
-    tg = _XG ** (1.0 / m)
-    sig_g = _f_grow(tg, m)
-    y_g = sig_g ** m
-    tabs = [_fit(PHI, 0.0, _X_H, m, bh, 0.0), _fit(H, _X_H, 1.0, m, bh, 0.0),
-            _fit(PSI, 0.0, y_h, m, bh, th), _fit(K, 0.0, q_h, m, bh, 0.0),
-            _fit(PHIG, 0.0, _XG, m, bh, 0.0), _fit(PSIG, 0.0, y_g, m, bh, tg)]
-    offs = np.cumsum([_HEAD] + [t.size for t in tabs[:-1]])
-    out = np.concatenate([[m, sig_h, y_h, q_h, sig_g, y_g], offs.astype(float)] + tabs)
+    p = 1.0 / m
+    ts = _TAU_S
+    xs = ts ** m
+    th = 0.5 ** p
+    bh = m * th * _phi_sat(0.5, m)                  # B(1/2; 1/m, 0)
+    vec = np.vectorize
+    f_s = vec(lambda t: t * _phi_sat(t ** m, m))
+    tabs = [None] * _NT
+    head = np.zeros(_H)
+    head[0] = m
+    # S: forward
+    tabs[S_PHI] = _table([_piece(vec(lambda x: _phi_sat(x, m)), 0.0, xs, _UNI)])
+    tabs[S_MID] = _table([_piece(vec(lambda t: t * _phi_sat(t ** m, m) if t ** m <= 0.5 else
+                                     (-math.log1p(-t ** m) + _h_sat(t ** m, m, bh)) / m),
+                                 ts, _TAU_L, _UNI)])
+    tabs[S_R] = _table([_piece(vec(lambda t: _r_sat(t, m, bh)), _TAU_L, 1.0, _UNI)])
+    # G: forward
+    # a growing branch for m < 1 grows like τ^(1 − m) (the modified Dahl gap after an
+    # envelope switch lands far out on it): x ≤ 64 in octaves; for m > 1 its arc length
+    # is bounded and τ(σ) has a pole at its end: x ≤ 4
+    tg = (_XG if m > 1.0 else _XA) ** p
+    tabs[G_PHI] = _table([_piece(vec(lambda x: _f_grow(x ** p, m) / x ** p if x > 0 else 1.0),
+                                 0.0, xs, _UNI)])
+    gmid = vec(lambda t: _f_grow(t, m))
+    tabs[G_MID] = _table([_piece(gmid, ts, 1.0, _UNI)]
+                         + ([_piece(lambda v: _g_values(m, v), 1.0, tg,
+                                    _UNI if m > 1.0 else _OCT)] if tg > 1.0 else []))
+    # A: forward
+    # above the saturation: for m < 1 τ(σ) grows like |σ|^(1/(1 − m)) (x ≤ 64 in
+    # octaves); for m > 1 it has a pole at the arc length to infinity: x ≤ 2
+    ta = (_XA if m < 1.0 else 2.0) ** p
+    tabs[A_R] = _table([_piece(lambda v: _a_values(m, v, "R"), 1.0, 2.0, _UNI)])
+    tabs[A_FAR] = (_table([_piece(lambda v: _a_values(m, v, "F"), 2.0, ta, _OCT)])
+                   if ta > 2.0 else _table([([2.0, _UNI, 2.0, 1.0, 1], np.zeros(NC))]))
+    head[1], head[4], head[6], head[8] = ts, ts, tg, ta
+    # the inverses, by Newton on the forward tables (a vector with what exists so far)
+    def assemble(tabs):
+        offs, parts, off = [], [], _H + _NT
+        for t in tabs:
+            offs.append(off)
+            parts.append(t if t is not None else np.zeros(0))
+            off += parts[-1].size
+        return np.concatenate([head, np.array(offs, float)] + parts)
+    T0 = assemble(tabs)
+    ss = float(f_sat(T0, 0, np.float64(ts)))
+    smax = float(f_sat(T0, 0, 1.0 - _EDGE))
+    sgs = float(f_grow(T0, 0, np.float64(ts)))
+    sgmax = float(f_grow(T0, 0, np.float64(tg)))
+    samin = float(f_above(T0, 0, np.float64(ta)))
+    samax = float(f_above(T0, 0, 1.0 + _EDGE))
+    head[2], head[3], head[5], head[7], head[9], head[10] = ss, smax, sgs, sgmax, samin, samax
+
+    def inv(which, lo, hi):
+        return lambda s: _newton_inv(T0, 0, which, np.ravel(s), lo, hi).reshape(np.shape(s))
+    inv_s = inv(0, 0.0, 1.0)
+    tabs[S_PSI] = _table([_piece(lambda y: np.where(y > 0, inv_s(np.maximum(y, 1e-300) ** p)
+                                                    / np.maximum(y, 1e-300) ** p, 1.0),
+                                 0.0, ss ** m, _UNI)])
+    # towards the saturation τ(σ) is smooth on cells of width ~1/m; nearer to σ = 0
+    # (its branch point) cells of a fixed number per octave
+    top = 2.0 ** math.floor(math.log2(max(smax / 2.0, 2.0)))
+    tabs[S_INV] = _table([_piece(inv_s, ss, 1.0, _UNI), _piece(inv_s, 1.0, top, _OCT),
+                          _piece(inv_s, top, smax, _UNI)])
+    inv_g = inv(1, 0.0, tg)
+    tabs[G_PSI] = _table([_piece(lambda y: np.where(y > 0, inv_g(np.maximum(y, 1e-300) ** p)
+                                                    / np.maximum(y, 1e-300) ** p, 1.0),
+                                 0.0, sgs ** m, _UNI)])
+    gcut = min(1.0, sgmax)
+    if m < 1.0 and sgmax > 2.0:
+        # whole octaves inside the table (beyond the last one: the series map)
+        sgmax = head[7] = 2.0 ** math.floor(math.log2(sgmax))
+    tabs[G_INV] = _table([_piece(inv_g, sgs, gcut, _UNI)]
+                         + ([_piece(inv_g, gcut, sgmax, _UNI if m > 1.0 else _OCT)]
+                            if sgmax > gcut else []))
+    inv_a = inv(2, 1.0 + 0.5 * _EDGE, ta)
+    # σ below −1: octaves of −σ (τ grows like |σ|^(1/(1 − m)) for m < 1), whole octaves
+    # inside the table (the range ends at the last one: beyond, the series map)
+    if samin < -2.0:
+        lo_oct = -2.0 ** math.floor(math.log2(-samin))
+        pieces = [_piece(inv_a, lo_oct, -1.0, _NOCT), _piece(inv_a, -1.0, samax, _UNI)]
+        head[9] = lo_oct
+    else:
+        pieces = [_piece(inv_a, samin, min(samin + 1.0, samax), _UNI)]
+        if samin + 1.0 < samax:
+            pieces.append(_piece(inv_a, samin + 1.0, samax, _UNI))
+    tabs[A_INV] = _table(pieces)
+    out = assemble(tabs)
     out.flags.writeable = False
     return out
 
@@ -202,8 +501,11 @@ _TABLES: dict = {}
 
 def power_law_table(m: float) -> np.ndarray:
     """The tables of exponent m > 0, m ≠ 1, as one read-only float64 vector (kept per
-    m in this process)."""
+    m in this process); ArithmeticError for an exponent whose tables do not reach their
+    accuracy (the series map then serves it)."""
     m = float(m)
+    if m in _TABLES and _TABLES[m] is None:
+        raise ArithmeticError(f"no tables for m = {m:g}")
     tab = _TABLES.get(m)
     if tab is None:
         if len(_TABLES) >= 64:
@@ -212,128 +514,146 @@ def power_law_table(m: float) -> np.ndarray:
     return tab
 
 
-# building the tables of one m takes about 0.2 s, what the series map spends on about
-# 5e5 rough samples: used for runs of that size (built once per m and process)
+# building the tables of one m takes a fraction of a second, what the series map spends
+# on about 5e5 rough samples: used for runs of that size (built once per m and process)
 BUILD_WORK = 500_000
 
 
+def table_vector(m: float, pairs=()) -> np.ndarray:
+    """The vector ``table_advance`` reads at its offset: the memo, the scales of the
+    (a, |b|) pairs (λ = (a/|b|)^(1/m), a/λ, 1/λ) and the tables of m (a fresh, writable
+    vector: the memo is written)."""
+    head = [np.nan] * _MEMO + [float(len(pairs))]
+    for a, b in pairs:
+        lam = (a / b) ** (1.0 / m)
+        head += [a, b, lam, a / lam, 1.0 / lam]
+    return np.concatenate([head, power_law_table(m)])
+
+
 def table_kernel_p(p, m: float, work: int, pairs=()) -> np.ndarray:
-    """p followed by the scales λ = (a/|b|)^(1/m) of the law's usual (a, |b|) pairs
-    and the tables of m, for runs of ``work`` ≥ BUILD_WORK segments (else p: the
-    result of a call does not depend on what ran before it)."""
+    """p followed by ``table_vector(m, pairs)`` for runs of ``work`` ≥ BUILD_WORK segments
+    (else p itself, as for an exponent whose tables do not reach their accuracy)."""
     if work < BUILD_WORK:
         return p
-    lam = [len(pairs)] + [v for a, b in pairs for v in (a, b, (a / b) ** (1.0 / m))]
-    return np.concatenate([p, lam, power_law_table(m)])
-
-
-# -- evaluation (the kernels) ----------------------------------------------------------------
-@njit(cache=True, inline="always")
-def _poly(T, off, v):
-    lo = T[off]
-    r = (v - lo) * T[off + 1]
-    n = int(T[off + 2])
-    i = int(r)
-    if i >= n:
-        i = n - 1
-    elif i < 0:
-        i = 0
-    z = 2.0 * (r - i) - 1.0
-    c = off + 4 + i * (DEG + 1)
-    acc = T[c + DEG]
-    for j in range(DEG - 1, -1, -1):
-        acc = acc * z + T[c + j]
-    return acc
+    try:
+        return np.concatenate([p, table_vector(m, pairs)])
+    except ArithmeticError:
+        _TABLES[float(m)] = None
+        return p
 
 
 @njit(cache=True, inline="always")
-def _arc(T, o, tau, sat):
-    """F(τ) [units λ/a], or −1 where τ is outside the tables."""
-    m = T[o]
-    x = tau ** m
-    if sat:
-        if x <= _X_H:
-            return tau * _poly(T, o + int(T[o + 6 + PHI]), x)
-        if x < 1.0:
-            return (-math.log1p(-x) + _poly(T, o + int(T[o + 6 + H]), x)) / m
-        return -1.0
-    if x <= _XG:
-        return tau * _poly(T, o + int(T[o + 6 + PHIG]), x)
-    return -1.0
-
-
-@njit(cache=True, inline="always")
-def _inv(T, o, sig, sat):
-    """τ at the arc length σ ≥ 0 from 0, or −1 outside the tables."""
-    m = T[o]
-    if sat:
-        if sig <= T[o + 1]:
-            return sig * _poly(T, o + int(T[o + 6 + PSI]), sig ** m) if sig > 0.0 else 0.0
-        q = math.exp(-m * sig)
-        return 1.0 - q * _poly(T, o + int(T[o + 6 + K]), q)
-    if sig <= T[o + 4]:
-        return sig * _poly(T, o + int(T[o + 6 + PSIG]), sig ** m) if sig > 0.0 else 0.0
-    return -1.0
+def memo_key(T, c, k1, k2):
+    """Record the caller's key of the state the last table_advance ended in."""
+    T[c] = k1
+    T[c + 1] = k2
 
 
 @njit(cache=True, inline="always")
 def _scale(T, c, a, b, m):
-    # λ = (a/b)^(1/m) from table_kernel_p's list at T[c] when (a, b) is there
-    for j in range(int(T[c])):
-        k = c + 1 + 3 * j
+    # (λ, a/λ, 1/λ) from table_vector's list when (a, b) is there
+    for j in range(int(T[c + _MEMO])):
+        k = c + _MEMO + 1 + _PAIR * j
         if T[k] == a and T[k + 1] == b:
-            return T[k + 2]
-    return (a / b) ** (1.0 / m)
+            return T[k + 2], T[k + 3], T[k + 4]
+    lam = (a / b) ** (1.0 / m)
+    return lam, a / lam, 1.0 / lam
+
+
+# regions of the memo: the side (away from 0 / towards 0) and the function
+_AS, _AA, _AG, _TS, _TG = 0.0, 1.0, 2.0, 3.0, 4.0
 
 
 @njit(cache=True)
-def table_advance(y, L, q0, q1, q2, m, rtol, scale, T, c):
-    """power_law_advance(y, L, q0, q1, q2, m, rtol, scale) from what table_kernel_p
-    put at T[c:] (the scales λ, then the tables of exponent m; q0 ≠ 0, L > 0), or
-    NaN where a state leaves the tables' range (the caller then takes the series
-    map). A short segment far from 0 takes the series map's checked Taylor step
-    first (cheaper still)."""
-    o = c + 1 + 3 * int(T[c])
-    if y != 0.0:
-        yn = _short_step(y, L, q0, q1 + q2 if y > 0.0 else q2 - q1, m,
-                         min(max(1e-3 * rtol, 1e-16), 1e-6), scale)
-        if yn == yn:
-            return yn
+def table_advance(y, L, q0, q1, q2, m, rtol, T, c, k1, k2):
+    """power_law_advance(y, L, q0, q1, q2, m, rtol, ·) from ``table_vector`` at T[c:]
+    (q0 ≠ 0, L > 0), or NaN where a state leaves the tables (the caller then takes the
+    series map). (k1, k2): the caller's exact key of the state y (a memo hit skips the
+    start's table evaluation); after a finite result the caller records the key of the
+    new state with memo_key."""
+    hit = T[c] == k1 and T[c + 1] == k2 and T[c + 2] == q0
+    T[c] = np.nan                       # invalid until the caller records the new key
+    if not (rtol >= RTOL_MIN and L < np.inf):
+        return np.nan
+    o = c + _MEMO + 1 + _PAIR * int(T[c + _MEMO])
     sa = 1.0 if q0 > 0.0 else -1.0
     a = abs(q0)
-    ka = q1 + q2 if sa > 0.0 else q2 - q1
-    kb = q2 - q1 if sa > 0.0 else q1 + q2
-    if y * sa < 0.0:
-        # towards 0: dw/ds = −(a − b w^m), b = sa·kb
-        b = sa * kb
+    ba = sa * (q1 + q2 if sa > 0.0 else q2 - q1)     # away from 0: dw/ds = a − ba·w^m
+    bb = sa * (q2 - q1 if sa > 0.0 else q1 + q2)     # towards 0: dw/ds = −(a − bb·w^m)
+    if hit:
+        reg = T[c + 4]
+        s = T[c + 3]
+    else:
         w = abs(y)
-        if b == 0.0:
-            if a * L < w:
-                return y + sa * a * L
-            L -= w / a
+        if y * sa < 0.0:
+            if bb == 0.0:
+                if a * L < w:
+                    return y + sa * a * L
+                L -= w / a
+                reg = _AS if ba > 0.0 else _AG
+                s = 0.0
+            else:
+                lam, al, il = _scale(T, c, a, abs(bb), m)
+                t = w * il
+                if bb > 0.0:
+                    if not (t < 1.0):
+                        return np.nan      # at or beyond the return branch's unstable point
+                    reg = _TS
+                    s = f_sat(T, o, t)
+                else:
+                    reg = _TG
+                    s = f_grow(T, o, t)
+                    if s != s:
+                        return np.nan
         else:
-            lam = _scale(T, c, a, abs(b), m)
-            s0 = _arc(T, o, w / lam, b > 0.0)
-            if s0 < 0.0:
-                return np.nan
-            s1 = s0 - L * a / lam
-            if s1 > 0.0:
-                t1 = _inv(T, o, s1, b > 0.0)
-                if t1 < 0.0:
+            if ba == 0.0:
+                return y + sa * a * L
+            lam, al, il = _scale(T, c, a, abs(ba), m)
+            t = w * il
+            if ba < 0.0:
+                reg = _AG
+                s = f_grow(T, o, t)
+                if s != s:
                     return np.nan
-                return -sa * lam * t1
-            # 0 reached: the rest of the segment from 0 on the other side
-            L = -s1 * lam / a
-        y = 0.0
-    b = sa * ka
-    w = abs(y)
-    if b == 0.0:
-        return y + sa * a * L
-    lam = _scale(T, c, a, abs(b), m)
-    s0 = _arc(T, o, w / lam, b > 0.0) if w > 0.0 else 0.0
-    if s0 < 0.0:
-        return np.nan
-    t1 = _inv(T, o, s0 + L * a / lam, b > 0.0)
-    if t1 < 0.0:
-        return np.nan
+            elif t < 1.0:
+                reg = _AS
+                s = f_sat(T, o, t)
+            elif t > 1.0:
+                reg = _AA
+                s = f_above(T, o, t)
+                if s != s:
+                    return np.nan
+            else:
+                T[c + 2] = q0
+                T[c + 3] = np.inf
+                T[c + 4] = _AS
+                return y                   # at the saturation value
+    if reg >= _TS:
+        lam, al, il = _scale(T, c, a, abs(bb), m)
+        s1 = s - L * al
+        if s1 > 0.0:
+            t1 = inv_sat(T, o, s1) if reg == _TS else inv_grow(T, o, s1)
+            T[c + 2] = q0
+            T[c + 3] = s1
+            T[c + 4] = reg
+            return -sa * lam * t1
+        # 0 reached: the rest of the segment from 0 on the other side
+        L = -s1 / al
+        if ba == 0.0:
+            return sa * a * L
+        reg = _AS if ba > 0.0 else _AG
+        s = 0.0
+    lam, al, il = _scale(T, c, a, abs(ba), m)
+    s1 = s + L * al
+    if reg == _AS:
+        t1 = inv_sat(T, o, s1)
+    elif reg == _AA:
+        t1 = inv_above(T, o, s1)
+    else:
+        t1 = inv_grow(T, o, s1)
+        if t1 != t1:
+            return np.nan
+    T[c + 2] = q0
+    T[c + 3] = s1
+    T[c + 4] = reg
     return sa * lam * t1
