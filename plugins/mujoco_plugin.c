@@ -957,12 +957,13 @@ static void hm_advance(const mjModel *m, mjData *d, int instance)
 /* -- the common case of a plain law, with its kernels called directly ------------------
  * A law without switch points and without a state check ("plain": its instance is
  * I->nx = NX states, one part, never windowed) gets its own compute/advance callbacks:
- * the generic ones' common case with the law's kernels inlined and NX a constant, the
- * rest handed to the generic callbacks. Common case: everything finite (the committed
- * block [x, u_c, t_c], u, v; u_c finite: the element has started); compute() at its
- * committed point (the semi-implicit integrators evaluate the state that advance() just
- * committed, at this very u and time), advance() on a joint. There the generic
- * callbacks do exactly this: same kernels, same arguments, same order. */
+ * the generic ones' common case with the law's kernels called directly (inlinable) and
+ * NX a constant, the rest handed to the generic callbacks. Common case: everything
+ * finite (the committed block [x, u_c, t_c], u, v; u_c finite: the element has
+ * started); compute() at its committed point (the semi-implicit integrators evaluate
+ * the state that advance() just committed, at this very u and time), advance() on a
+ * joint. There the generic callbacks do exactly this: same kernels, same arguments,
+ * same order. */
 
 /* 1 if the NX + 2 doubles of s and u, v are all finite (x·0 is 0 for a finite x and
  * NaN for ±inf or NaN) */
