@@ -8,10 +8,12 @@ mj_step(m, d, nstep): without and with a LuGre element (target: ≤ 10 % per ste
 (b) a 20-hinge chain (gravity, joint springs), 20 000 steps: without and with a LuGre
 element on every joint (target: ≤ 5 % per step and element);
 (c) plugin_state per element against the law's states (target: ≤ states + 2).
-CPU time of this process, best of 7 interleaved runs (a shared machine); where valgrind
-and a C compiler are present, also the instructions per mj_step (callgrind, counted in
-mj_step only, of a C program stepping the same MJCF: benchmarks/mj_step.c), which do
-not depend on the machine's load.
+CPU time of this process, each chunk of the run the best of 7 interleaved replays (a
+shared machine: see _overhead); where valgrind and a C compiler are present, also the
+instructions per mj_step (callgrind, counted in mj_step only, of a C program stepping
+the same MJCF: benchmarks/mj_step.c), which do not depend on the machine's load, and
+the 1-hinge extra instructions split into MuJoCo's per-plugin dispatch, hystmech's
+library and libm.
 """
 import math
 import os
@@ -25,12 +27,6 @@ from pathlib import Path
 import numpy as np
 
 TARGET_ONE, TARGET_CHAIN = 0.10, 0.05
-
-
-def _cpu(fn):
-    t0 = time.process_time()
-    fn()
-    return time.process_time() - t0
 
 
 def _lugre():
@@ -50,35 +46,75 @@ def _chain_xml(n):
             f'</worldbody></mujoco>')
 
 
-def _overhead(xml, joints, nsteps, chunk):
+def _overhead(xml, joints, nsteps, chunk, makers=None, reps=7):
+    """CPU time per step of the model without and with an element (LuGre, or one made by
+    each of ``makers``) on each of ``joints``: [bare, with the elements of makers[0],
+    ...]. The run of ``nsteps`` from qvel = 1 is cut into chunks of ``chunk`` steps,
+    each chunk replayed ``reps`` times from its saved state (model without, then with
+    the elements, alternating), its best time kept, the best times summed. A chunk
+    needs one undisturbed replay, so that other processes on a shared machine do not
+    count (the whole run's best of 7 did: ±10 % between runs at load 3)."""
     import mujoco
 
     from hystmech.plugins import mujoco as hmj
 
-    m0 = mujoco.MjModel.from_xml_string(xml)
-    spec = mujoco.MjSpec.from_string(xml)
-    for j in joints:
-        hmj.add_element(spec, _lugre(), joint=j, name=f"f_{j}")
-    m1 = spec.compile()
-
-    def roll(m):
-        def go():
-            d = mujoco.MjData(m)
-            d.qvel[:] = 1.0
-            for _ in range(nsteps // chunk):
+    models = [mujoco.MjModel.from_xml_string(xml)]
+    for make in makers or [_lugre]:
+        spec = mujoco.MjSpec.from_string(xml)
+        for j in joints:
+            hmj.add_element(spec, make(), joint=j, name=f"f_{j}")
+        models.append(spec.compile())
+    what = mujoco.mjtState.mjSTATE_INTEGRATION
+    runs = []
+    for m in models:
+        d = mujoco.MjData(m)
+        d.qvel[:] = 1.0
+        starts = []
+        for _ in range(nsteps // chunk):
+            s = np.empty(mujoco.mj_stateSize(m, what))
+            mujoco.mj_getState(m, d, s, what)
+            starts.append(s)
+            mujoco.mj_step(m, d, chunk)
+        runs.append((m, d, starts, [math.inf] * len(starts)))
+    for _ in range(reps):
+        for k in range(nsteps // chunk):
+            for m, d, starts, best in runs:
+                mujoco.mj_setState(m, d, starts[k], what)
+                t = time.process_time()
                 mujoco.mj_step(m, d, chunk)
-        return go
+                best[k] = min(best[k], time.process_time() - t)
+    return [sum(r[3]) / nsteps for r in runs]
 
-    t0 = t1 = math.inf
-    for _ in range(7):
-        t0 = min(t0, _cpu(roll(m0)))
-        t1 = min(t1, _cpu(roll(m1)))
-    return t0 / nsteps, t1 / nsteps, m1
+
+def _self_by_object(path):
+    """Instructions spent in each shared object (its functions' own cost, callees not
+    included) of a callgrind output file."""
+    names = {"ob": {}, "fn": {}}
+    cost = {}
+    ob, skip = None, False
+    with open(path) as f:
+        for line in f:
+            if skip:                 # the inclusive cost of a call: counted in the callee
+                skip = False
+                continue
+            m = re.match(r"(c?)(ob|fn)=(?:\((\d+)\))?\s*(.*)", line)
+            if m:
+                kind, i, nm = m.group(2), m.group(3), m.group(4).strip()
+                if i is not None:    # compressed names: "(id) name" once, then "(id)"
+                    nm = names[kind].setdefault(i, nm) if nm else names[kind].get(i, "")
+                if kind == "ob" and not m.group(1):
+                    ob = nm
+                continue
+            if line.startswith("calls="):
+                skip = True
+            elif line[:1].isdigit() or line[:1] in "+-*":
+                cost[ob] = cost.get(ob, 0) + int(line.split()[-1])
+    return cost
 
 
 def _instructions(xmls, nsteps):
-    """Instructions per mj_step of each MJCF text in ``xmls`` (callgrind), or None
-    without valgrind or a compiler."""
+    """Instructions per mj_step of each MJCF text in ``xmls`` (callgrind) and, per
+    model, those per shared object (dicts), or None without valgrind or a compiler."""
     import mujoco
 
     from hystmech.plugins import mujoco as hmj
@@ -89,7 +125,7 @@ def _instructions(xmls, nsteps):
         return None
     libmj = mujoco_build._libmujoco()
     inc = Path(mujoco.HEADERS_DIR).resolve().parent
-    out = []
+    out, objs = [], []
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "mj_step")
         subprocess.run([cc, "-O2", f"-I{inc}", str(Path(__file__).with_name("mj_step.c")),
@@ -104,6 +140,28 @@ def _instructions(xmls, nsteps):
                                capture_output=True, text=True, check=True)
             n = re.search(r"refs:\s+([\d,]+)", r.stderr).group(1)
             out.append(int(n.replace(",", "")) / nsteps)
+            objs.append({k: v / nsteps for k, v in _self_by_object(f"{tmp}/cg.{i}").items()})
+    return out, objs
+
+
+def _breakdown(bare, plug):
+    """The extra instructions per step of a model with elements, by whose code runs
+    them: MuJoCo's per-plugin dispatch (libmujoco, and the dynamic loader where
+    MuJoCo's plugin table does thread-local lookups; hystmech's library uses
+    initial-exec TLS), hystmech's library, libm (the laws' exp, expm1, pow)."""
+    def who(ob):
+        ob = os.path.basename(ob or "")
+        if "hystmech" in ob:
+            return "hystmech"
+        if ob.startswith("libm."):
+            return "libm"
+        if ob.startswith(("libmujoco", "ld-linux")):
+            return "mujoco"
+        return "other"
+    out = {}
+    for ob in set(bare) | set(plug):
+        k = who(ob)
+        out[k] = out.get(k, 0.0) + plug.get(ob, 0.0) - bare.get(ob, 0.0)
     return out
 
 
@@ -127,14 +185,16 @@ def main():
 
     ok = True
     one = _chain_xml(1)
-    b, p, _ = _overhead(one, ["j0"], 200_000, 1000)
+    spring = get_element_class("LinearSpring")
+    b, p, s0 = _overhead(one, ["j0"], 200_000, 2000, [_lugre, lambda: spring(k=0.0)])
     over = p / b - 1.0
     ok &= over <= TARGET_ONE
     print(f"MuJoCo 1 hinge, Euler: bare {b * 1e6:.3f} µs/step, + LuGre plugin "
           f"{p * 1e6:.3f} µs/step: overhead {100 * over:+.1f} % (target ≤ "
-          f"{100 * TARGET_ONE:.0f} %)")
+          f"{100 * TARGET_ONE:.0f} %); + LinearSpring(k = 0), MuJoCo's per-plugin "
+          f"dispatch and the least an element does: {100 * (s0 / b - 1):+.1f} %")
     n = 20
-    b, p, _ = _overhead(_chain_xml(n), [f"j{i}" for i in range(n)], 20_000, 500)
+    b, p = _overhead(_chain_xml(n), [f"j{i}" for i in range(n)], 20_000, 500)
     over = p / b - 1.0
     ok &= over / n <= TARGET_CHAIN          # the target is per element (issue 18)
     print(f"MuJoCo {n}-hinge chain, Euler: bare {b * 1e6:.3f} µs/step, + LuGre on every "
@@ -146,11 +206,18 @@ def main():
     if ins is None:
         print("instructions per step: valgrind or a C compiler not found (skipped)")
     else:
+        ins, objs = ins
         print(f"instructions per mj_step (callgrind): 1 hinge bare {ins[0]:.0f}, + LuGre "
               f"{ins[1]:.0f} ({100 * (ins[1] / ins[0] - 1):+.1f} %); {n}-hinge chain bare "
               f"{ins[2]:.0f}, + LuGre on every joint {ins[3]:.0f} "
               f"({100 * (ins[3] / ins[2] - 1):+.1f} %, "
               f"{100 * (ins[3] / ins[2] - 1) / n:+.2f} % per element)")
+        br = _breakdown(objs[0], objs[1])
+        print(f"  1 hinge, the {ins[1] - ins[0]:.0f} extra instructions per step: MuJoCo's "
+              f"per-plugin dispatch {br.get('mujoco', 0):+.0f} "
+              f"({100 * br.get('mujoco', 0) / ins[0]:+.1f} %, not hystmech's code), hystmech "
+              f"library {br.get('hystmech', 0):+.0f}, libm (exp, expm1) "
+              f"{br.get('libm', 0):+.0f}, other {br.get('other', 0):+.0f}")
     laws = {"LuGre": _lugre(),
             "Preisach (max_depth 16)": get_element_class("Preisach")(
                 a1=np.array([-0.004, -0.002, 0.0]), a2=np.array([-0.001, 0.003, 0.002]),

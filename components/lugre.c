@@ -12,6 +12,9 @@ static double lugre_stribeck_g(double v, const double *p)
     /* pow is the costliest call of the kernel; skipped for beta = 1 and 2 (as lugre.py) */
     double r = fabs(v / p[4]);
     r = p[5] == 2.0 ? r * r : p[5] == 1.0 ? r : pow(r, p[5]);
+    /* e^{-r} underflows to exactly 0 from r ≈ 745.13 on, and Fc + (Fs − Fc)·0 = Fc: the
+       same number without the call (sliding well above vs, the common case) */
+    if (r >= 746.0) return p[2];
     return p[2] + (p[3] - p[2]) * exp(-r);
 }
 

@@ -25,6 +25,9 @@ def stribeck_g(v, p):
         r = r * r
     elif p[5] != 1.0:
         r = r ** p[5]
+    # e^{-r} underflows to exactly 0 from r ≈ 745.13 on (Fc + (Fs − Fc)·0 = Fc): skip it
+    if r >= 746.0:
+        return p[2]
     return p[2] + (p[3] - p[2]) * math.exp(-r)
 
 

@@ -192,6 +192,11 @@ def generate_header(laws) -> str:
                  f"{SIZES.get(law.name, 'NULL')}, {COMPLETE.get(law.name, 'NULL')}}},")
     L.append("};")
     L.append(f"#define HM_NLAWS {len(laws)}")
+    # the laws in table order: PLAIN(prefix, number of states) for the laws without switch
+    # points and state check (fast callbacks, mujoco_plugin.c), OTHER(prefix) else
+    L.append("#define HM_LAW_LIST(PLAIN, OTHER) " + " ".join(
+        f"OTHER({law.prefix})" if law.switch or law.check or law.nx is None
+        else f"PLAIN({law.prefix}, {law.nx})" for law in laws))
     L.append(f"#define HM_LAW_NAMES {_c_str(', '.join(law.name for law in laws))}")
     L.append("static const char *const hm_allkeys[] = {" + ", ".join(map(_c_str, allkeys)) + "};")
     L.append(f"#define HM_NALLKEYS {len(allkeys)}")

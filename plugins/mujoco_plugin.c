@@ -34,6 +34,12 @@
  * committed at the last step, advanced from the committed input to the current one;
  * advance() (once per step, after the integration) commits it.
  *
+ * Cost: a law without switch points and state check (LuGre, Dahl, Bouc-Wen, springs,
+ * ...) is registered with its own compute/advance (HM_PLAIN_CALLBACKS, generated for
+ * every such law of the table): the generic callbacks' common case with the law's
+ * kernels called directly, the same arithmetic, so the same numbers bit for bit; any
+ * other case goes to the generic callbacks.
+ *
  * Laws whose force jumps or kinks at switch points (relay thresholds, Masing faces,
  * Preisach memory corners), under the semi-implicit integrators (Euler, implicit,
  * implicitfast): MuJoCo's update v+ = v + h·a(q_n), q+ = q_n + h·v+ is the leapfrog
@@ -803,7 +809,8 @@ static int hm_start(const mjModel *m, const mjData *d, hm_inst_t *I, double u)
  * point is the previous step's midpoint, so the trial's segment u_c -> u is the back
  * half of this step's window [t - h/2, t + h/2]; its mean force is taken (cut at the
  * switch points) when a switch lies in it, and the front half u -> u + h·v/2 likewise */
-static double hm_eval(const mjModel *m, mjData *d, int instance, hm_inst_t *I, double *v_out)
+static __attribute__((noinline)) double hm_eval(const mjModel *m, mjData *d, int instance,
+                                                hm_inst_t *I, double *v_out)
 {
     mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];
     const double *xs = s;
@@ -857,12 +864,10 @@ static double hm_eval(const mjModel *m, mjData *d, int instance, hm_inst_t *I, d
     return F;
 }
 
-static void hm_compute(const mjModel *m, mjData *d, int instance, int capability_bit)
+/* add the element's force F at velocity v to qfrc_passive (a non-finite F, from a state
+ * or configuration MuJoCo is about to reset, is not applied) */
+HM_HOT void hm_apply(const mjModel *m, mjData *d, const hm_inst_t *I, double F, double v)
 {
-    hm_inst_t *I = HM_INST(d, instance);
-    double v, F;
-    if (!(capability_bit & mjPLUGIN_PASSIVE) || !I) return;
-    F = hm_eval(m, d, instance, I, &v);
     if (!isfinite(F)) return;
     F -= I->cimp * v;          /* the part MuJoCo applies implicitly as joint damping */
     if (I->kind == 0) {
@@ -874,6 +879,15 @@ static void hm_compute(const mjModel *m, mjData *d, int instance, int capability
             if (c >= 0 && c < m->nv) d->qfrc_passive[c] -= F * d->ten_J[adr + k];
         }
     }
+}
+
+static void hm_compute(const mjModel *m, mjData *d, int instance, int capability_bit)
+{
+    hm_inst_t *I = HM_INST(d, instance);
+    double v, F;
+    if (!(capability_bit & mjPLUGIN_PASSIVE) || !I) return;
+    F = hm_eval(m, d, instance, I, &v);
+    hm_apply(m, d, I, F, v);
 }
 
 /* commit x along the linear input segment (uc, tc) -> (u, t) */
@@ -939,6 +953,76 @@ static void hm_advance(const mjModel *m, mjData *d, int instance)
     s[I->nx] = u;
     s[I->nx + 1] = d->time;
 }
+
+/* -- the common case of a plain law, with its kernels called directly ------------------
+ * A law without switch points and without a state check ("plain": its instance is
+ * I->nx = NX states, one part, never windowed) gets its own compute/advance callbacks:
+ * the generic ones' common case with the law's kernels called directly (inlinable) and
+ * NX a constant, the rest handed to the generic callbacks. Common case: everything
+ * finite (the committed block [x, u_c, t_c], u, v; u_c finite: the element has
+ * started); compute() at its committed point (the semi-implicit integrators evaluate
+ * the state that advance() just committed, at this very u and time), advance() on a
+ * joint. There the generic callbacks do exactly this: same kernels, same arguments,
+ * same order. */
+
+/* 1 if the NX + 2 doubles of s and u, v are all finite (x·0 is 0 for a finite x and
+ * NaN for ±inf or NaN) */
+HM_HOT int hm_all_finite(int NX, const mjtNum *s, double u, double v)
+{
+    double z = u * 0.0 + v * 0.0;
+    int i;
+    for (i = 0; i < NX + 2; i++) z += s[i] * 0.0;
+    return z == 0.0;
+}
+
+#define HM_PLAIN_CALLBACKS(P, NX)                                                        \
+static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capability_bit)\
+{                                                                                        \
+    hm_inst_t *I = HM_INST(d, instance);                                                 \
+    if ((capability_bit & mjPLUGIN_PASSIVE) && I) {                                      \
+        const mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                \
+        double u, v;                                                                     \
+        hm_target(m, d, I, &u, &v);                                                      \
+        if (u == s[NX] && d->time == s[NX + 1] && hm_all_finite(NX, s, u, v)) {          \
+            hm_apply(m, d, I, P##_force(s, u, v, I->p), v);                              \
+            return;                                                                      \
+        }                                                                                \
+    }                                                                                    \
+    hm_compute(m, d, instance, capability_bit);                                          \
+}                                                                                        \
+static void hm_advance_##P(const mjModel *m, mjData *d, int instance)                    \
+{                                                                                        \
+    hm_inst_t *I = HM_INST(d, instance);                                                 \
+    if (I && I->kind == 0) {                                                             \
+        mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                      \
+        double u = d->qpos[I->qadr] - I->ref, v = d->qvel[I->dadr], dt, vs;              \
+        if (hm_all_finite(NX, s, u, v)) {                                                \
+            if (u != s[NX] || d->time != s[NX + 1]) {                                    \
+                hm_segment(s[NX], s[NX + 1], u, d->time, v, &dt, &vs);                   \
+                hm_budget = HM_MJ_BUDGET;                                                \
+                P##_advance(s, s[NX], u, dt, vs, I->p, I->rtol);                         \
+                hm_budget = -1;                                                          \
+                hm_check_fail(I);                                                        \
+            }                                                                            \
+            s[NX] = u;                                                                   \
+            s[NX + 1] = d->time;                                                         \
+            return;                                                                      \
+        }                                                                                \
+    }                                                                                    \
+    hm_advance(m, d, instance);                                                          \
+}
+#define HM_NO_CALLBACKS(P)
+HM_LAW_LIST(HM_PLAIN_CALLBACKS, HM_NO_CALLBACKS)
+
+/* each law's callbacks, in the order of hm_laws */
+typedef struct {
+    void (*compute)(const mjModel *m, mjData *d, int instance, int capability_bit);
+    void (*advance)(const mjModel *m, mjData *d, int instance);
+} hm_callbacks_t;
+#define HM_PLAIN_ENTRY(P, NX) {hm_compute_##P, hm_advance_##P},
+#define HM_GENERIC_ENTRY(P) {hm_compute, hm_advance},
+static const hm_callbacks_t hm_callbacks[HM_NLAWS] = {HM_LAW_LIST(HM_PLAIN_ENTRY,
+                                                                  HM_GENERIC_ENTRY)};
 
 /* -- readers for the Python front end (hystmech.plugins.mujoco) ------------------- */
 /* 1 if the plugin instance is a hystmech element with a live instance */
@@ -1006,8 +1090,8 @@ static void hm_register(const char *name, int nattr, const char *const *attr, in
     plugin.destroy = hm_destroy;
     plugin.copy = hm_copy;
     plugin.reset = hm_reset;
-    plugin.compute = hm_compute;
-    plugin.advance = hm_advance;
+    plugin.compute = index < HM_NLAWS ? hm_callbacks[index].compute : hm_compute;
+    plugin.advance = index < HM_NLAWS ? hm_callbacks[index].advance : hm_advance;
     hm_slots[index] = mjp_registerPlugin(&plugin);
 }
 

@@ -16,6 +16,7 @@ mujoco = pytest.importorskip("mujoco")
 import mujoco.rollout  # noqa: E402
 
 from hystmech.components import get_element_class  # noqa: E402
+from hystmech.components.combine import SumElement  # noqa: E402
 from hystmech.plugins import mujoco as hmj  # noqa: E402
 from hystmech.systems import Assembly, Harmonic, simulate  # noqa: E402
 
@@ -202,6 +203,66 @@ def test_tendon_equals_joint():
     Xt, _, dt_ = run_chain(chain_model(1e-5, tendon=True).compile(), n)
     Xj, _, dj = run_chain(chain_model(1e-5, tendon=False).compile(), n)
     np.testing.assert_allclose(Xt, Xj, rtol=0, atol=1e-12 * np.max(np.abs(Xj)))
+
+
+PLAIN_XML = """<mujoco><option timestep="2e-5" integrator="{integ}"/><worldbody>
+<body><joint name="x" type="slide" axis="1 0 0" stiffness="40"/>
+<inertial pos="0 0 0" mass="0.01" diaginertia="1 1 1"/>
+<body pos="0.1 0 0"><joint name="y" type="hinge" axis="0 1 0" stiffness="0.5"/>
+<geom type="capsule" fromto="0 0 0 0.1 0 0" size="0.01" mass="0.001"/></body></body>
+</worldbody><tendon><fixed name="t"><joint joint="x" coef="1"/><joint joint="y" coef="0.3"/>
+</fixed></tendon></mujoco>"""
+
+
+@pytest.mark.parametrize("integ", ["Euler", "RK4"])
+def test_plain_law_callbacks_equal_the_generic_path(integ):
+    """A law without switch points and state check has its own compute/advance
+    callbacks in the plugin library (the common case with its kernels called directly:
+    plugins/mujoco_plugin.c, HM_PLAIN_CALLBACKS); the same law as a one-part
+    hystmech.Sum runs through the generic callbacks, whose numbers they must give bit
+    for bit: LuGre sliding far above vs (e^-r underflows, g = Fc) and sticking, Bouc-Wen,
+    on a joint and on a tendon, with the position set after mj_forward (a not-started
+    element), a finite-difference linearisation (displacements at an unchanged time) and
+    a state restored on the way."""
+    G = get_element_class
+    laws = [G("LuGre")(sigma0=1e4, sigma1=30.0, Fc=0.2, Fs=0.3, vs=1e-3, beta=2.0, sigma2=0.05),
+            G("BoucWen")(A=3.0, beta=200.0, gamma=100.0, n=1.5)]
+    full = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    speeds = []
+    for law in laws:
+        for target in ({"joint": "x"}, {"tendon": "t"}):
+            runs = []
+            for el in (law, SumElement(law)):
+                spec = mujoco.MjSpec.from_string(PLAIN_XML.format(integ=integ))
+                hmj.add_element(spec, el, name="e", **target)
+                m = spec.compile()
+                d = mujoco.MjData(m)
+                mujoco.mj_forward(m, d)
+                d.qpos[0], d.qvel[0], d.qvel[1] = 2e-3, 0.4, 0.3
+                out, vx = [], []
+                for i in range(1500):
+                    d.qfrc_applied[0] = 0.5 * math.sin(2 * math.pi * 25.0 * d.time)
+                    if i == 500 and integ != "RK4":
+                        A = np.zeros((2 * m.nv, 2 * m.nv))
+                        mujoco.mjd_transitionFD(m, d, 1e-6, 1, A, None, None, None)
+                        out.append(A.ravel())
+                    if i == 800:
+                        s = np.empty(mujoco.mj_stateSize(m, full))
+                        mujoco.mj_getState(m, d, s, full)
+                        mujoco.mj_step(m, d, 7)
+                        mujoco.mj_setState(m, d, s, full)
+                    mujoco.mj_step(m, d)
+                    out.append(np.concatenate([d.qpos, d.qvel, d.plugin_state,
+                                               d.qfrc_passive]))
+                    vx.append(d.qvel[0])
+                runs.append(np.concatenate(out))
+            assert np.array_equal(runs[0].view(np.int64), runs[1].view(np.int64)), \
+                (law, target)
+            assert np.all(np.isfinite(runs[0]))
+            speeds.append(np.abs(vx))
+    # LuGre on the joint slid far above vs = 1e-3 (|v|/vs > 27.3: e^-r underflows) and
+    # came near rest
+    assert speeds[0].max() > 30 * 1e-3 and speeds[0].min() < 1e-3
 
 
 def test_save_restore_replay_bitwise():
