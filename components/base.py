@@ -59,12 +59,14 @@ else; no host switches on a class name):
                    (Maxwell-slip, Preisach, sums) describe it in ``p_names()``.
                    ``check_p(p)`` raises unless a vector has this element's layout.
 ``kernel_p(work)``  the vector a host may pass to the Python kernels instead of ``p``:
-                   ``p`` followed by parameter-derived, immutable data (e.g. the
-                   tabulated arc length of the power-law laws, power_law_table.py)
-                   that makes ``advance`` faster for the same result (to ~1e-13);
-                   ``p`` itself unless the law has such data worth building for
-                   ``work`` segments. Not state: trial/commit is unaffected; the C
-                   twins take ``p``.
+                   ``p`` followed by parameter-derived data (e.g. the tabulated arc
+                   length of the power-law laws, power_law_table.py) that makes
+                   ``advance`` faster for the same result (to ~1e-13), possibly with
+                   a memo keyed by the exact state it belongs to (never a different
+                   result for a state, so trial/commit is unaffected): a fresh vector
+                   per call, for one loop at a time; ``p`` itself unless the law has
+                   such data worth building for ``work`` segments. The C twins take
+                   ``p``.
 """
 from __future__ import annotations
 

@@ -129,8 +129,6 @@ def modified_dahl_advance(x, u0, u1, dt, v, p, rtol):
         return  # Ḟ = 0 on both branches
     L = abs(v) * dt
     r = (u1 - u0) / L  # = sgn(v) when v is the segment slope
-    # the accuracy that matters is that of F (the gap is F's distance to an envelope)
-    scale = max(abs(x[0]), abs(b), abs(e), 1.0)
     if v > 0.0:
         D0, c = a * u0 + b - x[0], a * r
     else:
@@ -147,7 +145,8 @@ def modified_dahl_advance(x, u0, u1, dt, v, p, rtol):
             x[0] = (a * u1 + b - D) if v > 0.0 else (d * u1 + e - D)
             memo_key(p, 6, x[0], u1)
             return
-    D = gap_advance(D0, c, lam, mu, L, rtol, scale)
+    # the accuracy that matters is that of F (the gap is F's distance to an envelope)
+    D = gap_advance(D0, c, lam, mu, L, rtol, max(abs(x[0]), abs(b), abs(e), 1.0))
     if v > 0.0:
         x[0] = a * u1 + b - D
     else:

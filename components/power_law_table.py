@@ -584,7 +584,15 @@ def table_advance(y, L, q0, q1, q2, m, rtol, T, c, k1, k2):
     start's table evaluation); after a finite result the caller records the key of the
     new state with memo_key."""
     hit = T[c] == k1 and T[c + 1] == k2 and T[c + 2] == q0
-    T[c] = np.nan                       # invalid until the caller records the new key
+    # invalid until this call stores an end (q0) and the caller records its key: every
+    # return without a stored end leaves it so
+    T[c] = np.nan
+    T[c + 2] = np.nan
+    if not (L > 0.0):
+        # the identity (an unconditional update is cheaper for the caller than a test)
+        if hit:
+            T[c + 2] = q0
+        return y
     if not (rtol >= RTOL_MIN and L < np.inf):
         return np.nan
     o = c + _MEMO + 1 + _PAIR * int(T[c + _MEMO])
@@ -595,18 +603,20 @@ def table_advance(y, L, q0, q1, q2, m, rtol, T, c, k1, k2):
     if hit:
         reg = T[c + 4]
         s = T[c + 3]
+        toward = reg >= _TS
     else:
-        w = abs(y)
-        if y * sa < 0.0:
-            if bb == 0.0:
-                if a * L < w:
-                    return y + sa * a * L
-                L -= w / a
-                reg = _AS if ba > 0.0 else _AG
-                s = 0.0
-            else:
-                lam, al, il = _scale(T, c, a, abs(bb), m)
-                t = w * il
+        toward = y * sa < 0.0
+    if toward:
+        if bb == 0.0:
+            # a linear return branch (no memo: nothing to save)
+            w = abs(y)
+            if a * L < w:
+                return y + sa * a * L
+            L -= w / a
+        else:
+            lam, al, il = _scale(T, c, a, abs(bb), m)
+            if not hit:
+                t = abs(y) * il
                 if bb > 0.0:
                     if not (t < 1.0):
                         return np.nan      # at or beyond the return branch's unstable point
@@ -617,11 +627,26 @@ def table_advance(y, L, q0, q1, q2, m, rtol, T, c, k1, k2):
                     s = f_grow(T, o, t)
                     if s != s:
                         return np.nan
-        else:
-            if ba == 0.0:
-                return y + sa * a * L
-            lam, al, il = _scale(T, c, a, abs(ba), m)
-            t = w * il
+            s1 = s - L * al
+            if s1 > 0.0:
+                t1 = inv_sat(T, o, s1) if reg == _TS else inv_grow(T, o, s1)
+                T[c + 2] = q0
+                T[c + 3] = s1
+                T[c + 4] = reg
+                return -sa * lam * t1
+            # 0 reached: the rest of the segment from 0 on the other side
+            L = -s1 / al
+        if ba == 0.0:
+            return sa * a * L
+        reg = _AS if ba > 0.0 else _AG
+        s = 0.0
+        lam, al, il = _scale(T, c, a, abs(ba), m)
+    else:
+        if ba == 0.0:
+            return y + sa * a * L
+        lam, al, il = _scale(T, c, a, abs(ba), m)
+        if not hit:
+            t = abs(y) * il
             if ba < 0.0:
                 reg = _AG
                 s = f_grow(T, o, t)
@@ -636,26 +661,8 @@ def table_advance(y, L, q0, q1, q2, m, rtol, T, c, k1, k2):
                 if s != s:
                     return np.nan
             else:
-                T[c + 2] = q0
-                T[c + 3] = np.inf
-                T[c + 4] = _AS
-                return y                   # at the saturation value
-    if reg >= _TS:
-        lam, al, il = _scale(T, c, a, abs(bb), m)
-        s1 = s - L * al
-        if s1 > 0.0:
-            t1 = inv_sat(T, o, s1) if reg == _TS else inv_grow(T, o, s1)
-            T[c + 2] = q0
-            T[c + 3] = s1
-            T[c + 4] = reg
-            return -sa * lam * t1
-        # 0 reached: the rest of the segment from 0 on the other side
-        L = -s1 / al
-        if ba == 0.0:
-            return sa * a * L
-        reg = _AS if ba > 0.0 else _AG
-        s = 0.0
-    lam, al, il = _scale(T, c, a, abs(ba), m)
+                reg = _AS
+                s = np.inf                 # at the saturation value
     s1 = s + L * al
     if reg == _AS:
         t1 = inv_sat(T, o, s1)
