@@ -50,20 +50,20 @@ def bouc_wen_advance(x, u0, u1, dt, v, p, rtol):
     sg = 1.0 if v > 0.0 else -1.0
     # v = 0 needs no test (the maps of arc length 0 are the identity): a conditional
     # update of x costs a host's loop far more than the map itself
-    if n == 1.0:
-        x[0] = linear_law_advance(x[0], abs(v) * dt, sg * A, beta, sg * gamma)
-        return
     y = x[0]
     L = abs(v) * dt
-    if p.size > 5:
-        # kernel_p: the arc-length tables of n after the parameters; z is the key of
-        # the memo of its arc-length coordinate
-        z = table_advance(y, L, sg * A, beta, sg * gamma, n, rtol, p, 5, y, 0.0)
-        if z == z:
-            x[0] = z
+    if n == 1.0:
+        z = linear_law_advance(y, L, sg * A, beta, sg * gamma)
+    else:
+        z = np.nan
+        if p.size > 5:
+            # kernel_p: the arc-length tables of n after the parameters; z is the key
+            # of the memo of its arc-length coordinate
+            z = table_advance(y, L, sg * A, beta, sg * gamma, n, rtol, p, 5, y, 0.0)
             memo_key(p, 5, z, 0.0)
-            return
-    x[0] = power_law_advance(y, L, sg * A, beta, sg * gamma, n, rtol, 0.0)
+        if z != z:
+            z = power_law_advance(y, L, sg * A, beta, sg * gamma, n, rtol, 0.0)
+    x[0] = z
 
 
 @njit(cache=True)

@@ -40,6 +40,7 @@ import math
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
+from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
 DEG = 9
@@ -78,7 +79,7 @@ def _phi_sat(x, m):
 
 
 @njit(cache=True)
-def _f_grow(tau, m):
+def _g_series(tau, m):
     # ∫_0^τ dt/(1 + t^m) = (1/m) y^p Σ_k (p)_k/k! y^k/(p + k), y = x/(1 + x), x = τ^m
     p = 1.0 / m
     x = tau ** m
@@ -183,18 +184,10 @@ def _a_values(m, v, which):
 
 def _g_values(m, v):
     """G(τ) = ∫_0^τ dt/(1 + t^m) for τ ≥ 1 (the series at τ = 1, quadrature beyond)."""
-    return _f_grow(1.0, m) + _octave_integral(lambda t: 1.0 / (1.0 + t ** m), 1.0, v)
+    return _g_series(1.0, m) + _octave_integral(lambda t: 1.0 / (1.0 + t ** m), 1.0, v)
 
 
 # -- piecewise polynomials ---------------------------------------------------------------------
-def _to_r(v, mode, lo, sc):
-    """Cell coordinate r (cell i spans [i, i + 1]) of v."""
-    if mode == _UNI:
-        return (v - lo) * sc
-    mant, e = np.frexp(v if mode == _OCT else -v)
-    return (e + 2.0 * mant - 1.0 - lo) * sc
-
-
 def _from_r(r, mode, lo, sc):
     if mode == _UNI:
         return lo + r / sc
@@ -254,6 +247,55 @@ def _table(pieces):
 
 
 # -- evaluation (the kernels) ----------------------------------------------------------------
+# The kernels read the vector through its address P (an int64), not as an array: an
+# array handed down the branches of table_advance costs an atomic reference-count update
+# per branch taken (numba's pruning does not see through them), several per sample, more
+# than a table cell; and table_advance is compiled once (cached), not inlined into every
+# host loop (the inlined version took a minute to compile per loop).
+def _address(a, writable):
+    if not (isinstance(a, types.Array) and a.dtype == types.float64 and a.ndim == 1
+            and a.layout == "C"):
+        return None
+    if writable and not a.mutable:
+        raise TypingError("the table vector must be writable (table_vector)")
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        return builder.ptrtoint(ary.data, ir.IntType(64))
+    return types.int64(a), codegen
+
+
+@intrinsic
+def _addr(typingctx, a):
+    """The address of a float64 vector's data."""
+    return _address(a, False)
+
+
+@intrinsic
+def _waddr(typingctx, a):
+    """The address of a writable float64 vector's data (the memo is written)."""
+    return _address(a, True)
+
+
+@intrinsic
+def _ld(typingctx, P, i):
+    """P[i] for the address P of a float64 vector."""
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.DoubleType().as_pointer())
+        return builder.load(builder.gep(ptr, [args[1]], inbounds=True))
+    return types.float64(types.int64, types.int64), codegen
+
+
+@intrinsic
+def _st(typingctx, P, i, v):
+    """P[i] = v for the address P of a float64 vector."""
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.DoubleType().as_pointer())
+        builder.store(args[2], builder.gep(ptr, [args[1]], inbounds=True))
+        return context.get_dummy_value()
+    return types.void(types.int64, types.int64, types.float64), codegen
+
+
 @intrinsic
 def _bits(typingctx, x):
     """The IEEE-754 bits of a float64 as an int64 (a register move, no memory)."""
@@ -282,100 +324,131 @@ def _octpos(v):
 
 
 @njit(cache=True, inline="always")
-def _pp(T, o, v):
-    """The piecewise polynomial at T[o:] at v (inside its range)."""
+def _pp(P, o, v):
+    """The piecewise polynomial at P[o:] at v (inside its range)."""
     q = o + 1
-    for _ in range(int(T[o]) - 1):
-        if v <= T[q]:
+    for _ in range(int(_ld(P, o)) - 1):
+        if v <= _ld(P, q):
             break
         q += 6
-    mode = T[q + 1]
+    mode = _ld(P, q + 1)
     if mode == 0.0:
-        r = (v - T[q + 2]) * T[q + 3]
+        r = (v - _ld(P, q + 2)) * _ld(P, q + 3)
     else:
-        r = (_octpos(v if mode == 1.0 else -v) - T[q + 2]) * T[q + 3]
-    n = int(T[q + 4])
+        r = (_octpos(v if mode == 1.0 else -v) - _ld(P, q + 2)) * _ld(P, q + 3)
+    n = int(_ld(P, q + 4))
     i = int(r)
     if i >= n:
         i = n - 1
     elif i < 0:
         i = 0
     z = 2.0 * (r - i) - 1.0
-    c = o + int(T[q + 5]) + i * NC
+    c = o + int(_ld(P, q + 5)) + i * NC
     z2 = z * z
     z4 = z2 * z2
-    a01 = T[c] + T[c + 1] * z
-    a23 = T[c + 2] + T[c + 3] * z
-    a45 = T[c + 4] + T[c + 5] * z
-    a67 = T[c + 6] + T[c + 7] * z
-    a89 = T[c + 8] + T[c + 9] * z
+    a01 = _ld(P, c) + _ld(P, c + 1) * z
+    a23 = _ld(P, c + 2) + _ld(P, c + 3) * z
+    a45 = _ld(P, c + 4) + _ld(P, c + 5) * z
+    a67 = _ld(P, c + 6) + _ld(P, c + 7) * z
+    a89 = _ld(P, c + 8) + _ld(P, c + 9) * z
     return (a01 + a23 * z2) + (a45 + a67 * z2) * z4 + a89 * (z4 * z4)
 
 
 @njit(cache=True, inline="always")
-def _tab(T, o, k):
-    return o + int(T[o + _H + k])
+def _tab(P, o, k):
+    return o + int(_ld(P, o + _H + k))
 
 
 @njit(cache=True, inline="always")
-def f_sat(T, o, t):
-    """σ = ∫_0^τ dt/(1 − t^m), 0 ≤ τ < 1 (inf at τ = 1)."""
-    m = T[o]
-    if t <= T[o + 1]:
-        return t * _pp(T, _tab(T, o, S_PHI), t ** m)
+def _f_sat(P, o, t):
+    m = _ld(P, o)
+    if t <= _ld(P, o + 1):
+        return t * _pp(P, _tab(P, o, S_PHI), t ** m)
     if t <= _TAU_L:
-        return _pp(T, _tab(T, o, S_MID), t)
-    return _pp(T, _tab(T, o, S_R), t) - math.log1p(-t) / m
+        return _pp(P, _tab(P, o, S_MID), t)
+    return _pp(P, _tab(P, o, S_R), t) - math.log1p(-t) / m
 
 
 @njit(cache=True, inline="always")
-def inv_sat(T, o, s):
-    """τ with f_sat(τ) = σ ≥ 0."""
-    if s <= T[o + 2]:
-        return s * _pp(T, _tab(T, o, S_PSI), s ** T[o]) if s > 0.0 else 0.0
-    if s < T[o + 3]:
-        return _pp(T, _tab(T, o, S_INV), s)
+def _inv_sat(P, o, s):
+    if s <= _ld(P, o + 2):
+        return s * _pp(P, _tab(P, o, S_PSI), s ** _ld(P, o)) if s > 0.0 else 0.0
+    if s < _ld(P, o + 3):
+        return _pp(P, _tab(P, o, S_INV), s)
     return 1.0
 
 
 @njit(cache=True, inline="always")
+def _f_grow(P, o, t):
+    if t <= _ld(P, o + 4):
+        return t * _pp(P, _tab(P, o, G_PHI), t ** _ld(P, o))
+    if t <= _ld(P, o + 6):
+        return _pp(P, _tab(P, o, G_MID), t)
+    return np.nan
+
+
+@njit(cache=True, inline="always")
+def _inv_grow(P, o, s):
+    if s <= _ld(P, o + 5):
+        return s * _pp(P, _tab(P, o, G_PSI), s ** _ld(P, o)) if s > 0.0 else 0.0
+    if s <= _ld(P, o + 7):
+        return _pp(P, _tab(P, o, G_INV), s)
+    return np.nan
+
+
+@njit(cache=True, inline="always")
+def _f_above(P, o, t):
+    if t <= 2.0:
+        return _pp(P, _tab(P, o, A_R), t) - math.log(t - 1.0) / _ld(P, o)
+    if t <= _ld(P, o + 8):
+        return _pp(P, _tab(P, o, A_FAR), t)
+    return np.nan
+
+
+@njit(cache=True, inline="always")
+def _inv_above(P, o, s):
+    if s >= _ld(P, o + 10):
+        return 1.0
+    if s >= _ld(P, o + 9):
+        return _pp(P, _tab(P, o, A_INV), s)
+    return np.nan
+
+
+# the tables of a vector T at T[o:], by name (building, tests)
+@njit(cache=True)
+def f_sat(T, o, t):
+    """σ = ∫_0^τ dt/(1 − t^m), 0 ≤ τ < 1 (inf at τ = 1)."""
+    return _f_sat(_addr(T), o, t)
+
+
+@njit(cache=True)
+def inv_sat(T, o, s):
+    """τ with f_sat(τ) = σ ≥ 0."""
+    return _inv_sat(_addr(T), o, s)
+
+
+@njit(cache=True)
 def f_grow(T, o, t):
     """σ = ∫_0^τ dt/(1 + t^m), NaN beyond the table (x = τ^m > 4)."""
-    if t <= T[o + 4]:
-        return t * _pp(T, _tab(T, o, G_PHI), t ** T[o])
-    if t <= T[o + 6]:
-        return _pp(T, _tab(T, o, G_MID), t)
-    return np.nan
+    return _f_grow(_addr(T), o, t)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def inv_grow(T, o, s):
     """τ with f_grow(τ) = σ ≥ 0, NaN beyond the table."""
-    if s <= T[o + 5]:
-        return s * _pp(T, _tab(T, o, G_PSI), s ** T[o]) if s > 0.0 else 0.0
-    if s <= T[o + 7]:
-        return _pp(T, _tab(T, o, G_INV), s)
-    return np.nan
+    return _inv_grow(_addr(T), o, s)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def f_above(T, o, t):
     """σ = ∫_2^τ dt/(1 − t^m) for τ > 1 (+inf at 1), NaN beyond x = τ^m > 64."""
-    if t <= 2.0:
-        return _pp(T, _tab(T, o, A_R), t) - math.log(t - 1.0) / T[o]
-    if t <= T[o + 8]:
-        return _pp(T, _tab(T, o, A_FAR), t)
-    return np.nan
+    return _f_above(_addr(T), o, t)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def inv_above(T, o, s):
     """τ > 1 with f_above(τ) = σ, NaN below the table's σ."""
-    if s >= T[o + 10]:
-        return 1.0
-    if s >= T[o + 9]:
-        return _pp(T, _tab(T, o, A_INV), s)
-    return np.nan
+    return _inv_above(_addr(T), o, s)
 
 
 # -- building ------------------------------------------------------------------------------------
@@ -438,9 +511,9 @@ def _build(m: float) -> np.ndarray:
     # envelope switch lands far out on it): x ≤ 64 in octaves; for m > 1 its arc length
     # is bounded and τ(σ) has a pole at its end: x ≤ 4
     tg = (_XG if m > 1.0 else _XA) ** p
-    tabs[G_PHI] = _table([_piece(vec(lambda x: _f_grow(x ** p, m) / x ** p if x > 0 else 1.0),
+    tabs[G_PHI] = _table([_piece(vec(lambda x: _g_series(x ** p, m) / x ** p if x > 0 else 1.0),
                                  0.0, xs, _UNI)])
-    gmid = vec(lambda t: _f_grow(t, m))
+    gmid = vec(lambda t: _g_series(t, m))
     tabs[G_MID] = _table([_piece(gmid, ts, 1.0, _UNI)]
                          + ([_piece(lambda v: _g_values(m, v), 1.0, tg,
                                     _UNI if m > 1.0 else _OCT)] if tg > 1.0 else []))
@@ -562,47 +635,60 @@ def memo_key(T, c, k1, k2):
 
 
 @njit(cache=True, inline="always")
-def _scale(T, c, a, b, m):
+def _scale(P, c, a, b, m):
     # (λ, a/λ, 1/λ) from table_vector's list when (a, b) is there
-    for j in range(int(T[c + _MEMO])):
+    for j in range(int(_ld(P, c + _MEMO))):
         k = c + _MEMO + 1 + _PAIR * j
-        if T[k] == a and T[k + 1] == b:
-            return T[k + 2], T[k + 3], T[k + 4]
+        if _ld(P, k) == a and _ld(P, k + 1) == b:
+            return _ld(P, k + 2), _ld(P, k + 3), _ld(P, k + 4)
     lam = (a / b) ** (1.0 / m)
     return lam, a / lam, 1.0 / lam
+
+
+@njit(cache=True, inline="always")
+def _end(P, c, q0, s, reg):
+    # the memo of the state a call ends in (the caller adds its key)
+    _st(P, c + 2, q0)
+    _st(P, c + 3, s)
+    _st(P, c + 4, reg)
 
 
 # regions of the memo: the side (away from 0 / towards 0) and the function
 _AS, _AA, _AG, _TS, _TG = 0.0, 1.0, 2.0, 3.0, 4.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def table_advance(y, L, q0, q1, q2, m, rtol, T, c, k1, k2):
     """power_law_advance(y, L, q0, q1, q2, m, rtol, ·) from ``table_vector`` at T[c:]
     (q0 ≠ 0, L > 0), or NaN where a state leaves the tables (the caller then takes the
     series map). (k1, k2): the caller's exact key of the state y (a memo hit skips the
     start's table evaluation); after a finite result the caller records the key of the
     new state with memo_key."""
-    hit = T[c] == k1 and T[c + 1] == k2 and T[c + 2] == q0
+    return _advance(y, L, q0, q1, q2, m, rtol, _waddr(T), c, k1, k2)
+
+
+@njit(cache=True)
+def _advance(y, L, q0, q1, q2, m, rtol, P, c, k1, k2):
+    hit = _ld(P, c) == k1 and _ld(P, c + 1) == k2 and _ld(P, c + 2) == q0
     # invalid until this call stores an end (q0) and the caller records its key: every
     # return without a stored end leaves it so
-    T[c] = np.nan
-    T[c + 2] = np.nan
+    _st(P, c, np.nan)
+    _st(P, c + 2, np.nan)
     if not (L > 0.0):
         # the identity (an unconditional update is cheaper for the caller than a test)
         if hit:
-            T[c + 2] = q0
+            _st(P, c + 2, q0)
         return y
     if not (rtol >= RTOL_MIN and L < np.inf):
         return np.nan
-    o = c + _MEMO + 1 + _PAIR * int(T[c + _MEMO])
+    o = c + _MEMO + 1 + _PAIR * int(_ld(P, c + _MEMO))
     sa = 1.0 if q0 > 0.0 else -1.0
     a = abs(q0)
     ba = sa * (q1 + q2 if sa > 0.0 else q2 - q1)     # away from 0: dw/ds = a − ba·w^m
     bb = sa * (q2 - q1 if sa > 0.0 else q1 + q2)     # towards 0: dw/ds = −(a − bb·w^m)
     if hit:
-        reg = T[c + 4]
-        s = T[c + 3]
+        reg = _ld(P, c + 4)
+        s = _ld(P, c + 3)
         toward = reg >= _TS
     else:
         toward = y * sa < 0.0
@@ -614,25 +700,23 @@ def table_advance(y, L, q0, q1, q2, m, rtol, T, c, k1, k2):
                 return y + sa * a * L
             L -= w / a
         else:
-            lam, al, il = _scale(T, c, a, abs(bb), m)
+            lam, al, il = _scale(P, c, a, abs(bb), m)
             if not hit:
                 t = abs(y) * il
                 if bb > 0.0:
                     if not (t < 1.0):
                         return np.nan      # at or beyond the return branch's unstable point
                     reg = _TS
-                    s = f_sat(T, o, t)
+                    s = _f_sat(P, o, t)
                 else:
                     reg = _TG
-                    s = f_grow(T, o, t)
+                    s = _f_grow(P, o, t)
                     if s != s:
                         return np.nan
             s1 = s - L * al
             if s1 > 0.0:
-                t1 = inv_sat(T, o, s1) if reg == _TS else inv_grow(T, o, s1)
-                T[c + 2] = q0
-                T[c + 3] = s1
-                T[c + 4] = reg
+                t1 = _inv_sat(P, o, s1) if reg == _TS else _inv_grow(P, o, s1)
+                _end(P, c, q0, s1, reg)
                 return -sa * lam * t1
             # 0 reached: the rest of the segment from 0 on the other side
             L = -s1 / al
@@ -640,24 +724,24 @@ def table_advance(y, L, q0, q1, q2, m, rtol, T, c, k1, k2):
             return sa * a * L
         reg = _AS if ba > 0.0 else _AG
         s = 0.0
-        lam, al, il = _scale(T, c, a, abs(ba), m)
+        lam, al, il = _scale(P, c, a, abs(ba), m)
     else:
         if ba == 0.0:
             return y + sa * a * L
-        lam, al, il = _scale(T, c, a, abs(ba), m)
+        lam, al, il = _scale(P, c, a, abs(ba), m)
         if not hit:
             t = abs(y) * il
             if ba < 0.0:
                 reg = _AG
-                s = f_grow(T, o, t)
+                s = _f_grow(P, o, t)
                 if s != s:
                     return np.nan
             elif t < 1.0:
                 reg = _AS
-                s = f_sat(T, o, t)
+                s = _f_sat(P, o, t)
             elif t > 1.0:
                 reg = _AA
-                s = f_above(T, o, t)
+                s = _f_above(P, o, t)
                 if s != s:
                     return np.nan
             else:
@@ -665,14 +749,12 @@ def table_advance(y, L, q0, q1, q2, m, rtol, T, c, k1, k2):
                 s = np.inf                 # at the saturation value
     s1 = s + L * al
     if reg == _AS:
-        t1 = inv_sat(T, o, s1)
+        t1 = _inv_sat(P, o, s1)
     elif reg == _AA:
-        t1 = inv_above(T, o, s1)
+        t1 = _inv_above(P, o, s1)
     else:
-        t1 = inv_grow(T, o, s1)
+        t1 = _inv_grow(P, o, s1)
         if t1 != t1:
             return np.nan
-    T[c + 2] = q0
-    T[c + 3] = s1
-    T[c + 4] = reg
+    _end(P, c, q0, s1, reg)
     return sa * lam * t1

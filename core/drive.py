@@ -6,8 +6,10 @@ import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
 from numba.core.errors import NumbaError
+from numba.extending import intrinsic
 
 from .components.base import ForceElement, is_compiled
 from .interrupt import raise_if_stopped, watching
@@ -61,10 +63,32 @@ class DriveResult:
 # second, separate numpy passes (diff, divide, isfinite) cost as much as the law itself.
 # Each returns the index of the first bad input sample (t not strictly increasing or not
 # finite, u not finite; the loop stops there) and the first non-finite force, or -1.
+@intrinsic
+def _borrowed(typingctx, a):
+    """The array a without its reference count (a view that must not outlive a).
+
+    Inside a kernel inlined into the drive loop every branch that ends the kernel
+    decrements the counts of x and p that its entry incremented; numba prunes such pairs
+    only when no call that may raise lies between them, so a kernel that calls another
+    compiled function (Bouc-Wen's arc-length tables, its series map) paid four atomic
+    updates per sample, a third of its time on a rough input. Through views without a
+    count they are tests of a null pointer."""
+    if not isinstance(a, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        ary.meminfo = ary.meminfo.type(None)
+        return ary._getvalue()
+    return a(a), codegen
+
+
 @njit(cache=False)
 def _drive_loop(advance, force, t, u, vuser, x0, p, rtol, n_out, irq=None):
     n = t.size
     x = x0.copy()
+    xk = _borrowed(x)
+    pk = _borrowed(p)
     F = np.empty(n)
     X = np.empty((n, n_out))
     given = vuser.size == n
@@ -73,7 +97,7 @@ def _drive_loop(advance, force, t, u, vuser, x0, p, rtol, n_out, irq=None):
     for j in range(n_out):
         X[0, j] = x[j]
     # F[0] first: kernels of an external model (FMU) read its current state
-    F[0] = force(x, u[0], vuser[0] if given else (u[1] - u[0]) / (t[1] - t[0]), p)
+    F[0] = force(xk, u[0], vuser[0] if given else (u[1] - u[0]) / (t[1] - t[0]), pk)
     if not abs(F[0]) < np.inf:
         bad_F = 0
     for k in range(n - 1):
@@ -95,8 +119,8 @@ def _drive_loop(advance, force, t, u, vuser, x0, p, rtol, n_out, irq=None):
         else:
             v = du / dt
             vo = v
-        advance(x, u[k], u[k + 1], dt, v, p, rtol)
-        f = force(x, u[k + 1], vo, p)
+        advance(xk, u[k], u[k + 1], dt, v, pk, rtol)
+        f = force(xk, u[k + 1], vo, pk)
         F[k + 1] = f
         if bad_F < 0 and not abs(f) < np.inf:
             bad_F = k + 1
