@@ -489,94 +489,123 @@ def _newton_inv(T, o, which, sig, lo, hi):
     return out
 
 
-def _build(m: float) -> np.ndarray:
-    p = 1.0 / m
+def _forward_sat(m, tabs, head):
+    """S below the saturation: τΦ(τ^m) near 0, uniform cells to 1/2, R(τ) beyond."""
     ts = _TAU_S
-    xs = ts ** m
-    th = 0.5 ** p
-    bh = m * th * _phi_sat(0.5, m)                  # B(1/2; 1/m, 0)
+    bh = m * 0.5 ** (1.0 / m) * _phi_sat(0.5, m)     # B(1/2; 1/m, 0)
     vec = np.vectorize
-    f_s = vec(lambda t: t * _phi_sat(t ** m, m))
-    tabs = [None] * _NT
-    head = np.zeros(_H)
-    head[0] = m
-    # S: forward
-    tabs[S_PHI] = _table([_piece(vec(lambda x: _phi_sat(x, m)), 0.0, xs, _UNI)])
+    tabs[S_PHI] = _table([_piece(vec(lambda x: _phi_sat(x, m)), 0.0, ts ** m, _UNI)])
     tabs[S_MID] = _table([_piece(vec(lambda t: t * _phi_sat(t ** m, m) if t ** m <= 0.5 else
                                      (-math.log1p(-t ** m) + _h_sat_eps(1.0 - t ** m, m, bh)) / m),
                                  ts, _TAU_L, _UNI)])
     tabs[S_R] = _table([_piece(vec(lambda t: _r_sat(t, m, bh)), _TAU_L, 1.0, _UNI)])
-    # G: forward
-    # a growing branch for m < 1 grows like τ^(1 − m) (the modified Dahl gap after an
-    # envelope switch lands far out on it): x ≤ 64 in octaves; for m > 1 its arc length
-    # is bounded and τ(σ) has a pole at its end: x ≤ 4
+    head[1] = ts
+
+
+def _forward_grow(m, tabs, head):
+    """G, the growing/return branch. For m < 1 it grows like τ^(1 − m) (the modified
+    Dahl gap after an envelope switch lands far out on it): x ≤ 64 in octaves; for m > 1
+    its arc length is bounded and τ(σ) has a pole at its end: x ≤ 4."""
+    p = 1.0 / m
+    ts = _TAU_S
     tg = (_XG if m > 1.0 else _XA) ** p
+    vec = np.vectorize
     tabs[G_PHI] = _table([_piece(vec(lambda x: _g_series(x ** p, m) / x ** p if x > 0 else 1.0),
-                                 0.0, xs, _UNI)])
-    gmid = vec(lambda t: _g_series(t, m))
-    tabs[G_MID] = _table([_piece(gmid, ts, 1.0, _UNI)]
+                                 0.0, ts ** m, _UNI)])
+    tabs[G_MID] = _table([_piece(vec(lambda t: _g_series(t, m)), ts, 1.0, _UNI)]
                          + ([_piece(lambda v: _g_values(m, v), 1.0, tg,
                                     _UNI if m > 1.0 else _OCT)] if tg > 1.0 else []))
-    # A: forward
-    # above the saturation: for m < 1 τ(σ) grows like |σ|^(1/(1 − m)) (x ≤ 64 in
-    # octaves); for m > 1 it has a pole at the arc length to infinity: x ≤ 2
-    ta = (_XA if m < 1.0 else 2.0) ** p
+    head[4], head[6] = ts, tg
+
+
+def _forward_above(m, tabs, head):
+    """A above the saturation. For m < 1 τ(σ) grows like |σ|^(1/(1 − m)) (x ≤ 64 in
+    octaves); for m > 1 it has a pole at the arc length to infinity: x ≤ 2."""
+    ta = (_XA if m < 1.0 else 2.0) ** (1.0 / m)
     tabs[A_R] = _table([_piece(lambda v: _a_values(m, v, "R"), 1.0, 2.0, _UNI)])
     tabs[A_FAR] = (_table([_piece(lambda v: _a_values(m, v, "F"), 2.0, ta, _OCT)])
                    if ta > 2.0 else _table([([2.0, _UNI, 2.0, 1.0, 1], np.zeros(NC))]))
-    head[1], head[4], head[6], head[8] = ts, ts, tg, ta
-    # the inverses, by Newton on the forward tables (a vector with what exists so far)
-    def assemble(tabs):
-        offs, parts, off = [], [], _H + _NT
-        for t in tabs:
-            offs.append(off)
-            parts.append(t if t is not None else np.zeros(0))
-            off += parts[-1].size
-        return np.concatenate([head, np.array(offs, float)] + parts)
-    T0 = assemble(tabs)
-    ss = float(f_sat(T0, 0, np.float64(ts)))
-    smax = float(f_sat(T0, 0, 1.0 - _EDGE))
-    sgs = float(f_grow(T0, 0, np.float64(ts)))
-    sgmax = float(f_grow(T0, 0, np.float64(tg)))
-    samin = float(f_above(T0, 0, np.float64(ta)))
-    samax = float(f_above(T0, 0, 1.0 + _EDGE))
-    head[2], head[3], head[5], head[7], head[9], head[10] = ss, smax, sgs, sgmax, samin, samax
+    head[8] = ta
 
-    def inv(which, lo, hi):
-        return lambda s: _newton_inv(T0, 0, which, np.ravel(s), lo, hi).reshape(np.shape(s))
-    inv_s = inv(0, 0.0, 1.0)
-    tabs[S_PSI] = _table([_piece(lambda y: np.where(y > 0, inv_s(np.maximum(y, 1e-300) ** p)
-                                                    / np.maximum(y, 1e-300) ** p, 1.0),
-                                 0.0, ss ** m, _UNI)])
+
+def _inverter(T0, which, lo, hi):
+    return lambda s: _newton_inv(T0, 0, which, np.ravel(s), lo, hi).reshape(np.shape(s))
+
+
+def _scaled_inverse(inv, p):
+    # τ(σ)/σ as a function of y = σ^m near σ = 0 (τ = σΨ(σ^m), the branch point)
+    return lambda y: np.where(y > 0, inv(np.maximum(y, 1e-300) ** p)
+                              / np.maximum(y, 1e-300) ** p, 1.0)
+
+
+def _inverse_sat(m, T0, tabs, head):
+    ss = float(f_sat(T0, 0, np.float64(_TAU_S)))
+    smax = float(f_sat(T0, 0, 1.0 - _EDGE))
+    inv_s = _inverter(T0, 0, 0.0, 1.0)
+    tabs[S_PSI] = _table([_piece(_scaled_inverse(inv_s, 1.0 / m), 0.0, ss ** m, _UNI)])
     # towards the saturation τ(σ) is smooth on cells of width ~1/m; nearer to σ = 0
     # (its branch point) cells of a fixed number per octave
     top = 2.0 ** math.floor(math.log2(max(smax / 2.0, 2.0)))
     tabs[S_INV] = _table([_piece(inv_s, ss, 1.0, _UNI), _piece(inv_s, 1.0, top, _OCT),
                           _piece(inv_s, top, smax, _UNI)])
-    inv_g = inv(1, 0.0, tg)
-    tabs[G_PSI] = _table([_piece(lambda y: np.where(y > 0, inv_g(np.maximum(y, 1e-300) ** p)
-                                                    / np.maximum(y, 1e-300) ** p, 1.0),
-                                 0.0, sgs ** m, _UNI)])
+    head[2], head[3] = ss, smax
+
+
+def _inverse_grow(m, T0, tabs, head):
+    tg = head[6]
+    sgs = float(f_grow(T0, 0, np.float64(_TAU_S)))
+    sgmax = float(f_grow(T0, 0, np.float64(tg)))
+    inv_g = _inverter(T0, 1, 0.0, tg)
+    tabs[G_PSI] = _table([_piece(_scaled_inverse(inv_g, 1.0 / m), 0.0, sgs ** m, _UNI)])
     gcut = min(1.0, sgmax)
     if m < 1.0 and sgmax > 2.0:
         # whole octaves inside the table (beyond the last one: the series map)
-        sgmax = head[7] = 2.0 ** math.floor(math.log2(sgmax))
+        sgmax = 2.0 ** math.floor(math.log2(sgmax))
     tabs[G_INV] = _table([_piece(inv_g, sgs, gcut, _UNI)]
                          + ([_piece(inv_g, gcut, sgmax, _UNI if m > 1.0 else _OCT)]
                             if sgmax > gcut else []))
-    inv_a = inv(2, 1.0 + 0.5 * _EDGE, ta)
+    head[5], head[7] = sgs, sgmax
+
+
+def _inverse_above(m, T0, tabs, head):
+    ta = head[8]
+    samin = float(f_above(T0, 0, np.float64(ta)))
+    samax = float(f_above(T0, 0, 1.0 + _EDGE))
+    inv_a = _inverter(T0, 2, 1.0 + 0.5 * _EDGE, ta)
     # σ below −1: octaves of −σ (τ grows like |σ|^(1/(1 − m)) for m < 1), whole octaves
     # inside the table (the range ends at the last one: beyond, the series map)
     if samin < -2.0:
-        lo_oct = -2.0 ** math.floor(math.log2(-samin))
-        pieces = [_piece(inv_a, lo_oct, -1.0, _NOCT), _piece(inv_a, -1.0, samax, _UNI)]
-        head[9] = lo_oct
+        samin = -2.0 ** math.floor(math.log2(-samin))
+        pieces = [_piece(inv_a, samin, -1.0, _NOCT), _piece(inv_a, -1.0, samax, _UNI)]
     else:
         pieces = [_piece(inv_a, samin, min(samin + 1.0, samax), _UNI)]
         if samin + 1.0 < samax:
             pieces.append(_piece(inv_a, samin + 1.0, samax, _UNI))
     tabs[A_INV] = _table(pieces)
-    out = assemble(tabs)
+    head[9], head[10] = samin, samax
+
+
+def _assemble(head, tabs):
+    offs, parts, off = [], [], _H + _NT
+    for t in tabs:
+        offs.append(off)
+        parts.append(t if t is not None else np.zeros(0))
+        off += parts[-1].size
+    return np.concatenate([head, np.array(offs, float)] + parts)
+
+
+def _build(m: float) -> np.ndarray:
+    """The forward tables of the three branches, then their inverses by Newton on a
+    vector holding the forward ones."""
+    tabs = [None] * _NT
+    head = np.zeros(_H)
+    head[0] = m
+    for forward in (_forward_sat, _forward_grow, _forward_above):
+        forward(m, tabs, head)
+    T0 = _assemble(head, tabs)
+    for inverse in (_inverse_sat, _inverse_grow, _inverse_above):
+        inverse(m, T0, tabs, head)
+    out = _assemble(head, tabs)
     out.flags.writeable = False
     return out
 
