@@ -9,7 +9,7 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core.errors import NumbaError
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from .components.base import ForceElement, is_compiled
 from .interrupt import raise_if_stopped, watching
@@ -63,16 +63,21 @@ class DriveResult:
 # second, separate numpy passes (diff, divide, isfinite) cost as much as the law itself.
 # Each returns the index of the first bad input sample (t not strictly increasing or not
 # finite, u not finite; the loop stops there) and the first non-finite force, or -1.
-@intrinsic
-def _borrowed(typingctx, a):
-    """The array a without its reference count (a view that must not outlive a).
+def _borrowed(a):
+    """The array a without its reference count (a view that must not outlive a; a itself
+    where the loop runs as Python, for kernels of an external model).
 
     Inside a kernel inlined into the drive loop every branch that ends the kernel
     decrements the counts of x and p that its entry incremented; numba prunes such pairs
     only when no call that may raise lies between them, so a kernel that calls another
     compiled function (Bouc-Wen's arc-length tables, its series map) paid four atomic
-    updates per sample, a third of its time on a rough input. Through views without a
-    count they are tests of a null pointer."""
+    updates per sample, a third of its time on a rough input. Without a count they
+    vanish."""
+    return a
+
+
+@intrinsic
+def _uncounted(typingctx, a):
     if not isinstance(a, types.Array):
         return None
 
@@ -81,6 +86,12 @@ def _borrowed(typingctx, a):
         ary.meminfo = ary.meminfo.type(None)
         return ary._getvalue()
     return a(a), codegen
+
+
+@overload(_borrowed)
+def _borrowed_compiled(a):
+    if isinstance(a, types.Array):
+        return lambda a: _uncounted(a)
 
 
 @njit(cache=False)
