@@ -52,7 +52,9 @@ def reference(y, L, q0, q1, q2, m):
 COEFS = [(5.0, 2.0, 1.0), (5.0, 1.0, 2.5), (5.0, 1.5, 1.5), (3.0, 1.0, 0.0)]
 
 
-@pytest.mark.parametrize("m", [0.37, 0.5, 1.5, 2.0, 3.0])
+# m = 0.37 (the modified Dahl exponent of the paper) needs 35 s of Python DOP853 near
+# the kink: slow; m = 0.5 stands for m < 1 in the default suite
+@pytest.mark.parametrize("m", [pytest.param(0.37, marks=pytest.mark.slow), 0.5, 1.5, 2.0, 3.0])
 def test_map_against_dop853(m):
     """The series map and the tabulated one (power_law_table.py; NaN where a state
     is outside its tables) against DOP853."""

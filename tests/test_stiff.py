@@ -216,8 +216,10 @@ def _canudas_reference(te):
     return sol.y.T
 
 
+# Radau5 with finite-difference Jacobians repeats the analytic-Jacobian run at 25 s: slow
 @pytest.mark.parametrize("method, without_jac", [("radau5", False), ("auto", False),
-                                                  ("radau5", True)])
+                                                  pytest.param("radau5", True,
+                                                               marks=pytest.mark.slow)])
 def test_canudas_lugre_stick_slip(method, without_jac):
     from hystmech.systems import simulate
 
