@@ -111,6 +111,20 @@ def test_tables_against_quadrature(m):
             assert plt_.inv_above(T, 0, s) == pytest.approx(t, rel=1e-12)
 
 
+def test_read_only_tables_are_refused_for_the_memo():
+    """table_advance writes its memo into the vector: the shared read-only tables of an
+    exponent are refused at compile time (the kernels read through the vector's address,
+    so numba's own read-only check would not see the write)."""
+    from numba.core.errors import TypingError
+
+    T = plt_.power_law_table(1.5)
+    assert not T.flags.writeable
+    with pytest.raises(TypingError, match="writable"):
+        table_advance(0.5, 0.01, 5.0, 2.0, 1.0, 1.5, 1e-10, T, 0, 0.5, 0.0)
+    # the forward tables only read it
+    assert plt_.f_sat(T, 0, 0.5) > 0.5
+
+
 @pytest.mark.parametrize("m", [0.37, 1.5])
 def test_memo_continues_a_segment(m):
     """A segment cut into pieces, each continuing from the memo of the last (the path of
