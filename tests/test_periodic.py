@@ -232,6 +232,9 @@ def twin_well(g, om=1.2):
     return a
 
 
+# 19 s (a branch through the doubling and the switched branch): slow, run by .ci/run;
+# tests/test_periodic_bifurcations.py locates crossings in the default suite
+@pytest.mark.slow
 def test_period_doubling_detection_and_branch_switching():
     from hystmech.systems.periodic.continuation import switch_period_doubling
 

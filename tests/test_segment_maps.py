@@ -79,7 +79,7 @@ def test_map_against_dop853(m):
     assert tabulated > 50
 
 
-@pytest.mark.parametrize("m", [0.37, 0.9, 1.5, 2.0, 3.0])
+@pytest.mark.parametrize("m", [pytest.param(0.37, marks=pytest.mark.slow), 0.9, 1.5, 2.0, 3.0])
 def test_tables_against_quadrature(m):
     """Each tabulated arc length σ(τ) (below the saturation, above it, on a growing
     branch) against adaptive quadrature of its integrand, and each inverse against its

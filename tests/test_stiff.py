@@ -60,6 +60,8 @@ def _solve(solver, fun, jac, t1, y0, nd, rtol, atol, t_eval=None, first_step=0.0
                  np.full(nd, atol), first_step, max_step, te, 10 ** 7)
 
 
+# 25–30 s of computation (five step sizes at tight tolerances): slow, run by .ci/run
+@pytest.mark.slow
 def test_radau_fifth_order_on_stiff_linear_system():
     # fixed steps (max_step = first_step, tolerances that accept every step): the
     # global error at t = 2 against expm falls like h^5 although h·|λ| = 250..1000
@@ -142,7 +144,9 @@ def rober_jac(t, y, a, J):
     J[2, 0], J[2, 1], J[2, 2] = 0.0, 6e7 * y[1], 0.0
 
 
-@pytest.mark.parametrize("solver", [radau_solve, auto_solve])
+# the auto solver's run (20–25 s, Robertson stiff from the start: the same Radau path
+# after its switch) is slow; the Radau run stays in the default suite
+@pytest.mark.parametrize("solver", [radau_solve, pytest.param(auto_solve, marks=pytest.mark.slow)])
 def test_robertson_against_scipy_radau_and_mass_conservation(solver):
     te = np.array([0.0, 0.4, 4.0, 40.0, 400.0, 4e3, 4e4])
     f = lambda t, y: [-0.04 * y[0] + 1e4 * y[1] * y[2],  # noqa: E731
@@ -216,8 +220,11 @@ def _canudas_reference(te):
     return sol.y.T
 
 
-# Radau5 with finite-difference Jacobians repeats the analytic-Jacobian run at 25 s: slow
-@pytest.mark.parametrize("method, without_jac", [("radau5", False), ("auto", False),
+# each run costs 20–25 s: the analytic-Jacobian Radau5 run stays in the default suite,
+# the auto solver and Radau5 with finite-difference Jacobians are slow
+@pytest.mark.parametrize("method, without_jac", [("radau5", False),
+                                                  pytest.param("auto", False,
+                                                               marks=pytest.mark.slow),
                                                   pytest.param("radau5", True,
                                                                marks=pytest.mark.slow)])
 def test_canudas_lugre_stick_slip(method, without_jac):
