@@ -11,6 +11,19 @@ from test_fmu_cases import available, make_input
 
 CASES = available()
 FN, FF = 1.0, 0.4          # natural / forcing frequency [Hz]
+# the laws every host checks against its Assembly reference in the default suite: a
+# smooth Stribeck law, the power-law map, an operator, a memory stack, a relay and a sum
+# (each Assembly reference compiles for ~10 s on a fresh machine); the other laws run
+# in .ci/run's slow step
+DEFAULT_LAWS = {"LuGre", "BoucWen", "MaxwellSlip", "Preisach", "Relay", "SumDahlSpring"}
+
+
+def law_params(names):
+    """pytest parameters over law names: DEFAULT_LAWS as they are, the others slow."""
+    import pytest
+
+    return [n if n in DEFAULT_LAWS else pytest.param(n, marks=pytest.mark.slow)
+            for n in names]
 
 
 def rig(el, A):

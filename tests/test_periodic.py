@@ -73,6 +73,9 @@ def test_linear_oscillator_floquet_multipliers_are_exp_lambda_T():
     assert peak_to_peak(r.t, r.x("x")) / 2 == pytest.approx(X, rel=1e-7)
 
 
+# 14 s: slow; the default suite checks multipliers against closed forms (linear
+# oscillator, variational monodromy) and located crossings (test_periodic_bifurcations)
+@pytest.mark.slow
 def test_unstable_orbit_multipliers_and_classification():
     # a destabilising spring (k = −4 N/m, element LinearSpring): the forced periodic
     # solution exists but λ = (−c ± √(c² + 16))/2 > 0 gives a real multiplier > 1

@@ -15,8 +15,8 @@ from hystmech.plugins import exudyn as hex  # noqa: E402
 from hystmech.systems import Assembly, Harmonic, simulate  # noqa: E402
 
 import plugin_rig  # noqa: E402
-from plugin_rig import (CASES, extrapolated_reference, reference, relay_switches,  # noqa: E402
-                        relays_reference, rig)
+from plugin_rig import (CASES, extrapolated_reference, law_params, reference,  # noqa: E402
+                        relay_switches, relays_reference, rig)
 
 T = 0.1
 
@@ -54,7 +54,7 @@ RELAYS = ["Relay", "Preisach"]
 EXU_CASES = sorted(set(CASES) - {"CableLaw", "SumDahlSpring"} - set(RELAYS))
 
 
-@pytest.mark.parametrize("name", EXU_CASES)
+@pytest.mark.parametrize("name", law_params(EXU_CASES))
 def test_one_dof_rk44_matches_assembly(name):
     """RK44 at h = 1e-5 against hystmech's Assembly to 1e-5 of max|x| (issue 12):
     smooth laws against compiled RK45 at rtol 1e-11, inclusions against the event-driven

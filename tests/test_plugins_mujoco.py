@@ -20,7 +20,7 @@ from hystmech.components.combine import SumElement  # noqa: E402
 from hystmech.plugins import mujoco as hmj  # noqa: E402
 from hystmech.systems import Assembly, Harmonic, simulate  # noqa: E402
 
-from plugin_rig import CASES, reference, relays_reference  # noqa: E402
+from plugin_rig import CASES, law_params, reference, relays_reference  # noqa: E402
 
 T = 1.0                            # horizon [s]
 
@@ -67,7 +67,7 @@ def rel_error(name, h, T_=T):
 
 # the cable law (EI·K + continuous Preisach, a sum) is checked through its parts below:
 # both parts are laws checked here, and its Assembly reference alone costs 15 s
-@pytest.mark.parametrize("name", sorted(set(CASES) - {"CableLaw"}))
+@pytest.mark.parametrize("name", law_params(sorted(set(CASES) - {"CableLaw"})))
 def test_one_dof_matches_assembly(name):
     T_ = 0.5 if name in OPERATORS else T
     assert rel_error(name, 1e-5, T_) <= 1e-5

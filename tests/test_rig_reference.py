@@ -59,6 +59,9 @@ def test_fig21_points_reproduced(i):
         assert s["T_amplitude"] == pytest.approx(P["T_amplitude"], rel=SS_AGREEMENT)
 
 
+# three runs of the belt rig (monolithic, co-simulation, model exchange), 17 s: slow;
+# tests/test_fmu_cosim.py compares the FMU rig with the monolithic one by default
+@pytest.mark.slow
 def test_cosim_numbers_reproduced(tmp_path):
     from hystmech.fmu import cases
 
