@@ -693,11 +693,14 @@ def table_advance(y, L, q0, q1, q2, m, rtol, T, c, k1, k2):
     series map). (k1, k2): the caller's exact key of the state y (a memo hit skips the
     start's table evaluation); after a finite result the caller records the key of the
     new state with memo_key."""
-    return _advance(y, L, q0, q1, q2, m, rtol, _waddr(T), c, k1, k2)
+    # the address of T[c]: one compiled _advance for every offset (a constant offset
+    # would be a literal type, and each caller's its own 17 s compilation)
+    return _advance(y, L, q0, q1, q2, m, rtol, _waddr(T) + 8 * c, k1, k2)
 
 
 @njit(cache=True)
-def _advance(y, L, q0, q1, q2, m, rtol, P, c, k1, k2):
+def _advance(y, L, q0, q1, q2, m, rtol, P, k1, k2):
+    c = 0           # the memo starts the vector at P
     hit = _ld(P, c) == k1 and _ld(P, c + 1) == k2 and _ld(P, c + 2) == q0
     # invalid until this call stores an end (q0) and the caller records its key: every
     # return without a stored end leaves it so
