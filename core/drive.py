@@ -53,16 +53,6 @@ class DriveResult:
         return out
 
 
-# Not cached on disk: the loop takes the law's kernels as arguments, and numba's cache
-# index keys such specialisations on dispatcher types held by weak reference; an index
-# written by another process then fails to re-save ("underlying object has vanished").
-# Compiling costs about a second per law and process.
-#
-# The loops below take the raw samples (t, u) and work out the slopes, the output
-# velocities and the input checks in the same pass: at tens of millions of samples per
-# second, separate numpy passes (diff, divide, isfinite) cost as much as the law itself.
-# Each returns the index of the first bad input sample (t not strictly increasing or not
-# finite, u not finite; the loop stops there) and the first non-finite force, or -1.
 def _borrowed(a):
     """The array a without its reference count (a view that must not outlive a; a itself
     where the loop runs as Python, for kernels of an external model).
@@ -94,6 +84,16 @@ def _borrowed_compiled(a):
         return lambda a: _uncounted(a)
 
 
+# Not cached on disk: the loop takes the law's kernels as arguments, and numba's cache
+# index keys such specialisations on dispatcher types held by weak reference; an index
+# written by another process then fails to re-save ("underlying object has vanished").
+# Compiling costs about a second per law and process.
+#
+# The loops below take the raw samples (t, u) and work out the slopes, the output
+# velocities and the input checks in the same pass: at tens of millions of samples per
+# second, separate numpy passes (diff, divide, isfinite) cost as much as the law itself.
+# Each returns the index of the first bad input sample (t not strictly increasing or not
+# finite, u not finite; the loop stops there) and the first non-finite force, or -1.
 @njit(cache=False)
 def _drive_loop(advance, force, t, u, vuser, x0, p, rtol, n_out, irq=None):
     n = t.size
@@ -141,10 +141,11 @@ def _drive_loop(advance, force, t, u, vuser, x0, p, rtol, n_out, irq=None):
 
 
 def _make_inlined_loop(advance, force):
-    # _drive_loop with the kernels inlined at numba IR level: numba's refcount pruning
-    # then drops the atomic increments/decrements of x and p that a call boundary costs
-    # on every sample (LLVM inlines a small kernel by itself, a large one, e.g. with the
-    # n != 1 branch of Bouc-Wen, it calls: drive(BoucWen n = 1) 44 vs 36 M samples/s)
+    # _drive_loop with the kernels inlined at numba IR level: a call boundary would cost
+    # atomic increments/decrements of x and p on every sample (LLVM inlines a small
+    # kernel by itself, a large one, e.g. with the n != 1 branch of Bouc-Wen, it calls:
+    # drive(BoucWen n = 1) 44 vs 36 M samples/s); the loop also hands the kernels
+    # uncounted views (_borrowed) for the branches numba cannot prune
     adv = njit(inline="always")(advance.py_func)
     frc = njit(inline="always")(force.py_func)
     body = njit(inline="always")(_drive_loop.py_func)
