@@ -21,6 +21,9 @@ from __future__ import annotations
 import math
 import os
 
+from .runner_io import ScenarioError
+from .safeio import _size_words
+
 # per run (per point for a sweep): solver steps; stored samples (each sample holds a few
 # float64 per state: 5e7 samples is a few GB); points of a parameter sweep
 DEFAULT_LIMITS = {"steps": 1e9, "samples": 5e7, "points": 1e5}
@@ -62,8 +65,6 @@ def set_memory_limit(nbytes: float | None) -> None:
 
 def size_words(nbytes: float) -> str:
     """'1.5 GiB' for 1.6e9."""
-    from .safeio import _size_words
-
     return _size_words(nbytes) if math.isfinite(nbytes) else "an unbounded amount"
 
 
@@ -113,8 +114,6 @@ def check(runner, cfg: dict, limits: dict | None = None) -> dict:
     """Refuse (ScenarioError, exit 2) a run whose estimate exceeds a limit; returns the
     estimate. ``limits`` overrides DEFAULT_LIMITS per quantity; None for a quantity (or
     ``limits=False``) lifts it."""
-    from .runner_io import ScenarioError
-
     est = estimate(runner, cfg)
     if limits is False:
         return est

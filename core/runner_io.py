@@ -11,7 +11,11 @@ import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import difflib
+
 import numpy as np
+
+from .components import get_element_class
 
 
 class ScenarioError(ValueError):
@@ -36,8 +40,6 @@ class ScenarioOutput:
 # -- elements from configuration ----------------------------------------------------------
 def build_element(cfg: dict):
     """Force element from an [element] table: ``type = "Dahl"`` plus its parameters."""
-    from .components import get_element_class
-
     cfg = dict(cfg)
     typ = cfg.pop("type", None)
     if typ is None:
@@ -53,14 +55,21 @@ def build_element(cfg: dict):
     allowed = [p for p in sig.parameters if p not in ("self",)]
     unknown = [k for k in cfg if k not in allowed]
     if unknown:
-        from .schema import nearest
-
         raise ScenarioError(f"unknown parameter {unknown[0]!r} for {typ}"
                             f"{nearest(unknown[0], allowed)}")
     try:
         return factory(**cfg)
     except TypeError as e:
         raise ScenarioError(f"element {typ}: {e}") from None
+
+
+def nearest(key: str, allowed) -> str:
+    """' (did you mean 'x'?)' for the closest allowed key, else the list of keys."""
+    allowed = list(allowed)
+    near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    if near:
+        return f"; did you mean {near[0]!r}?"
+    return f"; allowed: {', '.join(allowed) if allowed else '(none)'}"
 
 
 def jsonable(x):

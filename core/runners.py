@@ -27,6 +27,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
+from .limits import size_words
+from .runner_io import ScenarioError
 from .schema import (BOOL, COUNT, ELEMENT, FILE_STEM, INT, REAL, STR, ArrayOf, Element, List, MapOf,
                      Required, Str, Table)
 
@@ -243,8 +245,6 @@ def _rod_memory(cfg):
     n = float(_t(cfg, "rod").get("N", 40)) + 1.0
     lv = float(_t(cfg, "law").get("levels", 100))
     b = 8.0 * n * (3 + 2 * 256 + 32) * 3 + 48.0 * lv * lv
-    from .limits import size_words
-
     return (b, f"a rod of rod.N = {n - 1:.3g} elements with a Preisach law of law.levels = "
                f"{lv:.3g} takes {size_words(b)}")
 
@@ -446,8 +446,6 @@ def resolve(spec, scenario_path: str | None = None, *, trust: bool = False) -> R
     A ``module:function`` that is neither registered nor declared by an installed package
     is refused (ScenarioError, exit 2) unless ``trust`` is set, and even then only a
     module file in the scenario file's own directory is loaded."""
-    from .runner_io import ScenarioError
-
     if not isinstance(spec, str) or not spec:
         raise ScenarioError(f"runner must be a string naming a registered runner (got {spec!r})")
     by_path = {v: k for k, v in REGISTRY.items()}
@@ -477,8 +475,6 @@ def resolve(spec, scenario_path: str | None = None, *, trust: bool = False) -> R
 
 
 def _local_runner(spec: str, scenario_path: str | None) -> Runner:
-    from .runner_io import ScenarioError
-
     mod, fn = spec.split(":", 1)
     if scenario_path is None:
         raise ScenarioError(f"runner {spec!r}: a trusted module runner needs a scenario file")

@@ -19,10 +19,10 @@ import stat
 import tempfile
 from pathlib import Path
 
+from .runner_io import ScenarioError
+
 
 def _error(msg: str) -> ValueError:
-    from .runner_io import ScenarioError
-
     return ScenarioError(msg)
 
 

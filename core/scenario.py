@@ -30,8 +30,15 @@ from typing import Callable
 
 import numpy as np
 
+from . import limits as _limits
+from . import schema
+from .drive import drive
 from .runner_io import (NonFiniteResult, ScenarioError, ScenarioOutput,  # noqa: F401
                         build_element, jsonable)
+from .runners import resolve
+from .safeio import OutputLock, atomic_write, inside, read_regular_file  # noqa: F401  (atomic_write: re-exported)
+from .schema import INTERNAL_KEYS, TOP_LEVEL  # noqa: F401  (INTERNAL_KEYS: re-exported)
+from .signals import from_config
 
 DEFAULT_SCENARIO = "belt-tensioner-mdm"
 
@@ -60,7 +67,6 @@ MAX_NESTING = 32
 """Deepest nesting of arrays/inline tables and longest dotted key a scenario may hold;
 checked by a scan before parsing (tomllib recurses, and slows quadratically on dotted
 keys)."""
-INTERNAL_KEYS = ("_path",)     # added by load_scenario, never read from the file
 
 _TOML_STRINGS = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"'
                            r"|'[^'\n]*'|#[^\n]*", re.S)
@@ -101,8 +107,6 @@ def load_scenario(name_or_path: str | os.PathLike | None) -> dict:
 
     Only a regular file of at most MAX_SCENARIO_BYTES is read, its nesting is checked
     before parsing (MAX_NESTING) and a top-level key starting with ``_`` is refused."""
-    from .safeio import read_regular_file
-
     if name_or_path is None:
         name_or_path = DEFAULT_SCENARIO
     s = str(name_or_path)
@@ -138,8 +142,6 @@ def load_scenario(name_or_path: str | os.PathLike | None) -> dict:
             raise ScenarioError(f"unknown key {k!r} in {path.name} (keys starting with _ are "
                                 "reserved)")
     if "name" in cfg:           # it names the default output directory runs/NAME
-        from .schema import TOP_LEVEL
-
         TOP_LEVEL["name"].check("name", cfg["name"])
     cfg.setdefault("name", path.stem)
     cfg["_path"] = str(path)
@@ -147,7 +149,6 @@ def load_scenario(name_or_path: str | os.PathLike | None) -> dict:
 
 
 # -- writing --------------------------------------------------------------------------------
-from .safeio import OutputLock, atomic_write, inside  # noqa: E402,F401  (atomic_write: re-exported)
 
 
 def write_timeseries(path: Path, series: dict) -> None:
@@ -219,8 +220,6 @@ def end_progress_line() -> None:
 # -- running ----------------------------------------------------------------------------------
 def resolve_runner(spec: str, scenario_path: str | None = None, *, trust: bool = False):
     """The registered runner ``spec`` names (see :func:`hystmech.runners.resolve`)."""
-    from .runners import resolve
-
     return resolve(spec, scenario_path, trust=trust)
 
 
@@ -298,9 +297,6 @@ def run_scenario(name_or_path=None, out: str | os.PathLike | None = None,
     is written."""
     import matplotlib
 
-    from . import limits as _limits
-    from . import schema
-
     matplotlib.use("Agg")
     cfg = load_scenario(name_or_path)
     if overrides:
@@ -367,9 +363,6 @@ def _one_line(e) -> str:
 def run_drive(cfg: dict, out: Path, progress) -> ScenarioOutput:
     """Built-in runner: drive the [element] with the [input] signal."""
     import matplotlib.pyplot as plt
-
-    from .drive import drive
-    from .signals import from_config
 
     if "element" not in cfg or "input" not in cfg:
         raise ScenarioError("a drive scenario needs [element] and [input] tables")

@@ -32,10 +32,15 @@ import inspect
 import math
 from dataclasses import dataclass, field
 
+from .components import get_element_class
+from .runner_io import ScenarioError, nearest  # noqa: F401  (nearest: re-exported)
+from .safeio import check_output_name
+
+# keys load_scenario adds to a config (never read from the file): not checked here
+INTERNAL_KEYS = ("_path",)
+
 
 def _error(msg: str):
-    from .runner_io import ScenarioError
-
     return ScenarioError(msg)
 
 
@@ -130,15 +135,6 @@ class List(Spec):
             raise _error(f"{where} must hold at most {self.max_len} item(s) (got {len(value)})")
         for i, v in enumerate(value):
             self.item.check(f"{where}[{i}]", v)
-
-
-def nearest(key: str, allowed) -> str:
-    """' (did you mean 'x'?)' for the closest allowed key, else the list of keys."""
-    allowed = list(allowed)
-    near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-    if near:
-        return f"; did you mean {near[0]!r}?"
-    return f"; allowed: {', '.join(allowed) if allowed else '(none)'}"
 
 
 @dataclass
@@ -256,8 +252,6 @@ ELEMENT = Element()
 
 def element_parameters(typ: str, constructor, where: str) -> list[str]:
     """Keyword parameters of an element class (or of its named constructor)."""
-    from .components import get_element_class
-
     cls = get_element_class(str(typ))
     factory = cls
     if constructor is not None:
@@ -288,8 +282,6 @@ class _FileStem(Spec):
     what = "a plain file name"
 
     def check(self, where, value):
-        from .safeio import check_output_name
-
         STR.check(where, value)
         check_output_name(value, where)
 
@@ -316,8 +308,6 @@ TOP_LEVEL = {"title": STR, "reference": STR, "runner": STR, "name": _Name(),
 def check(cfg: dict, tables: dict, runner: str) -> None:
     """Check a scenario's config against the schema ``tables`` of ``runner``:
     {table name: Spec}. Raises ScenarioError (exit 2) on the first problem."""
-    from .scenario import INTERNAL_KEYS
-
     for k, v in cfg.items():
         if k in INTERNAL_KEYS:
             continue

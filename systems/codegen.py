@@ -28,15 +28,18 @@ node forces); ``V = scratch(prm)`` the elements' scratch arrays, made once per l
 ``ops(y0, y1, w0, w1, dt, prm, rtol)``       operator elements' own update
 ``stop(t, y)``                               the user's callback (False if none)
 ``var_solve(z, t0, t1, prm, nw, N, atol, rtol, h0)`` the state and its variational
-                                             equations (systems/periodic/monodromy.py)
+                                             equations (systems/variational.py)
 ``proj_monodromy(y, t0, h, n, h_last, prm, lo, hi, nw, M)`` the projection scheme's
                                              steps and their chained Jacobian (ditto)
 
-and the generic loops ``projection``, ``rk45`` (with ``dopri_step``) and
-``eval_samples``, whose source is taken from :mod:`~hystmech.systems.methods` and
-:mod:`~hystmech.systems.model` and which call the functions above as globals; in their
-hot loops the calls marked ``# INLINE`` are replaced by the statements themselves
-(:func:`_inline_calls`: no reference counting of arrays per step). Nothing
+and the generic loops (``projection``, ``rk45`` with ``dopri_step``, ``eval_samples``,
+the stiff cores, the variational equations, ...) which call the functions above as
+globals; in their hot loops the calls marked ``# INLINE`` are replaced by the
+statements themselves (:func:`_inline_calls`: no reference counting of arrays per
+step). The generator owns none of those loops: each method or analysis owns its
+template, and :mod:`~hystmech.systems.templates` hands the set to :func:`build` as a
+:class:`Templates` record, so this module is the ground floor of the compiled model
+(it imports neither the model, the methods nor any analysis). Nothing
 takes a function argument, so numba inlines the kernels and can cache everything on disk (:mod:`.compile_cache` names the file
 after a hash of the source and of every module it draws on: an edited kernel gives a
 new file). Kernels that cannot be imported by name (closures, FMU kernels) get the
@@ -48,12 +51,15 @@ from __future__ import annotations
 import re
 import textwrap
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from ..components.base import is_compiled
+from . import compile_cache
+from .observers import observe
 
 _DECOR = "@njit(cache=True)"
 # inlined into every caller at numba IR level: across a call boundary numba increfs and
@@ -61,6 +67,41 @@ _DECOR = "@njit(cache=True)"
 # operations; inlined, its reference-count pruning removes them (measured: ~2 µs of a
 # 2.4 µs Dormand–Prince step of the belt rig went to those atomics)
 _DECOR_INLINE = '@njit(cache=True, inline="always")'
+DECOR, DECOR_INLINE = _DECOR, _DECOR_INLINE     # for the template owners
+
+
+class Params(NamedTuple):
+    """Numbers of an assembly, as seen by the compiled code: masses [kg], gravity
+    [m/s²], springs k [N/m], u0 [m], preload [N], dampers c [N s/m], the elements'
+    parameter vectors P (concatenated) and the harmonic input rows (f0, amplitude,
+    Ω [rad/s], φ [rad]) of forces HF, imposed positions HU and velocities HV."""
+    mass: np.ndarray
+    grav: float
+    k: np.ndarray
+    u0: np.ndarray
+    pre: np.ndarray
+    c: np.ndarray
+    P: np.ndarray
+    HF: np.ndarray
+    HU: np.ndarray
+    HV: np.ndarray
+
+
+@dataclass(frozen=True)
+class Templates:
+    """The generic loops handed to the generator by the methods and analyses that own
+    them (collected by :func:`hystmech.systems.templates.templates`).
+
+    source: their decorated source, appended to every structure's module (the calls
+    marked ``# INLINE`` are expanded); inline: {name: source} of the templates whose
+    call sites are replaced by their statements; globals: {name: (module, object)} the
+    loops read as module globals (imported by name into the cached module, bound
+    directly in memory); modules: the modules whose source the compiled file depends
+    on (part of the disk cache's key)."""
+    source: str
+    inline: dict = field(default_factory=dict)
+    globals: dict = field(default_factory=dict)
+    modules: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -234,32 +275,35 @@ def _first_def(src: str):
     return fn.name, [x.arg for x in fn.args.args], body, ast.get_source_segment(src, last.value)
 
 
-def _inline_calls(src: str, m) -> str:
+def _inline_calls(src: str, m, inline: dict) -> str:
     """Replace each template line ``[x = ]f(a, b, ...)  # INLINE`` by f's statements with
     its parameters renamed to the arguments (plain names; prm and V passed as prm and
     V) and ``x = `` its return expression; f is a template (dopri_step) or one of this
-    structure's straight-line functions. ``bind_locals(prm, V)  # INLINE`` binds the
+    structure's straight-line functions; ``inline``: {name: source} of the templates.
+    ``bind_locals(prm, V)  # INLINE`` binds the
     arrays of prm and V to locals, which the inlined statements read. No call and no
     array read from a record in the hot loops, so numba counts no references there (a
     call, even one it inlines at IR level, increfs and decrefs every array argument,
     and so does each ``prm.k`` read: together ~0.6 µs of a 1.3 µs Dormand–Prince step
     of the belt rig). Temporaries of the bodies (f0, F, u, v, z0, acc, ...) must not be
     names the template uses otherwise."""
-    import inspect
-
-    from .methods import rk45
     fn_full = _fun(m).split("\n\n\n" + _DECOR_INLINE + "\n", 1)[1]
+    return inline_calls(src, (_core(m), fn_full, _inputs(m, True), _step(m), _signal(m)),
+                        inline, 3 * len(m.el_struct))
+
+
+def inline_calls(src: str, functions, inline: dict, n_v: int) -> str:
+    """:func:`_inline_calls` over the structure functions of source ``functions`` (each
+    a ``def`` ending in ``return EXPR``) and a scratch tuple V of ``n_v`` arrays."""
     gen = {}
-    for text in (_core(m), fn_full, _inputs(m, True), _step(m), _signal(m)):
+    for text in functions:
         name, params, body, ret = _first_def(text)
         gen[name] = (params, body, ret)
     tmpl = {}
-    for fn in (rk45.dopri_step, rk45.emit):
-        name, params, body, ret = _first_def(inspect.getsource(fn))
+    for text in inline.values():
+        name, params, body, ret = _first_def(text)
         # (a template binds its own locals when called; inlined, the caller's serve)
         tmpl[name] = (params, [ln for ln in body if "bind_locals(" not in ln], ret)
-    from .model import Params
-    n_v = 3 * len(m.el_struct)
 
     def expand(funcs):
         def sub(mt):
@@ -469,51 +513,18 @@ def _ops(m):
 
 
 
-def templates() -> str:
-    """Source of the generic loops compiled into every structure's module: the
-    projection and RK45 loops, the Dormand–Prince step and the sample evaluation.
-    They call the structure's functions as globals (never as arguments), so numba
-    inlines them and can cache the loops on disk."""
-    import inspect
-
-    from .periodic import monodromy
-    from .methods import projection, radau5, rk45
-    from .model import eval_samples
-
-    global _TEMPLATES
-    if _TEMPLATES is not None:
-        return _TEMPLATES
-    out = ""
-    for fn in (projection.projection, rk45.dopri_step, rk45.initial_step, rk45.emit, rk45.rk45,
-               eval_samples, *radau5.TEMPLATES):
-        out += f"\n\n{_INLINE.get(fn.__name__, _DECOR)}\n" + inspect.getsource(fn)
-    out += radau5.core_source()
-    out += monodromy.template_source()
-    _TEMPLATES = out
-    return out
-
-
-_TEMPLATES = None
-# templates inlined into their caller at numba IR level: a call boundary inside a hot
-# loop makes numba incref/decref every array of the Params record and the scratch tuple
-# (atomic operations, ~2 µs per Dormand–Prince step measured), which inlining lets it prune
-_INLINE = {"dopri_step": _DECOR_INLINE, "emit": _DECOR_INLINE}
-
-
-def generate(m, refs: dict) -> str:
+def generate(m, refs: dict, tpl: Templates) -> str:
     """Module source for model ``m`` (see the module docstring); ``refs`` maps each
-    kernel global name to (module, qualname) or to None when it is bound at run time."""
-    from .methods import radau5
-
+    kernel global name to (module, qualname) or to None when it is bound at run time;
+    ``tpl`` the generic loops appended."""
     pkg = __name__.rpartition(".")[0]
     L = m.layout
     head = ['"""Generated by hystmech for one assembly structure (systems/codegen.py)."""',
             "import math", "", "import numpy as np", "from numba import njit", "",
             f"from {pkg}.compile_cache import resolve",
             f"from {pkg}.observers import observe",
-            f"from {pkg}.methods.rk45 import DP_A, DP_C, dp45_dense, dp45_factor, dp45_norm",
-            *(f"from {mod} import {name}"
-              for name, (mod, _) in sorted(radau5.core_globals().items())), ""]
+            *(f"from {mod} import {name}" for name, (mod, _) in sorted(tpl.globals.items())),
+            ""]
     for name, ref in sorted(refs.items()):
         if ref is not None:
             head.append(f"{name} = resolve({ref[0]!r}, {ref[1]!r})")
@@ -528,7 +539,7 @@ def generate(m, refs: dict) -> str:
         # the per-step functions of the projection loop: inlined (see _DECOR_INLINE)
         hot = p.startswith(("def core(", "def inputs_rot(", "def step(", "def signal("))
         src += f"\n\n{_DECOR_INLINE if hot else _DECOR}\n" + p
-    return src + _inline_calls(templates(), m) + \
+    return src + _inline_calls(tpl.source, m, tpl.inline) + \
         f"\n\nstiff_jac = stiff_jac_{'an' if m.has_jac else 'fd'}\n"
 
 
@@ -560,15 +571,11 @@ class Compiled:
 _MEMORY: dict = {}
 
 
-def build(m, kernels: dict, callback=None) -> Compiled:
-    """Compile the generated module of model ``m``.
+def build(m, kernels: dict, callback, tpl: Templates) -> Compiled:
+    """Compile the generated module of model ``m`` with the generic loops ``tpl``.
 
     kernels: {global name: function} for force_e, rate_e, jac_e, advance_e and the
     compiled inputs fc_j/uc_j/vc_j; callback: the user's stop(t, y) or None."""
-    from . import compile_cache
-    from .methods import rk45 as _rk
-    from .observers import observe
-
     glb = dict(kernels)
     if callback is not None:
         if not is_compiled(callback):
@@ -581,12 +588,9 @@ def build(m, kernels: dict, callback=None) -> Compiled:
         glb["stop"] = callback
     compiled = all(is_compiled(f) for f in glb.values())
     refs = {name: (compile_cache.kernel_ref(fn) if compiled else None) for name, fn in glb.items()}
-    src = generate(m, refs)
+    src = generate(m, refs, tpl)
     if compiled and all(r is not None for r in refs.values()):
-        mods = {__name__, f"{__package__}.methods.projection", f"{__package__}.methods.rk45",
-                f"{__package__}.model", f"{__package__}.observers",
-                f"{__package__}.methods.radau5", f"{__package__}.methods.radau",
-                f"{__package__}.methods.auto", "hystmech.components._ode"}
+        mods = {__name__, f"{__package__}.observers", *tpl.modules}
         mods |= {r[0] for r in refs.values()}
         mod, where = compile_cache.load(src, sorted(mods))
         if mod is not None:
@@ -599,10 +603,7 @@ def build(m, kernels: dict, callback=None) -> Compiled:
         _MEMORY[key].reason = reason
         return _MEMORY[key]
     ns = {"__name__": f"_hystmech_asm_mem_{len(_MEMORY)}", "njit": njit}
-    ns.update({k: getattr(_rk, k) for k in dir(_rk)
-               if k.startswith(("DP_", "dp45"))})
-    from .methods import radau5
-    ns.update({k: v for k, (_, v) in radau5.core_globals().items()})
+    ns.update({k: v for k, (_, v) in tpl.globals.items()})
     ns.update(glb)
     if compiled:
         code, how = src.replace(_DECOR_INLINE, '@njit(inline="always")') \
@@ -618,9 +619,10 @@ def build(m, kernels: dict, callback=None) -> Compiled:
             # attribute access to the record's fields, as numba offers it
             return obs_py(obs.view(np.recarray), t, s)
         ns["observe"] = observe_py
+    bound = {f"from {mod} import {name}" for name, (mod, _) in tpl.globals.items()}
     lines = [ln for ln in code.splitlines()
              if not ln.startswith(("from numba", f"from {__package__}"))
-             and " = resolve(" not in ln]
+             and ln not in bound and " = resolve(" not in ln]
     exec(compile("\n".join(lines) + "\n", f"<hystmech generated {ns['__name__']}>", "exec"), ns)
     out = Compiled(types.SimpleNamespace(**{k: v for k, v in ns.items()
                                             if not k.startswith("__")}), how)

@@ -9,32 +9,16 @@ machine code. State vector y = (DOF positions, DOF velocities, element states).
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from ..components.base import is_compiled
+from .assembly import GROUND, Harmonic
+from .codegen import Layout, Params, build  # noqa: F401  (Params: re-exported)
 from .compile_cache import cache_dir
-from .codegen import Layout, build
 from .observers import first_time, new_observer, observe
-
-
-class Params(NamedTuple):
-    """Numbers of an assembly, as seen by the compiled code: masses [kg], gravity
-    [m/s²], springs k [N/m], u0 [m], preload [N], dampers c [N s/m], the elements'
-    parameter vectors P (concatenated) and the harmonic input rows (f0, amplitude,
-    Ω [rad/s], φ [rad]) of forces HF, imposed positions HU and velocities HV."""
-    mass: np.ndarray
-    grav: float
-    k: np.ndarray
-    u0: np.ndarray
-    pre: np.ndarray
-    c: np.ndarray
-    P: np.ndarray
-    HF: np.ndarray
-    HU: np.ndarray
-    HV: np.ndarray
+from .templates import templates
 
 
 _JITTED: dict = {}
@@ -95,55 +79,9 @@ def _jit_scalar(fn):
     return jf
 
 
-def eval_samples(t, Y, FE, UB, VB, prm, nq, ne, nquad, nw):
-    """TEMPLATE compiled into each structure's generated module (systems/codegen.py),
-    where core, scratch and powers are that structure's functions. Accelerations,
-    element forces, u, v, node forces and energy integrands at every sample (rows of
-    Y) with the inputs FE, UB, VB sampled there."""
-    n = t.size
-    N = Y.shape[1]
-    nf = FE.shape[1]
-    nb = UB.shape[1]
-    A = np.empty((n, nq))
-    F = np.empty((n, ne))
-    U = np.empty((n, ne))
-    V = np.empty((n, ne))
-    FN = np.empty((n, nq + nb))
-    PW = np.empty((n, nquad))
-    dy = np.empty(N)
-    w = np.zeros(nw)
-    S = scratch(prm)
-    pw = np.empty(nquad)
-    y = np.empty(N)
-    a0 = nf + 2 * nb
-    for i in range(n):
-        for j in range(N):
-            y[j] = Y[i, j]
-        for j in range(nf):
-            w[j] = FE[i, j]
-        for j in range(nb):
-            w[nf + j] = UB[i, j]
-            w[nf + nb + j] = VB[i, j]
-        core(t[i], y, prm, dy, w, S)
-        powers(y, w, prm, pw, 0)
-        for j in range(nq):
-            A[i, j] = dy[nq + j]
-        for j in range(ne):
-            F[i, j] = w[a0 + j]
-            U[i, j] = w[a0 + ne + j]
-            V[i, j] = w[a0 + 2 * ne + j]
-        for j in range(nq + nb):
-            FN[i, j] = w[a0 + 3 * ne + j]
-        for j in range(nquad):
-            PW[i, j] = pw[j]
-    return A, F, U, V, FN, PW
-
-
 def _harm_rows(items, jitted):
     """(H (n, 4), kinds): "h" Harmonic (numbers in H), "c" compiled callable, "t"
     Python callable sampled on the step grid, "d" (velocities) central difference."""
-    from .assembly import Harmonic
-
     H = np.zeros((len(items), 4))
     kinds = []
     for j, f in enumerate(items):
@@ -167,8 +105,6 @@ class Model:
     of Bastien et al. (2007), eq. (38a)); callback: the user's stop(t, y) -> bool."""
 
     def __init__(self, asm, observe=(), callback=None):
-        from .assembly import GROUND
-
         self.asm = asm
         dofs = list(asm.dofs)
         imp = list(asm.imposed)
@@ -249,7 +185,7 @@ class Model:
                                              ("vc", self.vkinds, self.v_funcs, jv)):
             it = iter(jitted)
             for j, (k, f) in enumerate(zip(kinds, funcs)):
-                if f is not None and not isinstance(f, _harmonic_type()):
+                if f is not None and not isinstance(f, Harmonic):
                     g = next(it)
                     if k == "c":
                         kern[f"{prefix}_{j}"] = g
@@ -266,7 +202,7 @@ class Model:
             self.compiled, self.code = hit[0], hit[3]
         else:
             self.compiled = all(is_compiled(f) for f in kern.values())
-            self.code = build(self, kern, callback)
+            self.code = build(self, kern, callback, templates())
             if len(_CODE) > 256:
                 _CODE.clear()
             # the kernels and callback are kept so their ids cannot be reused by others
@@ -438,11 +374,6 @@ class Model:
                                       np.ascontiguousarray(FE), np.ascontiguousarray(UB),
                                       np.ascontiguousarray(VB), self.prm, L.nq, L.ne,
                                       L.nquad, L.n_work)
-
-
-def _harmonic_type():
-    from .assembly import Harmonic
-    return Harmonic
 
 
 @njit(cache=False)  # kernel-typed arguments: see core/drive.py on caching

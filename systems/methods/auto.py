@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit
 from numba.extending import register_jitable
 
+from . import radau5, scipy_ivp
 from .radau import (C_NFEV, C_NJEV, C_NLU, C_NREJ, C_NSTEP, EPS, R_H, all_finite,
                     initial_step, out_start, out_step, radau_reset, radau_step,
                     radau_workspace)
@@ -308,6 +309,58 @@ def auto_solve(fun, jac, t0, t1, y0, nd, args, rtol, atol, first_step, max_step,
     return status, t, Tout[:nout], Yout[:nout], c
 
 
+# -- the templates compiled into each structure's module (systems/templates.py) ---------------
+
+def auto_stiff(t0, t1, z0, nd, prm, energy, nw, ysc, rtol, atol, first_step, max_step,
+               t_eval):
+    """TEMPLATE: the start of method "auto" (methods/auto.py, auto_start) on the globals."""
+    a = (prm, np.zeros(nw), scratch(prm), energy, ysc)  # noqa: F821
+    return auto_start(t0, t1, z0, nd, a, rtol, atol,  # noqa: F821
+                      first_step, max_step, t_eval)
+
+
+def auto_stiff_explicit(t, t1, y, f, h, nd, prm, energy, nw, ysc, rtol, atol, max_step,
+                        t_eval, max_steps, T, Y, nout, ie, c, irq):
+    """TEMPLATE: the explicit phase of method "auto" (auto_explicit) on the globals."""
+    a = (prm, np.zeros(nw), scratch(prm), energy, ysc)  # noqa: F821
+    return auto_explicit(t, t1, y, f, h, nd, a, rtol, atol, max_step,  # noqa: F821
+                         t_eval, max_steps, T, Y, nout, ie, c, irq)
+
+
+def auto_stiff_implicit(t, t1, y, f, h, nd, prm, energy, nw, ysc, rtol, atol, max_step,
+                        t_eval, max_steps, T, Y, nout, ie, c, irq):
+    """TEMPLATE: the implicit phase of method "auto" (auto_implicit) on the globals;
+    compiled only when a run first turns stiff."""
+    a = (prm, np.zeros(nw), scratch(prm), energy, ysc)  # noqa: F821
+    return auto_implicit(t, t1, y, f, h, nd, a, rtol, atol, max_step,  # noqa: F821
+                         t_eval, max_steps, T, Y, nout, ie, c, irq)
+
+
+TEMPLATES = (auto_stiff, auto_stiff_explicit, auto_stiff_implicit)
+# the cores rewritten by radau5.core_source to call the structure's right-hand side
+CORES = (auto_start, auto_explicit, auto_implicit)
+
+
+def run_phases(model, t0, t1, z0, N, energy, ysc, rtol, atol, first_step, max_step, te,
+               max_steps, irq):
+    """Method "auto" as its phases (auto_solve's loop, run from Python so that the
+    implicit phase is compiled only when a system first turns stiff)."""
+    code, prm, nw = model.code, model.prm, model.layout.n_work
+    status, f, h, T, Z, nout, ie, c = code.auto_stiff(t0, t1, z0, N, prm, energy, nw, ysc,
+                                                      rtol, atol, first_step, max_step, te)
+    y = z0.copy()
+    t = t0
+    stiff = False
+    while status == 0 and t < t1 or status == SWITCH:
+        phase = code.auto_stiff_implicit if stiff else code.auto_stiff_explicit
+        status, t, h, T, Z, nout, ie = phase(t, t1, y, f, h, N, prm, energy, nw, ysc, rtol,
+                                             atol, max_step, te, max_steps, T, Z, nout, ie, c,
+                                             irq)
+        if status == SWITCH:
+            stiff = not stiff
+    return status, t, T[:nout], Z[:nout], c
+
+
 # -- the method module (registry name "auto") -----------------------------------------------
 
 NAME = "auto"
@@ -320,8 +373,7 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME):
     """method="auto" on a smooth assembly: :func:`auto_solve` compiled into the
     structure's module (the ``auto_stiff`` template of methods/radau5.py); scipy BDF
     (methods/scipy_ivp.py) when an input or kernel cannot be compiled."""
-    from . import radau5, scipy_ivp
-
     if not radau5.compilable(model):
         return scipy_ivp.run(model, t0, t1, y0, t_eval, energy, obs, options, method="BDF")
-    return radau5.run_stiff(model, t0, t1, y0, t_eval, energy, obs, options, "auto")
+    return radau5.run_stiff(model, t0, t1, y0, t_eval, energy, obs, options, "auto",
+                            run_phases)

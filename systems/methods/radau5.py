@@ -5,9 +5,9 @@ The core is :func:`~hystmech.systems.methods.radau.radau_solve` (scipy's ``Radau
 algorithm in numba: simplified Newton with reused real and complex LUs, embedded error
 estimate, Gustafsson step control, Jacobian reuse, collocation dense output). It is
 compiled into each structure's generated module through the templates below
-(:func:`radau5`, and :func:`auto_stiff` and its two phases for method "auto"), which hand it the
-structure's ``fun_full`` and ``jac`` as globals, so the whole loop is cached on disk
-with the structure (systems/codegen.py). An element without a ``jac`` kernel gets a
+(:func:`radau5`; for method "auto" the ``auto_stiff`` templates of methods/auto.py),
+which hand it the structure's ``fun_full`` and ``jac`` as globals, so the whole loop is
+cached on disk with the structure (systems/codegen.py, systems/templates.py). An element without a ``jac`` kernel gets a
 compiled forward-difference Jacobian (:func:`stiff_jac_fd`).
 
 Options: rtol (1e-8), atol (see :func:`~hystmech.systems.methods.rk45.default_atol`),
@@ -17,11 +17,16 @@ control. Ctrl-C stops the loop at the next step (:mod:`hystmech.interrupt`). Obs
 """
 from __future__ import annotations
 
+import inspect
+import re
+
 import numpy as np
 
+from ...components import _ode
 from ...interrupt import raise_if_stopped, watching
-from . import MethodResult
+from . import MethodResult, check_options, radau
 from .radau import STATUS_MESSAGES
+from .rk45 import default_atol
 
 NAME = "radau5"
 OPTIONS = ("rtol", "atol", "max_step", "first_step", "max_steps")
@@ -67,54 +72,22 @@ def radau5(t0, t1, z0, nd, prm, energy, nw, ysc, rtol, atol, first_step, max_ste
                        first_step, max_step, t_eval, max_steps, irq)
 
 
-def auto_stiff(t0, t1, z0, nd, prm, energy, nw, ysc, rtol, atol, first_step, max_step,
-               t_eval):
-    """TEMPLATE: the start of method "auto" (methods/auto.py, auto_start) on the globals."""
-    a = (prm, np.zeros(nw), scratch(prm), energy, ysc)  # noqa: F821
-    return auto_start(t0, t1, z0, nd, a, rtol, atol,  # noqa: F821
-                      first_step, max_step, t_eval)
+TEMPLATES = (stiff_fun, stiff_jac_an, stiff_jac_fd, radau5)
+# the cores that take the right-hand side as an argument, rewritten by core_source
+# (methods/auto.py adds its own: auto.CORES)
+CORES = (_ode.dp45_step, radau.initial_step, radau._collocation, radau.radau_step,
+         radau.radau_solve)
 
 
-def auto_stiff_explicit(t, t1, y, f, h, nd, prm, energy, nw, ysc, rtol, atol, max_step,
-                        t_eval, max_steps, T, Y, nout, ie, c, irq):
-    """TEMPLATE: the explicit phase of method "auto" (auto_explicit) on the globals."""
-    a = (prm, np.zeros(nw), scratch(prm), energy, ysc)  # noqa: F821
-    return auto_explicit(t, t1, y, f, h, nd, a, rtol, atol, max_step,  # noqa: F821
-                         t_eval, max_steps, T, Y, nout, ie, c, irq)
-
-
-def auto_stiff_implicit(t, t1, y, f, h, nd, prm, energy, nw, ysc, rtol, atol, max_step,
-                        t_eval, max_steps, T, Y, nout, ie, c, irq):
-    """TEMPLATE: the implicit phase of method "auto" (auto_implicit) on the globals;
-    compiled only when a run first turns stiff."""
-    a = (prm, np.zeros(nw), scratch(prm), energy, ysc)  # noqa: F821
-    return auto_implicit(t, t1, y, f, h, nd, a, rtol, atol, max_step,  # noqa: F821
-                         t_eval, max_steps, T, Y, nout, ie, c, irq)
-
-
-TEMPLATES = (stiff_fun, stiff_jac_an, stiff_jac_fd, radau5, auto_stiff,
-             auto_stiff_explicit, auto_stiff_implicit)
-
-
-def _core_functions():
-    from ...components import _ode
-    from . import auto, radau
-    return (_ode.dp45_step, radau.initial_step, radau._collocation, radau.radau_step,
-            radau.radau_solve, auto.auto_start, auto.auto_explicit, auto.auto_implicit)
-
-
-def core_source() -> str:
-    """Source of the cores that take the right-hand side (radau.py, auto.py and
-    components/_ode.py's dp45_step), rewritten
+def core_source(functions) -> str:
+    """Source of the cores ``functions`` that take the right-hand side (CORES here and
+    auto.CORES: radau.py, auto.py and components/_ode.py's dp45_step), rewritten
     for a structure's module: the ``fun``/``jac`` arguments dropped and their calls
     made to the globals stiff_fun/stiff_jac. numba cannot cache code that passes a
     function as a value (it holds the dispatcher's address), so the loops are compiled
     per structure with the calls bound, as the RK45 template is."""
-    import inspect
-    import re
-
     out = []
-    for fn in _core_functions():
+    for fn in functions:
         src = inspect.getsource(getattr(fn, "py_func", fn))
         src = "\n".join(ln for ln in src.splitlines() if not ln.startswith("@"))
         src = src.replace("(fun, jac, ", "(").replace("(fun, ", "(")
@@ -136,23 +109,19 @@ def core_source() -> str:
     return "".join("\n\n@njit(cache=True)\n" + s for s in out)
 
 
-def core_globals() -> dict:
-    """{name: (module, object)} of the module-level names the rewritten cores use."""
-    from ...components import _ode
-    from . import auto, radau
-    defined = {"dp45_step", "radau_initial_step", "_collocation", "radau_step", "radau_solve",
-               "auto_start", "auto_explicit", "auto_implicit", "stiff_fun", "stiff_jac",
-               "math", "np"}
+def core_globals(functions) -> dict:
+    """{name: (module, object)} of the module-level names the rewritten cores
+    ``functions`` use (looked up where each core is defined)."""
+    defined = {getattr(fn, "py_func", fn).__name__ for fn in functions}
+    defined |= {"radau_initial_step", "stiff_fun", "stiff_jac", "math", "np"}
     out = {}
-    for fn in _core_functions():
-        code = getattr(fn, "py_func", fn).__code__
-        for name in code.co_names:
-            if name in defined or name in out:
+    for fn in functions:
+        py = getattr(fn, "py_func", fn)
+        glb = py.__globals__
+        for name in py.__code__.co_names:
+            if name in defined or name in out or name not in glb:
                 continue
-            for mod in (radau, auto, _ode):
-                if hasattr(mod, name):
-                    out[name] = (mod.__name__, getattr(mod, name))
-                    break
+            out[name] = (glb["__name__"], glb[name])
     return out
 
 
@@ -161,11 +130,9 @@ def compilable(model) -> bool:
     return not model.has_tables and model.code.how in ("disk", "memory")
 
 
-def run_stiff(model, t0, t1, y0, t_eval, energy, obs, options, method):
-    """Run the compiled core ``method`` ("radau5" or "auto") on the model."""
-    from . import check_options
-    from .rk45 import default_atol
-
+def run_stiff(model, t0, t1, y0, t_eval, energy, obs, options, method, phases=None):
+    """Run the compiled core ``method`` ("radau5", or "auto" with its ``phases``:
+    methods/auto.py's run_phases) on the model."""
     opts = check_options(method, options, OPTIONS)
     rtol = float(opts.get("rtol", 1e-8))
     if not (1e-14 <= rtol < 1):
@@ -199,7 +166,7 @@ def run_stiff(model, t0, t1, y0, t_eval, energy, obs, options, method):
                 float(t0), float(t1), z0, int(N), model.prm, bool(energy),
                 model.layout.n_work, ysc, rtol, atol, first_step, max_step, te, max_steps, irq)
         else:
-            status, t_r, T, Z, cnt = _auto_phases(model, float(t0), float(t1), z0, int(N),
+            status, t_r, T, Z, cnt = phases(model, float(t0), float(t1), z0, int(N),
                                                   bool(energy), ysc, rtol, atol, first_step,
                                                   max_step, te, max_steps, irq)
         if status == 6:
@@ -218,28 +185,6 @@ def run_stiff(model, t0, t1, y0, t_eval, energy, obs, options, method):
             T, Y, Q, stopped = T[:k], Y[:k], None if Q is None else Q[:k], True
     return MethodResult(T, Y, Q, stats, status == 0, STATUS_MESSAGES[int(status)], float(t_r),
                         stopped)
-
-
-def _auto_phases(model, t0, t1, z0, N, energy, ysc, rtol, atol, first_step, max_step, te,
-                 max_steps, irq):
-    """Method "auto" as its phases (methods/auto.py: auto_solve's loop, run from Python so
-    that the implicit phase is compiled only when a system first turns stiff)."""
-    from .auto import SWITCH
-
-    code, prm, nw = model.code, model.prm, model.layout.n_work
-    status, f, h, T, Z, nout, ie, c = code.auto_stiff(t0, t1, z0, N, prm, energy, nw, ysc,
-                                                      rtol, atol, first_step, max_step, te)
-    y = z0.copy()
-    t = t0
-    stiff = False
-    while status == 0 and t < t1 or status == SWITCH:
-        phase = code.auto_stiff_implicit if stiff else code.auto_stiff_explicit
-        status, t, h, T, Z, nout, ie = phase(t, t1, y, f, h, N, prm, energy, nw, ysc, rtol,
-                                             atol, max_step, te, max_steps, T, Z, nout, ie, c,
-                                             irq)
-        if status == SWITCH:
-            stiff = not stiff
-    return status, t, T[:nout], Z[:nout], c
 
 
 def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodResult:

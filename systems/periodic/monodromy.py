@@ -9,7 +9,11 @@ integrated together with the state (Seydel (2010), *Practical Bifurcation and St
 Analysis*, §7.5). J is the compiled model's analytic Jacobian (the elements' ``jac``
 kernels assembled by :mod:`hystmech.systems.codegen`, ``Model.code.jac``), the right-hand
 side the compiled ``Model.code.fun``; the augmented system is integrated by the one
-Dormand-Prince stepper (:func:`hystmech.components._ode.dp45_solve`) in compiled code.
+Dormand-Prince stepper (:func:`hystmech.components._ode.dp45_solve`) in compiled code
+(the templates in :mod:`hystmech.systems.variational`, compiled with the structure).
+Every function here takes the :class:`~hystmech.systems.model.Model` of the assembly
+when the caller has one (``model=``; :class:`~hystmech.systems.periodic.Shooter` builds
+one per assembly and shares it), else builds it.
 
 Accuracy is not assumed: :func:`variational_map` integrates twice (rtol and 100·rtol)
 and returns the difference of the two monodromies as ``dM``, an upper estimate of the
@@ -36,135 +40,52 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from ..methods.projection import step_grid
+from ..model import Model
 from ..result import SimulationError
 
 
-def var_fun(t, z, a, out):
-    """TEMPLATE compiled into each structure's module (systems/codegen.py): the
-    right-hand side of z = (y, Φ row-major), out = (f(t, y), J(t, y)·Φ), over the
-    structure's globals ``fun`` and ``jac``; z of length N: the state alone.
-    a = (prm, w, V, J, dy, y)."""
-    prm, w, V, J, dy, y = a
-    N = y.size
-    for i in range(N):
-        y[i] = z[i]
-    fun(t, y, prm, dy, w, V)  # noqa: F821 - structure global
-    for i in range(N):
-        out[i] = dy[i]
-    if z.size == N:
-        return
-    jac(t, y, prm, J, w, V)  # noqa: F821 - structure global
-    for i in range(N):
-        for j in range(N):
-            s = 0.0
-            for k in range(N):
-                s += J[i, k] * z[N + k * N + j]
-            out[N + i * N + j] = s
+def _jac_model(assembly, model=None):
+    """The assembly's model (``model`` if given, else built) when it has a compiled
+    ``jac`` for every element and compiled inputs (no tables), else None."""
+    if model is None:
+        try:
+            model = Model(assembly)
+        except Exception:   # noqa: BLE001 - a model that does not build has no jac either
+            return None
+    m = model
+    ok = m.has_jac and m.compiled and m.code.jac is not None and not m.has_tables
+    return m if ok else None
 
 
-def var_solve(z, t0, t1, prm, nw, N, atol, rtol, h0):
-    """TEMPLATE: integrate z = (y[, Φ]) from t0 to t1 in place by the Dormand-Prince
-    loop (components/_ode.py's dp45_solve, bound to var_fun). Returns the steps taken."""
-    a = (prm, np.zeros(nw), scratch(prm), np.zeros((N, N)), np.zeros(N),  # noqa: F821
-         np.zeros(N))
-    K = np.empty((7, z.size))
-    zn = np.empty(z.size)
-    return var_dp45_solve(t0, t1, z, a, atol, rtol, h0, K, zn)  # noqa: F821
-
-
-def proj_monodromy(y, t0, h, nsteps, h_last, prm, lo, hi, nw, M):
-    """TEMPLATE compiled into each structure's module (systems/codegen.py): steps
-    p = 0..nsteps-1 of the projection scheme (Bastien et al. (2007), eq. (A.9)) from y at
-    t0 (in place: y ends as the state reached) with M (N, N) set to the product of the
-    per-step Jacobians D_p·(I + h_p·J(t_p, y_p)); D_p = 0 on a component the step clamps
-    to its box (the derivative of the projection along the face normal), 1 elsewhere.
-    Over the structure's globals ``fun``, ``jac``, ``step`` and ``scratch``."""
-    N = y.size
-    w = np.zeros(nw)
-    V = scratch(prm)  # noqa: F821 - structure global
-    dy = np.empty(N)
-    yn = np.empty(N)
-    J = np.zeros((N, N))
-    A = np.empty((N, N))
-    for i in range(N):
-        for j in range(N):
-            M[i, j] = 1.0 if i == j else 0.0
-    for p in range(nsteps):
-        t = t0 + p * h
-        hp = h if p < nsteps - 1 else h_last
-        fun(t, y, prm, dy, w, V)  # noqa: F821 - structure global
-        jac(t, y, prm, J, w, V)  # noqa: F821 - structure global
-        for i in range(N):
-            z = y[i] + hp * dy[i]
-            if z > hi[i] or z < lo[i]:
-                # clamped: the projection's derivative is zero along the face normal
-                for j in range(N):
-                    A[i, j] = 0.0
-                continue
-            for j in range(N):
-                s = M[i, j]
-                for k in range(N):
-                    s += hp * J[i, k] * M[k, j]
-                A[i, j] = s
-        step(y, dy, hp, lo, hi, yn)  # noqa: F821 - structure global
-        for i in range(N):
-            y[i] = yn[i]
-            for j in range(N):
-                M[i, j] = A[i, j]
-    return 0
-
-
-def template_source() -> str:
-    """Source of the templates above and of components/_ode.py's dp45_solve and
-    dp45_step rewritten to call ``var_fun`` as a global (numba cannot cache a loop that
-    takes a function as a value, see methods/radau5.py's core_source), for the
-    generated module of every structure (compiled only when first called)."""
-    import inspect
-    import re
-
-    from ...components import _ode
-
-    out = ""
-    for fn in (var_fun, var_solve, proj_monodromy):
-        out += "\n\n@njit(cache=True)\n" + inspect.getsource(fn)
-    for fn, new in ((_ode.dp45_solve, "var_dp45_solve"), (_ode.dp45_step, "var_dp45_step")):
-        src = inspect.getsource(getattr(fn, "py_func", fn))
-        src = "\n".join(ln for ln in src.splitlines() if not ln.startswith("@"))
-        src = src.replace(f"def {fn.__name__}(fun, ", f"def {new}(")
-        src = src.replace("dp45_step(fun, ", "var_dp45_step(")
-        src = re.sub(r"\bfun\(", "var_fun(", src)
-        out += "\n\n@njit(cache=True)\n" + src
-    return out
-
-
-def _compiled_jac(assembly) -> bool:
-    """True when the assembly's model builds with a compiled ``jac`` for every element
-    and compiled inputs (no tables)."""
-    from ..model import Model
-
-    try:
-        m = Model(assembly)
-    except Exception:       # noqa: BLE001 - a model that does not build has no jac either
-        return False
-    return bool(m.has_jac and m.compiled and m.code.jac is not None and not m.has_tables)
-
-
-def supports_variational(assembly) -> bool:
-    """True when every element of the assembly is smooth with a compiled ``jac`` kernel
-    and the inputs are compiled (the variational equations are then integrated here)."""
+def _variational_model(assembly, model=None):
+    # the kinds first: a non-smooth assembly is refused without compiling its model
     if any(e.element.kind != "smooth" for e in assembly.elements):
-        return False
-    return _compiled_jac(assembly)
+        return None
+    return _jac_model(assembly, model)
 
 
-def supports_projection_jacobian(assembly) -> bool:
-    """True when the assembly has inclusions, no operators, and every element a compiled
-    ``jac`` kernel with compiled inputs: the projection scheme's period map then has the
-    projection-consistent Jacobian (:class:`ProjectionMap`)."""
+def _projection_model(assembly, model=None):
     kinds = [e.element.kind for e in assembly.elements]
     if "operator" in kinds or "inclusion" not in kinds:
-        return False
-    return _compiled_jac(assembly)
+        return None
+    return _jac_model(assembly, model)
+
+
+def supports_variational(assembly, model=None) -> bool:
+    """True when every element of the assembly is smooth with a compiled ``jac`` kernel
+    and the inputs are compiled (the variational equations are then integrated here);
+    model: the assembly's Model if already built."""
+    return _variational_model(assembly, model) is not None
+
+
+def supports_projection_jacobian(assembly, model=None) -> bool:
+    """True when the assembly has inclusions, no operators, and every element a compiled
+    ``jac`` kernel with compiled inputs: the projection scheme's period map then has the
+    projection-consistent Jacobian (:class:`ProjectionMap`); model: the assembly's Model
+    if already built."""
+    return _projection_model(assembly, model) is not None
 
 
 class ProjectionMap:
@@ -172,18 +93,17 @@ class ProjectionMap:
     step h [s] over span [s] from t0 [s], with its exact (projection-consistent)
     Jacobian; the same step grid as ``simulate(method="projection", options={"h": h})``."""
 
-    def __init__(self, assembly, span: float, t0: float = 0.0, *, h: float = 1e-5):
-        from ..methods.projection import step_grid
-        from ..model import Model
-
-        if not supports_projection_jacobian(assembly):
+    def __init__(self, assembly, span: float, t0: float = 0.0, *, h: float = 1e-5,
+                 model=None):
+        model = _projection_model(assembly, model)
+        if model is None:
             raise ValueError("the projection-consistent Jacobian needs inclusions, no "
                              "operators, compiled jac kernels and compiled inputs")
         if not (math.isfinite(span) and span > 0):
             raise ValueError(f"span must be in (0, inf) s (got {span!r})")
         if not (math.isfinite(h) and 0 < h <= span):
             raise ValueError(f"h must be in (0, span = {span!r}] s (got {h!r})")
-        self.model = m = Model(assembly)
+        self.model = m = model
         self.N = m.N
         self.t0, self.h = float(t0), float(h)
         self.nsteps, self.h_last = step_grid(self.t0, self.t0 + float(span), self.h)
@@ -211,20 +131,20 @@ class VariationalMap:
     assembly: smooth, forced with period T [s] (``span``: the time integrated, n·T);
     t0 [s]: the section; rtol: relative tolerance of the Dormand-Prince integration;
     scale: the size of each state (absolute tolerances rtol·1e-3·scale, and the monodromy
-    entries ∂y_i/∂y0_j are controlled at rtol·scale_i/scale_j)."""
+    entries ∂y_i/∂y0_j are controlled at rtol·scale_i/scale_j); model: the assembly's
+    Model if already built."""
 
     def __init__(self, assembly, span: float, t0: float = 0.0, *, rtol: float = 1e-10,
-                 scale=None):
-        from ..model import Model
-
-        if not supports_variational(assembly):
+                 scale=None, model=None):
+        model = _variational_model(assembly, model)
+        if model is None:
             raise ValueError("the variational equations need smooth elements with compiled "
                              "jac kernels and compiled (Harmonic or numba) inputs")
         if not (math.isfinite(span) and span > 0):
             raise ValueError(f"span must be in (0, inf) s (got {span!r})")
         if not 0.0 < rtol < 1e-3:
             raise ValueError(f"rtol must be in (0, 1e-3) (got {rtol!r})")
-        m = Model(assembly)
+        m = model
         self.model = m
         self.N = m.N
         self.t0, self.t1 = float(t0), float(t0) + float(span)

@@ -52,8 +52,11 @@ from numba import njit
 
 from ...components.base import check_finite, check_positive
 from ..assembly import Assembly, Harmonic
+from ..model import Model
 from ..result import SimulationError
 from ..simulate import simulate
+from .monodromy import (ProjectionMap, VariationalMap, multiplier_errors,
+                        supports_projection_jacobian, supports_variational)
 from .stability import (UNDECIDED, bifurcation_kind, classify, crossing_kinds, neutral_states,
                         reduce_neutral)
 
@@ -177,6 +180,7 @@ class Shooter:
             n = e.element.n_states
             self.inclusion[o:o + n] = e.element.kind == "inclusion"
             o += n
+        self._model = None
         self._vmap = None
         self._vmap_ok = None
         self._pmap = None
@@ -190,12 +194,12 @@ class Shooter:
         if not self.use_variational:
             return None
         if self._vmap_ok is None:
-            from .monodromy import VariationalMap, supports_variational
-
-            self._vmap_ok = bool(self.smooth and supports_variational(self.assembly))
+            m = self.model() if self.smooth else None
+            self._vmap_ok = bool(m is not None and supports_variational(self.assembly, m))
             if self._vmap_ok:
                 self._vmap = VariationalMap(self.assembly, self.span, self.t0,
-                                            rtol=1e-10, scale=np.maximum(self.floor, 1e-300))
+                                            rtol=1e-10, scale=np.maximum(self.floor, 1e-300),
+                                            model=m)
         return self._vmap
 
     def projection_map(self):
@@ -205,13 +209,23 @@ class Shooter:
         if not self.use_variational or self.method != "projection":
             return None
         if self._pmap_ok is None:
-            from .monodromy import ProjectionMap, supports_projection_jacobian
-
-            self._pmap_ok = bool(supports_projection_jacobian(self.assembly))
+            kinds = self.kinds
+            m = self.model() if "inclusion" in kinds and "operator" not in kinds else None
+            self._pmap_ok = bool(m is not None and supports_projection_jacobian(self.assembly, m))
             if self._pmap_ok:
                 self._pmap = ProjectionMap(self.assembly, self.span, self.t0,
-                                           h=float(self.options.get("h", 1e-5)))
+                                           h=float(self.options.get("h", 1e-5)), model=m)
         return self._pmap
+
+    def model(self):
+        """The compiled :class:`~hystmech.systems.model.Model` of the assembly, built once
+        and shared by the variational and projection maps (None if it does not build)."""
+        if self._model is None:
+            try:
+                self._model = Model(self.assembly)
+            except Exception:   # noqa: BLE001 - no model: finite differences instead
+                self._model = False
+        return self._model or None
 
     @property
     def span(self) -> float:
@@ -638,8 +652,6 @@ def _converge(sh: Shooter, y, *, tol, max_iter, eps, J=None, scale=None):
 def finish_orbit(sh: Shooter, y, scale, residual, iterations, *, eps=1e-4):
     """The converged orbit with its monodromy (variational, or finite differences with
     an error estimate), Floquet multipliers, their errors and the stability verdict."""
-    from .monodromy import multiplier_errors
-
     M, dM, keep, src = sh.monodromy_with_error(y, scale, eps=eps)
     mu, err = multiplier_errors(M, dM, np.maximum(scale, sh.floor)[sh.free][keep])
     mu, err = drop_neutral(mu, err, sh.last_n_neutral)
