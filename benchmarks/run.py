@@ -2,6 +2,7 @@
 
     python benchmarks/run.py            # all
     python benchmarks/run.py drive      # those whose file name contains "drive"
+    python benchmarks/run.py first-result   # bench_first_result.py ("-" matches "_")
 
 Each bench_*.py has a main() that measures a baseline and hystmech in the same run and
 prints the ratio against the issue's target.
@@ -17,7 +18,7 @@ def main(argv=None) -> int:
     here = Path(__file__).resolve().parent
     files = sorted(here.glob("bench_*.py"))
     if argv:
-        files = [f for f in files if any(a in f.stem for a in argv)]
+        files = [f for f in files if any(a.replace("-", "_") in f.stem for a in argv)]
     failed = 0
     for f in files:
         print(f"=== {f.stem}", flush=True)
