@@ -36,7 +36,8 @@ from .drive import drive
 from .runner_io import (NonFiniteResult, ScenarioError, ScenarioOutput,  # noqa: F401
                         build_element, jsonable)
 from .runners import resolve
-from .safeio import OutputLock, atomic_write, inside, read_regular_file  # noqa: F401  (atomic_write: re-exported)
+from .safeio import (OutputLock, atomic_write, inside,  # noqa: F401  (atomic_write: re-exported)
+                     read_regular_file)
 from .schema import INTERNAL_KEYS, TOP_LEVEL  # noqa: F401  (INTERNAL_KEYS: re-exported)
 from .signals import from_config
 

@@ -7,8 +7,9 @@ estimate, Gustafsson step control, Jacobian reuse, collocation dense output). It
 compiled into each structure's generated module through the templates below
 (:func:`radau5`; for method "auto" the ``auto_stiff`` templates of methods/auto.py),
 which hand it the structure's ``fun_full`` and ``jac`` as globals, so the whole loop is
-cached on disk with the structure (systems/codegen.py, systems/templates.py). An element without a ``jac`` kernel gets a
-compiled forward-difference Jacobian (:func:`stiff_jac_fd`).
+cached on disk with the structure (systems/codegen.py, systems/templates.py). An
+element without a ``jac`` kernel gets a compiled forward-difference Jacobian
+(:func:`stiff_jac_fd`).
 
 Options: rtol (1e-8), atol (see :func:`~hystmech.systems.methods.rk45.default_atol`),
 max_step, first_step, max_steps. The energy quadratures ride along without error
