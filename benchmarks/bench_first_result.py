@@ -22,6 +22,9 @@ apart as "import"), and the ratio of the median new-structure time to the 1 s ta
 Structures are reproducible (seeded); each method gets its own sequence of
 structures, so no method profits from another's compiled structure.
 
+``HYSTMECH_ENGINE=1`` (inherited by the processes) measures the generic engine
+(systems/methods/engine.py) where it applies (the projection scheme so far).
+
 Then (``FIRST_RESULT_BELT=0`` skips it) the per-step cost of the belt rig (Masing
 tensioner, projection scheme, h = 1e-5 s over 2 s) on the generic engine
 (systems/methods/engine.py) against the rig's generated code, best of two each, in
@@ -116,6 +119,7 @@ def belt_per_step(t_end: float = 2.0) -> float | None:
     n = t_end / 1e-5
     times = {}
     engine = Model.engine
+    os.environ["HYSTMECH_ENGINE"] = "1"      # opt-in (methods/engine.py)
     for path in ("generated", "generic", "generated", "generic"):
         Model.engine = engine if path == "generic" else (lambda self: None)
         try:

@@ -74,7 +74,16 @@ class Params(NamedTuple):
     """Numbers of an assembly, as seen by the compiled code: masses [kg], gravity
     [m/s²], springs k [N/m], u0 [m], preload [N], dampers c [N s/m], the elements'
     parameter vectors P (concatenated) and the harmonic input rows (f0, amplitude,
-    Ω [rad/s], φ [rad]) of forces HF, imposed positions HU and velocities HV."""
+    Ω [rad/s], φ [rad]) of forces HF, imposed positions HU and velocities HV.
+
+    Then the structure as arrays (int64; read by the generic engine,
+    methods/engine.py, ignored by the generated code, which has it baked in): node
+    indices (k < nq a DOF, nq <= k < nq + nb an imposed motion, -1 ground) of the
+    springs' ends SA, SB and the dampers' DA, DB, the forced DOFs FD, one row per
+    element EL = (a, b, state offset, n states, p0, p1, law id, kind 0 smooth /
+    1 inclusion / 2 operator), the input kinds KI of the rows of HF, HU, HV (0 Harmonic,
+    1 table sampled on the step grid) and the observed connections OB = (0 spring /
+    1 damper / 2 element, index)."""
     mass: np.ndarray
     grav: float
     k: np.ndarray
@@ -85,6 +94,14 @@ class Params(NamedTuple):
     HF: np.ndarray
     HU: np.ndarray
     HV: np.ndarray
+    SA: np.ndarray
+    SB: np.ndarray
+    DA: np.ndarray
+    DB: np.ndarray
+    FD: np.ndarray
+    EL: np.ndarray
+    KI: np.ndarray
+    OB: np.ndarray
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,10 @@ kernels and state sizes, kinds of the inputs), compiled once per structure by
 :mod:`~hystmech.systems.codegen` into :attr:`Model.code`, and (ii) its *numbers*, the
 :class:`Params` record passed to the compiled code, so a parameter sweep reuses the
 machine code. State vector y = (DOF positions, DOF velocities, element states).
+The structure is also kept as arrays in the Params record, which the generic engine
+(:mod:`~hystmech.systems.methods.engine`, compiled once per law set) reads at run time:
+:meth:`Model.engine` says whether this model runs there (no compile for a new structure)
+or in its generated code.
 """
 from __future__ import annotations
 
@@ -17,9 +21,15 @@ from ..components.base import is_compiled
 from .assembly import GROUND, Harmonic
 from .codegen import Layout, Params, build  # noqa: F401  (Params: re-exported)
 from .compile_cache import cache_dir
+from .methods import engine as _engine
 from .observers import first_time, new_observer, observe
 from .templates import templates
 
+
+# the structure arrays' codes (Params.EL, KI, OB)
+KIND_CODE = {"smooth": 0, "inclusion": 1, "operator": 2}
+INPUT_CODE = {"h": 0, "t": 1}
+OBSERVED_CODE = {"spring": 0, "damper": 1, "element": 2}
 
 _JITTED: dict = {}
 _BY_SOURCE: dict = {}  # _source_key -> jitted: the same lambda written in a loop or a builder
@@ -166,7 +176,20 @@ class Model:
             pre=np.array([s.preload for s in asm.springs], dtype=f64),
             c=np.array([d.c for d in asm.dampers], dtype=f64),
             P=(np.concatenate([e.element.p for e in els]) if els else np.zeros(0)).astype(f64),
-            HF=HF, HU=HU, HV=HV)
+            HF=HF, HU=HU, HV=HV,
+            SA=np.array(self.sa, dtype=np.int64), SB=np.array(self.sb, dtype=np.int64),
+            DA=np.array(self.da, dtype=np.int64), DB=np.array(self.db, dtype=np.int64),
+            FD=np.array(self.fdof, dtype=np.int64),
+            # law ids (column 6) are the engine's to fill (methods/engine.py)
+            EL=np.array([(a, b, o, n, p0, p1, -1, KIND_CODE[k])
+                         for a, b, o, n, p0, p1, k in self.el_struct],
+                        dtype=np.int64).reshape(self.ne, 8),
+            KI=np.array([INPUT_CODE.get(k, -1) for k in self.fkinds + self.ukinds + self.vkinds],
+                        dtype=np.int64),
+            OB=np.array([(OBSERVED_CODE[k], i) for k, i in self.observed],
+                        dtype=np.int64).reshape(len(self.observed), 2))
+        self.callback = callback
+        self._engine = None
 
         kern = {}
         for i, e in enumerate(els):
@@ -226,6 +249,14 @@ class Model:
             else:
                 raise ValueError(f"observe: no spring, damper or element named {nm!r}")
         return tuple(out)
+
+    def engine(self):
+        """The generic engine (methods/engine.py: compiled once per law set, no compile
+        for a new structure) when this model can run on it, else None; its methods then
+        run there instead of in :attr:`code`."""
+        if self._engine is None:
+            self._engine = _engine.for_model(self) or False
+        return self._engine or None
 
     def ops_present(self) -> bool:
         return "operator" in self.kinds
@@ -370,10 +401,11 @@ class Model:
         """Accelerations, element forces, u, v, node forces and energy integrands at
         every sample (rows of Y)."""
         L = self.layout
-        return self.code.eval_samples(np.ascontiguousarray(t, dtype=float), Y,
-                                      np.ascontiguousarray(FE), np.ascontiguousarray(UB),
-                                      np.ascontiguousarray(VB), self.prm, L.nq, L.ne,
-                                      L.nquad, L.n_work)
+        code = self.engine() or self.code
+        return code.eval_samples(np.ascontiguousarray(t, dtype=float), Y,
+                                 np.ascontiguousarray(FE), np.ascontiguousarray(UB),
+                                 np.ascontiguousarray(VB), self.prm, L.nq, L.ne,
+                                 L.nquad, L.n_work)
 
 
 @njit(cache=False)  # kernel-typed arguments: see core/drive.py on caching

@@ -223,7 +223,9 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
         rec = np.arange(k0, nsteps + 1, stride, dtype=np.int64)
     k_obs = nsteps + 1 if obs is None else _first_step_at(model.observer_start(obs), t0, h,
                                                           nsteps)
-    code = model.code
+    # the generic engine when the model's laws and inputs allow (no compile for a new
+    # structure), else the structure's generated code: the same loop either way
+    code = model.engine() or model.code
     if model.has_tables:
         grid = t0 + h * np.arange(nsteps + 1)
         grid[-1] = t1

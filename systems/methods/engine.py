@@ -1,0 +1,367 @@
+"""The generic engine: the methods' loops over a model's arrays, compiled once per law set.
+
+Where :mod:`~hystmech.systems.codegen` writes straight-line code per assembly structure
+(a compile per structure), the engine reads the structure from the
+:class:`~hystmech.systems.codegen.Params` record at run time (spring, damper and element
+connections, state offsets, parameter slices, input kinds, observed connections: the
+``SA`` ... ``OB`` fields) and reaches each element's law through a compiled switch over
+the *law set*, the shipped laws whose kernels are module-level numba functions
+(:func:`law_set`). Its module is generated once from the law set and cached on disk
+like the generated modules (:mod:`~hystmech.systems.compile_cache`: keyed by the hash of
+its source and of every module it draws on), so a new structure built from shipped laws
+runs without compiling (docs/layout.md, "A model's structure is data").
+
+The structure functions below (``core``, ``inputs_rot``, ``step``, ``signal``,
+``powers``) have the signatures of the generated ones, so the methods' templates are
+the same source in both paths; where a template marks a call ``# INLINE`` the generic
+body is inlined as the generated one is (:func:`codegen.inline_calls`). Every loop
+visits the connections in the order the generated code writes them, so the two paths
+compute the same floating-point operations in the same order.
+
+Methods on the engine so far: ``projection`` (and ``eval_samples``, the sample
+evaluation of every result). :func:`for_model` says whether a model can run on it:
+every element a law of the set and not an operator, inputs Harmonic or sampled tables,
+no compiled ``stop`` callback; other models run their generated code. Opt-in for now
+(``HYSTMECH_ENGINE=1``): a new structure's first result takes ~1 s of CPU instead of
+~6 s, but a step costs ~4x the generated code's (benchmarks/bench_first_result.py).
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import os
+
+import numpy as np
+
+from .. import compile_cache
+from ..codegen import DECOR, DECOR_INLINE, Compiled, Templates, inline_calls
+from ..templates import eval_samples, templates
+from . import projection
+
+# the generic structure functions: same signatures as the generated ones (codegen.py);
+# temporaries are prefixed g_ so that, inlined into a template, they meet none of its
+# names
+
+
+def core(t, y, prm, dy, w, V):
+    """GENERIC right-hand side ẏ of the smooth part with the inputs already in w (see
+    codegen._core): springs, dampers, elements, external forces, in that order."""
+    g_nq = prm.mass.size
+    g_nb = prm.HU.shape[0]
+    g_nf = prm.HF.shape[0]
+    g_ne = prm.EL.shape[0]
+    g_A = g_nf + 2 * g_nb
+    g_fn = V[0]
+    for g_i in range(g_nq):
+        g_fn[g_i] = prm.mass[g_i] * prm.grav
+    for g_i in range(g_nb):
+        g_fn[g_nq + g_i] = 0.0
+    for g_s in range(prm.SA.size):
+        g_a = prm.SA[g_s]
+        g_b = prm.SB[g_s]
+        g_xa = 0.0
+        if g_a >= 0:
+            g_xa = y[g_a] if g_a < g_nq else w[g_nf + g_a - g_nq]
+        g_xb = 0.0
+        if g_b >= 0:
+            g_xb = y[g_b] if g_b < g_nq else w[g_nf + g_b - g_nq]
+        g_F = prm.k[g_s] * (g_xa - g_xb - prm.u0[g_s]) + prm.pre[g_s]
+        if g_a >= 0:
+            g_fn[g_a] -= g_F
+        if g_b >= 0:
+            g_fn[g_b] += g_F
+    for g_s in range(prm.DA.size):
+        g_a = prm.DA[g_s]
+        g_b = prm.DB[g_s]
+        g_va = 0.0
+        if g_a >= 0:
+            g_va = y[g_nq + g_a] if g_a < g_nq else w[g_nf + g_nb + g_a - g_nq]
+        g_vb = 0.0
+        if g_b >= 0:
+            g_vb = y[g_nq + g_b] if g_b < g_nq else w[g_nf + g_nb + g_b - g_nq]
+        g_F = prm.c[g_s] * (g_va - g_vb)
+        if g_a >= 0:
+            g_fn[g_a] -= g_F
+        if g_b >= 0:
+            g_fn[g_b] += g_F
+    for g_e in range(g_ne):
+        g_a = prm.EL[g_e, 0]
+        g_b = prm.EL[g_e, 1]
+        g_o = prm.EL[g_e, 2]
+        g_n = prm.EL[g_e, 3]
+        g_xa = 0.0
+        g_va = 0.0
+        if g_a >= 0:
+            g_xa = y[g_a] if g_a < g_nq else w[g_nf + g_a - g_nq]
+            g_va = y[g_nq + g_a] if g_a < g_nq else w[g_nf + g_nb + g_a - g_nq]
+        g_xb = 0.0
+        g_vb = 0.0
+        if g_b >= 0:
+            g_xb = y[g_b] if g_b < g_nq else w[g_nf + g_b - g_nq]
+            g_vb = y[g_nq + g_b] if g_b < g_nq else w[g_nf + g_nb + g_b - g_nq]
+        g_u = g_xa - g_xb
+        g_v = g_va - g_vb
+        g_F = law_force_rate(prm.EL[g_e, 6], y[g_o:g_o + g_n], g_u, g_v,  # noqa: F821
+                             prm.P[prm.EL[g_e, 4]:prm.EL[g_e, 5]], dy[g_o:g_o + g_n])
+        w[g_A + g_e] = g_F
+        w[g_A + g_ne + g_e] = g_u
+        w[g_A + 2 * g_ne + g_e] = g_v
+        if g_a >= 0:
+            g_fn[g_a] -= g_F
+        if g_b >= 0:
+            g_fn[g_b] += g_F
+    for g_j in range(prm.FD.size):
+        g_fn[prm.FD[g_j]] += w[g_j]
+    for g_i in range(g_nq + g_nb):
+        w[g_A + 3 * g_ne + g_i] = g_fn[g_i]
+    for g_i in range(g_nq):
+        dy[g_i] = y[g_nq + g_i]
+        dy[g_nq + g_i] = g_fn[g_i] / prm.mass[g_i]
+    return 0
+
+
+def inputs_rot(t, p, cs, prm, TF, TU, TV, w):
+    """GENERIC inputs at step p: Harmonic rows from cos(Ωt + φ) in cs, tables from TF,
+    TU, TV (see codegen._input_lines)."""
+    g_nf = prm.HF.shape[0]
+    g_nb = prm.HU.shape[0]
+    for g_j in range(g_nf):
+        if prm.KI[g_j] == 0:
+            w[g_j] = prm.HF[g_j, 0] + prm.HF[g_j, 1] * cs[g_j]
+        else:
+            w[g_j] = TF[p, g_j]
+    for g_j in range(g_nb):
+        if prm.KI[g_nf + g_j] == 0:
+            w[g_nf + g_j] = prm.HU[g_j, 0] + prm.HU[g_j, 1] * cs[g_nf + g_j]
+        else:
+            w[g_nf + g_j] = TU[p, g_j]
+        if prm.KI[g_nf + g_nb + g_j] == 0:
+            w[g_nf + g_nb + g_j] = prm.HV[g_j, 0] + prm.HV[g_j, 1] * cs[g_nf + g_nb + g_j]
+        else:
+            w[g_nf + g_nb + g_j] = TV[p, g_j]
+    return 0
+
+
+def step(y, dy, h, lo, hi, yn):
+    """GENERIC Euler step + projection on the boxes (see codegen._step); a component
+    without a box is not clipped (a NaN stays a NaN for the finite check)."""
+    g_acc = 0.0
+    for g_i in range(y.size):
+        g_z = y[g_i] + h * dy[g_i]
+        if lo[g_i] > -math.inf or hi[g_i] < math.inf:
+            g_z = min(max(g_z, lo[g_i]), hi[g_i])
+        yn[g_i] = g_z
+        g_acc += g_z
+    return g_acc
+
+
+def signal(y, w, prm):
+    """GENERIC observed connection-force sum (see codegen._signal)."""
+    g_nq = prm.mass.size
+    g_nb = prm.HU.shape[0]
+    g_nf = prm.HF.shape[0]
+    g_sg = 0.0
+    for g_r in range(prm.OB.shape[0]):
+        g_i = prm.OB[g_r, 1]
+        if prm.OB[g_r, 0] == 2:
+            g_sg += w[g_nf + 2 * g_nb + g_i]
+        elif prm.OB[g_r, 0] == 0:
+            g_a = prm.SA[g_i]
+            g_b = prm.SB[g_i]
+            g_xa = 0.0
+            if g_a >= 0:
+                g_xa = y[g_a] if g_a < g_nq else w[g_nf + g_a - g_nq]
+            g_xb = 0.0
+            if g_b >= 0:
+                g_xb = y[g_b] if g_b < g_nq else w[g_nf + g_b - g_nq]
+            g_sg += prm.k[g_i] * (g_xa - g_xb - prm.u0[g_i]) + prm.pre[g_i]
+        else:
+            g_a = prm.DA[g_i]
+            g_b = prm.DB[g_i]
+            g_va = 0.0
+            if g_a >= 0:
+                g_va = y[g_nq + g_a] if g_a < g_nq else w[g_nf + g_nb + g_a - g_nq]
+            g_vb = 0.0
+            if g_b >= 0:
+                g_vb = y[g_nq + g_b] if g_b < g_nq else w[g_nf + g_nb + g_b - g_nq]
+            g_sg += prm.c[g_i] * (g_va - g_vb)
+    return g_sg
+
+
+def powers(y, w, prm, pw, off):
+    """GENERIC integrands of the energy account (see codegen._powers)."""
+    g_nq = prm.mass.size
+    g_nb = prm.HU.shape[0]
+    g_nf = prm.HF.shape[0]
+    g_ne = prm.EL.shape[0]
+    g_A = g_nf + 2 * g_nb
+    g_k = 0
+    for g_e in range(g_ne):
+        pw[off + g_k] = w[g_A + g_e] * w[g_A + 2 * g_ne + g_e]
+        g_k += 1
+    for g_s in range(prm.DA.size):
+        g_a = prm.DA[g_s]
+        g_b = prm.DB[g_s]
+        g_va = 0.0
+        if g_a >= 0:
+            g_va = y[g_nq + g_a] if g_a < g_nq else w[g_nf + g_nb + g_a - g_nq]
+        g_vb = 0.0
+        if g_b >= 0:
+            g_vb = y[g_nq + g_b] if g_b < g_nq else w[g_nf + g_nb + g_b - g_nq]
+        g_dv = g_va - g_vb
+        pw[off + g_k] = prm.c[g_s] * g_dv * g_dv
+        g_k += 1
+    for g_j in range(prm.FD.size):
+        pw[off + g_k] = w[g_j] * y[g_nq + prm.FD[g_j]]
+        g_k += 1
+    for g_j in range(g_nb):
+        pw[off + g_k] = -w[g_A + 3 * g_ne + g_nq + g_j] * w[g_nf + g_nb + g_j]
+        g_k += 1
+    return 0
+
+
+def ops(y0, y1, w0, w1, dt, prm, rtol):
+    """GENERIC operators' update: none (a model with operators runs its generated code)."""
+    return 0
+
+
+def stop(t, y):
+    """GENERIC: no callback (a model with one runs its generated code)."""
+    return False
+
+
+def scratch(prm):
+    """GENERIC scratch: the node forces (nq + nb); one array whatever the structure, so
+    the engine's argument types do not depend on it."""
+    return (np.empty(prm.mass.size + prm.HU.shape[0]),)
+
+
+# opt-in: "1" runs the models it can on the engine. Not the default yet: a step of the
+# belt rig costs ~4x its generated code (benchmarks/run.py first-result), where a new
+# structure's first result drops from ~6 s to ~1 s of CPU (docs/layout.md)
+ENV = "HYSTMECH_ENGINE"
+
+_FUNCTIONS = (core, inputs_rot, step, signal, powers, ops, stop, scratch)
+# the functions of the generated path's "hot" set: inlined where marked (codegen.py)
+_HOT = ("core", "inputs_rot", "step", "signal")
+
+
+# -- the law set ----------------------------------------------------------------------------
+
+def law_set() -> tuple:
+    """((force, rate, kind, name), ...) of the shipped laws whose force and rate kernels
+    are module-level numba functions, in a fixed order (the law ids): the classes of
+    :data:`hystmech.components.REGISTRY` with class-level kernels. Operators are left
+    out (their memory update is not in the engine yet)."""
+    if _LAWS:
+        return _LAWS[0]
+    from ...components import REGISTRY
+
+    out, seen = [], set()
+    for name, mod in sorted(REGISTRY.items()):
+        cls = getattr(importlib.import_module(f"hystmech.components.{mod}"), name)
+        f, r = cls.__dict__.get("force"), cls.__dict__.get("rate")
+        f = getattr(f, "__func__", f)
+        r = getattr(r, "__func__", r)
+        if cls.kind == "operator" or f is None or r is None:
+            continue
+        if compile_cache.kernel_ref(f) is None or compile_cache.kernel_ref(r) is None:
+            continue
+        if (id(f), id(r)) in seen:
+            continue
+        seen.add((id(f), id(r)))
+        out.append((f, r, cls.kind, name))
+    _LAWS.append(tuple(out))
+    return _LAWS[0]
+
+
+_LAWS: list = []
+
+
+def law_id(element) -> int | None:
+    """The engine's id of ``element``'s law, or None when its kernels are not the set's."""
+    for i, (f, r, kind, _) in enumerate(law_set()):
+        if element.force is f and element.rate is r and element.kind == kind:
+            return i
+    return None
+
+
+def _dispatch_source(laws) -> str:
+    # the compiled switch: the branch taken is the same at every call for one element
+    lines = [DECOR_INLINE, "def law_force_rate(law, x, u, v, p, d):"]
+    for i in range(len(laws)):
+        lines += [f"    {'if' if i == 0 else 'elif'} law == {i}:",
+                  f"        F = force_{i}(x, u, v, p)",
+                  f"        rate_{i}(x, u, v, p, d)",
+                  "        return F"]
+    lines.append("    return math.nan")
+    return "\n".join(lines) + "\n"
+
+
+def source() -> str:
+    """The engine module's source for the law set (see the module docstring)."""
+    laws = law_set()
+    tpl = templates()
+    head = ['"""The generic engine of hystmech (systems/methods/engine.py), generated for the '
+            'shipped law set."""', "import math", "", "import numpy as np",
+            "from numba import njit", "",
+            "from hystmech.systems.compile_cache import resolve",
+            "from hystmech.systems.observers import observe", ""]
+    for i, (f, r, _, _) in enumerate(laws):
+        for pre, fn in (("force", f), ("rate", r)):
+            mod, qual = compile_cache.kernel_ref(fn)
+            head.append(f"{pre}_{i} = resolve({mod!r}, {qual!r})")
+    src = "\n".join(head) + "\n\n\n" + _dispatch_source(laws)
+    texts = []
+    for fn in _FUNCTIONS:
+        text = inspect.getsource(fn)
+        texts.append(text)
+        src += f"\n\n{DECOR_INLINE if fn.__name__ in _HOT else DECOR}\n" + text
+    loops = ""
+    for fn in (projection.projection, eval_samples):
+        loops += f"\n\n{DECOR}\n" + inspect.getsource(fn)
+    fn_texts = [t for t, fn in zip(texts, _FUNCTIONS) if fn.__name__ in _HOT]
+    return src + inline_calls(loops, fn_texts, tpl.inline, 1)
+
+
+def modules() -> list:
+    """The modules the engine's compiled file depends on (its cache key)."""
+    mods = {__name__, "hystmech.systems.observers", "hystmech.systems.templates",
+            projection.__name__}
+    for f, r, _, _ in law_set():
+        mods |= {compile_cache.kernel_ref(f)[0], compile_cache.kernel_ref(r)[0]}
+    return sorted(mods)
+
+
+_ENGINE: dict = {}
+
+
+def engine() -> Compiled | None:
+    """The compiled engine (loaded from the disk cache, compiled on first use), or None
+    when the disk cache is disabled or unusable (models then run their generated code)."""
+    d = str(compile_cache.cache_dir())
+    if d not in _ENGINE:
+        mod, where = compile_cache.load(source(), modules())
+        _ENGINE[d] = None if mod is None else Compiled(mod, "disk", where)
+    return _ENGINE[d]
+
+
+def for_model(m) -> Compiled | None:
+    """The engine if model ``m`` can run on it, its law ids written into ``m.prm.EL``;
+    else None (see the module docstring)."""
+    if os.environ.get(ENV, "0") != "1":
+        return None
+    if m.callback is not None or not m.compiled or m.ops_present():
+        return None
+    if (m.prm.KI < 0).any():
+        return None
+    ids = [law_id(e.element) for e in m.asm.elements]
+    if any(i is None for i in ids):
+        return None
+    eng = engine()
+    if eng is None:
+        return None
+    if ids:
+        m.prm.EL[:, 6] = ids
+    return eng

@@ -1,0 +1,135 @@
+"""The generic engine (systems/methods/engine.py): the projection scheme over a model's
+arrays, compiled once per law set.
+
+Checked against the independent implementation of the same scheme, the structure's
+generated straight-line code (systems/codegen.py), on structures that exercise every
+part of the record (DOF-DOF and ground connections, imposed motions, external forces,
+an inclusion's box, a Python input sampled into tables, an observed signal, the energy
+account), and for what it is for: a new structure compiles nothing.
+"""
+import math
+
+import numpy as np
+import pytest
+
+from hystmech.components import BoucWen, Dahl, LuGre, Masing
+from hystmech.systems import Assembly, Harmonic, Observe, simulate
+from hystmech.systems.methods import engine as E
+from hystmech.systems.model import Model
+
+
+@pytest.fixture(autouse=True)
+def _engine_on(monkeypatch):
+    monkeypatch.setenv(E.ENV, "1")          # opt-in (methods/engine.py)
+
+
+def _generated(monkeypatch):
+    monkeypatch.setattr(Model, "engine", lambda self: None)
+
+
+class _Wave:
+    """An input numba cannot compile (a callable object): sampled into tables."""
+
+    def __call__(self, t):
+        return 0.5 * math.sin(7.0 * t)
+
+
+def rig_two_dofs():
+    a = Assembly(gravity=9.81)
+    a.add_dof("m1", mass=1.0, x0=0.001)
+    a.add_dof("m2", mass=2.0)
+    a.add_spring("m1", "ground", k=1e3, u0=0.0005, preload=0.2)
+    a.add_spring("m2", "m1", k=5e2, name="link")
+    a.add_damper("m1", "ground", c=2.0)
+    a.add_damper("m2", "m1", c=1.0, name="link_c")
+    a.add_element("dahl", Dahl(rho=2e4, Fc=1.0), "m1", "ground")
+    a.add_element("lugre", LuGre(sigma0=1e4, sigma1=30.0, Fc=1.0, Fs=1.5, vs=0.01), "m2", "m1")
+    a.add_force("m1", Harmonic(0.1, 2.0, 20.0, 0.3))
+    a.add_force("m2", _Wave())
+    return a
+
+
+def rig_imposed_inclusion():
+    a = Assembly()
+    a.add_dof("m", mass=0.5)
+    a.impose("base", Harmonic(0.0, 1e-3, 30.0))
+    a.add_spring("m", "base", k=2e3, name="k")
+    a.add_element("masing", Masing(k=1e3, k0=0.0, alpha=2.0), "m", "base")
+    a.add_element("bw", BoucWen(A=5e4, beta=800.0, gamma=-1100.0, n=1.0), "m", "ground")
+    return a
+
+
+@pytest.mark.parametrize("build, observe", [
+    (rig_two_dofs, Observe(("link", "link_c", "lugre"), window=0.05)),
+    (rig_imposed_inclusion, Observe(("k", "masing"), window=0.0)),
+])
+def test_engine_reproduces_the_generated_code(build, observe, monkeypatch):
+    a = build()
+    kw = dict(method="projection", h=1e-5, energy=True, observe=observe)
+    r = simulate(a, (0.0, 0.1), **kw)
+    assert r.model.engine() is not None            # the engine ran
+    assert r.model.code.projection.signatures == []  # the generated loop did not
+    _generated(monkeypatch)
+    g = simulate(a, (0.0, 0.1), **kw)
+    assert g.model.engine() is None
+    # the same operations in the same order: equal to round-off (bit for bit here)
+    scale = np.max(np.abs(g.y), axis=0) + 1e-300
+    assert np.max(np.abs(r.y - g.y) / scale) < 1e-12
+    assert np.allclose(r.quad, g.quad, rtol=1e-12, atol=1e-15)
+    for k in ("max", "min", "amplitude"):
+        assert r.observed[k] == pytest.approx(g.observed[k], rel=1e-12, abs=1e-15)
+    # the samples' forces (eval_samples of the engine vs the generated module)
+    for name in [e.name for e in a.elements]:
+        np.testing.assert_allclose(r.force(name), g.force(name), rtol=1e-12, atol=1e-12)
+    assert r.energy_error() == pytest.approx(g.energy_error(), rel=1e-9, abs=1e-12)
+
+
+def test_a_new_structure_compiles_nothing():
+    # structure 1 loads (or compiles, once per install) the engine
+    r1 = simulate(rig_imposed_inclusion(), (0.0, 0.01), method="projection", h=1e-5)
+    eng = r1.model.engine()
+    n_sig = len(eng.projection.signatures)
+    assert n_sig >= 1
+    # another structure: more DOFs, other connections, other laws
+    a = Assembly()
+    for i in range(3):
+        a.add_dof(f"m{i}", mass=1.0 + i)
+        a.add_spring(f"m{i}", f"m{i - 1}" if i else "ground", k=1e3)
+    a.add_element("l", LuGre(sigma0=1e4, sigma1=30.0, Fc=1.0, Fs=1.5, vs=0.01), "m2", "ground")
+    a.add_element("d", Dahl(rho=1e4, Fc=0.5), "m0", "m1")
+    a.add_force("m1", Harmonic(0.0, 1.0, 10.0))
+    r2 = simulate(a, (0.0, 0.01), method="projection", h=1e-5)
+    assert r2.model.engine() is eng
+    assert len(eng.projection.signatures) == n_sig      # no new specialisation
+    assert r2.model.code.projection.signatures == []    # nor its generated loop
+    assert np.all(np.isfinite(r2.y))
+
+
+def test_user_kernels_fall_back_to_generated_code():
+    # LuGre with the user's own Stribeck curve: closure kernels, not the law set's
+    import numba
+
+    g = numba.njit(lambda v: 1.0 + 0.5 * math.exp(-abs(v / 0.01)))
+    a = Assembly()
+    a.add_dof("m", mass=1.0)
+    a.add_spring("m", "ground", k=1e3)
+    a.add_element("l", LuGre(sigma0=1e4, sigma1=30.0, Fc=1.0, Fs=1.5, vs=0.01, g=g), "m",
+                  "ground")
+    m = Model(a)
+    assert E.law_id(a.elements[0].element) is None
+    assert m.engine() is None
+
+
+def test_the_engine_is_opt_in(monkeypatch):
+    monkeypatch.setenv(E.ENV, "0")
+    assert Model(rig_imposed_inclusion()).engine() is None
+
+
+def test_law_set_holds_the_shipped_laws_by_kernel():
+    names = [n for *_, n in E.law_set()]
+    for law in ("Dahl", "LuGre", "BoucWen", "Masing", "MaxwellSlip", "ModifiedDahl"):
+        assert law in names
+    # an element's id is its kernels' identity, not its class name
+    el = Dahl(rho=1.0, Fc=1.0)
+    i = E.law_id(el)
+    assert E.law_set()[i][0] is el.force and E.law_set()[i][1] is el.rate
