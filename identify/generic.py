@@ -179,13 +179,14 @@ def fit_element(ds: Dataset, law, bounds: dict, *, start: dict | None = None,
     zlo, zhi = mp.zbounds
     rng = np.random.default_rng(seed)
     starts = [np.clip(mp.to_z(p_start), zlo, zhi)]
-    skipped = 0
+    skipped = redrawn = 0
     for _ in range(max(int(n_starts), 1) - 1):
         for _try in range(50):
             z0 = zlo + rng.random(zlo.size) * (zhi - zlo)
             if feasible(mp.to_p(z0)):
                 starts.append(z0)
                 break
+            redrawn += 1
         else:
             skipped += 1
     runs = []
@@ -211,6 +212,7 @@ def fit_element(ds: Dataset, law, bounds: dict, *, start: dict | None = None,
     params = dict(el.params)
     details = {"costs": [float(s.cost) for s in runs], "nfev": [int(s.nfev) for s in runs],
                "status": [int(s.status) for s in runs], "message": best.message,
-               "fitted": list(mp.names), "starts_skipped_infeasible": skipped}
+               "fitted": list(mp.names), "starts_skipped_infeasible": skipped,
+               "starts_redrawn_infeasible": redrawn}
     return FitResult(law=cls.__name__, params=params, stderr=unc.stderr(), data=ds, predicted=F,
                      details=details, uncertainty=unc)
