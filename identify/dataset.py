@@ -205,12 +205,13 @@ class Dataset:
 
     # -- saving ------------------------------------------------------------------------------
     def to_npz(self, path) -> None:
-        """Save as .npz (keys t, u, force, optional v, channel names), atomically."""
+        """Save as .npz (keys t, u, F, optional v, channel names: the default names of
+        :func:`load_npz` and :func:`load_csv` alike), atomically."""
         import io
 
         from ..safeio import atomic_write
 
-        arrays = {"t": self.t, "u": self.u, "force": self.force}
+        arrays = {"t": self.t, "u": self.u, "F": self.force}
         if self.v is not None:
             arrays["v"] = self.v
         arrays.update(self.channels)
@@ -385,11 +386,13 @@ def load_csv(path, *, time: str = "t", disp: str = "u", force: str = "F",
                    source=str(path))
 
 
-def load_npz(path, *, time: str = "t", disp: str = "u", force: str = "force",
+def load_npz(path, *, time: str = "t", disp: str = "u", force: str = "F",
              velocity: str | None = None, channels: list | dict | None = None,
              disp_scale: float = 1.0, force_scale: float = 1.0, time_scale: float = 1.0) -> Dataset:
-    """Load a Dataset from a .npz archive (keys as in :meth:`Dataset.to_npz` by default;
-    velocity ``v`` and any further keys become the velocity and channels if present)."""
+    """Load a Dataset from a .npz archive. Default names as for CSV (t, u, F) and as
+    :meth:`Dataset.to_npz` writes them; an archive from an older to_npz (key ``force``)
+    is read too when the default F is absent. ``v`` and any further keys become the
+    velocity and channels if present."""
     import zipfile
 
     from ..limits import memory_limit
@@ -408,6 +411,8 @@ def load_npz(path, *, time: str = "t", disp: str = "u", force: str = "force",
         raise ValueError(f"{path}: not a readable .npz archive ({e})") from None
     with z:
         keys = list(z.keys())
+        if force == "F" and "F" not in keys and "force" in keys:
+            force = "force"          # written by to_npz before the names were unified
         for k in (time, disp, force):
             if k not in keys:
                 raise ValueError(f"{path}: no array named {k!r}; arrays: {', '.join(keys)}")

@@ -525,7 +525,13 @@ def analyse(residuals, jacobian, *, names=None, values=None, bounds=None, method
     elif method == "ar":
         gamma, q, _ = ar_autocovariance(r)
         bw = float(q)
-        cov = B @ _stationary_noise_S(J, gamma * (n / dof), segments) @ B
+        # effective sample size n·γ(0)/(long-run variance): the p fitted parameters
+        # remove p of those, not p of n, from the residuals' variance; the interval
+        # uses Student's t with n_eff − p degrees of freedom
+        lrv = float(gamma[0] + 2.0 * np.sum(gamma[1:]))
+        n_eff = float(np.clip(n * gamma[0] / lrv, p + 2, n)) if lrv > 0 else float(n)
+        dof_eff = n_eff - p
+        cov = B @ _stationary_noise_S(J, gamma * (n_eff / dof_eff), segments) @ B
     elif method == "hac":
         S, bw = long_run_covariance(J * r[:, None], segments=segments, bandwidth=bandwidth,
                                     prewhiten=prewhiten)
@@ -574,9 +580,10 @@ def analyse(residuals, jacobian, *, names=None, values=None, bounds=None, method
             for k in d["params"]:
                 se[names.index(k)] = np.inf
                 se_classic[names.index(k)] = np.inf
-    from scipy.stats import norm
+    from scipy.stats import norm, t as student
 
-    z = float(norm.ppf(0.5 + level / 2))
+    z = float(norm.ppf(0.5 + level / 2)) if method != "ar" else \
+        float(student.ppf(0.5 + level / 2, max(dof_eff, 1.0)))
     ci = np.column_stack([x - z * se, x + z * se])
     with np.errstate(invalid="ignore", divide="ignore"):
         sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))

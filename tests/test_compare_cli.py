@@ -210,3 +210,37 @@ def test_measured_file_that_is_not_text_or_not_a_file_is_exit_2(tmp_path, capsys
                str(tmp_path / "o")])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and needle in err[0], err
+
+
+def test_identify_offers_every_law_and_help_names_the_true_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["identify", "--help"])
+    out = " ".join(capsys.readouterr().out.split())      # argparse wraps to the terminal
+    for law in ("dahl", "lugre", "bouc-wen", "maxwell-slip", "viscous-dahl", "modified-dahl",
+                "masing", "preisach"):
+        assert law in out
+    assert "(default F;" in out and "(default u)" in out and "(default t)" in out
+
+
+def test_identify_dahl_from_npz_with_the_csv_default_names(tmp_path, capsys):
+    """One default name per quantity: an .npz with arrays t, u, F loads with no column
+    option (the force array used to default to 'force' for .npz only); the Dahl fit
+    recovers the exact solution's parameters and writes its interval table."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import identify_refs as R
+
+    t, u, v, Aw = R.sine(fs=1000.0)
+    np.savez(tmp_path / "d.npz", t=t, u=u, F=R.dahl(t, Aw, rho=800.0, Fc=50.0))
+    assert main(["identify", "dahl", str(tmp_path / "d.npz"), "--out", str(tmp_path / "o")]) == 0
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert s["params"]["rho"] == pytest.approx(800.0, rel=1e-4)
+    assert s["params"]["Fc"] == pytest.approx(50.0, rel=1e-4)
+    assert "95 % interval" in (tmp_path / "o" / "parameters.txt").read_text()
+    # an archive of the older Dataset.to_npz (key 'force') still loads
+    np.savez(tmp_path / "old.npz", t=t, u=u, force=R.dahl(t, Aw, rho=800.0, Fc=50.0))
+    from hystmech.identify import load_npz
+
+    assert load_npz(tmp_path / "old.npz").force[100] == pytest.approx(R.dahl(t, Aw, rho=800.0, Fc=50.0)[100])
