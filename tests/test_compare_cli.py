@@ -213,8 +213,7 @@ def test_measured_file_that_is_not_text_or_not_a_file_is_exit_2(tmp_path, capsys
 
 
 def test_identify_offers_every_law_and_help_names_the_true_defaults(capsys):
-    with pytest.raises(SystemExit):
-        main(["identify", "--help"])
+    assert main(["identify", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())      # argparse wraps to the terminal
     for law in ("dahl", "lugre", "bouc-wen", "maxwell-slip", "viscous-dahl", "modified-dahl",
                 "masing", "preisach"):
