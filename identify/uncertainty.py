@@ -96,6 +96,7 @@ class Uncertainty:
                                "ci": [float(a), float(b)]}
                            for k, v, s, sc, (a, b) in zip(self.names, self.values, self.se,
                                                           self.se_classic, self.ci)},
+                "names": list(self.names), "cov": self.cov.tolist(),
                 "corr": self.corr.tolist(), "whiteness": self.whiteness, "cross": self.cross,
                 "identifiability": [d["message"] for d in self.identifiability],
                 "on_bound": self.on_bound, "warnings": list(self.warnings)}

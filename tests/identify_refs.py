@@ -99,3 +99,15 @@ def maxwell_slip(t, Aw, k, delta):
     u, _ = _uv(Aw)
     us = u(t)
     return sum(ki * play(us, di) for ki, di in zip(k, delta))
+
+
+def dahl_exact(u, rho, Fc, w0=0.0):
+    """Dahl force along a sampled u taken piecewise linear: the exact segment solution
+    w ← s + (w − s) exp(−ρ|Δu|), s = sgn Δu (Ikhouane et al. §1), F = Fc w."""
+    w = np.empty(u.size)
+    w[0] = w0
+    for k in range(u.size - 1):
+        du = u[k + 1] - u[k]
+        s = 1.0 if du > 0 else -1.0
+        w[k + 1] = s + (w[k] - s) * np.exp(-rho * abs(du)) if du != 0 else w[k]
+    return Fc * w

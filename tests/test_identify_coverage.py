@@ -39,8 +39,8 @@ def _coverage(fit, truth, F, make_ds):
     return cov
 
 
-def _masing_input():
-    return R.sine(A=5.2e-4, f=9.4 / (2 * np.pi), periods=4, fs=1000 * 9.4 / (2 * np.pi))
+def _masing_input(per_period=1000):
+    return R.sine(A=5.2e-4, f=9.4 / (2 * np.pi), periods=4, fs=per_period * 9.4 / (2 * np.pi))
 
 
 @pytest.mark.slow
@@ -70,7 +70,7 @@ def test_masing_coverage():
     from hystmech.identify import fit_masing
 
     truth = dict(k=4.84e5, k0=2.34e5, alpha=1.63e2, F0=-5.73e2, c=1.93e4)
-    t, u, v, Aw = _masing_input()
+    t, u, v, Aw = _masing_input(2000)
     F = R.masing(t, Aw, **truth)
     _coverage(fit_masing, truth, F, lambda f: Dataset(t=t, u=u, force=f, v=v))
 
