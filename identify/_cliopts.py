@@ -26,6 +26,12 @@ def add_data_arguments(p) -> None:
     g.add_argument("--t1", type=float, default=None, help="end of the window used [s]")
     g.add_argument("--drop-nan", action="store_true",
                    help="drop rows with empty/non-numeric values (with a warning) instead of failing")
+    g.add_argument("--resample", action="store_true",
+                   help="CSV with channels on their own (e.g. interleaved) rows: take each "
+                        "from its numeric rows and interpolate onto the displacement's times")
+    g.add_argument("--force-time", default=None, metavar="COLUMN",
+                   help="CSV: time column of the force samples when they were taken at other "
+                        "instants than the displacement (implies --resample)")
 
 
 def _check_scales(args) -> None:
@@ -54,7 +60,8 @@ def load_from_args(args) -> Dataset:
               channels=channels, time_scale=args.time_scale, disp_scale=args.disp_scale,
               force_scale=args.force_scale)
     if not str(args.measured).lower().endswith(".npz"):
-        kw.update(velocity_scale=args.velocity_scale, drop_nan=args.drop_nan)
+        kw.update(velocity_scale=args.velocity_scale, drop_nan=args.drop_nan,
+                  resample=args.resample, force_time=args.force_time)
     ds = load(args.measured, **kw)
     if args.t0 is not None or args.t1 is not None:
         ds = ds.window(args.t0, args.t1)
