@@ -2,7 +2,8 @@
 2 kHz, data from the independent references of tests/identify_refs.py with 1 % white
 noise), and of a 200-level Preisach kernel (d = 2e-4 on ±20 mm, 2e4 samples).
 
-Baselines measured in the same run: for each law, one simulation of the fitted element
+Each fit runs once untimed first (numba compilation), then timed. Baselines measured
+in the same run: for each law, one simulation of the fitted element
 on the record (hystmech.drive), so the ratio is the fit's cost in simulations; for the
 Preisach fit, scipy lsmr with the BLAS threads left as they are (the previous
 implementation, > 150 s on a loaded 2-core machine), only with --baseline-preisach.
@@ -63,10 +64,7 @@ def main() -> bool:
         ds = Dataset(t=t, u=u, force=F, v=v)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            try:                                  # compile outside the timing
-                fit(ds.window(None, 0.3))
-            except ValueError:
-                pass
+            fit(ds)                               # compile outside the timing
             t0 = time.perf_counter()
             r = fit(ds)
             dt = time.perf_counter() - t0
