@@ -229,6 +229,8 @@ class ForceElement:
     force: Callable | None = None
     rate: Callable | None = None
     jac: Callable | None = None
+    # pjac(x, u, v, p, Jp): ∂(ẋ, F)/∂p, (n_states + 1, p.size); None: not available
+    pjac: Callable | None = None
     affine: Callable | None = None
 
     slope: Callable | None = None
