@@ -6,6 +6,8 @@ Fits (each returns a FitResult with params, merit, stderr, plot(), to_toml()):
 :func:`fit_viscous_dahl`, :func:`fit_voltage_viscous_dahl`, :func:`fit_modified_dahl`,
 :func:`fit_masing`, :func:`fit_preisach` (PreisachFit), :func:`fit_element` (generic),
 :func:`fit_bouc_wen_damper`. Comparison: :func:`compare`, :func:`compare_arrays`.
+Uncertainty (covariance valid under coloured noise, intervals, residual tests,
+identifiability): :func:`analyse` -> :class:`Uncertainty`.
 Names are imported lazily, so ``import hystmech.identify`` stays cheap.
 """
 import importlib
@@ -24,6 +26,8 @@ _WHERE = {
     "fit_element": "generic",
     "fit_bouc_wen_damper": "bouc_wen", "predict_bouc_wen_damper": "bouc_wen",
     "compare": "compare", "compare_arrays": "compare",
+    "analyse": "uncertainty", "Uncertainty": "uncertainty", "ljung_box": "uncertainty",
+    "cross_correlation_test": "uncertainty",
 }
 
 __all__ = sorted(_WHERE)

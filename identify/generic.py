@@ -59,30 +59,74 @@ class _Map:
         return self.to_z(self.lo), self.to_z(self.hi)
 
 
+def _expand(bounds: dict, start: dict, inst_params: dict):
+    """Scalar optimisation variables for possibly array-valued parameters: a parameter
+    whose start/instance value (or bound) is an array of N values becomes N variables
+    ``name[i]``. Returns (scalar bounds dict, scalar start dict, shapes name -> N or None)."""
+    sb, ss, shapes = {}, {}, {}
+    for k, bk in bounds.items():
+        ref = start.get(k, inst_params.get(k))
+        lo, hi = (np.asarray(b, float) for b in bk)
+        size = max(np.size(ref) if ref is not None else 1, lo.size, hi.size)
+        arr = ref is not None and np.ndim(ref) > 0 or lo.ndim > 0 or hi.ndim > 0
+        if not arr:
+            sb[k] = (float(lo), float(hi))
+            if ref is not None:
+                ss[k] = float(ref)
+            shapes[k] = None
+            continue
+        lo, hi = np.broadcast_to(lo, size), np.broadcast_to(hi, size)
+        r = None if ref is None else np.broadcast_to(np.asarray(ref, float), size)
+        for i in range(size):
+            sb[f"{k}[{i}]"] = (float(lo[i]), float(hi[i]))
+            if r is not None:
+                ss[f"{k}[{i}]"] = float(r[i])
+        shapes[k] = size
+    return sb, ss, shapes
+
+
+def _collect(names, p, shapes):
+    """Constructor keywords from the scalar variables (arrays re-assembled)."""
+    kw = {}
+    it = dict(zip(names, (float(x) for x in p)))
+    for k, size in shapes.items():
+        kw[k] = it[k] if size is None else np.array([it[f"{k}[{i}]"] for i in range(size)])
+    return kw
+
+
 def fit_element(ds: Dataset, law, bounds: dict, *, start: dict | None = None,
                 fixed: dict | None = None, n_starts: int = 3, seed: int = 0,
                 use_velocity: bool = False, rtol: float = 1e-6, decimate: int = 1,
                 max_nfev: int = 200, x0=None, tol: float = 1e-10,
-                diff_step: float = 1e-4) -> FitResult:
+                diff_step: float = 1e-4, uncertainty: str = "hac") -> FitResult:
     """Fit the parameters named in ``bounds`` of a force element to ds.force.
 
     law: element class name (e.g. "BoucWen"), class, or an instance whose parameters
     give the start values and the fixed ones. bounds: name -> (lo, hi) in SI units
-    (kept inside the law's allowed range). start: start values (default: the
-    instance's values, else the geometric/arithmetic middle of the bounds). fixed:
-    other constructor keywords. n_starts: the start plus n_starts − 1 random points
-    (seeded). use_velocity: drive with the measured velocity ds.v. decimate: fit on
-    every k-th sample (faster; the prediction uses all samples). tol: ftol = xtol = gtol
-    of least_squares; diff_step: relative finite-difference step in the scaled variables
-    (not too small: adaptive integrators make the force slightly noisy in the parameters).
+    (kept inside the law's allowed range); an array parameter (Maxwell-slip k, delta)
+    is fitted element-wise, its bounds scalars or arrays, its variables named
+    ``k[0], k[1], ...`` in stderr. start: start values (default: the instance's
+    values, else the geometric/arithmetic middle of the bounds). fixed: other
+    constructor keywords. n_starts: the start plus n_starts − 1 random points
+    (seeded); a random point the law rejects (e.g. LuGre Fs < Fc) is redrawn, up to 50
+    times, and skipped if none is admissible; an iterate the law rejects gets a large
+    residual (the trust region shrinks away from it). use_velocity: drive with the
+    measured velocity ds.v. decimate: fit on every k-th sample (faster; the prediction
+    uses all samples). tol: ftol = xtol = gtol of least_squares; diff_step: relative
+    finite-difference step in the scaled variables (not too small: adaptive integrators
+    make the force slightly noisy in the parameters). uncertainty: covariance method
+    of :func:`hystmech.identify.uncertainty.analyse` ("hac", "classic", "bootstrap").
 
-    Returns a FitResult with params (all constructor keywords), merit, stderr (from the
-    Jacobian) and details (cost per start, nfev, convergence status). Warns
-    (RuntimeWarning) when no start converges or the Jacobian is rank-deficient.
+    Returns a FitResult with params (all constructor keywords), merit, stderr and
+    ``uncertainty`` (covariance, 95 % intervals, residual tests, identifiability) and
+    details (cost per start, nfev, convergence status). Warns (RuntimeWarning) when no
+    start converges, a parameter combination is not identifiable or a parameter ends
+    on a bound.
     """
     from scipy.optimize import least_squares
 
     from ..drive import drive
+    from .uncertainty import analyse
 
     cls, inst_params = _element_class(law)
     if not bounds:
@@ -90,15 +134,14 @@ def fit_element(ds: Dataset, law, bounds: dict, *, start: dict | None = None,
     fixed = {**inst_params, **dict(fixed or {})}
     for k in bounds:
         fixed.pop(k, None)
-    mp = _Map(bounds)
-    if start is None:
-        start = {k: inst_params[k] for k in bounds if k in inst_params}
-    p_start = np.array([float(start[k]) if k in start else
+    sbounds, sstart, shapes = _expand(bounds, dict(start or {}), inst_params)
+    mp = _Map(sbounds)
+    p_start = np.array([float(sstart[k]) if k in sstart else
                         (math.sqrt(lo * hi) if lg else 0.5 * (lo + hi))
                         for k, lo, hi, lg in zip(mp.names, mp.lo, mp.hi, mp.log)])
     if np.any(p_start < mp.lo) or np.any(p_start > mp.hi):
         k = mp.names[int(np.flatnonzero((p_start < mp.lo) | (p_start > mp.hi))[0])]
-        raise ValueError(f"start value of {k} must lie inside its bounds {bounds[k]}")
+        raise ValueError(f"start value of {k} must lie inside its bounds {sbounds[k]}")
     decimate = max(int(decimate), 1)
     sub = ds if decimate == 1 else ds._take(slice(None, None, decimate))
     t, u, f = sub.t, sub.u, sub.force
@@ -107,26 +150,44 @@ def fit_element(ds: Dataset, law, bounds: dict, *, start: dict | None = None,
 
     def make(p):
         kw = dict(fixed)
-        kw.update({k: float(x) for k, x in zip(mp.names, p)})
+        kw.update(_collect(mp.names, p, shapes))
+        return cls(**kw)
+
+    def feasible(p):
         try:
-            return cls(**kw)
-        except ValueError as e:
-            raise ValueError(f"{cls.__name__} rejects parameters inside the given bounds: {e}; "
-                             "narrow the bounds") from None
+            make(p)
+            return True
+        except ValueError:
+            return False
 
     def resid(z):
-        el = make(mp.to_p(z))
+        try:
+            el = make(mp.to_p(z))
+        except ValueError:
+            return np.full(f.size, 1e3)
         try:
             F = drive(el, t, u, v, rtol=rtol, x0=x0).force
         except FloatingPointError:
             return np.full(f.size, 1e3)
         return (F - f) / scale
 
+    if not feasible(p_start):
+        try:
+            make(p_start)
+        except ValueError as e:
+            raise ValueError(f"{cls.__name__} rejects the start values: {e}") from None
     zlo, zhi = mp.zbounds
     rng = np.random.default_rng(seed)
     starts = [np.clip(mp.to_z(p_start), zlo, zhi)]
+    skipped = 0
     for _ in range(max(int(n_starts), 1) - 1):
-        starts.append(zlo + rng.random(zlo.size) * (zhi - zlo))
+        for _try in range(50):
+            z0 = zlo + rng.random(zlo.size) * (zhi - zlo)
+            if feasible(mp.to_p(z0)):
+                starts.append(z0)
+                break
+        else:
+            skipped += 1
     runs = []
     for z0 in starts:
         sol = least_squares(resid, z0, bounds=(zlo, zhi), max_nfev=max_nfev, x_scale=1.0,
@@ -138,27 +199,18 @@ def fit_element(ds: Dataset, law, bounds: dict, *, start: dict | None = None,
                       f"({best.message}); the result is the best point found", RuntimeWarning,
                       stacklevel=2)
     p_best = mp.to_p(best.x)
-    m, n = best.fun.size, best.x.size
-    J = best.jac
-    s2 = 2.0 * best.cost / max(m - n, 1)
-    stderr = {}
-    try:
-        JTJ = J.T @ J
-        if np.linalg.cond(JTJ) > 1e14:
-            raise np.linalg.LinAlgError
-        cov_z = np.linalg.inv(JTJ) * s2
-        se = np.sqrt(np.abs(np.diag(cov_z))) * np.abs(mp.dp_dz(p_best))
-        stderr = {k: float(x) for k, x in zip(mp.names, se)}
-    except np.linalg.LinAlgError:
-        warnings.warn(f"fit of {cls.__name__}: the Jacobian is rank-deficient, the parameters "
-                      f"{', '.join(mp.names)} are not all identifiable from these data",
-                      RuntimeWarning, stacklevel=2)
-        stderr = {k: float("inf") for k in mp.names}
+    # Jacobian in the parameters themselves: ∂r/∂p = ∂r/∂z / (dp/dz)
+    Jp = best.jac / mp.dp_dz(p_best)[None, :]
+    unc = analyse(best.fun, Jp, names=mp.names, values=p_best,
+                  bounds=dict(zip(mp.names, zip(mp.lo, mp.hi))), method=uncertainty,
+                  inputs=u, what=f"fit of {cls.__name__}", warn=False)
+    for m in unc.warnings:
+        warnings.warn(m, RuntimeWarning, stacklevel=2)
     el = make(p_best)
     F = drive(el, ds.t, ds.u, ds.v if use_velocity else None, rtol=rtol, x0=x0).force
     params = dict(el.params)
     details = {"costs": [float(s.cost) for s in runs], "nfev": [int(s.nfev) for s in runs],
                "status": [int(s.status) for s in runs], "message": best.message,
-               "fitted": list(mp.names)}
-    return FitResult(law=cls.__name__, params=params, stderr=stderr, data=ds, predicted=F,
-                     details=details)
+               "fitted": list(mp.names), "starts_skipped_infeasible": skipped}
+    return FitResult(law=cls.__name__, params=params, stderr=unc.stderr(), data=ds, predicted=F,
+                     details=details, uncertainty=unc)

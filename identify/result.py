@@ -27,10 +27,31 @@ class FitResult:
     data: Dataset | None = field(default=None, repr=False)
     predicted: np.ndarray | None = field(default=None, repr=False)
     details: dict = field(default_factory=dict, repr=False)
+    uncertainty: object = field(default=None, repr=False)
 
     def __post_init__(self):
         if self.data is not None and self.predicted is not None and not self.merit:
             self.merit = metrics.summary(self.data.t, self.data.force, self.predicted)
+
+    def summary(self) -> str:
+        """A readable table: the parameters with their standard errors and 95 % intervals
+        (when the fit has an uncertainty analysis), residual tests, warnings and merit."""
+        lines = [f"{self.law} fit"]
+        if self.uncertainty is not None:
+            lines.append(self.uncertainty.summary())
+        else:
+            for k, v in self.params.items():
+                se = self.stderr.get(k)
+                if isinstance(v, (int, float)):
+                    lines.append(f"{k:>10} = {v:.6g}" + (f"  (SE {se:.3g})" if se is not None else ""))
+        if self.merit:
+            lines.append("merit: " + ", ".join(f"{k} = {v:.4g}" for k, v in self.merit.items()
+                                               if isinstance(v, (int, float))))
+        return "\n".join(lines)
+
+    def intervals(self) -> dict:
+        """name -> (lo, hi) 95 % confidence interval (empty without an uncertainty analysis)."""
+        return {} if self.uncertainty is None else self.uncertainty.intervals()
 
     def element(self):
         """The fitted force element (a hystmech.components class)."""
