@@ -489,6 +489,18 @@ class OutputErrorProblem:
         r = np.concatenate(R)
         return (r, np.concatenate(JJ)) if with_jac else r
 
+    def inputs_aligned(self):
+        """The first input of each experiment beside each of its residuals (for the
+        input–residual cross-correlation test), or None without inputs."""
+        out = []
+        for d in self.exps:
+            x = d["x"]
+            if not x.inputs:
+                return None
+            u = np.asarray(next(iter(x.inputs.values())), float)[x.skip:]
+            out += [u] * len(d["chans"])
+        return np.concatenate(out)
+
     def segments(self):
         return [d["x"].n - d["x"].skip for d in self.exps for _ in d["chans"]]
 
@@ -567,7 +579,8 @@ def _uncertainty(problem, theta, bounds, method):
         return _ClassicUncertainty(problem.names, theta, r, J)
     return analyse(r, J, names=problem.names, values=theta,
                    bounds=dict(zip(problem.names, zip(*bounds))) if bounds is not None else None,
-                   method=method, segments=problem.segments(), warn=True, what="assembly fit")
+                   method=method, segments=problem.segments(), inputs=problem.inputs_aligned(),
+                   warn=True, what="assembly fit")
 
 
 def fit_assembly(assembly, free, experiments, *, x0=None, bounds=None, starts: int = 0,

@@ -140,3 +140,17 @@ def test_multistart_skips_starts_the_law_refuses_and_bad_input_is_a_value_error(
         Experiment(dt=0.1, inputs={"u": u}, outputs={"m1.x": u}, interpolation="spline")
     with pytest.raises(ValueError, match="x0 is not a valid"):
         fit_assembly(a, ["law.Fc", "law.Fs"], [x], x0=[2.0, 1.0])
+
+
+def test_fourier_interpolation_reproduces_a_sampled_multisine_and_its_derivative():
+    from hystmech.identify.assembly import fine_inputs
+
+    n, dt, r = 64, 0.01, 3
+    w1, w2 = 2 * np.pi * 3 / (n * dt), 2 * np.pi * 20 / (n * dt)
+    f = lambda t: np.cos(w1 * t + 0.4) + 0.5 * np.sin(w2 * t)            # noqa: E731
+    df = lambda t: -w1 * np.sin(w1 * t + 0.4) + 0.5 * w2 * np.cos(w2 * t)  # noqa: E731
+    xf, dxf = fine_inputs(f(np.arange(n) * dt), dt, r, "fourier")
+    tf = np.arange(xf.size) * dt / (2 * r)
+    assert xf.size == (n - 1) * 2 * r + 1
+    assert np.abs(xf - f(tf)).max() < 1e-12
+    assert np.abs(dxf - df(tf)).max() < 1e-12 * w2
