@@ -154,3 +154,31 @@ def test_fourier_interpolation_reproduces_a_sampled_multisine_and_its_derivative
     assert xf.size == (n - 1) * 2 * r + 1
     assert np.abs(xf - f(tf)).max() < 1e-12
     assert np.abs(dxf - df(tf)).max() < 1e-12 * w2
+
+
+@pytest.mark.parametrize("law, x", [
+    (BoucWen(A=300.0, beta=20.0, gamma=-8.0, n=1.0), 0.7),
+    (BoucWen(A=300.0, beta=20.0, gamma=5.0, n=1.6), -0.4),
+    (BoucWen(A=300.0, beta=20.0, gamma=5.0, n=0.6), 0.3),
+    (LuGre(sigma0=2000.0, sigma1=5.0, Fc=1.0, Fs=1.5, vs=0.05, beta=1.3, sigma2=0.4), 3e-4),
+])
+def test_pjac_kernels_match_central_differences_of_rate_and_force(law, x):
+    n = law.n_states
+    for u, v in ((0.01, 0.03), (-0.02, -0.2), (0.0, 1e-3)):
+        Jp = np.zeros((n + 1, law.p.size))
+        xs = np.full(n, x)
+        law.pjac(xs, u, v, law.p, Jp)
+        for j in range(law.p.size):
+            d = 1e-6 * max(abs(law.p[j]), 1e-3)
+            pp, pm = law.p.copy(), law.p.copy()
+            pp[j] += d
+            pm[j] -= d
+            rp, rm = np.zeros(n), np.zeros(n)
+            law.rate(xs, u, v, pp, rp)
+            law.rate(xs, u, v, pm, rm)
+            fd = np.append((rp - rm) / (2 * d),
+                           (law.force(xs, u, v, pp) - law.force(xs, u, v, pm)) / (2 * d))
+            # the differences' rounding: ~1e-16·|value|/d
+            mag = max(np.abs(rp).max(), abs(law.force(xs, u, v, pp)))
+            np.testing.assert_allclose(Jp[:, j], fd, rtol=1e-6, atol=1e-14 * mag / d,
+                                       err_msg=f"{type(law).__name__} p[{j}]")
