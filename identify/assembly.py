@@ -74,10 +74,11 @@ def sens_stage(t, y, S, iw, prm, UF, UB, VB, gain, cols, mult, dy, dS, w, V, J, 
 
 
 def sens_simulate(y0, S0, prm, UF, UB, VB, gain, r, h, t0, n_out, cols, mult, oidx, oder,
-                  nw, NT, Yo, So, with_s):
+                  nw, NT, nc, Yo, So, with_s):
     """TEMPLATE: RK4 with ``r`` steps of h [s] per sample from y0 (and S0 = ∂y0/∂θ) at t0;
-    output o at sample k: Yo[k, o] = y[oidx[o]] (oder[o] = 0) or ẏ[oidx[o]] (1), and
-    So[k, o, :] its derivative. UF/UB/VB rows 2·step + (0, 1, 2) are the inputs at a
+    output o at sample k: Yo[k, o] = y[oidx[o]] (oder[o] = 0), ẏ[oidx[o]] (1) or the
+    force of connection oidx[o] (2, ``conn_core``; nc connections), and So[k, o, :] its
+    derivative. UF/UB/VB rows 2·step + (0, 1, 2) are the inputs at a
     step's start, middle and end. Returns the samples computed (< n_out: non-finite)."""
     N = y0.size
     ns = S0.shape[1]
@@ -97,14 +98,33 @@ def sens_simulate(y0, S0, prm, UF, UB, VB, gain, r, h, t0, n_out, cols, mult, oi
     K4 = np.empty((N, ns))
     yt = np.empty(N)
     St = np.empty((N, ns))
+    Fc = np.zeros(max(nc, 1))
+    FY = np.zeros((max(nc, 1), N))
+    FT = np.zeros((max(nc, 1), NT))
     no = oidx.size
+    conn = False
+    for o in range(no):
+        if oder[o] == 2:
+            conn = True
     for k in range(n_out):
         step0 = k * r
         sens_stage(t0 + step0 * h, y, S, 2 * step0, prm, UF, UB, VB, gain, cols, mult, k1, K1,
                    w, V, J, G, with_s)
+        if conn:
+            conn_core(t0 + step0 * h, y, prm, w, V, Fc, FY, FT)  # noqa: F821 - structure global
         for o in range(no):
             i = oidx[o]
-            if oder[o] == 0:
+            if oder[o] == 2:
+                Yo[k, o] = Fc[i]
+                if with_s:
+                    for c in range(ns):
+                        s = 0.0
+                        for j in range(N):
+                            s += FY[i, j] * S[j, c]
+                        if cols[c] >= 0:
+                            s += FT[i, cols[c]]
+                        So[k, o, c] = s
+            elif oder[o] == 0:
                 Yo[k, o] = y[i]
                 if with_s:
                     for c in range(ns):
@@ -172,8 +192,9 @@ class Experiment:
 
     inputs: {force name or imposed-DOF name: samples (n,)} [N or m] (every force and
     imposed DOF of the assembly needs one); outputs: {channel: samples (n,)}, channels
-    "<dof>.x" [m], "<dof>.v" [m/s], "<dof>.a" [m/s²] or an element state
-    "<element>.<state>" (as Assembly.state_names()); sigma: noise level of each channel
+    "<dof>.x" [m], "<dof>.v" [m/s], "<dof>.a" [m/s²], "<connection>.F" [N] (the force
+    of a spring, damper or element) or an element state "<element>.<state>" (as
+    Assembly.state_names()); sigma: noise level of each channel
     (a number for all, or {channel: σ}), in the channel's unit: the residuals are
     divided by it (default 1); interpolation of the inputs between samples: "linear",
     "hold" (zero-order hold), "cubic" (not-a-knot spline) or "fourier" (band-limited,
@@ -350,6 +371,7 @@ class OutputErrorProblem:
                 kern[f"pjac_{i}"] = el.pjac
         self.code = build_sensitivity(m, kern, _template_source(), (__name__,)).mod
         self.NT = param_columns(m)["n"]
+        self.nconn = len(assembly.springs) + len(assembly.dampers) + len(assembly.elements)
         self.cols = np.array([f.col for f in self.free], dtype=np.int64)
         self.mult = np.array([f.mult for f in self.free], dtype=np.int64)
         self.theta0 = self.values_of(assembly)
@@ -394,7 +416,10 @@ class OutputErrorProblem:
             if nm not in x.inputs:
                 raise ValueError(f"experiment {x.name!r}: no samples for imposed DOF {nm!r}")
             UB[:, j], VB[:, j] = fine_inputs(x.inputs[nm], x.dt, r, x.interpolation)
+        from ..systems.codegen import connection_names
+
         states = asm.state_names()
+        conns = connection_names(self.model)
         nq = len(asm.dofs)
         oidx, oder, meas, sig, chans = [], [], [], [], []
         for ch, v in x.outputs.items():
@@ -406,9 +431,13 @@ class OutputErrorProblem:
             elif ch in states:
                 oidx.append(states.index(ch))
                 oder.append(0)
+            elif obj in conns and q == "F":
+                oidx.append(conns.index(obj))
+                oder.append(2)
             else:
                 raise ValueError(f"experiment {x.name!r}: unknown output channel {ch!r}; "
-                                 f"channels: <dof>.x, <dof>.v, <dof>.a or {', '.join(states[2 * nq:])}")
+                                 f"channels: <dof>.x, <dof>.v, <dof>.a, <connection>.F or "
+                                 f"{', '.join(states[2 * nq:])}")
             meas.append(np.asarray(v, float))
             sig.append(x.sigma_of(ch))
             chans.append(ch)
@@ -472,8 +501,8 @@ class OutputErrorProblem:
         self.n_sim += 1
         self.code.sens_simulate(y0, S0c, prm, d["UF"], d["UB"], d["VB"], gain, d["r"],
                                 xe.dt / d["r"], xe.t0, n, self.cols, self.mult, d["oidx"],
-                                d["oder"], self.model.layout.n_work, self.NT, Yo, So_c,
-                                with_s)
+                                d["oder"], self.model.layout.n_work, self.NT, self.nconn,
+                                Yo, So_c, with_s)
         return Yo, (So if with_s else None)
 
     def residuals(self, theta, with_jac: bool = False):

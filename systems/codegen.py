@@ -693,9 +693,67 @@ def _pjac(m, with_pjac):
     return "\n".join(lines) + "\n"
 
 
+def connection_names(m) -> list:
+    """Names of the connections in the order of ``conn_core``'s rows: springs, dampers,
+    elements."""
+    a = m.asm
+    return [s.name for s in a.springs] + [d.name for d in a.dampers] + [e.name for e in a.elements]
+
+
+def _conn(m, with_pjac):
+    """``conn_core(t, y, prm, w, V, F, FY, FT)``: every connection's force F (springs,
+    dampers, elements: :func:`connection_names`), FY = ∂F/∂y (rows, N) and FT = ∂F/∂θ
+    (rows, θ as in param_columns), with the inputs in w. Element rows through the
+    elements' ``jac`` (row n: ∂F/∂(x, u, v)) and ``pjac`` (row n: ∂F/∂p) kernels."""
+    L = m.layout
+    nq = L.nq
+    off = param_columns(m)
+    lines = ["def conn_core(t, y, prm, w, V, F, FY, FT):", "    FY[:, :] = 0.0",
+             "    FT[:, :] = 0.0"]
+
+    def dxy(row, a, b, coef, base):
+        r = []
+        for node, sg in ((a, ""), (b, "-")):
+            if 0 <= node < nq:
+                r.append(f"    FY[{row}, {base + node}] += {sg}{coef}")
+        return r
+    row = 0
+    for s, (a, b) in enumerate(zip(m.sa, m.sb)):
+        lines += [f"    F[{row}] = prm.k[{s}] * ({_x(a, L)} - {_x(b, L)} - prm.u0[{s}]) + prm.pre[{s}]",
+                  f"    FT[{row}, {off['k'] + s}] = {_x(a, L)} - {_x(b, L)} - prm.u0[{s}]",
+                  f"    FT[{row}, {off['u0'] + s}] = -prm.k[{s}]",
+                  f"    FT[{row}, {off['pre'] + s}] = 1.0"]
+        lines += dxy(row, a, b, f"prm.k[{s}]", 0)
+        row += 1
+    for s, (a, b) in enumerate(zip(m.da, m.db)):
+        lines += [f"    F[{row}] = prm.c[{s}] * ({_v(a, L)} - {_v(b, L)})",
+                  f"    FT[{row}, {off['c'] + s}] = {_v(a, L)} - {_v(b, L)}"]
+        lines += dxy(row, a, b, f"prm.c[{s}]", nq)
+        row += 1
+    for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
+        x, pp = f"V[{3 * e}]", f"V[{3 * e + 1}]"
+        lines += _copy(x, 0, "y", o, n)
+        lines += [f"    u = {_x(a, L)} - {_x(b, L)}", f"    v = {_v(a, L)} - {_v(b, L)}",
+                  f"    F[{row}] = force_{e}({x}, u, v, {pp})",
+                  f"    Je = np.zeros(({n + 1}, {n + 2}))",
+                  f"    jac_{e}({x}, u, v, {pp}, Je)",
+                  f"    for _j in range({n}):",
+                  f"        FY[{row}, {o} + _j] = Je[{n}, _j]"]
+        lines += dxy(row, a, b, f"Je[{n}, {n}]", 0)
+        lines += dxy(row, a, b, f"Je[{n}, {n + 1}]", nq)
+        if e in with_pjac:
+            lines += [f"    Jp = np.zeros(({n + 1}, {p1 - p0}))",
+                      f"    pjac_{e}({x}, u, v, {pp}, Jp)",
+                      f"    for _j in range({p1 - p0}):",
+                      f"        FT[{row}, {off['P'] + p0} + _j] = Jp[{n}, _j]"]
+        row += 1
+    lines.append("    return 0")
+    return "\n".join(lines) + "\n"
+
+
 def build_sensitivity(m, kernels: dict, template: str, template_modules=()) -> Compiled:
-    """Compile, for model ``m``, the structure's ``core``, ``scratch``, ``jac_core`` and
-    ``pjac_core`` (:func:`_pjac`) together with an analysis's ``template`` source (its
+    """Compile, for model ``m``, the structure's ``core``, ``scratch``, ``jac_core``,
+    ``pjac_core`` (:func:`_pjac`) and ``conn_core`` (:func:`_conn`) together with an analysis's ``template`` source (its
     loops call them as globals, e.g. identify/assembly.py's forward sensitivity
     integration), cached on disk like :func:`build`'s modules. kernels: {global name:
     numba function} for force_e, rate_e, jac_e and the pjac_e that exist;
@@ -715,7 +773,7 @@ def build_sensitivity(m, kernels: dict, template: str, template_modules=()) -> C
             head.append(f"{name} = resolve({ref[0]!r}, {ref[1]!r})")
     src = "\n".join(head) + "\n"
     jac_core = _jac(m).split("\n\n\n" + _DECOR)[0] + "\n"
-    for p in (_core(m), jac_core, _pjac(m, with_pjac)):
+    for p in (_core(m), jac_core, _pjac(m, with_pjac), _conn(m, with_pjac)):
         src += f"\n\n{_DECOR}\n" + p
     src += "\n\n" + template + "\n"
     if all(r is not None for r in refs.values()):
