@@ -104,36 +104,53 @@ def simulate(ug, n_out, label, sweep=(0.0, 0.0, 0.0)):
     Y = np.empty(n_out)
     chunk = 7500                      # samples per solve_ivp call (10 s): progress
     t0 = time.process_time()
-    for a in range(0, n_out, chunk):
-        b = min(n_out, a + chunk)
-        te = t_out[a:b]
-        t1 = te[-1] if b == n_out else t_out[b]
-        sol = solve_ivp(lambda t, x: rhs(t, x, ug, fsint, sweep, p["m"], p["c"], p["k"], p["alpha"],
-                                         p["beta"], p["gamma"], p["delta"], p["nu"]),
-                        (te[0], t1), s, method="DOP853", rtol=1e-11,
-                        atol=[1e-15, 1e-13, 1e-9], t_eval=np.append(te, t1) if b < n_out
-                        else te, dense_output=False)
+    Y[0] = 0.0
+    for a in range(0, n_out - 1, chunk):
+        b = min(n_out - 1, a + chunk)          # integrate t_out[a] -> t_out[b]
+        sol = solve_ivp(lambda t, x: rhs(t, x, ug, fsint, sweep, p["m"], p["c"], p["k"],
+                                         p["alpha"], p["beta"], p["gamma"], p["delta"],
+                                         p["nu"]),
+                        (t_out[a], t_out[b]), s, method="DOP853", rtol=1e-11,
+                        atol=[1e-15, 1e-13, 1e-9], t_eval=t_out[a + 1:b + 1])
         if not sol.success:
             raise RuntimeError(sol.message)
-        Y[a:b] = sol.y[0, :b - a]
+        Y[a + 1:b + 1] = sol.y[0]
         s = sol.y[:, -1].copy()
-        print(f"{label}: {b}/{n_out} samples, {time.process_time() - t0:.0f} s CPU",
+        print(f"{label}: {b + 1}/{n_out} samples, {time.process_time() - t0:.0f} s CPU",
               flush=True)
     return Y
 
 
+def _record(name, fn):
+    """fn() once: its result kept in a scratch file beside the output, so that a rerun
+    after an interruption loses no finished record."""
+    tmp = Path(OUT).with_suffix(f".{name}.partial.npy")
+    if tmp.exists():
+        return np.load(tmp)
+    y = fn()
+    np.save(str(tmp) + ".tmp.npy", y)
+    Path(str(tmp) + ".tmp.npy").replace(tmp)
+    return y
+
+
+OUT = None
+
+
 def main(out):
+    global OUT
+    OUT = out
     rng = np.random.default_rng(20160425)
     ms_train = multisine_fine(seed=1)
     ms_test = multisine_fine(seed=2)
     P_train, P_test = 10, 2
     data = {}
     for name, one, P in (("train", ms_train, P_train), ("test_multisine", ms_test, P_test)):
-        data[f"{name}_y_clean"] = simulate(one, P * N, name)
+        data[f"{name}_y_clean"] = _record(name, lambda: simulate(one, P * N, name))
         data[f"{name}_u"] = np.tile(one[::UPSAMP], P)
     B, f0, r, T = SWEEP
     n = int(round(T * FS)) + 1
-    data["test_sweep_y_clean"] = simulate(ms_train, n, "test_sweep", (B, f0, r))
+    data["test_sweep_y_clean"] = _record("test_sweep", lambda: simulate(
+        ms_train, n, "test_sweep", (B, f0, r)))
     t = np.arange(n) / FS
     data["test_sweep_u"] = B * np.sin(2 * np.pi * (f0 * t + 0.5 * r * t ** 2))
     for name in ("train", "test_multisine", "test_sweep"):
@@ -148,6 +165,8 @@ def main(out):
     # the 8e-6 m noise (the file stays < 5 MB)
     comp = {k: (v.astype(np.float32) if v.ndim else v) for k, v in data.items()}
     np.savez_compressed(out, **comp)
+    for name in ("train", "test_multisine", "test_sweep"):
+        Path(out).with_suffix(f".{name}.partial.npy").unlink()
     print(f"wrote {out} ({Path(out).stat().st_size / 1e6:.2f} MB)")
 
 
