@@ -581,31 +581,10 @@ class AssemblyFit:
         return "\n".join(lines)
 
 
-class _ClassicUncertainty:
-    """σ̂²(JᵀJ)⁻¹ covariance and θ ± 1.96·SE intervals (white noise only), used only when
-    identify/uncertainty.py is not installed."""
-
-    def __init__(self, names, theta, r, J):
-        n, p = J.shape
-        s2 = float(r @ r) / max(n - p, 1)
-        self.names, self.cov = list(names), s2 * np.linalg.pinv(J.T @ J)
-        self.se = np.sqrt(np.maximum(np.diag(self.cov), 0.0))
-        self.ci = np.stack([theta - 1.959964 * self.se, theta + 1.959964 * self.se], 1)
-        self.warnings = []
-
-    def stderr(self):
-        return dict(zip(self.names, map(float, self.se)))
-
-    def intervals(self):
-        return {k: (float(a), float(b)) for k, (a, b) in zip(self.names, self.ci)}
-
-
 def _uncertainty(problem, theta, bounds, method):
+    from .uncertainty import analyse
+
     r, J = problem.residuals(theta, True)
-    try:
-        from .uncertainty import analyse
-    except ImportError:           # without identify/uncertainty.py: white-noise intervals
-        return _ClassicUncertainty(problem.names, theta, r, J)
     return analyse(r, J, names=problem.names, values=theta,
                    bounds=dict(zip(problem.names, zip(*bounds))) if bounds is not None else None,
                    method=method, segments=problem.segments(), inputs=problem.inputs_aligned(),
