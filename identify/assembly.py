@@ -642,12 +642,16 @@ def fit_assembly(assembly, free, experiments, *, x0=None, bounds=None, starts: i
             return np.full(n_res, np.inf)
         return prob.residuals(th)
 
-    cache = {}
+    state = {"start": 0, "njac": 0}
 
     def jac(z):
         th = z * scale
         r, J = prob.residuals(th, True)
-        cache["r"] = r
+        state["njac"] += 1
+        if progress:
+            progress(min(0.99, (state["start"] + state["njac"] / max_nfev) / len(cands)),
+                     f"start {state['start'] + 1}/{len(cands)}: iteration {state['njac']}, "
+                     f"cost {0.5 * float(r @ r):.6g}")
         return J * scale
 
     n_res = prob.residuals(th0).size
@@ -661,8 +665,7 @@ def fit_assembly(assembly, free, experiments, *, x0=None, bounds=None, starts: i
         if prob.check(c) is not None or not np.all(np.isfinite(fun(c / scale))):
             skipped += 1
             continue
-        if progress:
-            progress(i / len(cands), f"start {i + 1}/{len(cands)}")
+        state.update(start=i, njac=0)
         res = least_squares(fun, c / scale, jac=jac, bounds=(lo / scale, hi / scale),
                             method="trf", x_scale="jac", ftol=ftol, xtol=xtol, gtol=1e-12,
                             max_nfev=max_nfev)

@@ -133,10 +133,9 @@ def table(fitres) -> list:
 def run(cfg: dict, out: Path, progress):
     """Scenario runner ``noel-schoukens-identification``: fit from the training data,
     the parameter table with 95 % intervals (CSV, JSON), test RMSEs and plots."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from ..runner_io import ScenarioOutput
 
     c = dict(cfg.get("fit", {}))
     periods = int(c.get("periods", 10))
@@ -146,23 +145,20 @@ def run(cfg: dict, out: Path, progress):
     if unknown:
         raise ValueError(f"fit.free: unknown parameter(s) {unknown}; allowed: {', '.join(TRUE)}")
     start = {k: float(v) for k, v in dict(cfg.get("start", {})).items()}
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     progress(0.0, "loading the benchmark data")
-    data = load(cfg.get("data") or None)
+    data = load()
     progress(0.05, f"fitting {len(free)} parameters to {periods} training periods")
     t0 = time.process_time()
     res = fit(data, periods=periods, free=free, start=start, substeps=substeps,
-              starts=int(c.get("starts", 0)))
+              starts=int(c.get("starts", 0)),
+              progress=lambda f, msg: progress(0.05 + 0.75 * f, msg))
     cpu = time.process_time() - t0
     progress(0.8, "simulating the test inputs")
     sim = simulate_test(res, data, substeps)
     err = rmse(sim)
     rows = table(res)
-    with open(out / "parameters.csv", "w") as f:
-        f.write("parameter,true,fitted,se,ci95_lo,ci95_hi,true_inside\n")
-        for r in rows:
-            f.write(",".join([r[0]] + [f"{v:.10g}" for v in r[1:6]] + [str(r[6])]) + "\n")
+    csv = "parameter,true,fitted,se,ci95_lo,ci95_hi,true_inside\n" + "".join(
+        ",".join([r[0]] + [f"{v:.10g}" for v in r[1:6]] + [str(r[6])]) + "\n" for r in rows)
     summary = {"fit_cpu_s": cpu, "periods": periods, "substeps": substeps,
                "nfev": res.nfev, "njev": res.njev,
                "test_rmse_m": {k: v[0] for k, v in err.items()},
@@ -171,7 +167,6 @@ def run(cfg: dict, out: Path, progress):
                "parameters": [dict(zip(("name", "true", "fitted", "se", "lo", "hi", "inside"), r))
                               for r in rows],
                "warnings": list(getattr(res.uncertainty, "warnings", []) or [])}
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
     fs = float(data["fs"])
     fig, axs = plt.subplots(3, 1, figsize=(9, 9))
     for ax, (k, (ym, yc, yn, sl)) in zip(axs[:2], sim.items()):
@@ -190,7 +185,6 @@ def run(cfg: dict, out: Path, progress):
     axs[2].set_xticks(range(len(rows)), lab, fontsize=7)
     axs[2].set(ylabel="fitted / true − 1 [%]", title="parameters with 95 % intervals")
     fig.tight_layout()
-    fig.savefig(out / "noel_schoukens_identification.png", dpi=110)
-    plt.close(fig)
     progress(1.0, "done")
-    return summary
+    return ScenarioOutput(summary=summary, figures={"noel_schoukens_identification": fig},
+                          files={"parameters.csv": csv})
