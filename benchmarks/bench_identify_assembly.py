@@ -1,7 +1,7 @@
 """Output-error identification of an assembly: the Noël & Schoukens Bouc-Wen benchmark.
 
 Measured in this run: the CPU time of one simulation of the 10 training periods
-(81920 samples at 750 Hz, RK4 with 3 steps per sample) without and with the forward
+(81920 samples at 750 Hz, RK4 with 6 steps per sample) without and with the forward
 sensitivities of 6 parameters, against the baseline of one hystmech ``simulate`` of the
 same record with its default adaptive RK45 (rtol 1e-8) through the rig
 systems/rigs/bouc_wen_benchmark.py — how an output-error fit evaluated a model before —
@@ -23,7 +23,7 @@ def main():
 
     d = ns.load()
     x = ns.experiment(d["train_u"], d["train_y"], float(d["fs"]), "fourier",
-                      float(d["noise_rms"]), 3, "train")
+                      float(d["noise_rms"]), 6, "train")
     prob = OutputErrorProblem(ns.assembly(), list(ns.FREE), [x])
     prob.simulate(prob.theta0, 0, True)                     # compile
     t0 = time.process_time()

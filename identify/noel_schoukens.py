@@ -74,7 +74,7 @@ def experiment(u, y, fs, how, sigma, substeps, name):
 
 
 def fit(data: dict | None = None, *, periods: int = 10, free=FREE, start=None,
-        substeps: int = 3, starts: int = 0, progress=None):
+        substeps: int = 6, starts: int = 0, progress=None):
     """Fit the free parameters to the first ``periods`` training periods (from rest);
     returns the :class:`~hystmech.identify.assembly.AssemblyFit`."""
     from .assembly import fit_assembly
@@ -95,7 +95,7 @@ def fit(data: dict | None = None, *, periods: int = 10, free=FREE, start=None,
     return fit_assembly(asm, list(free), [x], bounds=bounds, starts=starts, progress=progress)
 
 
-def simulate_test(fitres, data: dict, substeps: int = 3) -> dict:
+def simulate_test(fitres, data: dict, substeps: int = 6) -> dict:
     """{test name: (model output, clean output, noisy output, scored slice)}."""
     fs, N = float(data["fs"]), int(data["period"])
     prob = fitres.problem
@@ -139,7 +139,7 @@ def run(cfg: dict, out: Path, progress):
 
     c = dict(cfg.get("fit", {}))
     periods = int(c.get("periods", 10))
-    substeps = int(c.get("substeps", 3))
+    substeps = int(c.get("substeps", 6))
     free = tuple(c.get("free", FREE))
     unknown = [k for k in free if k not in TRUE]
     if unknown:
