@@ -35,6 +35,9 @@ def two_dof(law, where):
     a.add_spring("m1", GROUND, k=400.0, name="s1")
     a.add_spring("m1", "m2", k=150.0, name="s2")
     a.add_damper("m1", GROUND, c=0.8, name="d1")
+    a.impose("base", 0.0)          # a support moved by the experiments (at rest in the
+    a.add_spring("m2", "base", k=100.0, name="s3")     # recovery tests)
+    a.add_damper("m2", "base", c=0.3, name="d3")
     a.add_element("law", law, *where)
     a.add_force("m1", 0.0, name="u")
     return a
@@ -45,7 +48,7 @@ def bw_reference(p, amp):
     def rhs(t, s):
         x1, x2, v1, v2, z = s
         f1 = force(t, amp) - p["k1"] * x1 - p["k2"] * (x1 - x2) - p["c1"] * v1
-        f2 = p["k2"] * (x1 - x2) - z
+        f2 = p["k2"] * (x1 - x2) - z - 100.0 * x2 - 0.3 * v2
         zd = p["A"] * v2 - p["beta"] * abs(v2) * z - p["gamma"] * v2 * abs(z)
         return [v1, v2, f1 / p["m1"], f2 / p["m2"], zd]
     s = solve_ivp(rhs, (0, T[-1]), np.zeros(5), method="DOP853", rtol=1e-11, atol=1e-14,
@@ -63,7 +66,7 @@ def lugre_reference(p, amp):
         bd = -p["sigma0"] * abs(v) / g * b + v
         F = p["sigma0"] * b + p["sigma1"] * bd
         f1 = force(t, amp) - p["k1"] * x1 - p["k2"] * (x1 - x2) - p["c1"] * v1 - F
-        f2 = p["k2"] * (x1 - x2) + F
+        f2 = p["k2"] * (x1 - x2) + F - 100.0 * x2 - 0.3 * v2
         return [v1, v2, f1 / p["m1"], f2 / p["m2"], bd]
     s = solve_ivp(rhs, (0, T[-1]), np.zeros(5), method="DOP853", rtol=1e-11, atol=1e-14,
                   t_eval=T)
@@ -76,11 +79,12 @@ BW = dict(m1=1.0, m2=0.5, k1=400.0, k2=150.0, c1=0.8, A=300.0, beta=20.0, gamma=
 def test_sensitivities_match_central_differences_of_the_same_model():
     a = two_dof(BoucWen(A=300.0, beta=20.0, gamma=-8.0, n=1.0), ("m2", GROUND))
     u = force(T, 3.0)
-    chans = ("m1.x", "m2.a", "law.z", "law.F", "s2.F", "d1.F")
-    x = Experiment(dt=1 / FS, inputs={"u": u}, outputs={c: u * 0 for c in chans},
+    chans = ("m1.x", "m2.a", "law.z", "law.F", "s2.F", "d1.F", "d3.F")
+    base = 0.01 * np.sin(2 * np.pi * 3.1 * T) ** 2
+    x = Experiment(dt=1 / FS, inputs={"u": u, "base": base}, outputs={c: u * 0 for c in chans},
                    interpolation="cubic")
     free = ["m1.m", "s2.k", "d1.c", "law.A", "law.beta", "law.gamma", "u.gain", "m2.v0",
-            "law.z0"]
+            "law.z0", "s3.k", "d3.c"]
     P = OutputErrorProblem(a, free, [x])
     th = P.theta0.copy()
     th[free.index("m2.v0")] = 0.01
@@ -105,7 +109,8 @@ def test_recovers_two_dof_bouc_wen_from_clean_reference_data():
     a = two_dof(BoucWen(A=start["A"], beta=start["beta"], gamma=start["gamma"], n=1.0),
                 ("m2", GROUND))
     a.springs[1].k = 120.0
-    x = Experiment(dt=1 / FS, inputs={"u": force(T, 3.0)}, outputs={"m1.x": Y[0], "m2.x": Y[1]},
+    x = Experiment(dt=1 / FS, inputs={"u": force(T, 3.0), "base": 0 * T},
+                   outputs={"m1.x": Y[0], "m2.x": Y[1]},
                    sigma=1e-3, interpolation="cubic", substeps=6)
     res = fit_assembly(a, ["s2.k", "law.A", "law.beta", "law.gamma"], [x])
     truth = {"s2.k": 150.0, "law.A": 300.0, "law.beta": 20.0, "law.gamma": -8.0}
@@ -120,7 +125,8 @@ LG = dict(m1=1.0, m2=0.5, k1=400.0, k2=150.0, c1=0.8, sigma0=2000.0, sigma1=5.0,
 def test_recovers_two_dof_lugre_from_clean_reference_data():
     Y = lugre_reference(LG, 2.0)
     a = two_dof(LuGre(sigma0=1500.0, sigma1=5.0, Fc=0.8, Fs=1.8, vs=0.05), ("m1", "m2"))
-    x = Experiment(dt=1 / FS, inputs={"u": force(T, 2.0)}, outputs={"m1.x": Y[0], "m2.x": Y[1]},
+    x = Experiment(dt=1 / FS, inputs={"u": force(T, 2.0), "base": 0 * T},
+                   outputs={"m1.x": Y[0], "m2.x": Y[1]},
                    sigma=1e-3, interpolation="cubic", substeps=8)
     res = fit_assembly(a, ["law.sigma0", "law.Fc", "law.Fs", "s1.k"], [x],
                        bounds={"law.Fc": (0.1, 10), "law.Fs": (0.1, 10)})
@@ -132,7 +138,8 @@ def test_recovers_two_dof_lugre_from_clean_reference_data():
 def test_multistart_skips_starts_the_law_refuses_and_bad_input_is_a_value_error():
     a = two_dof(LuGre(sigma0=2000.0, sigma1=5.0, Fc=1.0, Fs=1.05, vs=0.05), ("m1", "m2"))
     u = force(T[:200], 2.0)
-    x = Experiment(dt=1 / FS, inputs={"u": u}, outputs={"m1.x": np.zeros(200)}, substeps=2)
+    x = Experiment(dt=1 / FS, inputs={"u": u, "base": 0 * u}, outputs={"m1.x": np.zeros(200)},
+                   substeps=2)
     res = fit_assembly(a, ["law.Fc", "law.Fs"], [x], starts=6, spread=0.5, seed=3,
                        max_nfev=3, uncertainty=None)
     assert res.skipped >= 1 and res.starts == 7      # some random starts have Fs < Fc
@@ -140,7 +147,8 @@ def test_multistart_skips_starts_the_law_refuses_and_bad_input_is_a_value_error(
     with pytest.raises(ValueError, match="free parameter .law.nope."):
         OutputErrorProblem(a, ["law.nope"], [x])
     with pytest.raises(ValueError, match="interpolation"):
-        Experiment(dt=0.1, inputs={"u": u}, outputs={"m1.x": u}, interpolation="spline")
+        Experiment(dt=0.1, inputs={"u": u, "base": u}, outputs={"m1.x": u},
+                   interpolation="spline")
     with pytest.raises(ValueError, match="x0 is not a valid"):
         fit_assembly(a, ["law.Fc", "law.Fs"], [x], x0=[2.0, 1.0])
 
