@@ -7,11 +7,14 @@ from .dataset import Dataset, load
 
 def add_data_arguments(p) -> None:
     p.add_argument("measured", help="measured data: CSV with a header row, or .npz")
-    g = p.add_argument_group("measured data columns and units")
+    g = p.add_argument_group("measured data columns and units",
+                             "names of CSV columns or .npz arrays, the same defaults for both")
     g.add_argument("--time", default="t", help="time column [s] (default t)")
     g.add_argument("--disp", default="u", help="displacement column (default u)")
-    g.add_argument("--force", default="F", help="force column (default F)")
-    g.add_argument("--velocity", default=None, help="velocity column (optional)")
+    g.add_argument("--force", default="F", help="force column (default F; an .npz written "
+                   "by an older Dataset.to_npz holds 'force', read when F is absent)")
+    g.add_argument("--velocity", default=None, help="velocity column (optional; .npz: v "
+                   "if present)")
     g.add_argument("--channel", action="append", default=[], metavar="NAME=COLUMN",
                    help="extra channel, e.g. voltage=Y (repeatable)")
     g.add_argument("--time-scale", type=float, default=1.0, help="factor to seconds")
@@ -23,6 +26,12 @@ def add_data_arguments(p) -> None:
     g.add_argument("--t1", type=float, default=None, help="end of the window used [s]")
     g.add_argument("--drop-nan", action="store_true",
                    help="drop rows with empty/non-numeric values (with a warning) instead of failing")
+    g.add_argument("--resample", action="store_true",
+                   help="CSV with channels on their own (e.g. interleaved) rows: take each "
+                        "from its numeric rows and interpolate onto the displacement's times")
+    g.add_argument("--force-time", default=None, metavar="COLUMN",
+                   help="CSV: time column of the force samples when they were taken at other "
+                        "instants than the displacement (implies --resample)")
 
 
 def _check_scales(args) -> None:
@@ -50,11 +59,9 @@ def load_from_args(args) -> Dataset:
     kw = dict(time=args.time, disp=args.disp, force=args.force, velocity=args.velocity,
               channels=channels, time_scale=args.time_scale, disp_scale=args.disp_scale,
               force_scale=args.force_scale)
-    if str(args.measured).lower().endswith(".npz"):
-        if args.disp == "u" and args.force == "F":
-            kw["force"] = "force"
-    else:
-        kw.update(velocity_scale=args.velocity_scale, drop_nan=args.drop_nan)
+    if not str(args.measured).lower().endswith(".npz"):
+        kw.update(velocity_scale=args.velocity_scale, drop_nan=args.drop_nan,
+                  resample=args.resample, force_time=args.force_time)
     ds = load(args.measured, **kw)
     if args.t0 is not None or args.t1 is not None:
         ds = ds.window(args.t0, args.t1)

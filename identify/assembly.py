@@ -18,8 +18,8 @@ classical fourth-order Runge–Kutta method with ``substeps`` steps per sample, 
 inputs read at the stage times from the chosen interpolation of the samples
 (``Experiment.interpolation``). The Jacobian ∂ŷ/∂θ is exact for that discrete model:
 the forward sensitivity equations Ṡ = (∂f/∂y)·S + ∂f/∂θ, S(0) = ∂y0/∂θ, are
-integrated by the same Runge–Kutta stages (which is the derivative of the RK4 map:
-Hairer, Nørsett & Wanner, *Solving ODEs I*, §II.6 "internal differentiation"), with
+integrated by the same Runge–Kutta stages (an explicit Runge–Kutta step applied to
+the sensitivity equations is the derivative of the step itself), with
 ∂f/∂y the generated ``jac_core`` (the elements' ``jac`` kernels) and ∂f/∂θ the
 generated ``pjac_core`` (the elements' ``pjac`` kernels; systems/codegen.py,
 :func:`~hystmech.systems.codegen.build_sensitivity`). No finite differences of runs.
@@ -592,7 +592,7 @@ def _uncertainty(problem, theta, bounds, method):
 
 
 def fit_assembly(assembly, free, experiments, *, x0=None, bounds=None, starts: int = 0,
-                 seed: int = 0, spread: float = 0.3, uncertainty: str = "hac",
+                 seed: int = 0, spread: float = 0.3, uncertainty: str = "ar",
                  ftol: float = 1e-10, xtol: float = 1e-10, max_nfev: int = 200,
                  progress=None) -> AssemblyFit:
     """Output-error fit of the free parameters of ``assembly`` to ``experiments``.
@@ -605,7 +605,7 @@ def fit_assembly(assembly, free, experiments, *, x0=None, bounds=None, starts: i
     bounds: (lo, hi) sequences or {name: (lo, hi)} (default unbounded); starts: extra
     random starts, x0·(1 + spread·N(0, 1)) clipped into the bounds, those the laws
     refuse skipped; uncertainty: the covariance method of
-    :func:`hystmech.identify.uncertainty.analyse` ("hac", "classic", "bootstrap").
+    :func:`hystmech.identify.uncertainty.analyse` ("ar", "hac", "classic", "bootstrap").
     Returns an :class:`AssemblyFit`."""
     from scipy.optimize import least_squares
 

@@ -6,20 +6,28 @@ from pathlib import Path
 
 from ._cliopts import add_data_arguments, load_from_args
 
-LAWS = ("viscous-dahl", "asymmetric-viscous-dahl", "modified-dahl", "masing", "preisach")
+LAWS = ("dahl", "lugre", "bouc-wen", "maxwell-slip", "viscous-dahl", "asymmetric-viscous-dahl",
+        "modified-dahl", "masing", "preisach")
+# not offered: Duhem (its envelope functions are code, not parameters), the linear
+# elements (a linear least-squares fit needs no tool), Relay/Prandtl-Ishlinskii (fit a
+# Preisach kernel, their general form)
 
 
 def add_arguments(p) -> None:
-    p.add_argument("law", choices=LAWS, help="law to identify")
+    p.add_argument("law", choices=LAWS, help="law to identify (dahl, lugre, bouc-wen, "
+                   "maxwell-slip: output-error least squares from starts read off the data; "
+                   "the others: the papers' methods, refined by output error)")
     add_data_arguments(p)
     p.add_argument("--out", default=None, help="output directory (default runs/identify-LAW)")
     p.add_argument("--d", type=float, default=None,
                    help="preisach: rounding tolerance of the input (default range/40)")
     p.add_argument("--vmin", type=float, default=None,
                    help="viscous-dahl: speed [m/s] above which Proposition 1 windows are taken")
+    p.add_argument("--elements", type=int, default=3,
+                   help="maxwell-slip: number of elasto-slip elements (default 3)")
 
 
-def identify(law: str, ds, *, d=None, vmin=None):
+def identify(law: str, ds, *, d=None, vmin=None, elements=3):
     """Run the identification named ``law`` (see LAWS) on ds; returns a FitResult.
 
     Degenerate data (constant displacement or force, overflowing values) is a ValueError
@@ -31,7 +39,7 @@ def identify(law: str, ds, *, d=None, vmin=None):
         raise ValueError(f"law must be one of {', '.join(LAWS)} (got {law!r})")
     ds.check_usable("an identification")
     try:
-        res = _identify(law, ds, d=d, vmin=vmin)
+        res = _identify(law, ds, d=d, vmin=vmin, elements=elements)
     except ParameterRangeError as e:
         # the value was computed by the fit, not typed by the user: say so
         raise FitNotDetermined(f"the fit drove {e.name} to {e.value:.6g}, outside its "
@@ -84,12 +92,20 @@ def check_fit_finite(res) -> None:
             raise NonFiniteResult(f"the fit's {k} = {v} is not finite; nothing was written")
 
 
-def _identify(law: str, ds, *, d=None, vmin=None):
+def _identify(law: str, ds, *, d=None, vmin=None, elements=3):
     import numpy as np
 
-    from . import metrics
+    from . import laws, metrics
     from .result import FitResult
 
+    if law == "dahl":
+        return laws.fit_dahl(ds)
+    if law == "lugre":
+        return laws.fit_lugre(ds)
+    if law == "bouc-wen":
+        return laws.fit_bouc_wen(ds)
+    if law == "maxwell-slip":
+        return laws.fit_maxwell_slip(ds, elements=elements)
     if law == "viscous-dahl":
         from .viscous_dahl import fit_viscous_dahl
         return fit_viscous_dahl(ds, asymmetric=False, vmin=vmin)
@@ -139,7 +155,9 @@ def main(args) -> int:
     check_out_dir(out)          # a bad --out is reported before the fit, not after
     ds = load_from_args(args)
     check_memory(ds.t.size * 8.0 * 32, f"an identification on {ds.t.size} samples")
-    res = identify(args.law, ds, d=args.d, vmin=args.vmin)
+    if args.elements < 1:
+        raise ValueError(f"--elements must be in [1, inf) (got {args.elements})")
+    res = identify(args.law, ds, d=args.d, vmin=args.vmin, elements=args.elements)
     out = prepare_out_dir(out)
     with OutputLock(out):
         _write(args, res, out)
@@ -157,10 +175,16 @@ def _write(args, res, out) -> None:
     save_figure(fig, out / "fit.png")
     summ = {"law": res.law, "measured": str(args.measured), "params": res.params,
             "stderr": res.stderr, "metrics": res.merit}
+    if res.uncertainty is not None:
+        summ["uncertainty"] = res.uncertainty.to_dict()
+        atomic_write(out / "parameters.txt", res.summary() + "\n")
     atomic_write(out / "summary.json", json.dumps(jsonable(summ), indent=2))
     atomic_write(out / "scenario.toml", toml)
-    for k, v in res.params.items():
-        if isinstance(v, float):
-            print(f"{k} = {v:.6g}")
+    if res.uncertainty is not None:
+        print(res.uncertainty.summary())
+    else:
+        for k, v in res.params.items():
+            if isinstance(v, float):
+                print(f"{k} = {v:.6g}")
     print(f"nrmse = {res.merit.get('nrmse', float('nan')):.6g}")
     print(f"written: {out}/scenario.toml")

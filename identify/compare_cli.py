@@ -11,6 +11,12 @@ def add_arguments(p) -> None:
     p.add_argument("--scenario", required=True, help="scenario name or TOML path whose [element] is simulated")
     p.add_argument("--out", default=None, help="output directory (default runs/compare-SCENARIO)")
     p.add_argument("--use-velocity", action="store_true", help="drive with the measured velocity column")
+    p.add_argument("--align", action="store_true",
+                   help="estimate the force channel's delay by cross-correlation with the "
+                        "prediction, shift it back and report the delay")
+    p.add_argument("--fit", default=None, metavar="SUMMARY_JSON",
+                   help="summary.json of hystmech identify: 95 %% band of the prediction from "
+                        "its parameter covariance")
 
 
 def main(args) -> int:
@@ -29,10 +35,17 @@ def main(args) -> int:
                          "--velocity COLUMN (the data have none)")
     out = prepare_out_dir(out)
     with OutputLock(out):
-        s = compare(ds, cfg, out, use_velocity=args.use_velocity)
+        s = compare(ds, cfg, out, use_velocity=args.use_velocity, align=args.align,
+                    fit=args.fit)
     m = s["metrics"]
-    for k in ("rmse", "nrmse", "max_error", "r2", "phase_lag_s", "loop_area_error"):
+    for k in ("fit_percent", "rmse", "nrmse", "max_error", "peak_error", "r2", "phase_lag_s",
+              "loop_area_error"):
         if m.get(k) is not None:
             print(f"{k} = {m[k]:.6g}")
+    if "alignment" in s:
+        print(f"force channel delay = {s['alignment']['force_delay_s']:.6g} s (aligned)")
+    if "band" in s:
+        print(f"95 % band: mean half-width {s['band']['mean_half_width_95']:.6g} N, "
+              f"{100 * s['band']['share_of_samples_inside']:.1f} % of samples inside")
     print(f"written: {out}/summary.json")
     return 0

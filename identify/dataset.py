@@ -205,12 +205,13 @@ class Dataset:
 
     # -- saving ------------------------------------------------------------------------------
     def to_npz(self, path) -> None:
-        """Save as .npz (keys t, u, force, optional v, channel names), atomically."""
+        """Save as .npz (keys t, u, F, optional v, channel names: the default names of
+        :func:`load_npz` and :func:`load_csv` alike), atomically."""
         import io
 
         from ..safeio import atomic_write
 
-        arrays = {"t": self.t, "u": self.u, "force": self.force}
+        arrays = {"t": self.t, "u": self.u, "F": self.force}
         if self.v is not None:
             arrays["v"] = self.v
         arrays.update(self.channels)
@@ -335,7 +336,8 @@ def load_csv(path, *, time: str = "t", disp: str = "u", force: str = "F",
              velocity: str | None = None, channels: dict | list | None = None,
              time_scale: float = 1.0, disp_scale: float = 1.0, force_scale: float = 1.0,
              velocity_scale: float | None = None, channel_scales: dict | None = None,
-             delimiter: str = ",", drop_nan: bool = False) -> Dataset:
+             delimiter: str = ",", drop_nan: bool = False, resample: bool = False,
+             force_time: str | None = None) -> Dataset:
     """Load a Dataset from a CSV file with a header row, choosing columns by name.
 
     Every value is multiplied by its unit factor to give SI units, e.g. for the Dyke
@@ -349,6 +351,12 @@ def load_csv(path, *, time: str = "t", disp: str = "u", force: str = "F",
     Rows with an empty or non-numeric cell in a chosen column raise a ValueError giving
     their number and line numbers, unless ``drop_nan=True`` (then they are dropped and a
     warning says how many and where).
+
+    Channels on their own time bases (interleaved rows, each filled for some channels
+    only; or a force sampled at other instants, its times in column ``force_time``):
+    ``resample=True`` takes every quantity from the rows where it and its time are
+    numeric and interpolates it linearly onto the displacement's own sample times,
+    within the span all channels cover (a warning reports the row counts).
     """
     path = Path(path)
     if not path.exists():
@@ -361,7 +369,12 @@ def load_csv(path, *, time: str = "t", disp: str = "u", force: str = "F",
         wanted["velocity"] = velocity
     for k, c in channels.items():
         wanted[f"channel:{k}"] = c
+    if force_time:
+        wanted["force_time"] = force_time
     vals, bad = _parse_columns(path, wanted, delimiter)
+    if resample or force_time:
+        return _resampled(path, vals, channels, velocity, time_scale, disp_scale, force_scale,
+                          velocity_scale, dict(channel_scales or {}))
     badrows = sorted(set().union(*[set(b) for b in bad.values()]))
     if badrows:
         cols = ", ".join(f"{wanted[k]!r} ({len(b)})" for k, b in bad.items() if b)
@@ -369,7 +382,9 @@ def load_csv(path, *, time: str = "t", disp: str = "u", force: str = "F",
         msg = (f"{path.name}: {len(badrows)} row(s) with empty or non-numeric values in "
                f"column(s) {cols}, at line(s) {where}")
         if not drop_nan:
-            raise ValueError(msg + " (pass drop_nan=True / --drop-nan to drop them)")
+            raise ValueError(msg + " (pass drop_nan=True / --drop-nan to drop them, or "
+                             "resample=True / --resample if the channels are sampled on "
+                             "interleaved rows)")
         import warnings
 
         warnings.warn(msg + "; these rows were dropped", stacklevel=2)
@@ -385,11 +400,53 @@ def load_csv(path, *, time: str = "t", disp: str = "u", force: str = "F",
                    source=str(path))
 
 
-def load_npz(path, *, time: str = "t", disp: str = "u", force: str = "force",
+def _resampled(path, vals, channels, velocity, time_scale, disp_scale, force_scale,
+               velocity_scale, channel_scales):
+    """Every quantity from its own numeric rows, interpolated onto the displacement's
+    sample times within the common span (load_csv's resample=True)."""
+    import warnings
+
+    t_all = vals["time"]
+    series = {}
+    keys = ["displacement", "force"] + (["velocity"] if velocity else []) + \
+        [f"channel:{k}" for k in channels]
+    for key in keys:
+        tk = vals["force_time"] if key == "force" and "force_time" in vals else t_all
+        ok = np.isfinite(vals[key]) & np.isfinite(tk)
+        tt, xx = tk[ok] * time_scale, vals[key][ok]
+        if tt.size < 2:
+            raise ValueError(f"{path.name}: the {key} has {tt.size} numeric row(s) with a time; "
+                             "at least 2 needed to resample it")
+        if np.any(np.diff(tt) <= 0):
+            raise ValueError(f"{path.name}: the times of the {key} samples are not strictly "
+                             "increasing")
+        series[key] = (tt, xx)
+    lo = max(s[0][0] for s in series.values())
+    hi = min(s[0][-1] for s in series.values())
+    tb = series["displacement"][0]
+    tb = tb[(tb >= lo) & (tb <= hi)]
+    if tb.size < MIN_SAMPLES:
+        raise ValueError(f"{path.name}: the channels overlap on {tb.size} displacement sample(s) "
+                         f"(t in [{lo:g}, {hi:g}] s); at least {MIN_SAMPLES} needed")
+    out = {k: np.interp(tb, tt, xx) for k, (tt, xx) in series.items()}
+    counts = ", ".join(f"{k.replace('channel:', '')} {series[k][0].size}" for k in keys)
+    warnings.warn(f"{path.name}: channels resampled onto the displacement's {tb.size} sample "
+                  f"times in [{lo:g}, {hi:g}] s (numeric rows: {counts})", stacklevel=3)
+    vscale = (disp_scale / time_scale) if velocity_scale is None else velocity_scale
+    return Dataset(t=tb, u=out["displacement"] * disp_scale, force=out["force"] * force_scale,
+                   v=out["velocity"] * vscale if velocity else None,
+                   channels={k: out[f"channel:{k}"] * float(channel_scales.get(k, 1.0))
+                             for k in channels},
+                   source=str(path))
+
+
+def load_npz(path, *, time: str = "t", disp: str = "u", force: str = "F",
              velocity: str | None = None, channels: list | dict | None = None,
              disp_scale: float = 1.0, force_scale: float = 1.0, time_scale: float = 1.0) -> Dataset:
-    """Load a Dataset from a .npz archive (keys as in :meth:`Dataset.to_npz` by default;
-    velocity ``v`` and any further keys become the velocity and channels if present)."""
+    """Load a Dataset from a .npz archive. Default names as for CSV (t, u, F) and as
+    :meth:`Dataset.to_npz` writes them; an archive from an older to_npz (key ``force``)
+    is read too when the default F is absent. ``v`` and any further keys become the
+    velocity and channels if present."""
     import zipfile
 
     from ..limits import memory_limit
@@ -408,6 +465,8 @@ def load_npz(path, *, time: str = "t", disp: str = "u", force: str = "force",
         raise ValueError(f"{path}: not a readable .npz archive ({e})") from None
     with z:
         keys = list(z.keys())
+        if force == "F" and "F" not in keys and "force" in keys:
+            force = "force"          # written by to_npz before the names were unified
         for k in (time, disp, force):
             if k not in keys:
                 raise ValueError(f"{path}: no array named {k!r}; arrays: {', '.join(keys)}")

@@ -98,7 +98,7 @@ def fit_element(ds: Dataset, law, bounds: dict, *, start: dict | None = None,
                 fixed: dict | None = None, n_starts: int = 3, seed: int = 0,
                 use_velocity: bool = False, rtol: float = 1e-6, decimate: int = 1,
                 max_nfev: int = 200, x0=None, tol: float = 1e-10,
-                diff_step: float = 1e-4, uncertainty: str = "hac") -> FitResult:
+                diff_step: float = 1e-4, uncertainty: str = "ar") -> FitResult:
     """Fit the parameters named in ``bounds`` of a force element to ds.force.
 
     law: element class name (e.g. "BoucWen"), class, or an instance whose parameters
@@ -115,7 +115,7 @@ def fit_element(ds: Dataset, law, bounds: dict, *, start: dict | None = None,
     uses all samples). tol: ftol = xtol = gtol of least_squares; diff_step: relative
     finite-difference step in the scaled variables (not too small: adaptive integrators
     make the force slightly noisy in the parameters). uncertainty: covariance method
-    of :func:`hystmech.identify.uncertainty.analyse` ("hac", "classic", "bootstrap").
+    of :func:`hystmech.identify.uncertainty.analyse` ("ar", "hac", "classic", "bootstrap").
 
     Returns a FitResult with params (all constructor keywords), merit, stderr and
     ``uncertainty`` (covariance, 95 % intervals, residual tests, identifiability) and
@@ -179,13 +179,14 @@ def fit_element(ds: Dataset, law, bounds: dict, *, start: dict | None = None,
     zlo, zhi = mp.zbounds
     rng = np.random.default_rng(seed)
     starts = [np.clip(mp.to_z(p_start), zlo, zhi)]
-    skipped = 0
+    skipped = redrawn = 0
     for _ in range(max(int(n_starts), 1) - 1):
         for _try in range(50):
             z0 = zlo + rng.random(zlo.size) * (zhi - zlo)
             if feasible(mp.to_p(z0)):
                 starts.append(z0)
                 break
+            redrawn += 1
         else:
             skipped += 1
     runs = []
@@ -203,7 +204,7 @@ def fit_element(ds: Dataset, law, bounds: dict, *, start: dict | None = None,
     Jp = best.jac / mp.dp_dz(p_best)[None, :]
     unc = analyse(best.fun, Jp, names=mp.names, values=p_best,
                   bounds=dict(zip(mp.names, zip(mp.lo, mp.hi))), method=uncertainty,
-                  inputs=u, what=f"fit of {cls.__name__}", warn=False)
+                  inputs=u, what=f"fit of {cls.__name__}", warn=False, log=mp.lo > 0)
     for m in unc.warnings:
         warnings.warn(m, RuntimeWarning, stacklevel=2)
     el = make(p_best)
@@ -211,6 +212,7 @@ def fit_element(ds: Dataset, law, bounds: dict, *, start: dict | None = None,
     params = dict(el.params)
     details = {"costs": [float(s.cost) for s in runs], "nfev": [int(s.nfev) for s in runs],
                "status": [int(s.status) for s in runs], "message": best.message,
-               "fitted": list(mp.names), "starts_skipped_infeasible": skipped}
+               "fitted": list(mp.names), "starts_skipped_infeasible": skipped,
+               "starts_redrawn_infeasible": redrawn}
     return FitResult(law=cls.__name__, params=params, stderr=unc.stderr(), data=ds, predicted=F,
                      details=details, uncertainty=unc)

@@ -38,14 +38,18 @@ def _branch_fit(u, v, f, up, uA, uC, eta):
     return coef, float(r @ r)
 
 
-def fit_masing(ds: Dataset, *, vmin_frac: float = 0.0) -> FitResult:
+def fit_masing(ds: Dataset, *, vmin_frac: float = 0.0, polish: bool = True,
+               uncertainty: str = "ar") -> FitResult:
     """Identify k, k0, α, F0 (eqs. (26a)-(26f)) and c (eqs. (28), (30)) of the Masing
     model with viscous damping from a record of a periodic input (constant extrema,
     e.g. Bastien et al. (2007) eq. (29)) with at least one complete cycle.
 
-    Returns a FitResult (law ``Masing``) whose details hold the corner data
-    (u_A, u_B, u_C, F_A, F_C, pB_minus, pB_plus), the energies per cycle [J] and the
-    regression's own c for comparison.
+    polish=True (default) then refines k, k0, α, F0, c by output-error least squares
+    from that estimate (:func:`~hystmech.identify.fit_element`), which gives standard
+    errors and 95 % intervals (``uncertainty``: covariance method, "ar" holds under
+    coloured noise). Returns a FitResult (law ``Masing``) whose details hold the corner
+    data (u_A, u_B, u_C, F_A, F_C, pB_minus, pB_plus), the energies per cycle [J], the
+    regression's own c and the geometric estimate (``geometric``) for comparison.
     """
     from scipy.optimize import minimize_scalar
 
@@ -104,9 +108,54 @@ def fit_masing(ds: Dataset, *, vmin_frac: float = 0.0) -> FitResult:
     eta = alpha / k
     w0 = float(np.clip((f[0] - k0 * u[0] - c * v[0] + F0) / k, -eta, eta))
     params = dict(k=k, k0=k0, alpha=alpha, F0=F0, c=c, w0=w0)
-    el = get_element_class("Masing")(**params)
-    F = drive(el, ds.t, ds.u, ds.v).force
     details = dict(u_A=uA, u_B=uB, u_C=uC, F_A=F_A, F_C=F_C, pB_minus=pB_minus, pB_plus=pB_plus,
                    E_total=E_total, E_dry=E_dry, E_viscous=E_total - E_dry,
-                   E_per_cycle=E_tot, c_regression=float(c_r))
+                   E_per_cycle=E_tot, c_regression=float(c_r), geometric=dict(params))
+    if polish:
+        return _polish(ds, params, details, uncertainty)
+    el = get_element_class("Masing")(**params)
+    F = drive(el, ds.t, ds.u, ds.v).force
     return FitResult(law="Masing", params=params, data=ds, predicted=F, details=details)
+
+
+def _polish(ds, params, details, uncertainty):
+    """Output-error least squares of k, k0, α, F0, c, w0 started from the geometric
+    estimate: the estimate whose covariance :func:`fit_element` reports. A parameter
+    ending on a bound is refitted with wider bounds."""
+    import warnings
+
+    from ..components import get_element_class
+    from .generic import fit_element
+
+    frange = float(np.ptp(ds.force)) or 1.0
+    vmax = float(np.max(np.abs(ds.velocity))) or 1.0
+    umax = float(np.ptp(ds.u)) or 1.0
+    p = dict(params)
+    widen = 1.0
+    for _ in range(4):
+        bnds = {"k": (p["k"] / (1 + 9 * widen), p["k"] * (1 + 9 * widen)),
+                "alpha": (p["alpha"] / (1 + 9 * widen), p["alpha"] * (1 + 9 * widen)),
+                "k0": (0.0, p["k0"] + widen * (abs(p["k0"]) + frange / umax)),
+                "F0": (p["F0"] - widen * (abs(p["F0"]) + frange), p["F0"] + widen * (abs(p["F0"]) + frange)),
+                "c": (0.0, p["c"] + widen * (abs(p["c"]) + frange / vmax))}
+        # w0 is fitted too: a start value read off one noisy sample biases the others
+        # through the first half-cycle (the play holds it until it saturates)
+        eta = p["alpha"] / p["k"]
+        bnds["w0"] = (-0.999 * eta, 0.999 * eta)
+        p["w0"] = float(np.clip(p["w0"], -0.99 * eta, 0.99 * eta))
+        el = get_element_class("Masing")(**p)
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            r = fit_element(ds, el, bnds, n_starts=1, use_velocity=ds.v is not None,
+                            uncertainty=uncertainty, diff_step=1e-6)
+        p = dict(r.params)
+        # k0 = 0 and c = 0 are admissible physical values, not a bound of the search
+        hit = [k for k in r.uncertainty.on_bound
+               if not (k in ("k0", "c") and r.params[k] == 0.0) and k != "w0"]
+        if not hit:
+            break
+        widen *= 4.0
+    for m in rec:
+        warnings.warn(m.message, m.category, stacklevel=3)
+    r.details.update(details)
+    return r

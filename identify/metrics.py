@@ -74,7 +74,25 @@ def cycle_energies(u, force, cycles_idx) -> np.ndarray:
     return np.asarray(out)
 
 
+def fit_percent(meas, pred) -> float:
+    """Fit [%] as MATLAB's ``compare``: 100 (1 − ‖y − ŷ‖ / ‖y − mean(y)‖) (NRMSE
+    normalised by the standard deviation; 100 is perfect, below 0 worse than the mean)."""
+    m = np.asarray(meas, float)
+    den = float(np.linalg.norm(m - m.mean()))
+    return 100.0 * (1.0 - float(np.linalg.norm(np.asarray(pred, float) - m)) / den) if den > 0 \
+        else float("nan")
+
+
+def peak_error(meas, pred) -> float:
+    """Relative error of the peak |F|: (max |ŷ| − max |y|) / max |y| [-]."""
+    pk = float(np.max(np.abs(meas)))
+    return (float(np.max(np.abs(pred))) - pk) / pk if pk > 0 else float("nan")
+
+
 def summary(t, meas, pred) -> dict:
-    """RMSE [N], NRMSE [-], max error [N], R² [-] and phase lag [s] in one dict."""
-    return {"rmse": rmse(meas, pred), "nrmse": nrmse(meas, pred), "max_error": max_error(meas, pred),
-            "r2": r2(meas, pred), "phase_lag_s": phase_lag(t, meas, pred)}
+    """RMSE [N], NRMSE [-], fit [%] (MATLAB compare), max error [N], peak error [-], R² [-]
+    and phase lag [s] in one dict."""
+    return {"rmse": rmse(meas, pred), "nrmse": nrmse(meas, pred),
+            "fit_percent": fit_percent(meas, pred), "max_error": max_error(meas, pred),
+            "peak_error": peak_error(meas, pred), "r2": r2(meas, pred),
+            "phase_lag_s": phase_lag(t, meas, pred)}

@@ -13,6 +13,8 @@
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .dataset import Dataset
@@ -39,7 +41,7 @@ def envelope_lines(ds: Dataset, frac: float = 0.25):
 
 
 def fit_modified_dahl(ds: Dataset, *, frac: float = 0.25, mu_grid=(0.2, 0.35, 0.5, 0.75, 1.0, 1.5),
-                      polish: bool = True, rtol: float = 1e-6) -> FitResult:
+                      polish: bool = True, rtol: float = 1e-9) -> FitResult:
     """Identify a, b, d, e, Λ, μ of the modified Dahl model from a periodic loop record.
 
     F0 (the model's initial force) is the first measured force sample, as in the
@@ -81,11 +83,24 @@ def fit_modified_dahl(ds: Dataset, *, frac: float = 0.25, mu_grid=(0.2, 0.35, 0.
     details = {"envelopes": dict(a=a, b=b, d=d, e=e), "mu_scan": scan,
                "lambda_mu_fit": dict(Lambda=r.params["Lambda"], mu=r.params["mu"])}
     if polish:
-        p = r.params
-        bnds = {"Lambda": (p["Lambda"] / 10, p["Lambda"] * 10), "mu": (0.5 * p["mu"], 2.0 * p["mu"])}
-        for k in ("a", "b", "d", "e"):
-            w = 0.5 * abs(p[k]) + 1e-9
-            bnds[k] = (p[k] - w, p[k] + w)
-        r = fit_element(ds, r.element(), bnds, n_starts=1, rtol=rtol)
+        # the envelope lines are only estimates (the branches may not reach their
+        # asymptotes within the stroke): a polish that ends on a bound is repeated from
+        # there with wider bounds
+        widen = 0.5
+        for _ in range(4):
+            p = r.params
+            bnds = {"Lambda": (p["Lambda"] / 10, p["Lambda"] * 10),
+                    "mu": (0.5 * p["mu"], 2.0 * p["mu"])}
+            for k in ("a", "b", "d", "e"):
+                w = widen * abs(p[k]) + 1e-9
+                bnds[k] = (p[k] - w, p[k] + w)
+            with warnings.catch_warnings(record=True) as rec:
+                warnings.simplefilter("always")
+                r = fit_element(ds, r.element(), bnds, n_starts=1, rtol=rtol)
+            if not r.uncertainty.on_bound:
+                break
+            widen *= 2.0
+        for m in rec:
+            warnings.warn(m.message, m.category, stacklevel=2)
     r.details.update(details)
     return r

@@ -6,8 +6,12 @@ Given residuals r (n,) and their Jacobian J = ∂r/∂θ (n, p) at the optimum �
 * classic covariance  σ̂² (JᵀJ)⁻¹, σ̂² = rᵀr / (n − p)  (white, homoscedastic noise only);
 * sandwich / HAC covariance  (JᵀJ)⁻¹ S (JᵀJ)⁻¹ · n/(n − p), S the long-run covariance of
   the scores g_t = J_t r_t: Newey & West (1987) Bartlett weights with the automatic
-  bandwidth of Andrews (1991, AR(1) plug-in, eq. (6.2)) after VAR(1) prewhitening
+  bandwidth of Andrews (1991, AR(1) plug-in, eq. (6.2)) after AR(1) prewhitening
   (Andrews & Monahan, 1992). It holds under coloured (autocorrelated) noise;
+* sandwich (JᵀJ)⁻¹ Jᵀ Σ̂ J (JᵀJ)⁻¹ with Σ̂ the Toeplitz covariance of an AR(q) model of
+  the residuals (Yule–Walker, q by AIC: an AR sieve for stationary noise independent
+  of the input) — the default ("ar"): it uses every sample to estimate the noise
+  autocovariance where Newey–West estimates the scores' own;
 * residual moving-block bootstrap (linearised: θ* − θ̂ = (JᵀJ)⁻¹Jᵀ r*, r* the residuals
   resampled in blocks, Künsch 1989), an alternative that also holds under coloured noise;
 * 95 % confidence intervals θ̂ ± z₀.₉₇₅·SE, the correlation matrix;
@@ -30,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-METHODS = ("hac", "classic", "bootstrap")
+METHODS = ("ar", "hac", "classic", "bootstrap")
 
 
 @dataclass
@@ -63,6 +67,15 @@ class Uncertainty:
     on_bound: list = field(default_factory=list)
     singular_values: np.ndarray | None = None
     warnings: list = field(default_factory=list)
+    inputs_: dict = field(default_factory=dict, repr=False)
+
+    def redo(self, **kw) -> "Uncertainty":
+        """The same analysis with some options changed (e.g. method="classic")."""
+        args = dict(self.inputs_)
+        args.update(kw)
+        args.setdefault("warn", False)
+        r, J = args.pop("residuals"), args.pop("jacobian")
+        return analyse(r, J, **args)
 
     def stderr(self) -> dict:
         """name -> standard error (of the chosen method)."""
@@ -83,6 +96,7 @@ class Uncertainty:
                                "ci": [float(a), float(b)]}
                            for k, v, s, sc, (a, b) in zip(self.names, self.values, self.se,
                                                           self.se_classic, self.ci)},
+                "names": list(self.names), "cov": self.cov.tolist(),
                 "corr": self.corr.tolist(), "whiteness": self.whiteness, "cross": self.cross,
                 "identifiability": [d["message"] for d in self.identifiability],
                 "on_bound": self.on_bound, "warnings": list(self.warnings)}
@@ -122,7 +136,8 @@ class Uncertainty:
         return self.summary()
 
 
-_METHOD_TEXT = {"hac": "sandwich/HAC, Newey-West prewhitened, automatic bandwidth",
+_METHOD_TEXT = {"ar": "sandwich with an AR-sieve model of the residual noise",
+                "hac": "sandwich/HAC, Newey-West prewhitened, automatic bandwidth",
                 "classic": "classic s^2 (J^T J)^-1, white noise assumed",
                 "bootstrap": "residual moving-block bootstrap"}
 
@@ -238,8 +253,9 @@ def _bartlett_sum(G, bw, seg_id=None):
 def long_run_covariance(G, *, prewhiten: bool = True, bandwidth: float | None = None,
                         segments=None):
     """Long-run covariance Σ_t Σ_s E[g_t g_sᵀ] of the score series G (n, p): Bartlett
-    (Newey–West) weights, Andrews (1991) automatic bandwidth, VAR(1) prewhitening with
-    recolouring (Andrews & Monahan 1992; eigen-values of the VAR matrix capped at 0.97).
+    (Newey–West) weights, Andrews (1991) automatic bandwidth, AR(1) prewhitening with
+    recolouring (Andrews & Monahan 1992, with one coefficient for all components,
+    capped at 0.97).
     segments: lengths of independent records concatenated in G (no lag crosses them).
     Returns (S, bandwidth)."""
     G = np.asarray(G, float)
@@ -257,11 +273,11 @@ def long_run_covariance(G, *, prewhiten: bool = True, bandwidth: float | None = 
         X, Y = G[:-1], G[1:]
         if m is not None:
             X, Y = X[m], Y[m]
-        At, *_ = np.linalg.lstsq(X, Y, rcond=None)       # Y ≈ X Aᵀ
-        A = At.T
-        U, s, Vt = np.linalg.svd(A)
-        if s.max() > 0.97:                               # keep (I − A) invertible
-            A = (U * np.minimum(s, 0.97)) @ Vt
+        # one AR(1) coefficient for all score components: a full VAR(1) fit is
+        # ill-conditioned when the Jacobian's columns are nearly collinear (common in
+        # nonlinear fits), and (I − A)⁻¹ then inflates the covariance many times over
+        a = float(np.sum(X * Y) / max(np.sum(X * X), 1e-300))
+        A = min(max(a, -0.97), 0.97) * np.eye(p)
         E = G.copy()
         E[1:] = G[1:] - G[:-1] @ A.T
         if seg_id is not None:
@@ -274,6 +290,64 @@ def long_run_covariance(G, *, prewhiten: bool = True, bandwidth: float | None = 
         Ik = np.linalg.inv(np.eye(p) - A)
         S = Ik @ S @ Ik.T
     return 0.5 * (S + S.T), bw
+
+
+def ar_autocovariance(r, max_order: int | None = None, tol: float = 1e-6):
+    """Autocovariance γ(0..L) of the AR(q) model fitted to r by Yule–Walker (Levinson),
+    order q <= max_order (default min(40, n/10)) chosen by AIC (a sieve for any stationary
+    noise); L is where |γ(l)| falls below tol·γ(0) (at most n − 1). Returns (γ, q, a)."""
+    from scipy.linalg import solve_toeplitz
+
+    r = np.asarray(r, float) - np.mean(r)
+    n = r.size
+    Q = int(max_order) if max_order is not None else max(1, min(40, n // 10))
+    nfft = 1 << int(math.ceil(math.log2(2 * n)))
+    f = np.fft.rfft(r, nfft)
+    c = np.fft.irfft(f * np.conj(f), nfft)[: Q + 1] / n
+    if c[0] <= 0:
+        return np.zeros(1), 0, np.zeros(0)
+    best = (math.log(c[0]), 0, np.zeros(0))
+    for q in range(1, Q + 1):
+        a = solve_toeplitz(c[:q], c[1:q + 1])
+        s2 = c[0] - float(a @ c[1:q + 1])
+        if s2 <= 0:
+            break
+        aic = math.log(s2) + 2.0 * q / n
+        if aic < best[0]:
+            best = (aic, q, a)
+    _, q, a = best
+    s2 = c[0] - (float(a @ c[1:q + 1]) if q else 0.0)
+    # the model's autocovariance: impulse response h of 1/(1 − Σ a_k z^-k), γ(l) = s2 Σ h_j h_{j+l}
+    from scipy.signal import lfilter
+
+    L = n - 1
+    h = lfilter([1.0], np.r_[1.0, -a], np.r_[1.0, np.zeros(min(L, 1 << 16))])
+    keep = np.flatnonzero(np.abs(h) > 1e-9 * np.max(np.abs(h)))
+    h = h[: keep[-1] + 1]
+    g = s2 * np.correlate(h, h, "full")[h.size - 1:]
+    big = np.flatnonzero(np.abs(g) > tol * g[0])
+    g = g[: min(big[-1] + 1, L + 1)]
+    return g, q, a
+
+
+def _stationary_noise_S(J, gamma, segments=None):
+    """S = Jᵀ Σ J, Σ_ts = γ(|t − s|) (Toeplitz, within each independent segment): the
+    scores' covariance for stationary noise of autocovariance γ independent of the
+    regressors. Σ J by FFT convolution of every column with the two-sided γ."""
+    from scipy.signal import fftconvolve
+
+    n, p = J.shape
+    lens = [n] if segments is None else [int(q) for q in segments]
+    S = np.zeros((p, p))
+    g2 = np.r_[gamma[:0:-1], gamma]                     # γ(−L..L)
+    L = gamma.size - 1
+    start = 0
+    for m in lens:
+        Jm = J[start:start + m]
+        Y = fftconvolve(Jm, g2[:, None], mode="full", axes=0)[L:L + m]
+        S += Jm.T @ Y
+        start += m
+    return 0.5 * (S + S.T)
 
 
 def _block_bootstrap(r, Jpinv, n_boot, block, seed, segments=None):
@@ -365,19 +439,28 @@ def describe_direction(names, v, logscale, tol=0.1, weak: bool = False) -> dict:
 
 
 # -- the analysis -----------------------------------------------------------------------------------
-def analyse(residuals, jacobian, *, names=None, values=None, bounds=None, method: str = "hac",
+def _bound_list(bounds, names, p):
+    if bounds is None:
+        return [(-np.inf, np.inf)] * p
+    if isinstance(bounds, dict):
+        return [tuple(float(b) for b in bounds.get(k, (-np.inf, np.inf))) for k in names]
+    return [tuple(b) for b in np.asarray(bounds, float).reshape(p, 2)]
+
+
+def analyse(residuals, jacobian, *, names=None, values=None, bounds=None, method: str = "ar",
             level: float = 0.95, inputs=None, segments=None, rcond: float = 1e-7,
             max_rel_se: float = 1.0, weak_rcond: float = 1e-2, weak_rel_se: float = 0.01,
             n_boot: int = 400, block: int | None = None,
             seed: int = 0, dof: int | None = None, warn: bool = True, what: str = "fit",
-            bandwidth: float | None = None) -> Uncertainty:
+            bandwidth: float | None = None, log=None, prewhiten: bool = True) -> Uncertainty:
     """Uncertainty of the least-squares estimate θ̂ from residuals r (n,) and the Jacobian
     J = ∂r/∂θ (n, p) at θ̂ (any residual weighting: the covariance does not depend on it).
 
     names: parameter names (default p0, p1, ...); values: θ̂ (for intervals, relative
     errors and the log-space identifiability analysis); bounds: name -> (lo, hi) or a
-    (p, 2) array, to warn about parameters ending on a bound; method: "hac" (default,
-    holds under coloured noise), "classic" or "bootstrap"; inputs: the input signal(s)
+    (p, 2) array, to warn about parameters ending on a bound; method: "ar" (default:
+    sandwich with an AR-sieve noise model), "hac" (Newey–West, automatic bandwidth) —
+    both hold under coloured noise —, "classic" (white noise only) or "bootstrap"; inputs: the input signal(s)
     (n,) or (n, k) for the input–residual cross-correlation test; segments: lengths of
     independently measured records concatenated in r; rcond: smallest relative singular
     value of the scaled Jacobian counted as informative; max_rel_se: a singular direction
@@ -386,7 +469,9 @@ def analyse(residuals, jacobian, *, names=None, values=None, bounds=None, method
     with relative singular value below weak_rcond and relative standard deviation above
     weak_rel_se (1 %) is reported as poorly determined (e.g. Dahl at an amplitude
     u·ρ << 1: only ρ·Fc is well determined); dof: the residual degrees of freedom
-    (default n − p). Warns (RuntimeWarning, unless warn=False) with each identifiability
+    (default n − p); log: the parameters (names or booleans) analysed in log space, i.e.
+    positive scale parameters (default: every non-zero value); the others are scaled by
+    their bound width (or to unit column norm). Warns (RuntimeWarning, unless warn=False) with each identifiability
     and bound message. Returns an :class:`Uncertainty`.
     """
     if method not in METHODS:
@@ -409,10 +494,22 @@ def analyse(residuals, jacobian, *, names=None, values=None, bounds=None, method
     dof = max(n - p, 1) if dof is None else max(int(dof), 1)
     s2 = float(r @ r) / dof
 
-    # column scaling: relative (log-space) for non-zero parameters
-    logscale = (x != 0) & (values is not None)
+    # column scaling: relative (log-space) for the positive-scale parameters, by the
+    # bound width or to unit column norm for the others (offsets, initial states)
+    if log is None:
+        logscale = (x != 0) & (values is not None)
+    else:
+        lg = np.asarray([k in log for k in names] if not np.asarray(log).dtype == bool
+                        else log, bool).ravel()
+        if lg.size != p:
+            raise ValueError(f"log must name parameters or be {p} booleans")
+        logscale = lg & (x != 0)
+    blist = _bound_list(bounds, names, p)
     colnorm = np.linalg.norm(J, axis=0)
-    D = np.where(logscale, np.abs(x), np.where(colnorm > 0, 1.0 / np.where(colnorm > 0, colnorm, 1), 1.0))
+    width = np.array([hi - lo for lo, hi in blist], float)
+    D = np.where(colnorm > 0, 1.0 / np.where(colnorm > 0, colnorm, 1.0), 1.0)
+    D = np.where(np.isfinite(width) & (width > 0), width, D)
+    D = np.where(logscale, np.abs(x), D)
     Js = J * D
     U, sv, Vt = np.linalg.svd(Js, full_matrices=False)
     smax = float(sv[0]) if sv.size and sv[0] > 0 else 0.0
@@ -426,8 +523,19 @@ def analyse(residuals, jacobian, *, names=None, values=None, bounds=None, method
     bw = 0.0
     if method == "classic":
         cov = cov_classic
+    elif method == "ar":
+        gamma, q, _ = ar_autocovariance(r)
+        bw = float(q)
+        # effective sample size n·γ(0)/(long-run variance): the p fitted parameters
+        # remove p of those, not p of n, from the residuals' variance; the interval
+        # uses Student's t with n_eff − p degrees of freedom
+        lrv = float(gamma[0] + 2.0 * np.sum(gamma[1:]))
+        n_eff = float(np.clip(n * gamma[0] / lrv, p + 2, n)) if lrv > 0 else float(n)
+        dof_eff = n_eff - p
+        cov = B @ _stationary_noise_S(J, gamma * (n_eff / dof_eff), segments) @ B
     elif method == "hac":
-        S, bw = long_run_covariance(J * r[:, None], segments=segments, bandwidth=bandwidth)
+        S, bw = long_run_covariance(J * r[:, None], segments=segments, bandwidth=bandwidth,
+                                    prewhiten=prewhiten)
         cov = B @ S @ B * (n / dof)
     else:
         if block is None:
@@ -473,9 +581,10 @@ def analyse(residuals, jacobian, *, names=None, values=None, bounds=None, method
             for k in d["params"]:
                 se[names.index(k)] = np.inf
                 se_classic[names.index(k)] = np.inf
-    from scipy.stats import norm
+    from scipy.stats import norm, t as student
 
-    z = float(norm.ppf(0.5 + level / 2))
+    z = float(norm.ppf(0.5 + level / 2)) if method != "ar" else \
+        float(student.ppf(0.5 + level / 2, max(dof_eff, 1.0)))
     ci = np.column_stack([x - z * se, x + z * se])
     with np.errstate(invalid="ignore", divide="ignore"):
         sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
@@ -486,11 +595,7 @@ def analyse(residuals, jacobian, *, names=None, values=None, bounds=None, method
     msgs = [f"{what}: {d['message']}" for d in ident]
     on_bound = []
     if bounds is not None:
-        if isinstance(bounds, dict):
-            bl = [bounds.get(k, (-np.inf, np.inf)) for k in names]
-        else:
-            bl = list(np.asarray(bounds, float).reshape(p, 2))
-        for k, xi, (lo, hi) in zip(names, x, bl):
+        for k, xi, (lo, hi) in zip(names, x, blist):
             lo, hi = float(lo), float(hi)
             width = hi - lo if np.isfinite(hi - lo) else max(abs(xi), 1.0)
             tol = 1e-6 * width + 1e-12 * abs(xi)
@@ -517,7 +622,13 @@ def analyse(residuals, jacobian, *, names=None, values=None, bounds=None, method
                        se_classic=se_classic, ci=ci, corr=corr, method=method, level=level,
                        dof=dof, sigma=math.sqrt(s2), bandwidth=float(bw), whiteness=white,
                        cross=cross, identifiability=ident, on_bound=on_bound,
-                       singular_values=sv / smax if smax > 0 else sv, warnings=msgs)
+                       singular_values=sv / smax if smax > 0 else sv, warnings=msgs,
+                       inputs_=dict(residuals=r, jacobian=J, names=names, values=x,
+                                    bounds=bounds, method=method, level=level, inputs=inputs,
+                                    segments=segments, rcond=rcond, max_rel_se=max_rel_se,
+                                    weak_rcond=weak_rcond, weak_rel_se=weak_rel_se,
+                                    n_boot=n_boot, block=block, seed=seed, dof=dof, what=what,
+                                    bandwidth=bandwidth, log=log, prewhiten=prewhiten))
 
 
 def jacobian_fd(fun, x, *, rel_step: float = 1e-6, abs_step=None):

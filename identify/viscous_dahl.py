@@ -7,7 +7,9 @@
 of *A modified viscous + Dahl model for large-scale MR dampers* (Ikhouane group):
 κx, κw per direction by the linear regression of eq. (15) over windows where
 Proposition 1 holds (w = ±1), then ρ by inverting h(ν) = 1 − (2/ν) tanh(ν/2) from the
-area of the loop w versus x, eq. (19), with w recovered from eqs. (34)-(35).
+area of the loop w versus x, eq. (19), with w recovered from eqs. (34)-(35); then
+(default) an output-error least-squares refinement of the whole model, exact on its
+own data at any ρ·stroke (the regression needs w = ±1 in its windows).
 
 For the varying damper voltage of the Dyke (1996) data, :func:`fit_voltage_viscous_dahl`
 fits κx, κw linear in the voltage (the paper's §3 remark), see :func:`voltage_viscous_dahl_force`.
@@ -182,19 +184,150 @@ def rho_from_cycles(ds: Dataset, kx1, kw1, kx2, kw2, skip_first: bool = True):
     return float(np.median(rhos)), np.asarray(rhos)
 
 
+def _vd_design(u, v, rho, w0, asymmetric):
+    """Columns multiplying (κx1, κx2, κw1, κw2) (asymmetric) or (κx, κw): the force is
+    linear in them once ρ and w0 fix w (eqs. (10), (27)-(33))."""
+    w = dahl_state(u, float(rho), float(w0))
+    if asymmetric:
+        return np.column_stack([np.where(v >= 0, v, 0.0), np.where(v < 0, v, 0.0),
+                                np.where(w >= 0, w, 0.0), np.where(w < 0, w, 0.0)])
+    return np.column_stack([v, w])
+
+
+def _output_error(ds, asymmetric, rho_starts, w0_starts):
+    """Least squares of the model force on the measured one over (log ρ, w0), the κ's
+    solved exactly for each (variable projection): exact on the model's own data at any
+    ρ·stroke, where the regression of eq. (15) needs w = ±1 (ρ·stroke >> 1)."""
+    from scipy.optimize import least_squares
+
+    u = np.ascontiguousarray(ds.u, dtype=float)
+    v, f = ds.velocity, ds.force
+    scale = float(np.std(f)) or 1.0
+
+    def solve(z):
+        A = _vd_design(u, v, np.exp(z[0]), z[1], asymmetric)
+        coef, *_ = np.linalg.lstsq(A, f, rcond=None)
+        return coef, A
+
+    def resid(z):
+        coef, A = solve(z)
+        return (A @ coef - f) / scale
+
+    span = float(np.ptp(u)) or 1.0
+    lo = np.array([np.log(1e-3 / span), -1.0])
+    hi = np.array([np.log(1e6 / span), 1.0])
+    cands = []
+    for r0 in rho_starts:
+        for w0 in w0_starts:
+            z = np.clip([np.log(r0), w0], lo, hi)
+            r = resid(z)
+            cands.append((float(r @ r), z))
+    cands.sort(key=lambda c: c[0])
+    best = None
+    for _, z0 in cands[:3]:
+        sol = least_squares(resid, z0, bounds=(lo, hi), x_scale=[1.0, 0.1], ftol=1e-15,
+                            xtol=1e-15, gtol=1e-15, max_nfev=200)
+        if best is None or sol.cost < best.cost:
+            best = sol
+    coef, _ = solve(best.x)
+    return float(np.exp(best.x[0])), float(best.x[1]), coef
+
+
+def vd_residual_jacobian(ds, params, asymmetric):
+    """Residuals F_model − F_measured and their Jacobian in the parameters (κ's exact,
+    ρ and w0 by central differences of the exact Dahl state). Returns (names, θ, r, J)."""
+    from .uncertainty import jacobian_fd
+
+    names = ["kx1", "kw1", "kx2", "kw2", "rho", "w0"] if asymmetric else ["kx", "kw", "rho", "w0"]
+    theta = np.array([params[k] for k in names], float)
+    u = np.ascontiguousarray(ds.u, dtype=float)
+    v, f = ds.velocity, ds.force
+
+    def fun(th):
+        if asymmetric:
+            F, _ = viscous_dahl_force(u, v, th[4], th[0], th[1], th[2], th[3], w0=th[5])
+        else:
+            F, _ = viscous_dahl_force(u, v, th[2], th[0], th[1], w0=th[3])
+        return F - f
+
+    steps = np.maximum(np.abs(theta) * 1e-6, 1e-12)
+    steps[-1] = 1e-6
+    return names, theta, fun(theta), jacobian_fd(fun, theta, abs_step=steps)
+
+
 def fit_viscous_dahl(ds: Dataset, windows=None, *, asymmetric: bool = True,
-                     vmin: float | None = None, skip: float = 0.25) -> FitResult:
+                     vmin: float | None = None, skip: float = 0.25, refine: bool = True,
+                     uncertainty: str = "ar") -> FitResult:
     """Identify the viscous + Dahl model from a displacement/force record.
 
-    κx, κw for increasing (1) and decreasing (2) displacement by the regression of
-    eq. (15) over ``windows`` (list of Window or (t0, t2, ±1) / (t0, t1, t2, ±1); found
-    from the velocity by :func:`find_windows` when None); ρ from the loop area of the
-    complete cycles (eq. (19)). asymmetric=False fits one κx, κw over both directions.
-    Returns a FitResult (law ``AsymmetricViscousDahl`` or ``ViscousDahl``) with
-    regression R² and standard errors, and the model's force on the data.
+    The paper's method first: κx, κw for increasing (1) and decreasing (2)
+    displacement by the regression of eq. (15) over ``windows`` (list of Window or
+    (t0, t2, ±1) / (t0, t1, t2, ±1); found from the velocity by :func:`find_windows`
+    when None); ρ from the loop area of the complete cycles (eq. (19)). That needs
+    w = ±1 inside the windows (ρ·stroke >> 1). refine=True (default) then minimises the
+    output error of the model force over (ρ, w0) with the κ's solved exactly for each
+    (variable projection), started from the regression's ρ and a scan of ρ·stroke in
+    [0.1, 3000]: exact on the model's own data at any ρ·stroke (where the regression
+    alone is biased or gives a negative κ). asymmetric=False fits one κx, κw over both
+    directions. uncertainty: covariance method of
+    :func:`~hystmech.identify.uncertainty.analyse` for the final parameters.
+    Returns a FitResult (law ``AsymmetricViscousDahl`` or ``ViscousDahl``) with standard
+    errors, 95 % intervals (``uncertainty``), the regression's own estimates and R² in
+    details, and the model's force on the data.
     """
-    wins = find_windows(ds, vmin=vmin, skip=skip) if windows is None else _as_windows(windows)
-    details = {"windows": [w.__dict__ for w in wins]}
+    from .uncertainty import analyse
+
+    user_windows = windows is not None
+    details = {}
+    reg = None
+    try:
+        wins = find_windows(ds, vmin=vmin, skip=skip) if windows is None else _as_windows(windows)
+        details["windows"] = [w.__dict__ for w in wins]
+        reg = _regression_estimate(ds, wins, asymmetric, details)
+    except ValueError as e:
+        if user_windows or not refine:
+            raise
+        details["regression_error"] = str(e)
+    if not refine:
+        kx1, kw1, kx2, kw2, rho, w0, stderr = reg
+    else:
+        span = float(np.ptp(ds.u)) or 1.0
+        rho_starts = [10 ** e / span for e in np.linspace(-1, 3.5, 19)]
+        if reg is not None:
+            rho_starts.insert(0, reg[4])
+            details["regression"] = dict(zip(("kx1", "kw1", "kx2", "kw2", "rho", "w0"), reg[:6]))
+        rho, w0, coef = _output_error(ds, asymmetric, rho_starts, (-0.9, 0.0, 0.9))
+        if asymmetric:
+            kx1, kx2, kw1, kw2 = (float(c) for c in coef)
+        else:
+            kx1 = kx2 = float(coef[0])
+            kw1 = kw2 = float(coef[1])
+    for name, val, strict in (("kx1", kx1, False), ("kw1", kw1, True), ("kx2", kx2, False),
+                              ("kw2", kw2, True)):
+        if not (val > 0 or (not strict and val == 0)):
+            raise ValueError(f"identified {name} = {val:.4g} is not positive: the data do not "
+                             "follow the viscous + Dahl model (check the sign convention of "
+                             "force and displacement, or the windows of eq. (15))")
+    if asymmetric:
+        params = dict(kx1=kx1, kw1=kw1, kx2=kx2, kw2=kw2, rho=rho, w0=w0)
+        law = "AsymmetricViscousDahl"
+    else:
+        params = dict(kx=kx1, kw=kw1, rho=rho, w0=w0)
+        law = "ViscousDahl"
+    F, _ = viscous_dahl_force(ds.u, ds.velocity, rho, kx1, kw1, kx2, kw2, w0=w0)
+    unc = None
+    if refine:
+        names, theta, r, J = vd_residual_jacobian(ds, params, asymmetric)
+        unc = analyse(r, J, names=names, values=theta, method=uncertainty, inputs=ds.u,
+                      what=f"fit of {law}", log=names[:-1])
+        stderr = unc.stderr()
+    return FitResult(law=law, params=params, stderr=stderr, data=ds, predicted=F, details=details,
+                     uncertainty=unc)
+
+
+def _regression_estimate(ds, wins, asymmetric, details):
+    """The paper's estimate: regression of eq. (15), then ρ from the loop area (eq. (19)).
+    Returns (kx1, kw1, kx2, kw2, ρ, w0, stderr)."""
     if asymmetric:
         kx1, kw1, sx1, sw1, r21, a1, b1 = regression(ds, wins, +1)
         kx2, kw2, sx2, sw2, r22, a2, b2 = regression(ds, wins, -1)
@@ -221,16 +354,9 @@ def fit_viscous_dahl(ds: Dataset, windows=None, *, asymmetric: bool = True,
     details["rho_per_cycle"] = rhos
     w_est = _dry_state(ds, kx1, kw1, kx2, kw2)
     w0 = float(np.clip(w_est[0], -1.0, 1.0))
-    F, _ = viscous_dahl_force(ds.u, ds.velocity, rho, kx1, kw1, kx2, kw2, w0=w0)
-    if asymmetric:
-        params = dict(kx1=kx1, kw1=kw1, kx2=kx2, kw2=kw2, rho=rho, w0=w0)
-        law = "AsymmetricViscousDahl"
-    else:
-        params = dict(kx=kx1, kw=kw1, rho=rho, w0=w0)
-        law = "ViscousDahl"
     if len(rhos) > 1:
         stderr["rho"] = float(np.std(rhos, ddof=1) / np.sqrt(len(rhos)))
-    return FitResult(law=law, params=params, stderr=stderr, data=ds, predicted=F, details=details)
+    return kx1, kw1, kx2, kw2, rho, w0, stderr
 
 
 def plot_regression(result: FitResult):

@@ -162,3 +162,53 @@ def test_check_usable_names_degenerate_data():
     with pytest.raises(ValueError, match=r"force values up to 1e\+160 N overflow"):
         Dataset(t=t, u=u, force=1e160 * np.cos(2 * np.pi * t)).check_usable()
     assert np.isfinite(np.sum((1e150 * np.cos(2 * np.pi * t)) ** 2))   # the limit is safe
+
+
+# -- issue 30 §4: channels on their own time bases --------------------------------------------
+def _interleaved(tmp_path):
+    """Rows alternate: (t, u, -) at t = k·h and (t, -, F) at t = k·h + h/2, as a logger
+    writing each channel when it samples it. Truth: u = sin(2πt)/100, F = 50 cos(2πt)."""
+    h = 1e-3
+    lines = ["t,u,F"]
+    for k in range(2000):
+        t = k * h
+        lines.append(f"{t!r},{float(np.sin(2 * np.pi * t)) / 100!r},")
+        lines.append(f"{t + h / 2!r},,{50 * float(np.cos(2 * np.pi * (t + h / 2)))!r}")
+    p = tmp_path / "interleaved.csv"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_interleaved_rows_resample_onto_the_displacement_times(tmp_path):
+    p = _interleaved(tmp_path)
+    with pytest.raises(ValueError, match="--resample"):
+        load_csv(p)
+    with pytest.warns(UserWarning, match="resampled onto the displacement's"):
+        ds = load_csv(p, resample=True)
+    # linear interpolation of a 1 Hz cosine sampled at 1 kHz: error <= h²ω²/8 · 50
+    assert np.max(np.abs(ds.force - 50 * np.cos(2 * np.pi * ds.t))) < 50 * (2 * np.pi * 1e-3) ** 2 / 8 * 1.01
+    assert np.array_equal(ds.u, np.sin(2 * np.pi * ds.t) / 100)   # the base itself, untouched
+    assert ds.t[0] >= 5e-4 - 1e-15 and len(ds) == 1999
+
+
+def test_force_with_its_own_time_column(tmp_path):
+    t = np.linspace(0, 1, 501)
+    tf = t + 0.0007                                          # force sampled 0.7 ms later
+    rows = np.c_[t, np.sin(2 * np.pi * t), tf, np.cos(2 * np.pi * tf)]
+    p = tmp_path / "two_clocks.csv"
+    np.savetxt(p, rows, delimiter=",", header="t,u,tF,F", comments="")
+    with pytest.warns(UserWarning):
+        ds = load_csv(p, force_time="tF")
+    assert np.max(np.abs(ds.force - np.cos(2 * np.pi * ds.t))) < (2 * np.pi * 2e-3) ** 2 / 8 * 1.01
+
+
+def test_compare_cli_reads_interleaved_rows_with_resample(tmp_path, capsys):
+    from hystmech.cli import main
+
+    p = _interleaved(tmp_path)
+    toml = tmp_path / "d.toml"
+    toml.write_text('runner = "drive"\n[element]\ntype = "Dahl"\nrho = 300.0\nFc = 50.0\n')
+    assert main(["compare", str(p), "--scenario", str(toml), "--out", str(tmp_path / "a")]) == 2
+    assert "--resample" in capsys.readouterr().err
+    assert main(["compare", str(p), "--scenario", str(toml), "--resample",
+                 "--out", str(tmp_path / "b")]) == 0

@@ -33,12 +33,12 @@ def _exact_ols_cov(X, phi=PHI, sig=SIG):
     return B @ X.T @ Sig @ X @ B
 
 
-def test_hac_covers_under_ar1_noise_where_the_classic_error_undercovers():
+def test_ar_and_hac_cover_under_ar1_noise_where_the_classic_error_undercovers():
     X = _design()
     beta = np.array([1.0, 2.0, -0.5, 0.3])
     se_true = np.sqrt(np.diag(_exact_ols_cov(X)))
-    hits = {"hac": np.zeros(4), "classic": np.zeros(4)}
-    se_hac = []
+    hits = {"ar": np.zeros(4), "hac": np.zeros(4), "classic": np.zeros(4)}
+    se_hac = {"ar": [], "hac": []}
     seeds = 200
     for s in range(seeds):
         y = X @ beta + _ar1(np.random.default_rng(s))
@@ -47,16 +47,17 @@ def test_hac_covers_under_ar1_noise_where_the_classic_error_undercovers():
         for m in hits:
             u = analyse(r, X, values=b, method=m, warn=False)
             hits[m] += (u.ci[:, 0] <= beta) & (beta <= u.ci[:, 1])
-            if m == "hac":
-                se_hac.append(u.se)
-    cov_hac = hits["hac"] / seeds
+            if m != "classic":
+                se_hac[m].append(u.se)
     cov_classic = hits["classic"] / seeds
     # binomial sd of a 95 % coverage over 200 seeds is 1.5 %
-    assert np.all(cov_hac >= 0.90) and np.all(cov_hac <= 0.99), cov_hac
+    for m in ("ar", "hac"):
+        cov = hits[m] / seeds
+        assert np.all(cov >= 0.90) and np.all(cov <= 0.99), (m, cov)
+        # the standard error estimates the exact OLS standard error under AR(1)
+        ratio = np.mean(se_hac[m], axis=0) / se_true
+        assert np.all(np.abs(ratio - 1.0) < 0.15), (m, ratio)
     assert np.all(cov_classic < 0.6), cov_classic      # white-noise SE: ~1/3 of the truth
-    # the HAC standard error estimates the exact OLS standard error under AR(1)
-    ratio = np.mean(se_hac, axis=0) / se_true
-    assert np.all(np.abs(ratio - 1.0) < 0.15), ratio
 
 
 def test_bootstrap_is_much_closer_than_classic_under_ar1_noise():
@@ -84,9 +85,10 @@ def test_classic_equals_textbook_ols_standard_error_under_white_noise():
     assert u.se == pytest.approx(ref, rel=1e-10)
     assert u.ci[:, 1] - u.ci[:, 0] == pytest.approx(2 * 1.959963984540054 * ref, rel=1e-10)
     assert np.allclose(np.diag(u.corr), 1.0)
-    # white residuals: HAC agrees with the classic error to sampling accuracy
-    h = analyse(r, X, values=b, warn=False)
-    assert np.all(np.abs(h.se / ref - 1) < 0.2)
+    # white residuals: AR and HAC agree with the classic error to sampling accuracy
+    for m in ("ar", "hac"):
+        h = analyse(r, X, values=b, warn=False, method=m)
+        assert np.all(np.abs(h.se / ref - 1) < 0.2), m
     assert u.whiteness["white"]
 
 
