@@ -35,6 +35,10 @@ Kernels (plain numeric functions, numba-compiled, kept apart from the class):
 ``jac(x, u, v, p, J)``
     fills J, shape (n+1, n+2): rows 0..n-1 are ∂ẋ/∂(x, u, v), row n is ∂F/∂(x, u, v).
     ``None`` where not provided (solvers then use finite differences).
+``pjac(x, u, v, p, Jp)`` (optional)
+    fills Jp, shape (n+1, p.size): rows 0..n-1 are ∂ẋ/∂p, row n is ∂F/∂p (the forward
+    sensitivity equations of identify/assembly.py; ``None``: the law's parameters
+    cannot be fitted there).
 ``affine(v, dt, p, out)`` (optional, one-state laws whose exact segment update is affine)
     fills out[0:4] so that x_new = out[0]·x + out[1] and F = out[2]·x_new + out[3] for a
     segment of velocity v and duration dt; drive() then reuses the map across segments
@@ -229,6 +233,8 @@ class ForceElement:
     force: Callable | None = None
     rate: Callable | None = None
     jac: Callable | None = None
+    # pjac(x, u, v, p, Jp): ∂(ẋ, F)/∂p, (n_states + 1, p.size); None: not available
+    pjac: Callable | None = None
     affine: Callable | None = None
 
     slope: Callable | None = None

@@ -121,6 +121,28 @@ def bouc_wen_jac(x, u, v, p, J):
 
 
 @njit(cache=True)
+def bouc_wen_pjac(x, u, v, p, Jp):
+    """∂(ż, F)/∂p for p = [A, β, γ, n, k_el] (rows ż, F), the parameter Jacobian of the
+    forward sensitivity equations (identify/assembly.py): ∂ż/∂A = u̇,
+    ∂ż/∂β = −|u̇| sgn(z)|z|^n, ∂ż/∂γ = −u̇ |z|^n, ∂ż/∂n = (ż − A u̇)·ln|z| (0 at z = 0),
+    ∂F/∂k_el = u."""
+    z, n = x[0], p[3]
+    szn = spow(z, n)
+    azn = abs(z) ** n
+    lz = math.log(abs(z)) if z != 0.0 else 0.0
+    Jp[0, 0] = v
+    Jp[0, 1] = -abs(v) * szn
+    Jp[0, 2] = -v * azn
+    Jp[0, 3] = -(p[1] * abs(v) * szn + p[2] * v * azn) * lz
+    Jp[0, 4] = 0.0
+    Jp[1, 0] = 0.0
+    Jp[1, 1] = 0.0
+    Jp[1, 2] = 0.0
+    Jp[1, 3] = 0.0
+    Jp[1, 4] = u
+
+
+@njit(cache=True)
 def bouc_wen_slope(x, u, v, p):
     """dF/du = k_el + dz/du on the branch of direction sgn(v) (increasing for v = 0)."""
     z, n = x[0], p[3]
@@ -155,6 +177,7 @@ class BoucWen(ForceElement):
     force = staticmethod(bouc_wen_force)
     rate = staticmethod(bouc_wen_rate)
     jac = staticmethod(bouc_wen_jac)
+    pjac = staticmethod(bouc_wen_pjac)
     slope = staticmethod(bouc_wen_slope)
 
     def __init__(self, *, A, beta, gamma, n, k_el=0.0, z0=0.0):

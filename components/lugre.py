@@ -123,6 +123,33 @@ def lugre_jac(x, u, v, p, J):
 
 
 @njit(cache=True)
+def lugre_pjac(x, u, v, p, Jp):
+    """∂(ẋ, F)/∂p for p = [σ0, σ1, Fc, Fs, vs, β, σ2] (rows ẋ, F) of the default
+    Stribeck curve, the parameter Jacobian of the forward sensitivity equations
+    (identify/assembly.py): ẋ = −σ0|u̇|x/g + u̇, F = σ0 x + σ1 ẋ + σ2 u̇,
+    g = Fc + (Fs − Fc) e^(−r), r = |u̇/vs|^β."""
+    s0, s1 = p[0], p[1]
+    a = abs(v / p[4])
+    r = a ** p[5] if a > 0.0 else 0.0
+    e = math.exp(-r) if r < 746.0 else 0.0
+    g = p[2] + (p[3] - p[2]) * e
+    xd = -s0 * abs(v) / g * x[0] + v
+    q = s0 * abs(v) * x[0] / (g * g)          # ∂ẋ/∂g
+    dg = (1.0 - e, e, (p[3] - p[2]) * e * p[5] * r / p[4],
+          -(p[3] - p[2]) * e * r * (math.log(a) if a > 0.0 else 0.0))
+    for j in range(7):
+        Jp[0, j] = 0.0
+        Jp[1, j] = 0.0
+    Jp[0, 0] = -abs(v) * x[0] / g
+    Jp[1, 0] = x[0] + s1 * Jp[0, 0]
+    Jp[1, 1] = xd
+    for j in range(4):
+        Jp[0, 2 + j] = q * dg[j]
+        Jp[1, 2 + j] = s1 * q * dg[j]
+    Jp[1, 6] = v
+
+
+@njit(cache=True)
 def lugre_affine(v, dt, p, out):
     # On a segment of constant velocity the exact update and the output are affine in x:
     # x_new = out[0]·x + out[1], F = out[2]·x_new + out[3]; drive() reuses these four
@@ -163,6 +190,7 @@ class LuGre(ForceElement):
     force = staticmethod(lugre_force)
     rate = staticmethod(lugre_rate)
     jac = staticmethod(lugre_jac)
+    pjac = staticmethod(lugre_pjac)
     affine = staticmethod(lugre_affine)
 
     def __init__(self, *, sigma0, sigma1, Fc, Fs, vs, beta=1.0, sigma2=0.0, x0=0.0,
@@ -208,6 +236,7 @@ class LuGre(ForceElement):
                                     compile_=False)
             self.advance, self.rate, self.force, self.jac = kern
             self.affine = None
+            self.pjac = None          # lugre_pjac differentiates the default curve only
             self.g = g
         else:
             self.g = lambda v: float(stribeck_g(float(v), self.p))

@@ -55,6 +55,7 @@ REGISTRY: dict[str, str] = {
     "mr-damper-real-data": "hystmech.identify.real_data:run",
     "mr-damper-rig": "hystmech.systems.rigs.mr_damper:run",
     "bouc-wen-benchmark": "hystmech.systems.rigs.bouc_wen_benchmark:run",
+    "noel-schoukens-identification": "hystmech.identify.noel_schoukens:run",
 }
 
 # -- schemas: {table: Spec} per runner ---------------------------------------------------------
@@ -172,6 +173,12 @@ SCHEMAS: dict[str, dict] = {
                           "multisine_periods": COUNT, "B": REAL, "f0": REAL, "f1": REAL,
                           "rate": REAL}),
         "solver": Table({"method": STR, "rtol": REAL}),
+    },
+    "noel-schoukens-identification": {
+        "fit": Table({"periods": COUNT, "substeps": COUNT, "starts": COUNT, "free": List(STR)}),
+        "start": Table({k: REAL for k in ("y.m", "damper.c", "spring.k", "hysteresis.A",
+                                          "hysteresis.beta", "hysteresis.gamma",
+                                          "hysteresis.n")}),
     },
     "maxwell-slip-oscillator": {
         "oscillator": Table({"m": REAL, "K": REAL, "c": REAL}),
@@ -390,8 +397,14 @@ def _work_bouc_wen(cfg):
                            f"{n:.3g} samples")}
 
 
+def _work_noel_schoukens(cfg):
+    n = 8192.0 * float(_t(cfg, "fit").get("periods", 10)) + 8192 * 2 + 135001
+    return {"samples": (n, f"fit.periods x 8192 training + 151385 test samples is {n:.3g}")}
+
+
 WORK: dict[str, Callable[[dict], dict]] = {
     "drive": _work_drive,
+    "noel-schoukens-identification": _work_noel_schoukens,
     "bouc-wen-benchmark": _work_bouc_wen,
     "belt-tensioner": _work_belt,
     "belt-tensioner-frf": _work_frf,

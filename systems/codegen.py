@@ -646,3 +646,172 @@ def build(m, kernels: dict, callback, tpl: Templates) -> Compiled:
     out.reason = reason
     _MEMORY[key] = out
     return out
+
+
+# -- parameter sensitivities: the forward sensitivity equations of identify/assembly.py --
+
+def param_columns(m) -> dict:
+    """Offsets of the parameter groups among the columns of ``pjac_core``'s G = ∂ẏ/∂θ:
+    θ = (masses (nq), spring k, u0, preload (ns each), damper c (nd), element parameter
+    vectors P (concatenated), external force values w_j (nf)); key "n": their number."""
+    nq, ns, nd = m.layout.nq, len(m.sa), len(m.da)
+    off = {"mass": 0, "k": nq, "u0": nq + ns, "pre": nq + 2 * ns, "c": nq + 3 * ns,
+           "P": nq + 3 * ns + nd}
+    off["fext"] = off["P"] + (m.el_struct[-1][5] if m.el_struct else 0)
+    off["n"] = off["fext"] + m.layout.nf
+    return off
+
+
+def _pjac(m, with_pjac):
+    """``pjac_core(t, y, prm, dy, G, w, V)``: G[:, :] = ∂ẏ/∂θ (θ as in param_columns)
+    at the point where ``core`` just left dy = ẏ and the node forces in w. Element
+    parameters through the elements' ``pjac(x, u, v, p, Jp)`` kernels (Jp rows 0..n−1:
+    ∂ẋe/∂p, row n: ∂F/∂p); elements not in ``with_pjac`` leave their columns zero."""
+    L = m.layout
+    nq = L.nq
+    A = L.nf + 2 * L.nb
+    off = param_columns(m)
+    lines = ["def pjac_core(t, y, prm, dy, G, w, V):", "    G[:, :] = 0.0"]
+    for i in range(nq):
+        # v̇_i = f_i/m_i with f_i ∋ m_i·g: ∂v̇_i/∂m_i = (g − v̇_i)/m_i
+        lines.append(f"    G[{nq + i}, {off['mass'] + i}] = (prm.grav - dy[{nq + i}]) / prm.mass[{i}]")
+
+    def act(a, b, col, dF):
+        # a connection force F acts −F on a, +F on b
+        r = []
+        for node, sg in ((a, "-"), (b, "+")):
+            if 0 <= node < nq:
+                r.append(f"    G[{nq + node}, {col}] {sg}= ({dF}) / prm.mass[{node}]")
+        return r
+    for s, (a, b) in enumerate(zip(m.sa, m.sb)):
+        lines += act(a, b, off["k"] + s, f"{_x(a, L)} - {_x(b, L)} - prm.u0[{s}]")
+        lines += act(a, b, off["u0"] + s, f"-prm.k[{s}]")
+        lines += act(a, b, off["pre"] + s, "1.0")
+    for s, (a, b) in enumerate(zip(m.da, m.db)):
+        lines += act(a, b, off["c"] + s, f"{_v(a, L)} - {_v(b, L)}")
+    for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
+        if e not in with_pjac:
+            continue
+        x, pp = f"V[{3 * e}]", f"V[{3 * e + 1}]"
+        npe = p1 - p0
+        c0 = off["P"] + p0
+        lines += _copy(x, 0, "y", o, n)
+        lines += [f"    Jp = np.zeros(({n + 1}, {npe}))",
+                  f"    pjac_{e}({x}, {_x(a, L)} - {_x(b, L)}, {_v(a, L)} - {_v(b, L)}, {pp}, Jp)",
+                  f"    for _j in range({npe}):"]
+        for r in range(n) if kind != "operator" else ():
+            lines.append(f"        G[{o + r}, {c0} + _j] = Jp[{r}, _j]")
+        for node, sg in ((a, "-"), (b, "+")):
+            if 0 <= node < nq:
+                lines.append(f"        G[{nq + node}, {c0} + _j] {sg}= Jp[{n}, _j] / prm.mass[{node}]")
+        if not any(0 <= nd < nq for nd in (a, b)) and kind == "operator":
+            lines.append("        pass")
+    for j, d in enumerate(m.fdof):
+        lines.append(f"    G[{nq + d}, {off['fext'] + j}] = 1.0 / prm.mass[{d}]")
+    lines.append("    return 0")
+    return "\n".join(lines) + "\n"
+
+
+def connection_names(m) -> list:
+    """Names of the connections in the order of ``conn_core``'s rows: springs, dampers,
+    elements."""
+    a = m.asm
+    return [s.name for s in a.springs] + [d.name for d in a.dampers] + [e.name for e in a.elements]
+
+
+def _conn(m, with_pjac):
+    """``conn_core(t, y, prm, w, V, F, FY, FT)``: every connection's force F (springs,
+    dampers, elements: :func:`connection_names`), FY = ∂F/∂y (rows, N) and FT = ∂F/∂θ
+    (rows, θ as in param_columns), with the inputs in w. Element rows through the
+    elements' ``jac`` (row n: ∂F/∂(x, u, v)) and ``pjac`` (row n: ∂F/∂p) kernels."""
+    L = m.layout
+    nq = L.nq
+    off = param_columns(m)
+    lines = ["def conn_core(t, y, prm, w, V, F, FY, FT):", "    FY[:, :] = 0.0",
+             "    FT[:, :] = 0.0"]
+
+    def dxy(row, a, b, coef, base):
+        r = []
+        for node, sg in ((a, ""), (b, "-")):
+            if 0 <= node < nq:
+                r.append(f"    FY[{row}, {base + node}] += {sg}{coef}")
+        return r
+    row = 0
+    for s, (a, b) in enumerate(zip(m.sa, m.sb)):
+        lines += [f"    F[{row}] = prm.k[{s}] * ({_x(a, L)} - {_x(b, L)} - prm.u0[{s}]) + prm.pre[{s}]",
+                  f"    FT[{row}, {off['k'] + s}] = {_x(a, L)} - {_x(b, L)} - prm.u0[{s}]",
+                  f"    FT[{row}, {off['u0'] + s}] = -prm.k[{s}]",
+                  f"    FT[{row}, {off['pre'] + s}] = 1.0"]
+        lines += dxy(row, a, b, f"prm.k[{s}]", 0)
+        row += 1
+    for s, (a, b) in enumerate(zip(m.da, m.db)):
+        lines += [f"    F[{row}] = prm.c[{s}] * ({_v(a, L)} - {_v(b, L)})",
+                  f"    FT[{row}, {off['c'] + s}] = {_v(a, L)} - {_v(b, L)}"]
+        lines += dxy(row, a, b, f"prm.c[{s}]", nq)
+        row += 1
+    for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
+        x, pp = f"V[{3 * e}]", f"V[{3 * e + 1}]"
+        lines += _copy(x, 0, "y", o, n)
+        lines += [f"    u = {_x(a, L)} - {_x(b, L)}", f"    v = {_v(a, L)} - {_v(b, L)}",
+                  f"    F[{row}] = force_{e}({x}, u, v, {pp})",
+                  f"    Je = np.zeros(({n + 1}, {n + 2}))",
+                  f"    jac_{e}({x}, u, v, {pp}, Je)",
+                  f"    for _j in range({n}):",
+                  f"        FY[{row}, {o} + _j] = Je[{n}, _j]"]
+        lines += dxy(row, a, b, f"Je[{n}, {n}]", 0)
+        lines += dxy(row, a, b, f"Je[{n}, {n + 1}]", nq)
+        if e in with_pjac:
+            lines += [f"    Jp = np.zeros(({n + 1}, {p1 - p0}))",
+                      f"    pjac_{e}({x}, u, v, {pp}, Jp)",
+                      f"    for _j in range({p1 - p0}):",
+                      f"        FT[{row}, {off['P'] + p0} + _j] = Jp[{n}, _j]"]
+        row += 1
+    lines.append("    return 0")
+    return "\n".join(lines) + "\n"
+
+
+def build_sensitivity(m, kernels: dict, template: str, template_modules=()) -> Compiled:
+    """Compile, for model ``m``, the structure's ``core``, ``scratch``, ``jac_core``,
+    ``pjac_core`` (:func:`_pjac`) and ``conn_core`` (:func:`_conn`) together with an analysis's ``template`` source (its
+    loops call them as globals, e.g. identify/assembly.py's forward sensitivity
+    integration), cached on disk like :func:`build`'s modules. kernels: {global name:
+    numba function} for force_e, rate_e, jac_e and the pjac_e that exist;
+    template_modules: the modules the template's source comes from (part of the cache
+    key). The Compiled object's ``mod`` holds every generated and template function."""
+    from . import compile_cache
+
+    if not all(is_compiled(f) for f in kernels.values()):
+        raise ValueError("sensitivities need numba-compiled element kernels")
+    with_pjac = {int(k.split("_")[1]) for k in kernels if k.startswith("pjac_")}
+    refs = {name: compile_cache.kernel_ref(fn) for name, fn in kernels.items()}
+    head = ['"""Generated by hystmech: sensitivities of one assembly structure '
+            '(systems/codegen.py)."""', "import math", "", "import numpy as np",
+            "from numba import njit", "", f"from {__package__}.compile_cache import resolve", ""]
+    for name, ref in sorted(refs.items()):
+        if ref is not None:
+            head.append(f"{name} = resolve({ref[0]!r}, {ref[1]!r})")
+    src = "\n".join(head) + "\n"
+    jac_core = _jac(m).split("\n\n\n" + _DECOR)[0] + "\n"
+    for p in (_core(m), jac_core, _pjac(m, with_pjac), _conn(m, with_pjac)):
+        src += f"\n\n{_DECOR}\n" + p
+    src += "\n\n" + template + "\n"
+    if all(r is not None for r in refs.values()):
+        mods = {__name__, "hystmech.components._ode", *template_modules}
+        mods |= {r[0] for r in refs.values()}
+        mod, where = compile_cache.load(src, sorted(mods))
+        if mod is not None:
+            return Compiled(mod, "disk", where)
+    key = (src, tuple(sorted((k, id(v)) for k, v in kernels.items())))
+    if key in _MEMORY:
+        return _MEMORY[key]
+    ns = {"__name__": f"_hystmech_sens_mem_{len(_MEMORY)}", "njit": njit, "np": np}
+    ns.update(kernels)
+    code = src.replace(_DECOR_INLINE, '@njit(inline="always")').replace(_DECOR, "@njit")
+    lines = [ln for ln in code.splitlines()
+             if not ln.startswith(("from numba", f"from {__package__}"))
+             and " = resolve(" not in ln]
+    exec(compile("\n".join(lines) + "\n", f"<hystmech generated {ns['__name__']}>", "exec"), ns)
+    out = Compiled(types.SimpleNamespace(**{k: v for k, v in ns.items()
+                                            if not k.startswith("__")}), "memory")
+    _MEMORY[key] = out
+    return out
