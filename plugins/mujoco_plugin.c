@@ -73,6 +73,8 @@ typedef const char *(*hm_setup_fn)(const double *q, int nq, double *p, int np, d
                                    int nx);
 typedef double (*hm_switch_fn)(const double *x, double u, double dir, const double *p);
 typedef const char *(*hm_check_fn)(const double *x, const double *p);
+typedef double (*hm_mean_fn)(double *x, double u0, double u1, double dt, double v, double vf,
+                             const double *p, double *stiff);
 
 /* one constructor keyword: count > 0 fixed number of values, 0 an array as long as
  * the law's first array; need: HM_REQ required, HM_DEF default value, HM_OPT omitted
@@ -100,6 +102,7 @@ typedef struct hm_law_ {
     hm_setup_fn setup;
     hm_switch_fn sw;
     hm_check_fn check;
+    hm_mean_fn mean;         /* exact mean force over a segment (LAW_mean) or NULL */
     int nkey;
     const hm_key_t *key;
     int nx, np;              /* fixed sizes, or taken from sizes() */
@@ -214,7 +217,7 @@ typedef struct {
     int nparts;
     const hm_law_t *law[HM_MAX_PARTS];
     int xo[HM_MAX_PARTS], po[HM_MAX_PARTS];
-    int nx, np, has_sw, has_check, nstate;
+    int nx, np, has_sw, has_check, has_mean, nstate;
     int kind, id, qadr, dadr;          /* kind 0 joint, 1 tendon */
     double ref, rtol, cimp;
     double *p, *x0, *xt;               /* parameters, initial state, trial scratch */
@@ -430,6 +433,7 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
                 I->nx += nxs[i]; I->np += nps[i];
                 if (P->sw) I->has_sw = 1;
                 if (P->check) I->has_check = 1;
+                if (P->mean) I->has_mean = 1;
             }
             if (!err && I->nx > HM_MAX_X) err = "hystmech plugin: too many states";
         }
@@ -749,7 +753,7 @@ HM_HOT void hm_check_fail(hm_inst_t *I)
 
 HM_HOT int hm_windowed(const mjModel *m, const hm_inst_t *I)
 {
-    return I->has_sw && m->opt.integrator != mjINT_RK4;
+    return (I->has_sw || I->has_mean) && m->opt.integrator != mjINT_RK4;
 }
 
 HM_HOT int hm_inside(double w, double a, double b, double dir)
@@ -757,21 +761,54 @@ HM_HOT int hm_inside(double w, double a, double b, double dir)
     return dir * (w - a) > 0.0 && dir * (b - w) > 0.0;
 }
 
-/* mean force over the monotone segment a -> b travelled at the constant speed vs in
- * the time T, advancing x along it: cut at the switch points, midpoint rule on the
- * pieces (the C twin of plugins/_switch.py mean_force) */
-static double hm_mean_force(const hm_inst_t *I, double *x, double a, double b, double T,
-                            double vs, double vf)
+/* mean force over the piece a -> b (no switch point inside) in the time T, advancing x
+ * along it: the exact mean of the parts with a mean kernel (LuGre: its σ1·ẋ transient
+ * may be much shorter than T), the midpoint rule for the others */
+static double hm_piece(const hm_inst_t *I, double *x, double a, double b, double T,
+                       double vs, double vf, double *stiff)
 {
-    double dir = b > a ? 1.0 : -1.0, cur = a, acc = 0.0, nxt, mid;
+    double mid = 0.5 * (a + b), F = 0.0, y;
+    int i;
+    *stiff = 0.0;
+    if (!I->has_mean) {
+        hm_adv(I, x, a, mid, 0.5 * T, vs);
+        F = hm_force(I, x, mid, vf);
+        hm_adv(I, x, mid, b, 0.5 * T, vs);
+        return F;
+    }
+    for (i = 0; i < I->nparts; i++) {
+        const hm_law_t *L = I->law[i];
+        double *xi = x + I->xo[i];
+        const double *pi = I->p + I->po[i];
+        hm_budget = HM_MJ_BUDGET;
+        if (L->mean) {
+            F += L->mean(xi, a, b, T, vs, vf, pi, &y);
+            if (y > *stiff) *stiff = y;
+        } else {
+            L->adv(xi, a, mid, 0.5 * T, vs, pi, I->rtol);
+            F += L->force(xi, mid, vf, pi);
+            hm_budget = HM_MJ_BUDGET;
+            L->adv(xi, mid, b, 0.5 * T, vs, pi, I->rtol);
+        }
+    }
+    hm_budget = -1;
+    return F;
+}
+
+/* mean force over the monotone segment a -> b travelled at the constant speed vs in
+ * the time T, advancing x along it: cut at the switch points, hm_piece on the pieces
+ * (the C twin of plugins/_switch.py mean_force) */
+static double hm_mean_force(const hm_inst_t *I, double *x, double a, double b, double T,
+                            double vs, double vf, double *stiff)
+{
+    double dir = b > a ? 1.0 : -1.0, cur = a, acc = 0.0, nxt, y;
     int k;
+    *stiff = 0.0;
     for (k = 0; k < 64 && cur != b; k++) {
-        double w = hm_switch(I, x, cur, dir);
+        double w = I->has_sw ? hm_switch(I, x, cur, dir) : dir * INFINITY;
         nxt = hm_inside(w, cur, b, dir) ? w : b;
-        mid = 0.5 * (cur + nxt);
-        hm_adv(I, x, cur, mid, T * (mid - cur) / (b - a), vs);
-        acc += (nxt - cur) * hm_force(I, x, mid, vf);
-        hm_adv(I, x, mid, nxt, T * (nxt - mid) / (b - a), vs);
+        acc += (nxt - cur) * hm_piece(I, x, cur, nxt, T * (nxt - cur) / (b - a), vs, vf, &y);
+        if (y > *stiff) *stiff = y;
         cur = nxt;
     }
     if (cur != b) {
@@ -803,6 +840,37 @@ static int hm_start(const mjModel *m, const mjData *d, hm_inst_t *I, double u)
     return 0;
 }
 
+/* RK4 and a law with a fast transient (a mean kernel): MuJoCo's RK4 weighs its stage
+ * forces at t, t + h/2 (twice) and t + h by 1/6, 1/3, 1/3, 1/6, i.e. it integrates
+ * the force over the step by Simpson's rule. When the law relaxes faster than the step
+ * (stiffness y·h/w > 1 over the stage's window; LuGre sliding at v: σ0|v|h/g(v) > 1)
+ * no point value stands for the step: each stage hands over the exact mean over its
+ * share of the step, [0, h/6], [h/6, 5h/6], [5h/6, h] (the weights times h; stages 2
+ * and 3 share the middle one), starting where the chord from the committed point to
+ * the stage's point is at the window's start and going on at the stage's velocity; the
+ * shares add up to the step's impulse along the trial path. A slow transient (y·h/w <=
+ * 1, e.g. sticking) keeps RK4's point values and its fourth order. NAN: not a stage
+ * (or a slow transient): the pointwise force applies. */
+static double hm_rk4_mean(const mjModel *m, const mjData *d, hm_inst_t *I, const mjtNum *s,
+                          double uc, double tc, double u, double v)
+{
+    double h = m->opt.timestep, w0, w1, ua, F, y, dt, vs;
+    if (d->time == tc) { w0 = 0.0; w1 = h / 6.0; }
+    else if (d->time == tc + 0.5 * h) { w0 = h / 6.0; w1 = 5.0 * h / 6.0; }
+    else if (d->time == tc + h) { w0 = 5.0 * h / 6.0; w1 = h; }
+    else return NAN;
+    memcpy(I->xt, s, sizeof(double) * I->nx);
+    ua = w0 == 0.0 ? uc : uc + (u - uc) * (w0 / (d->time - tc));
+    if (w0 > 0.0) {
+        hm_segment(uc, tc, ua, tc + w0, v, &dt, &vs);
+        hm_adv(I, I->xt, uc, ua, dt, vs);
+    }
+    if (v == 0.0) return NAN;
+    F = hm_mean_force(I, I->xt, ua, ua + (w1 - w0) * v, w1 - w0, v, v, &y);
+    hm_check_fail(I);
+    return y * h / (w1 - w0) > 1.0 ? F : NAN;
+}
+
 /* the element's force at the current configuration (trial state: a copy of the
  * committed state advanced from (u_c, t_c) to (u, t)); NAN when the instance is
  * unusable. Windowed (switch laws under the semi-implicit integrators): the committed
@@ -814,7 +882,7 @@ static __attribute__((noinline)) double hm_eval(const mjModel *m, mjData *d, int
 {
     mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];
     const double *xs = s;
-    double u, v, dt, vs, F, uc, tc, Fb = NAN;
+    double u, v, dt, vs, F, uc, tc, Fb = NAN, y;
     int win;
     hm_guard(m, d, instance, I, s);
     hm_target(m, d, I, &u, &v);
@@ -832,13 +900,19 @@ static __attribute__((noinline)) double hm_eval(const mjModel *m, mjData *d, int
         uc = I->u_start;
         tc = I->t_start;
     }
+    if (I->has_mean && m->opt.integrator == mjINT_RK4) {
+        /* a fresh element's first stage: the step starts here */
+        double Fm = isnan(uc) ? hm_rk4_mean(m, d, I, s, u, d->time, u, v)
+                              : hm_rk4_mean(m, d, I, s, uc, tc, u, v);
+        if (!isnan(Fm)) return Fm;
+    }
     if (!isnan(uc) && (u != uc || d->time != tc)) {
         memcpy(I->xt, s, sizeof(double) * I->nx);
         hm_segment(uc, tc, u, d->time, v, &dt, &vs);
         if (win && u != uc && tc == hm_mid_time(m, d)) {
             double dir = u > uc ? 1.0 : -1.0;
-            if (hm_inside(hm_switch(I, s, uc, dir), uc, u, dir))
-                Fb = hm_mean_force(I, I->xt, uc, u, dt, vs, v);
+            if (I->has_mean || hm_inside(hm_switch(I, s, uc, dir), uc, u, dir))
+                Fb = hm_mean_force(I, I->xt, uc, u, dt, vs, v, &y);
             else
                 hm_adv(I, I->xt, uc, u, dt, vs);
         } else {
@@ -850,15 +924,20 @@ static __attribute__((noinline)) double hm_eval(const mjModel *m, mjData *d, int
     F = hm_force(I, xs, u, v);
     if (win) {
         double dir = v > 0.0 ? 1.0 : -1.0, uf = u + 0.5 * m->opt.timestep * v;
-        int fwd = v != 0.0 && hm_inside(hm_switch(I, xs, u, dir), u, uf, dir);
+        int fwd = v != 0.0 && (I->has_mean || hm_inside(hm_switch(I, xs, u, dir), u, uf, dir));
         if (fwd || !isnan(Fb)) {
-            double Ff = F;
+            double Ff = F, hf = 0.5 * m->opt.timestep;
+            /* no back half (a fresh element, which starts at this step, or a committed
+               point off the window) and a fast transient: the mean over the step ahead,
+               [t, t + h] (its pointwise force would stand for half the window) */
+            int whole = isnan(Fb) && I->has_mean;
+            if (whole) hf *= 2.0;
             if (v != 0.0) {
                 if (xs != I->xt) memcpy(I->xt, xs, sizeof(double) * I->nx);
-                Ff = hm_mean_force(I, I->xt, u, uf, 0.5 * m->opt.timestep, v, v);
+                Ff = hm_mean_force(I, I->xt, u, u + hf * v, hf, v, v, &y);
                 hm_check_fail(I);
             }
-            F = 0.5 * ((isnan(Fb) ? F : Fb) + Ff);
+            F = whole ? Ff : 0.5 * ((isnan(Fb) ? F : Fb) + Ff);
         }
     }
     return F;
