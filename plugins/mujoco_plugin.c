@@ -221,6 +221,7 @@ typedef struct {
     int kind, id, qadr, dadr;          /* kind 0 joint, 1 tendon */
     double ref, rtol, cimp;
     double *p, *x0, *xt;               /* parameters, initial state, trial scratch */
+    double *xb;                        /* |x[i]| <= xb[i]: the law's invariant set */
     long failures;
     int warned;
     /* where the first step of a not-started element began (its first evaluation; see
@@ -369,11 +370,38 @@ static const char *hm_law_q(const mjModel *m, int instance, const hm_law_t *L,
     return NULL;
 }
 
+/* The set a law's state stays in from its initial state (the constructor's ranges and
+ * the invariant sets of the papers' equations), so that a state written from outside
+ * (mj_setState, plugin_state) beyond it is refused like a non-finite one: Dahl and
+ * viscous Dahl |w| <= 1 (ẇ = ρ(u̇ − |u̇|w)); LuGre |z| <= max(|z0|, Fs/σ0) (z moves
+ * towards g(v)/σ0·sgn v); Bouc-Wen with γ <= β, β + γ > 0: |z| <= max(|z0|, z*),
+ * z* = (A/(β + γ))^(1/n), and with γ > β, n > 1 the constructor's |z| < (A/(γ − β))^(1/n).
+ * Laws with a LAW_check kernel (Masing, Maxwell-slip, relay, Preisach) check themselves;
+ * the rest (modified Dahl, springs) have no bound here. A relative 1e-9 of slack covers
+ * the rounding of the exact segment maps. */
+static void hm_state_bounds(const hm_law_t *L, const double *p, const double *x0, double *xb)
+{
+    const double slack = 1.0 + 1e-9;
+    if (!strcmp(L->name, "Dahl") || !strcmp(L->name, "ViscousDahl")
+        || !strcmp(L->name, "AsymmetricViscousDahl")
+        || !strcmp(L->name, "NaiveAsymmetricViscousDahl")) {
+        xb[0] = slack;
+    } else if (!strcmp(L->name, "LuGre")) {
+        xb[0] = fmax(fabs(x0[0]), p[3] / p[0]) * slack;
+    } else if (!strcmp(L->name, "BoucWen")) {
+        double A = p[0], be = p[1], ga = p[2], n = p[3];
+        if (ga <= be && be + ga > 0.0)
+            xb[0] = fmax(fabs(x0[0]), pow(A / (be + ga), 1.0 / n)) * slack;
+        else if (ga > be && n > 1.0)
+            xb[0] = nextafter(pow(A / (ga - be), 1.0 / n), 0.0);   /* open interval */
+    }
+}
+
 /* build the instance description from the model (config, targets); NULL or a message */
 static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, char *msg,
                                 size_t nmsg)
 {
-    int ours, i;
+    int ours, i, k;
     const hm_law_t *L;
     const char *jn, *tn, *txt;
     double val;
@@ -441,7 +469,9 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
             I->p = (double *)calloc(I->np > 0 ? I->np : 1, sizeof(double));
             I->x0 = (double *)calloc(I->nx > 0 ? I->nx : 1, sizeof(double));
             I->xt = (double *)calloc(I->nx > 0 ? I->nx : 1, sizeof(double));
-            if (!I->p || !I->x0 || !I->xt) err = "out of memory";
+            I->xb = (double *)calloc(I->nx > 0 ? I->nx : 1, sizeof(double));
+            if (!I->p || !I->x0 || !I->xt || !I->xb) err = "out of memory";
+            else for (k = 0; k < I->nx; k++) I->xb[k] = INFINITY;
         }
         for (i = 0; i < I->nparts && !err; i++) {
             const char *e = I->law[i]->setup(qs[i], nqs[i], I->p + I->po[i], nps[i],
@@ -454,11 +484,13 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
         }
         for (i = 0; i < HM_MAX_PARTS; i++) free(qs[i]);
         if (err) {
-            free(I->p); free(I->x0); free(I->xt);
-            I->p = I->x0 = I->xt = NULL;
+            free(I->p); free(I->x0); free(I->xt); free(I->xb);
+            I->p = I->x0 = I->xt = I->xb = NULL;
             return err;
         }
     }
+    for (i = 0; i < I->nparts; i++)
+        hm_state_bounds(I->law[i], I->p + I->po[i], I->x0 + I->xo[i], I->xb + I->xo[i]);
     I->nstate = I->nx + 2;
     /* target */
     jn = mj_getPluginConfig(m, instance, "joint");
@@ -532,7 +564,7 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
 static void hm_free(hm_inst_t *I)
 {
     if (!I) return;
-    free(I->p); free(I->x0); free(I->xt);
+    free(I->p); free(I->x0); free(I->xt); free(I->xb);
     free(I);
 }
 
@@ -553,7 +585,7 @@ static int hm_nstate(const mjModel *m, int instance)
         return 0;
     }
     n = I.nstate;
-    free(I.p); free(I.x0); free(I.xt);
+    free(I.p); free(I.x0); free(I.xt); free(I.xb);
     return n;
 }
 
@@ -607,9 +639,11 @@ static void hm_copy(mjData *dest, const mjModel *m, const mjData *src, int insta
     I->p = (double *)malloc(sizeof(double) * (S->np > 0 ? S->np : 1));
     I->x0 = (double *)malloc(sizeof(double) * (S->nx > 0 ? S->nx : 1));
     I->xt = (double *)malloc(sizeof(double) * (S->nx > 0 ? S->nx : 1));
-    if (!I->p || !I->x0 || !I->xt) mju_error("hystmech plugin: out of memory");
+    I->xb = (double *)malloc(sizeof(double) * (S->nx > 0 ? S->nx : 1));
+    if (!I->p || !I->x0 || !I->xt || !I->xb) mju_error("hystmech plugin: out of memory");
     memcpy(I->p, S->p, sizeof(double) * S->np);
     memcpy(I->x0, S->x0, sizeof(double) * S->nx);
+    memcpy(I->xb, S->xb, sizeof(double) * S->nx);
     dest->plugin_data[instance] = (uintptr_t)I;
 }
 
@@ -670,8 +704,16 @@ static double hm_switch(const hm_inst_t *I, const double *x, double u, double di
 static const char *hm_bad_state_slow(const hm_inst_t *I, const mjtNum *s)
 {
     int i;
+    static HM_TLS char msg[160];
     for (i = 0; i < I->nx; i++)
         if (!isfinite(s[i])) return "non-finite law state";
+    for (i = 0; i < I->nx; i++)
+        if (!(fabs(s[i]) <= I->xb[i])) {
+            snprintf(msg, sizeof msg, "law state x[%d] = %g outside the law's range "
+                     "[-%g, %g] (from its parameters and initial state)", i, s[i], I->xb[i],
+                     I->xb[i]);
+            return msg;
+        }
     if (!isfinite(s[I->nx + 1])) return "non-finite committed time";
     if (isinf(s[I->nx])) return "infinite committed input";
     for (i = 0; i < I->nparts; i++)
@@ -687,8 +729,12 @@ static inline const char *hm_bad_state(const hm_inst_t *I, const mjtNum *s)
     double z = 0.0;
     int i;
     /* x·0 is 0 for a finite x and NaN for ±inf or NaN */
-    for (i = 0; i < I->nx; i++) z += s[i] * 0.0;
-    if (z != 0.0 || !isfinite(s[I->nx + 1]) || isinf(s[I->nx]) || I->has_check)
+    int out = 0;
+    for (i = 0; i < I->nx; i++) {
+        z += s[i] * 0.0;
+        out |= fabs(s[i]) > I->xb[i];
+    }
+    if (z != 0.0 || out || !isfinite(s[I->nx + 1]) || isinf(s[I->nx]) || I->has_check)
         return hm_bad_state_slow(I, s);
     return NULL;
 }
@@ -1045,13 +1091,14 @@ static void hm_advance(const mjModel *m, mjData *d, int instance)
  * same order. */
 
 /* 1 if the NX + 2 doubles of s and u, v are all finite (x·0 is 0 for a finite x and
- * NaN for ±inf or NaN) */
-HM_HOT int hm_all_finite(int NX, const mjtNum *s, double u, double v)
+ * NaN for ±inf or NaN) and the law state is inside its range xb */
+HM_HOT int hm_all_finite(int NX, const mjtNum *s, double u, double v, const double *xb)
 {
     double z = u * 0.0 + v * 0.0;
-    int i;
+    int i, in = 1;
     for (i = 0; i < NX + 2; i++) z += s[i] * 0.0;
-    return z == 0.0;
+    for (i = 0; i < NX; i++) in &= fabs(s[i]) <= xb[i];
+    return z == 0.0 && in;
 }
 
 #define HM_PLAIN_CALLBACKS(P, NX)                                                        \
@@ -1062,7 +1109,7 @@ static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capabi
         const mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                \
         double u, v;                                                                     \
         hm_target(m, d, I, &u, &v);                                                      \
-        if (u == s[NX] && d->time == s[NX + 1] && hm_all_finite(NX, s, u, v)) {          \
+        if (u == s[NX] && d->time == s[NX + 1] && hm_all_finite(NX, s, u, v, I->xb)) {          \
             hm_apply(m, d, I, P##_force(s, u, v, I->p), v);                              \
             return;                                                                      \
         }                                                                                \
@@ -1075,7 +1122,7 @@ static void hm_advance_##P(const mjModel *m, mjData *d, int instance)           
     if (I && I->kind == 0) {                                                             \
         mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                      \
         double u = d->qpos[I->qadr] - I->ref, v = d->qvel[I->dadr], dt, vs;              \
-        if (hm_all_finite(NX, s, u, v)) {                                                \
+        if (hm_all_finite(NX, s, u, v, I->xb)) {                                                \
             if (u != s[NX] || d->time != s[NX + 1]) {                                    \
                 hm_segment(s[NX], s[NX + 1], u, d->time, v, &dt, &vs);                   \
                 hm_budget = HM_MJ_BUDGET;                                                \
