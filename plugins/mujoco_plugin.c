@@ -1006,10 +1006,48 @@ HM_HOT void hm_apply(const mjModel *m, mjData *d, const hm_inst_t *I, double F, 
     }
 }
 
+HM_EXPORT double hm_mj_force(const mjModel *m, const mjData *d, int instance);
+
+/* the sensor capability: every <sensor><plugin instance="..."/> of this instance reads
+ * [F, x] — the element's force at the current u and velocity (hm_mj_force, the Python
+ * element_force) and its committed law state (element_state); nan when the instance is
+ * unusable. Stage: velocities (the force depends on u̇). */
+static int hm_nsensordata(const mjModel *m, int instance, int sensor_id)
+{
+    hm_inst_t I;
+    char msg[600];
+    int n;
+    (void)sensor_id;
+    if (hm_configure(m, instance, &I, msg, sizeof msg)) return 1;
+    n = 1 + I.nx;
+    free(I.p); free(I.x0); free(I.xt); free(I.xb);
+    return n;
+}
+
+static void hm_sensor(const mjModel *m, mjData *d, int instance)
+{
+    const hm_inst_t *I = HM_INST(d, instance);
+    int k, j, dim, have = 0;
+    double F = NAN;
+    for (k = 0; k < m->nsensor; k++) {
+        mjtNum *out;
+        if (m->sensor_type[k] != mjSENS_PLUGIN || m->sensor_plugin[k] != instance) continue;
+        if (!have && I) F = hm_mj_force(m, d, instance);
+        have = 1;
+        out = d->sensordata + m->sensor_adr[k];
+        dim = m->sensor_dim[k];
+        if (dim > 0) out[0] = F;
+        for (j = 1; j < dim; j++)
+            out[j] = I && j - 1 < I->nx ? d->plugin_state[m->plugin_stateadr[instance] + j - 1]
+                                        : NAN;
+    }
+}
+
 static void hm_compute(const mjModel *m, mjData *d, int instance, int capability_bit)
 {
     hm_inst_t *I = HM_INST(d, instance);
     double v, F;
+    if (capability_bit & mjPLUGIN_SENSOR) { hm_sensor(m, d, instance); return; }
     if (!(capability_bit & mjPLUGIN_PASSIVE) || !I) return;
     F = hm_eval(m, d, instance, I, &v);
     hm_apply(m, d, I, F, v);
@@ -1210,7 +1248,9 @@ static void hm_register(const char *name, int nattr, const char *const *attr, in
     plugin.name = name;
     plugin.nattribute = nattr;
     plugin.attributes = attr;
-    plugin.capabilityflags = mjPLUGIN_PASSIVE;
+    plugin.capabilityflags = mjPLUGIN_PASSIVE | mjPLUGIN_SENSOR;
+    plugin.needstage = mjSTAGE_VEL;
+    plugin.nsensordata = hm_nsensordata;
     plugin.nstate = hm_nstate;
     plugin.init = hm_init;
     plugin.destroy = hm_destroy;

@@ -80,14 +80,17 @@ def c_runner():
     return exe
 
 
-def run_c(exe, lib, model_file, n, tmp_path, first=None):
+def run_c(exe, lib, model_file, n, tmp_path, first=None, sensors=False):
+    """Rows of qpos, qvel, plugin_state after every step (then sensordata, with
+    sensors=True), and the number of plugin instances."""
     out = tmp_path / "out.bin"
     r = subprocess.run([str(exe), str(lib), str(model_file), str(n), str(out)]
                        + ([str(first)] if first else []),
                        capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stderr
-    nq, nv, ns, nplugin = map(int, r.stdout.split())
-    return np.fromfile(out).reshape(n, nq + nv + ns), nplugin
+    nq, nv, ns, nplugin, nsd = map(int, r.stdout.split())
+    rows = np.fromfile(out).reshape(n, nq + nv + ns + nsd)
+    return (rows if sensors else rows[:, :nq + nv + ns]), nplugin
 
 
 def run_py(model, n):
@@ -266,3 +269,37 @@ MJCF_ONE = """<mujoco><extension><plugin plugin="{plugin}"><instance name="e">
 <config key="joint" value="x"/></instance></plugin></extension>
 <worldbody><body><joint name="x" type="slide" axis="1 0 0"/>
 <inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></body></worldbody></mujoco>"""
+
+
+def test_element_force_as_mjcf_sensor_in_c(c_runner, tmp_path):
+    """Every element of MJCF (LuGre on a hinge, Preisach on a tendon, a sum, Maxwell-slip)
+    with a <sensor><plugin instance=.../> reads [F, x]: in Python the sensor of each step
+    equals element_force and element_state at the step's start bit for bit, and the C
+    program (no Python) records the same sensordata bit for bit."""
+    names = ["lugre", "preisach", "sum", "mslip"]
+    xml = MJCF.replace("</tendon>", "</tendon><sensor>" + "".join(
+        f'<plugin name="{n}_F" instance="{n}"/>' for n in names) + "</sensor>")
+    model = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, d, 0)
+    n = 600
+    rows, forces = [], []
+    for _ in range(n):
+        mujoco.mj_forward(model, d)            # tendon lengths at the step's start
+        forces.append([hmj.element_force(model, d, e) for e in names]
+                      + [list(hmj.element_state(model, d, e)) for e in names])
+        mujoco.mj_step(model, d)
+        rows.append(np.array(d.sensordata))
+    for k in range(n):
+        for j, e in enumerate(names):
+            i = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, f"{e}_F")
+            a, dim = model.sensor_adr[i], model.sensor_dim[i]
+            got = rows[k][a:a + dim]
+            want = np.array([forces[k][j]] + forces[k][len(names) + j])
+            assert dim == len(want) and bitwise(got, want), (k, e, got, want)
+    assert np.ptp([f[0] for f in forces]) > 0.1           # the LuGre force moves
+    f = tmp_path / "model.xml"
+    f.write_text(xml)
+    c, _ = run_c(c_runner, hmj.library_path(), f, n, tmp_path, sensors=True)
+    nsd = model.nsensordata
+    assert bitwise(c[:, -nsd:], np.array(rows))
