@@ -261,6 +261,65 @@ static const char *hm_inst_name(const mjModel *m, int instance)
     return nm ? nm : "(unnamed)";
 }
 
+/* -- portable model files -------------------------------------------------------------
+ * MuJoCo stores an instance's plugin as a registration slot number and its configuration
+ * as the values of that plugin's attributes in their declared order (mjModel.plugin_attr,
+ * one NUL-terminated string each). A model file (.mjb) saved in a process that registered
+ * other plugins first (Python registers MuJoCo's bundled plugins before hystmech's) points
+ * at another slot in a process that did not. Each law therefore registers a number of
+ * attributes no other hystmech plugin has (HM_FP_BASE + its table index, padded with the
+ * unused keys "_hm_fp<j>"): the count of values stored with the instance names the law it
+ * was compiled for, which is then used whatever plugin the slot holds now (the values read
+ * by position in that law's own attribute list); a count no hystmech plugin has is a clear
+ * error naming the plugin found at the slot. */
+#define HM_FP_BASE 120
+static const char **hm_attrs[HM_NLAWS + 1];
+static int hm_nattr[HM_NLAWS + 1];
+static HM_TLS int hm_cfg_plugin = -1;      /* law index whose attributes hm_cfg reads */
+
+/* number of attribute values stored with the instance */
+static int hm_stored_nattr(const mjModel *m, int instance)
+{
+    int a = m->plugin_attradr[instance], e, n = 0, k;
+    e = instance + 1 < m->nplugin ? m->plugin_attradr[instance + 1] : m->npluginattr;
+    if (a < 0 || e > m->npluginattr || e < a) return -1;
+    for (k = a; k < e; k++) n += m->plugin_attr[k] == '\0';
+    return n;
+}
+
+/* the configuration value of key for the law hm_cfg_plugin, by position (NULL: no such
+ * attribute) */
+static const char *hm_cfg(const mjModel *m, int instance, const char *key)
+{
+    int j, k, idx = hm_cfg_plugin;
+    const char *ptr;
+    if (idx < 0) return mj_getPluginConfig(m, instance, key);
+    for (j = 0; j < hm_nattr[idx]; j++)
+        if (strcmp(hm_attrs[idx][j], key) == 0) break;
+    if (j == hm_nattr[idx]) return NULL;
+    ptr = m->plugin_attr + m->plugin_attradr[instance];
+    for (k = 0; k < j; k++) ptr += strlen(ptr) + 1;
+    return ptr;
+}
+
+/* the law index (HM_NLAWS: the sum) an instance was compiled for; -1 and *msg if none */
+static int hm_resolve(const mjModel *m, int instance, char *msg, size_t nmsg)
+{
+    int i, slot_idx = -1, n = hm_stored_nattr(m, instance);
+    const mjpPlugin *P = mjp_getPluginAtSlot(m->plugin[instance]);
+    for (i = 0; i <= HM_NLAWS; i++)
+        if (hm_slots[i] == m->plugin[instance]) slot_idx = i;
+    if (slot_idx >= 0 && n == hm_nattr[slot_idx]) return slot_idx;
+    for (i = 0; i <= HM_NLAWS; i++)
+        if (hm_slots[i] >= 0 && n == hm_nattr[i]) return i;
+    snprintf(msg, nmsg, "the model stores %d configuration values for this instance, which "
+             "no hystmech plugin has (the plugin at its slot %d is '%s', expecting %d): the "
+             "model file was saved with other plugins or another build of the library; "
+             "load the MJCF instead", n, m->plugin[instance], P && P->name ? P->name : "?",
+             P ? P->nattribute : -1);
+    return -1;
+}
+
 static int hm_is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 /* parse whitespace-separated numbers; -1 on a non-number (*bad: its position) */
@@ -296,7 +355,7 @@ static const char *hm_law_q(const mjModel *m, int instance, const hm_law_t *L,
         const char *txt;
         int cnt;
         snprintf(key, sizeof key, "%s%s", pre, L->key[k].name);
-        txt = mj_getPluginConfig(m, instance, key);
+        txt = hm_cfg(m, instance, key);
         if (L->key[k].count != 0 || !txt || !*txt) continue;
         if (hm_parse(txt, NULL, 0, &cnt) < 0) {
             snprintf(msg, nmsg, "config '%s' must hold numbers (got '%.60s')", key, txt);
@@ -333,7 +392,7 @@ static const char *hm_law_q(const mjModel *m, int instance, const hm_law_t *L,
         int want = K->count ? K->count : narr, cnt, i;
         const char *txt;
         snprintf(key, sizeof key, "%s%s", pre, K->name);
-        txt = mj_getPluginConfig(m, instance, key);
+        txt = hm_cfg(m, instance, key);
         given[k] = txt && *txt;
         if (!given[k]) {
             if (K->need == HM_REQ) {
@@ -408,14 +467,17 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
     int cnt;
     memset(I, 0, sizeof *I);
     if (instance < 0 || instance >= m->nplugin) return "hystmech plugin: bad instance index";
-    L = hm_law_at_slot(m->plugin[instance], &ours);
+    hm_law_at_slot(m->plugin[instance], &ours);
     if (!ours) return "hystmech plugin: instance is not a hystmech element";
+    hm_cfg_plugin = hm_resolve(m, instance, msg, nmsg);
+    if (hm_cfg_plugin < 0) return msg;
+    L = hm_cfg_plugin < HM_NLAWS ? &hm_laws[hm_cfg_plugin] : NULL;
     snprintf(I->name, sizeof I->name, "%s", hm_inst_name(m, instance));
     if (L) {
         I->nparts = 1;
         I->law[0] = L;
     } else {
-        const char *s = mj_getPluginConfig(m, instance, "parts");
+        const char *s = hm_cfg(m, instance, "parts");
         if (!s || !*s) return "hystmech.Sum: missing config 'parts' (law names, e.g. 'Dahl LinearSpring')";
         while (*s) {
             const char *e;
@@ -493,8 +555,8 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
         hm_state_bounds(I->law[i], I->p + I->po[i], I->x0 + I->xo[i], I->xb + I->xo[i]);
     I->nstate = I->nx + 2;
     /* target */
-    jn = mj_getPluginConfig(m, instance, "joint");
-    tn = mj_getPluginConfig(m, instance, "tendon");
+    jn = hm_cfg(m, instance, "joint");
+    tn = hm_cfg(m, instance, "tendon");
     if (jn && *jn && !(tn && *tn)) {
         int j = mj_name2id(m, mjOBJ_JOINT, jn);
         if (j < 0 || j >= m->njnt) {
@@ -524,7 +586,7 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
     } else {
         return "give exactly one of the configs 'joint' and 'tendon'";
     }
-    txt = mj_getPluginConfig(m, instance, "ref");
+    txt = hm_cfg(m, instance, "ref");
     if (txt && *txt) {
         if (hm_parse(txt, &val, 1, &cnt) < 0 || cnt != 1 || !isfinite(val)) {
             snprintf(msg, nmsg, "config 'ref' must be a finite number [m or rad] (got '%.60s')",
@@ -534,7 +596,7 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
         I->ref = val;
     }
     I->rtol = 1e-8;
-    txt = mj_getPluginConfig(m, instance, "rtol");
+    txt = hm_cfg(m, instance, "rtol");
     if (txt && *txt) {
         if (hm_parse(txt, &val, 1, &cnt) < 0 || cnt != 1 || !(val > 0.0 && val < 1.0)) {
             snprintf(msg, nmsg, "config 'rtol' must be in (0, 1) (got '%.60s')", txt);
@@ -542,7 +604,7 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
         }
         I->rtol = val;
     }
-    txt = mj_getPluginConfig(m, instance, "implicit_damping");
+    txt = hm_cfg(m, instance, "implicit_damping");
     if (txt && *txt) {
         double have = I->kind == 0 ? m->dof_damping[I->dadr] : m->tendon_damping[I->id];
         if (hm_parse(txt, &val, 1, &cnt) < 0 || cnt != 1 || !(val >= 0.0 && isfinite(val))) {
@@ -1143,7 +1205,7 @@ HM_HOT int hm_all_finite(int NX, const mjtNum *s, double u, double v, const doub
 static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capability_bit)\
 {                                                                                        \
     hm_inst_t *I = HM_INST(d, instance);                                                 \
-    if ((capability_bit & mjPLUGIN_PASSIVE) && I) {                                      \
+    if ((capability_bit & mjPLUGIN_PASSIVE) && I && I->nparts == 1 && I->law[0]->force == P##_force) { \
         const mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                \
         double u, v;                                                                     \
         hm_target(m, d, I, &u, &v);                                                      \
@@ -1157,7 +1219,7 @@ static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capabi
 static void hm_advance_##P(const mjModel *m, mjData *d, int instance)                    \
 {                                                                                        \
     hm_inst_t *I = HM_INST(d, instance);                                                 \
-    if (I && I->kind == 0) {                                                             \
+    if (I && I->kind == 0 && I->nparts == 1 && I->law[0]->force == P##_force) {      \
         mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                      \
         double u = d->qpos[I->qadr] - I->ref, v = d->qvel[I->dadr], dt, vs;              \
         if (hm_all_finite(NX, s, u, v, I->xb)) {                                                \
@@ -1247,6 +1309,7 @@ static void hm_register(const char *name, int nattr, const char *const *attr, in
     mjp_defaultPlugin(&plugin);
     plugin.name = name;
     plugin.nattribute = nattr;
+    hm_nattr[index] = nattr;
     plugin.attributes = attr;
     plugin.capabilityflags = mjPLUGIN_PASSIVE | mjPLUGIN_SENSOR;
     plugin.needstage = mjSTAGE_VEL;
@@ -1262,7 +1325,7 @@ static void hm_register(const char *name, int nattr, const char *const *attr, in
 }
 
 static char hm_names[HM_NLAWS][48];
-static const char **hm_attrs[HM_NLAWS + 1];
+static char hm_pads[HM_FP_BASE + HM_NLAWS][12];
 
 mjPLUGIN_LIB_INIT(hystmech)
 {
@@ -1273,11 +1336,16 @@ mjPLUGIN_LIB_INIT(hystmech)
     if (mjp_getPlugin("hystmech.Sum", &slot)) return;
     for (i = 0; i < HM_NLAWS; i++) {
         const hm_law_t *L = &hm_laws[i];
-        hm_attrs[i] = (const char **)malloc(sizeof(char *) * (L->nkey + HM_NCOMMON));
+        /* HM_FP_BASE + i attributes: the law's keys, the common ones, unused pads */
+        hm_attrs[i] = (const char **)malloc(sizeof(char *) * (HM_FP_BASE + i));
         for (k = 0; k < L->nkey; k++) hm_attrs[i][k] = L->key[k].name;
         for (k = 0; k < HM_NCOMMON; k++) hm_attrs[i][L->nkey + k] = hm_common[k];
+        for (k = L->nkey + HM_NCOMMON; k < HM_FP_BASE + i; k++) {
+            snprintf(hm_pads[k], sizeof hm_pads[k], "_hm_fp%d", k);
+            hm_attrs[i][k] = hm_pads[k];
+        }
         snprintf(hm_names[i], sizeof hm_names[i], "hystmech.%s", L->name);
-        hm_register(hm_names[i], L->nkey + HM_NCOMMON, hm_attrs[i], i);
+        hm_register(hm_names[i], HM_FP_BASE + i, hm_attrs[i], i);
     }
     /* the sum: "parts", then part<i>.<key> for every key any law has */
     n = 1 + HM_NCOMMON + HM_MAX_PARTS * HM_NALLKEYS;

@@ -303,3 +303,72 @@ def test_element_force_as_mjcf_sensor_in_c(c_runner, tmp_path):
     c, _ = run_c(c_runner, hmj.library_path(), f, n, tmp_path, sensors=True)
     nsd = model.nsensordata
     assert bitwise(c[:, -nsd:], np.array(rows))
+
+
+# one law per model on a spring-loaded slider, and a chain with three laws
+MJB_LAWS = {
+    "Dahl": dict(rho="300", Fc="0.5"),
+    "LuGre": dict(sigma0="1e5", sigma1="316", Fc="1", Fs="1.5", vs="1e-3"),
+    "Masing": dict(k="1e4", k0="100", alpha="5", c="2"),
+    "BoucWen": dict(A="1e4", beta="2e3", gamma="1e3", n="1.5", k_el="10"),
+}
+
+
+def _mjb_model(laws):
+    ext, bodies, close = "", "", ""
+    for i, (law, cfg) in enumerate(laws):
+        keys = "".join(f'<config key="{k}" value="{v}"/>' for k, v in cfg.items())
+        ext += (f'<plugin plugin="hystmech.{law}"><instance name="e{i}">{keys}'
+                f'<config key="joint" value="j{i}"/></instance></plugin>')
+        bodies += (f'<body pos="0 0 {-0.1 if i else 0}"><joint name="j{i}" type="slide" '
+                   f'axis="1 0 0" stiffness="100"/><geom type="box" size=".05 .05 .05" '
+                   f'mass="1"/>')
+        close += "</body>"
+    qv = " ".join(["0.5"] * len(laws))
+    return mujoco.MjModel.from_xml_string(
+        f'<mujoco><option gravity="0 0 0"/><extension>{ext}</extension><worldbody>'
+        f'{bodies}{close}</worldbody><keyframe><key qvel="{qv}"/></keyframe></mujoco>')
+
+
+@pytest.mark.parametrize("laws", [[n] for n in MJB_LAWS] + [list(MJB_LAWS)],
+                         ids=list(MJB_LAWS) + ["chain"])
+def test_mjb_from_python_runs_in_c_with_only_hystmech(c_runner, tmp_path, laws):
+    """An .mjb saved by Python, where MuJoCo's bundled plugins registered before
+    hystmech's (so every slot number in the file is off), runs in a plain C program that
+    loads only hystmech's library, bit for bit as in Python: the instance's stored
+    configuration names its law (each hystmech plugin has its own attribute count)."""
+    bundled = Path(mujoco.PLUGINS_DIR)
+    if not (bundled.is_dir() and any(bundled.iterdir())):
+        pytest.skip("no bundled MuJoCo plugins: the slots cannot differ")
+    model = _mjb_model([(n, MJB_LAWS[n]) for n in laws])
+    mjb = tmp_path / "model.mjb"
+    mujoco.mj_saveModel(model, str(mjb), None)
+    c, nplugin = run_c(c_runner, hmj.library_path(), mjb, 1000, tmp_path)
+    assert nplugin == len(laws)
+    py = run_py(model, 1000)
+    assert bitwise(c, py)
+    assert np.ptp(py[:, 0]) > 1e-3                      # it moved
+
+
+def test_foreign_mjb_instance_is_refused_by_name(c_runner, tmp_path):
+    """An .mjb whose instance belongs to one of MuJoCo's bundled plugins (mujoco.pid,
+    registered in Python only) points at a hystmech slot in a C program that loads only
+    hystmech's library: refused with a message naming the plugin found at the slot and
+    the counts, never run as a hystmech law."""
+    try:
+        model = mujoco.MjModel.from_xml_string(
+            '<mujoco><extension><plugin plugin="mujoco.pid"><instance name="pid">'
+            '<config key="kp" value="40"/></instance></plugin></extension><worldbody>'
+            '<body><joint name="j" type="slide" axis="1 0 0"/><geom type="box" '
+            'size=".05 .05 .05" mass="1"/></body></worldbody><actuator><plugin joint="j" '
+            'plugin="mujoco.pid" instance="pid"/></actuator></mujoco>')
+    except ValueError as e:
+        pytest.skip(f"no mujoco.pid plugin: {e}")
+    mjb = tmp_path / "pid.mjb"
+    mujoco.mj_saveModel(model, str(mjb), None)
+    r = subprocess.run([str(c_runner), str(hmj.library_path()), str(mjb), "10",
+                        str(tmp_path / "out.bin")], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out
+    assert "configuration values" in out and "hystmech." in out, out
