@@ -196,9 +196,12 @@ def generate_header(laws) -> str:
     L.append("};")
     L.append(f"#define HM_NLAWS {len(laws)}")
     # the laws in table order: PLAIN(prefix, number of states) for the laws without switch
-    # points, state check and mean kernel (fast callbacks, mujoco_plugin.c), OTHER(prefix)
-    L.append("#define HM_LAW_LIST(PLAIN, OTHER) " + " ".join(
-        f"OTHER({law.prefix})" if law.switch or law.check or law.mean or law.nx is None
+    # points, state check and mean kernel (fast callbacks, mujoco_plugin.c), MEAN(prefix,
+    # number of states) for those with a mean kernel (windowed fast callbacks),
+    # OTHER(prefix) else
+    L.append("#define HM_LAW_LIST(PLAIN, OTHER, MEAN) " + " ".join(
+        f"OTHER({law.prefix})" if law.switch or law.check or law.nx is None
+        else f"MEAN({law.prefix}, {law.nx})" if law.mean
         else f"PLAIN({law.prefix}, {law.nx})" for law in laws))
     L.append(f"#define HM_LAW_NAMES {_c_str(', '.join(law.name for law in laws))}")
     L.append("static const char *const hm_allkeys[] = {" + ", ".join(map(_c_str, allkeys)) + "};")

@@ -911,6 +911,7 @@ static double hm_mean_force(const hm_inst_t *I, double *x, double a, double b, d
 {
     double dir = b > a ? 1.0 : -1.0, cur = a, acc = 0.0, nxt, y;
     int k;
+    if (!I->has_sw) return hm_piece(I, x, a, b, T, vs, vf, stiff);     /* one piece */
     *stiff = 0.0;
     for (k = 0; k < 64 && cur != b; k++) {
         double w = I->has_sw ? hm_switch(I, x, cur, dir) : dir * INFINITY;
@@ -1068,12 +1069,12 @@ HM_HOT void hm_apply(const mjModel *m, mjData *d, const hm_inst_t *I, double F, 
     }
 }
 
-HM_EXPORT double hm_mj_force(const mjModel *m, const mjData *d, int instance);
+static double hm_force_now(const mjModel *m, const mjData *d, int instance, int own_tv);
 
 /* the sensor capability: every <sensor><plugin instance="..."/> of this instance reads
  * [F, x] — the element's force at the current u and velocity (hm_mj_force, the Python
  * element_force) and its committed law state (element_state); nan when the instance is
- * unusable. Stage: velocities (the force depends on u̇). */
+ * unusable. Stage: positions (see hm_register). */
 static int hm_nsensordata(const mjModel *m, int instance, int sensor_id)
 {
     hm_inst_t I;
@@ -1094,7 +1095,7 @@ static void hm_sensor(const mjModel *m, mjData *d, int instance)
     for (k = 0; k < m->nsensor; k++) {
         mjtNum *out;
         if (m->sensor_type[k] != mjSENS_PLUGIN || m->sensor_plugin[k] != instance) continue;
-        if (!have && I) F = hm_mj_force(m, d, instance);
+        if (!have && I) F = hm_force_now(m, d, instance, 1);
         have = 1;
         out = d->sensordata + m->sensor_adr[k];
         dim = m->sensor_dim[k];
@@ -1237,8 +1238,62 @@ static void hm_advance_##P(const mjModel *m, mjData *d, int instance)           
     }                                                                                    \
     hm_advance(m, d, instance);                                                          \
 }
+/* A law with a mean kernel and no switch points or state check (LuGre), one part, on a
+ * joint, under the semi-implicit integrators, started, everything finite and in range,
+ * committed at the last step's midpoint and moving: the generic callbacks' windowed case
+ * (hm_eval: the back half's mean from the committed midpoint, then the front half's;
+ * hm_advance: commit along the step to its midpoint) with the law's kernels called
+ * directly — the same calls in the same order, so the same numbers bit for bit. */
+#define HM_MEAN_CALLBACKS(P, NX)                                                         \
+static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capability_bit)\
+{                                                                                        \
+    hm_inst_t *I = HM_INST(d, instance);                                                 \
+    if ((capability_bit & mjPLUGIN_PASSIVE) && I && I->kind == 0 && I->nparts == 1       \
+        && I->law[0]->force == P##_force && m->opt.integrator != mjINT_RK4) {            \
+        const mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                \
+        double u, v, dt, vs, Fb, Ff, y, hf = 0.5 * m->opt.timestep;                      \
+        hm_target(m, d, I, &u, &v);                                                      \
+        if (s[NX + 1] == hm_mid_time(m, d) && u != s[NX] && v != 0.0                     \
+            && hm_all_finite(NX, s, u, v, I->xb)) {                                      \
+            memcpy(I->xt, s, sizeof(double) * NX);                                       \
+            hm_segment(s[NX], s[NX + 1], u, d->time, v, &dt, &vs);                       \
+            Fb = P##_mean(I->xt, s[NX], u, dt, vs, v, I->p, &y);                         \
+            Ff = P##_mean(I->xt, u, u + hf * v, hf, v, v, I->p, &y);                     \
+            hm_apply(m, d, I, 0.5 * (Fb + Ff), v);                                       \
+            return;                                                                      \
+        }                                                                                \
+    }                                                                                    \
+    hm_compute(m, d, instance, capability_bit);                                          \
+}                                                                                        \
+static void hm_advance_##P(const mjModel *m, mjData *d, int instance)                    \
+{                                                                                        \
+    hm_inst_t *I = HM_INST(d, instance);                                                 \
+    if (I && I->kind == 0 && I->nparts == 1 && I->law[0]->force == P##_force             \
+        && m->opt.integrator != mjINT_RK4) {                                             \
+        mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                      \
+        double h = m->opt.timestep, u = d->qpos[I->qadr] - I->ref, v = d->qvel[I->dadr]; \
+        double u0 = u - h * v, um = u - 0.5 * h * v, tm = hm_mid_time(m, d), dt, vs;     \
+        if (hm_all_finite(NX, s, u, v, I->xb) && isfinite(u0)) {                         \
+            hm_budget = HM_MJ_BUDGET;                                                    \
+            if (u0 != s[NX] || d->time - h != s[NX + 1]) {                               \
+                hm_segment(s[NX], s[NX + 1], u0, d->time - h, v, &dt, &vs);              \
+                P##_advance(s, s[NX], u0, dt, vs, I->p, I->rtol);                        \
+            }                                                                            \
+            if (um != u0 || tm != d->time - h) {                                         \
+                hm_segment(u0, d->time - h, um, tm, v, &dt, &vs);                        \
+                P##_advance(s, u0, um, dt, vs, I->p, I->rtol);                           \
+            }                                                                            \
+            hm_budget = -1;                                                              \
+            hm_check_fail(I);                                                            \
+            s[NX] = um;                                                                  \
+            s[NX + 1] = tm;                                                              \
+            return;                                                                      \
+        }                                                                                \
+    }                                                                                    \
+    hm_advance(m, d, instance);                                                          \
+}
 #define HM_NO_CALLBACKS(P)
-HM_LAW_LIST(HM_PLAIN_CALLBACKS, HM_NO_CALLBACKS)
+HM_LAW_LIST(HM_PLAIN_CALLBACKS, HM_NO_CALLBACKS, HM_MEAN_CALLBACKS)
 
 /* each law's callbacks, in the order of hm_laws */
 typedef struct {
@@ -1247,8 +1302,10 @@ typedef struct {
 } hm_callbacks_t;
 #define HM_PLAIN_ENTRY(P, NX) {hm_compute_##P, hm_advance_##P},
 #define HM_GENERIC_ENTRY(P) {hm_compute, hm_advance},
+#define HM_MEAN_ENTRY(P, NX) {hm_compute_##P, hm_advance_##P},
 static const hm_callbacks_t hm_callbacks[HM_NLAWS] = {HM_LAW_LIST(HM_PLAIN_ENTRY,
-                                                                  HM_GENERIC_ENTRY)};
+                                                                  HM_GENERIC_ENTRY,
+                                                                  HM_MEAN_ENTRY)};
 
 /* -- readers for the Python front end (hystmech.plugins.mujoco) ------------------- */
 /* 1 if the plugin instance is a hystmech element with a live instance */
@@ -1280,7 +1337,7 @@ HM_EXPORT double hm_mj_reference(const mjData *d, int instance)
 
 /* force at the current u and velocity, from the committed state advanced to the
  * current u along a straight segment (pointwise: no window mean) */
-HM_EXPORT double hm_mj_force(const mjModel *m, const mjData *d, int instance)
+static double hm_force_now(const mjModel *m, const mjData *d, int instance, int own_tv)
 {
     hm_inst_t *I = HM_INST(d, instance);
     const mjtNum *s;
@@ -1289,11 +1346,21 @@ HM_EXPORT double hm_mj_force(const mjModel *m, const mjData *d, int instance)
     s = d->plugin_state + m->plugin_stateadr[instance];
     if (hm_bad_state(I, s)) return NAN;
     hm_target(m, d, I, &u, &v);
+    if (own_tv && I->kind == 1) {        /* the sensor stage comes before ten_velocity */
+        int t = I->id, k, adr = m->ten_J_rowadr[t], nnz = m->ten_J_rownnz[t];
+        v = 0.0;
+        for (k = 0; k < nnz; k++) v += d->ten_J[adr + k] * d->qvel[m->ten_J_colind[adr + k]];
+    }
     memcpy(I->xt, s, sizeof(double) * I->nx);
     if (!isnan(s[I->nx])) hm_commit_to(I, I->xt, s[I->nx], s[I->nx + 1], u, d->time, v);
     F = hm_force(I, I->xt, u, v);
     hm_fail = NULL;
     return F;
+}
+
+HM_EXPORT double hm_mj_force(const mjModel *m, const mjData *d, int instance)
+{
+    return hm_force_now(m, d, instance, 0);
 }
 
 /* the MuJoCo header version the library was built against */
@@ -1312,7 +1379,10 @@ static void hm_register(const char *name, int nattr, const char *const *attr, in
     hm_nattr[index] = nattr;
     plugin.attributes = attr;
     plugin.capabilityflags = mjPLUGIN_PASSIVE | mjPLUGIN_SENSOR;
-    plugin.needstage = mjSTAGE_VEL;
+    /* the position stage: MuJoCo prepares nothing for it (at the velocity stage it
+       computes the subtree velocities for every sensor plugin, +15 % of a one-hinge
+       step); qvel is the state, a tendon's velocity is summed here */
+    plugin.needstage = mjSTAGE_POS;
     plugin.nsensordata = hm_nsensordata;
     plugin.nstate = hm_nstate;
     plugin.init = hm_init;
