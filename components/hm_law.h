@@ -33,6 +33,13 @@
  *       inclusions/operators: d[0] = dF/du on the branch the input follows from u in
  *       the direction dir (±1), x the state carried to u; d[1] = ∂F/∂v (model
  *       exchange's directional derivatives)
+ *   double LAW_mean(double *x, double u0, double u1, double dt, double v, double vf,
+ *                   const double *p, double *stiff);
+ *       laws whose force has a fast transient (LuGre's σ1·ẋ): the exact mean force over
+ *       the linear input segment u0 -> u1 of duration dt at velocity v (vf: the velocity
+ *       of a viscous term), advancing x as LAW_advance does; a host with a step much
+ *       longer than the transient (MuJoCo's plugin) hands it over as the step's force;
+ *       *stiff = dt times the fastest decay rate of the state on the segment
  *   void LAW_events(const double *x, double u, double v, const double *p, double *z);
  *       smooth laws with a non-Lipschitz point: #define LAW_NZ n event indicators,
  *       n fixed whatever the parameters (inactive ones constant, e.g. 1.0)

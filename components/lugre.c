@@ -46,6 +46,50 @@ double lugre_force(const double *x, double u, double v, const double *p)
     return p[0] * x[0] + p[1] * xd + p[6] * v;
 }
 
+/* The mean force over a linear input segment (duration dt, velocity v), advancing x
+ * along it as lugre_advance does: with a = σ0|v|/g(v) and y = a·dt the bristle state is
+ * x(t) = x_ss + (x0 − x_ss) e^{−a t}, so over the segment
+ *     mean x = x0 φ(y) + v dt ψ(y),  x(dt) − x0 = φ(y) ẋ0 dt,
+ *     φ(y) = (1 − e^{−y})/y,  ψ(y) = (y − 1 + e^{−y})/y²,
+ * and mean F = σ0 mean x + σ1 (x(dt) − x0)/dt + σ2 vf exactly (vf: the velocity of the
+ * viscous term). A host whose step h is much longer than the micro-slip time 1/a (or
+ * σ1/σ0) takes this as the step's force: the impulse of the σ1 ẋ transient is σ1 Δx, not
+ * σ1 ẋ(t0)·h. Optional kernel (hm_law.h: LAW_mean); dt = 0: the pointwise force;
+ * *stiff = y, the number of relaxation times the segment spans. */
+double lugre_mean(double *x, double u0, double u1, double dt, double v, double vf,
+                  const double *p, double *stiff)
+{
+    double a, y, em, phi, psi, x0 = x[0], xd0;
+    (void)u0; (void)u1;
+    *stiff = 0.0;
+    if (!(dt > 0.0)) return lugre_force(x, u0, vf, p);
+    a = p[0] * fabs(v) / lugre_stribeck_g(v, p);
+    y = a * dt;
+    *stiff = y;
+    xd0 = v - a * x0;
+    if (y < 1e-300) {
+        phi = 1.0;
+        psi = 0.5;
+        x[0] = x0 + v * dt;
+    } else {
+        em = expm1(-y);
+        phi = -em / y;
+        x[0] = x0 * (1.0 + em) + v * dt * phi;    /* as lugre_advance */
+        if (y < 0.1) {      /* ψ = Σ (−y)^k/(k+2)!: no cancellation */
+            psi = 1.0 / 40320.0;
+            psi = 1.0 / 5040.0 - y * psi;
+            psi = 1.0 / 720.0 - y * psi;
+            psi = 1.0 / 120.0 - y * psi;
+            psi = 1.0 / 24.0 - y * psi;
+            psi = 1.0 / 6.0 - y * psi;
+            psi = 0.5 - y * psi;
+        } else {
+            psi = (y + em) / (y * y);
+        }
+    }
+    return p[0] * (x0 * phi + v * dt * psi) + p[1] * phi * xd0 + p[6] * vf;
+}
+
 const char *lugre_setup(const double *q, int nq, double *p, int np, double *x0, int nx)
 {
     int i;

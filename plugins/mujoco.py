@@ -44,12 +44,20 @@ the Assembly's elements start at the DOFs' x0 (u = x_a − x_b, reference x = 0)
 joint it adds −F to qfrc_passive, on a tendon −F·J.
 
 State: ``mjData.plugin_state`` holds only the law's state x and the input and time at
-which it was committed (law states + 2 doubles; laws with switch points under the
-semi-implicit integrators commit at the last step's midpoint, their window's back half):
+which it was committed (law states + 2 doubles; laws with switch points or a fast
+transient (LuGre) under the semi-implicit integrators commit at the last step's midpoint,
+their window's back half):
 ``mj_getState`` / ``mj_setState`` / ``mj_copyData`` save and restore it exactly. A non-finite or
 inconsistent state written into it is reported through ``mju_warning`` and the element
 restarts from its initial state. Host discipline (trial/commit): a force evaluation
 advances a copy of the committed state; MuJoCo's once-per-step ``advance`` commits.
+
+Step-consistent force: LuGre's micro-slip transient (σ1/σ0, g/(σ0|v|)) is far shorter
+than MuJoCo's default step, so the plugin hands MuJoCo the exact mean force of the
+bristle state over the step's window (components/lugre.c lugre_mean), not the pointwise
+σ1·ż at the step's start; under RK4 each stage takes its share of the step when the
+bristles relax faster than the step. Sensors: ``<sensor><plugin instance="name"/>``
+records [F, x] (:func:`element_force`, :func:`element_state` at the step's start).
 
 Implicit integrators: MuJoCo's Euler, ``implicit`` and ``implicitfast`` integrate the
 joint's (tendon's) damping implicitly. ``add_element(..., implicit_damping=c)`` (MJCF:
@@ -227,9 +235,9 @@ def element_state(model, data, name: str) -> np.ndarray:
 
 def element_u(model, data, name: str) -> float:
     """The committed input u of the element ``name`` [m or rad]: the current u after a
-    step, or for a law with switch points under Euler/implicit/implicitfast the last
-    step's midpoint q − h·v/2 (nan before the first step: the element then starts at the
-    current u)."""
+    step, or for a law with switch points or a fast transient (LuGre) under
+    Euler/implicit/implicitfast the last step's midpoint q − h·v/2 (nan before the first
+    step: the element then starts at the current u)."""
     i, s = _block(model, data, name)
     return float(s[_lib().hm_mj_nx(data._address, i)])
 

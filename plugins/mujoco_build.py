@@ -94,6 +94,7 @@ class Law:
     np_: int | None
     switch: bool
     check: bool
+    mean: bool = False  # LAW_mean: the exact mean force over a segment (hm_law.h)
 
 
 def _count_keys(q_names) -> list:
@@ -149,7 +150,8 @@ def law_table() -> list:
         fixed = name not in SIZES
         laws.append(Law(name, spec.prefix, spec.c_file, keys,
                         spec.n_x if fixed else None, spec.n_p if fixed else None,
-                        f"{spec.prefix}_switch(" in text, f"{spec.prefix}_check(" in text))
+                        f"{spec.prefix}_switch(" in text, f"{spec.prefix}_check(" in text,
+                        f"{spec.prefix}_mean(" in text))
     return laws
 
 
@@ -186,16 +188,20 @@ def generate_header(laws) -> str:
         p = law.prefix
         L.append(f"    {{{_c_str(law.name)}, {p}_advance, {p}_force, {p}_setup, "
                  f"{p + '_switch' if law.switch else 'NULL'}, "
-                 f"{p + '_check' if law.check else 'NULL'}, {len(law.keys)}, hm_keys_{i}, "
+                 f"{p + '_check' if law.check else 'NULL'}, "
+                 f"{p + '_mean' if law.mean else 'NULL'}, {len(law.keys)}, hm_keys_{i}, "
                  f"{law.nx if law.nx is not None else -1}, "
                  f"{law.np_ if law.np_ is not None else -1}, "
                  f"{SIZES.get(law.name, 'NULL')}, {COMPLETE.get(law.name, 'NULL')}}},")
     L.append("};")
     L.append(f"#define HM_NLAWS {len(laws)}")
     # the laws in table order: PLAIN(prefix, number of states) for the laws without switch
-    # points and state check (fast callbacks, mujoco_plugin.c), OTHER(prefix) else
-    L.append("#define HM_LAW_LIST(PLAIN, OTHER) " + " ".join(
+    # points, state check and mean kernel (fast callbacks, mujoco_plugin.c), MEAN(prefix,
+    # number of states) for those with a mean kernel (windowed fast callbacks),
+    # OTHER(prefix) else
+    L.append("#define HM_LAW_LIST(PLAIN, OTHER, MEAN) " + " ".join(
         f"OTHER({law.prefix})" if law.switch or law.check or law.nx is None
+        else f"MEAN({law.prefix}, {law.nx})" if law.mean
         else f"PLAIN({law.prefix}, {law.nx})" for law in laws))
     L.append(f"#define HM_LAW_NAMES {_c_str(', '.join(law.name for law in laws))}")
     L.append("static const char *const hm_allkeys[] = {" + ", ".join(map(_c_str, allkeys)) + "};")

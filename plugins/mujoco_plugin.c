@@ -73,6 +73,8 @@ typedef const char *(*hm_setup_fn)(const double *q, int nq, double *p, int np, d
                                    int nx);
 typedef double (*hm_switch_fn)(const double *x, double u, double dir, const double *p);
 typedef const char *(*hm_check_fn)(const double *x, const double *p);
+typedef double (*hm_mean_fn)(double *x, double u0, double u1, double dt, double v, double vf,
+                             const double *p, double *stiff);
 
 /* one constructor keyword: count > 0 fixed number of values, 0 an array as long as
  * the law's first array; need: HM_REQ required, HM_DEF default value, HM_OPT omitted
@@ -100,6 +102,7 @@ typedef struct hm_law_ {
     hm_setup_fn setup;
     hm_switch_fn sw;
     hm_check_fn check;
+    hm_mean_fn mean;         /* exact mean force over a segment (LAW_mean) or NULL */
     int nkey;
     const hm_key_t *key;
     int nx, np;              /* fixed sizes, or taken from sizes() */
@@ -214,10 +217,11 @@ typedef struct {
     int nparts;
     const hm_law_t *law[HM_MAX_PARTS];
     int xo[HM_MAX_PARTS], po[HM_MAX_PARTS];
-    int nx, np, has_sw, has_check, nstate;
+    int nx, np, has_sw, has_check, has_mean, nstate;
     int kind, id, qadr, dadr;          /* kind 0 joint, 1 tendon */
     double ref, rtol, cimp;
     double *p, *x0, *xt;               /* parameters, initial state, trial scratch */
+    double *xb;                        /* |x[i]| <= xb[i]: the law's invariant set */
     long failures;
     int warned;
     /* where the first step of a not-started element began (its first evaluation; see
@@ -257,6 +261,65 @@ static const char *hm_inst_name(const mjModel *m, int instance)
     return nm ? nm : "(unnamed)";
 }
 
+/* -- portable model files -------------------------------------------------------------
+ * MuJoCo stores an instance's plugin as a registration slot number and its configuration
+ * as the values of that plugin's attributes in their declared order (mjModel.plugin_attr,
+ * one NUL-terminated string each). A model file (.mjb) saved in a process that registered
+ * other plugins first (Python registers MuJoCo's bundled plugins before hystmech's) points
+ * at another slot in a process that did not. Each law therefore registers a number of
+ * attributes no other hystmech plugin has (HM_FP_BASE + its table index, padded with the
+ * unused keys "_hm_fp<j>"): the count of values stored with the instance names the law it
+ * was compiled for, which is then used whatever plugin the slot holds now (the values read
+ * by position in that law's own attribute list); a count no hystmech plugin has is a clear
+ * error naming the plugin found at the slot. */
+#define HM_FP_BASE 120
+static const char **hm_attrs[HM_NLAWS + 1];
+static int hm_nattr[HM_NLAWS + 1];
+static HM_TLS int hm_cfg_plugin = -1;      /* law index whose attributes hm_cfg reads */
+
+/* number of attribute values stored with the instance */
+static int hm_stored_nattr(const mjModel *m, int instance)
+{
+    int a = m->plugin_attradr[instance], e, n = 0, k;
+    e = instance + 1 < m->nplugin ? m->plugin_attradr[instance + 1] : m->npluginattr;
+    if (a < 0 || e > m->npluginattr || e < a) return -1;
+    for (k = a; k < e; k++) n += m->plugin_attr[k] == '\0';
+    return n;
+}
+
+/* the configuration value of key for the law hm_cfg_plugin, by position (NULL: no such
+ * attribute) */
+static const char *hm_cfg(const mjModel *m, int instance, const char *key)
+{
+    int j, k, idx = hm_cfg_plugin;
+    const char *ptr;
+    if (idx < 0) return mj_getPluginConfig(m, instance, key);
+    for (j = 0; j < hm_nattr[idx]; j++)
+        if (strcmp(hm_attrs[idx][j], key) == 0) break;
+    if (j == hm_nattr[idx]) return NULL;
+    ptr = m->plugin_attr + m->plugin_attradr[instance];
+    for (k = 0; k < j; k++) ptr += strlen(ptr) + 1;
+    return ptr;
+}
+
+/* the law index (HM_NLAWS: the sum) an instance was compiled for; -1 and *msg if none */
+static int hm_resolve(const mjModel *m, int instance, char *msg, size_t nmsg)
+{
+    int i, slot_idx = -1, n = hm_stored_nattr(m, instance);
+    const mjpPlugin *P = mjp_getPluginAtSlot(m->plugin[instance]);
+    for (i = 0; i <= HM_NLAWS; i++)
+        if (hm_slots[i] == m->plugin[instance]) slot_idx = i;
+    if (slot_idx >= 0 && n == hm_nattr[slot_idx]) return slot_idx;
+    for (i = 0; i <= HM_NLAWS; i++)
+        if (hm_slots[i] >= 0 && n == hm_nattr[i]) return i;
+    snprintf(msg, nmsg, "the model stores %d configuration values for this instance, which "
+             "no hystmech plugin has (the plugin at its slot %d is '%s', expecting %d): the "
+             "model file was saved with other plugins or another build of the library; "
+             "load the MJCF instead", n, m->plugin[instance], P && P->name ? P->name : "?",
+             P ? P->nattribute : -1);
+    return -1;
+}
+
 static int hm_is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 /* parse whitespace-separated numbers; -1 on a non-number (*bad: its position) */
@@ -292,7 +355,7 @@ static const char *hm_law_q(const mjModel *m, int instance, const hm_law_t *L,
         const char *txt;
         int cnt;
         snprintf(key, sizeof key, "%s%s", pre, L->key[k].name);
-        txt = mj_getPluginConfig(m, instance, key);
+        txt = hm_cfg(m, instance, key);
         if (L->key[k].count != 0 || !txt || !*txt) continue;
         if (hm_parse(txt, NULL, 0, &cnt) < 0) {
             snprintf(msg, nmsg, "config '%s' must hold numbers (got '%.60s')", key, txt);
@@ -329,7 +392,7 @@ static const char *hm_law_q(const mjModel *m, int instance, const hm_law_t *L,
         int want = K->count ? K->count : narr, cnt, i;
         const char *txt;
         snprintf(key, sizeof key, "%s%s", pre, K->name);
-        txt = mj_getPluginConfig(m, instance, key);
+        txt = hm_cfg(m, instance, key);
         given[k] = txt && *txt;
         if (!given[k]) {
             if (K->need == HM_REQ) {
@@ -366,25 +429,55 @@ static const char *hm_law_q(const mjModel *m, int instance, const hm_law_t *L,
     return NULL;
 }
 
+/* The set a law's state stays in from its initial state (the constructor's ranges and
+ * the invariant sets of the papers' equations), so that a state written from outside
+ * (mj_setState, plugin_state) beyond it is refused like a non-finite one: Dahl and
+ * viscous Dahl |w| <= 1 (ẇ = ρ(u̇ − |u̇|w)); LuGre |z| <= max(|z0|, Fs/σ0) (z moves
+ * towards g(v)/σ0·sgn v); Bouc-Wen with γ <= β, β + γ > 0: |z| <= max(|z0|, z*),
+ * z* = (A/(β + γ))^(1/n), and with γ > β, n > 1 the constructor's |z| < (A/(γ − β))^(1/n).
+ * Laws with a LAW_check kernel (Masing, Maxwell-slip, relay, Preisach) check themselves;
+ * the rest (modified Dahl, springs) have no bound here. A relative 1e-9 of slack covers
+ * the rounding of the exact segment maps. */
+static void hm_state_bounds(const hm_law_t *L, const double *p, const double *x0, double *xb)
+{
+    const double slack = 1.0 + 1e-9;
+    if (!strcmp(L->name, "Dahl") || !strcmp(L->name, "ViscousDahl")
+        || !strcmp(L->name, "AsymmetricViscousDahl")
+        || !strcmp(L->name, "NaiveAsymmetricViscousDahl")) {
+        xb[0] = slack;
+    } else if (!strcmp(L->name, "LuGre")) {
+        xb[0] = fmax(fabs(x0[0]), p[3] / p[0]) * slack;
+    } else if (!strcmp(L->name, "BoucWen")) {
+        double A = p[0], be = p[1], ga = p[2], n = p[3];
+        if (ga <= be && be + ga > 0.0)
+            xb[0] = fmax(fabs(x0[0]), pow(A / (be + ga), 1.0 / n)) * slack;
+        else if (ga > be && n > 1.0)
+            xb[0] = nextafter(pow(A / (ga - be), 1.0 / n), 0.0);   /* open interval */
+    }
+}
+
 /* build the instance description from the model (config, targets); NULL or a message */
 static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, char *msg,
                                 size_t nmsg)
 {
-    int ours, i;
+    int ours, i, k;
     const hm_law_t *L;
     const char *jn, *tn, *txt;
     double val;
     int cnt;
     memset(I, 0, sizeof *I);
     if (instance < 0 || instance >= m->nplugin) return "hystmech plugin: bad instance index";
-    L = hm_law_at_slot(m->plugin[instance], &ours);
+    hm_law_at_slot(m->plugin[instance], &ours);
     if (!ours) return "hystmech plugin: instance is not a hystmech element";
+    hm_cfg_plugin = hm_resolve(m, instance, msg, nmsg);
+    if (hm_cfg_plugin < 0) return msg;
+    L = hm_cfg_plugin < HM_NLAWS ? &hm_laws[hm_cfg_plugin] : NULL;
     snprintf(I->name, sizeof I->name, "%s", hm_inst_name(m, instance));
     if (L) {
         I->nparts = 1;
         I->law[0] = L;
     } else {
-        const char *s = mj_getPluginConfig(m, instance, "parts");
+        const char *s = hm_cfg(m, instance, "parts");
         if (!s || !*s) return "hystmech.Sum: missing config 'parts' (law names, e.g. 'Dahl LinearSpring')";
         while (*s) {
             const char *e;
@@ -430,6 +523,7 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
                 I->nx += nxs[i]; I->np += nps[i];
                 if (P->sw) I->has_sw = 1;
                 if (P->check) I->has_check = 1;
+                if (P->mean) I->has_mean = 1;
             }
             if (!err && I->nx > HM_MAX_X) err = "hystmech plugin: too many states";
         }
@@ -437,7 +531,9 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
             I->p = (double *)calloc(I->np > 0 ? I->np : 1, sizeof(double));
             I->x0 = (double *)calloc(I->nx > 0 ? I->nx : 1, sizeof(double));
             I->xt = (double *)calloc(I->nx > 0 ? I->nx : 1, sizeof(double));
-            if (!I->p || !I->x0 || !I->xt) err = "out of memory";
+            I->xb = (double *)calloc(I->nx > 0 ? I->nx : 1, sizeof(double));
+            if (!I->p || !I->x0 || !I->xt || !I->xb) err = "out of memory";
+            else for (k = 0; k < I->nx; k++) I->xb[k] = INFINITY;
         }
         for (i = 0; i < I->nparts && !err; i++) {
             const char *e = I->law[i]->setup(qs[i], nqs[i], I->p + I->po[i], nps[i],
@@ -450,15 +546,17 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
         }
         for (i = 0; i < HM_MAX_PARTS; i++) free(qs[i]);
         if (err) {
-            free(I->p); free(I->x0); free(I->xt);
-            I->p = I->x0 = I->xt = NULL;
+            free(I->p); free(I->x0); free(I->xt); free(I->xb);
+            I->p = I->x0 = I->xt = I->xb = NULL;
             return err;
         }
     }
+    for (i = 0; i < I->nparts; i++)
+        hm_state_bounds(I->law[i], I->p + I->po[i], I->x0 + I->xo[i], I->xb + I->xo[i]);
     I->nstate = I->nx + 2;
     /* target */
-    jn = mj_getPluginConfig(m, instance, "joint");
-    tn = mj_getPluginConfig(m, instance, "tendon");
+    jn = hm_cfg(m, instance, "joint");
+    tn = hm_cfg(m, instance, "tendon");
     if (jn && *jn && !(tn && *tn)) {
         int j = mj_name2id(m, mjOBJ_JOINT, jn);
         if (j < 0 || j >= m->njnt) {
@@ -488,7 +586,7 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
     } else {
         return "give exactly one of the configs 'joint' and 'tendon'";
     }
-    txt = mj_getPluginConfig(m, instance, "ref");
+    txt = hm_cfg(m, instance, "ref");
     if (txt && *txt) {
         if (hm_parse(txt, &val, 1, &cnt) < 0 || cnt != 1 || !isfinite(val)) {
             snprintf(msg, nmsg, "config 'ref' must be a finite number [m or rad] (got '%.60s')",
@@ -498,7 +596,7 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
         I->ref = val;
     }
     I->rtol = 1e-8;
-    txt = mj_getPluginConfig(m, instance, "rtol");
+    txt = hm_cfg(m, instance, "rtol");
     if (txt && *txt) {
         if (hm_parse(txt, &val, 1, &cnt) < 0 || cnt != 1 || !(val > 0.0 && val < 1.0)) {
             snprintf(msg, nmsg, "config 'rtol' must be in (0, 1) (got '%.60s')", txt);
@@ -506,7 +604,7 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
         }
         I->rtol = val;
     }
-    txt = mj_getPluginConfig(m, instance, "implicit_damping");
+    txt = hm_cfg(m, instance, "implicit_damping");
     if (txt && *txt) {
         double have = I->kind == 0 ? m->dof_damping[I->dadr] : m->tendon_damping[I->id];
         if (hm_parse(txt, &val, 1, &cnt) < 0 || cnt != 1 || !(val >= 0.0 && isfinite(val))) {
@@ -528,7 +626,7 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
 static void hm_free(hm_inst_t *I)
 {
     if (!I) return;
-    free(I->p); free(I->x0); free(I->xt);
+    free(I->p); free(I->x0); free(I->xt); free(I->xb);
     free(I);
 }
 
@@ -549,7 +647,7 @@ static int hm_nstate(const mjModel *m, int instance)
         return 0;
     }
     n = I.nstate;
-    free(I.p); free(I.x0); free(I.xt);
+    free(I.p); free(I.x0); free(I.xt); free(I.xb);
     return n;
 }
 
@@ -603,9 +701,11 @@ static void hm_copy(mjData *dest, const mjModel *m, const mjData *src, int insta
     I->p = (double *)malloc(sizeof(double) * (S->np > 0 ? S->np : 1));
     I->x0 = (double *)malloc(sizeof(double) * (S->nx > 0 ? S->nx : 1));
     I->xt = (double *)malloc(sizeof(double) * (S->nx > 0 ? S->nx : 1));
-    if (!I->p || !I->x0 || !I->xt) mju_error("hystmech plugin: out of memory");
+    I->xb = (double *)malloc(sizeof(double) * (S->nx > 0 ? S->nx : 1));
+    if (!I->p || !I->x0 || !I->xt || !I->xb) mju_error("hystmech plugin: out of memory");
     memcpy(I->p, S->p, sizeof(double) * S->np);
     memcpy(I->x0, S->x0, sizeof(double) * S->nx);
+    memcpy(I->xb, S->xb, sizeof(double) * S->nx);
     dest->plugin_data[instance] = (uintptr_t)I;
 }
 
@@ -666,8 +766,16 @@ static double hm_switch(const hm_inst_t *I, const double *x, double u, double di
 static const char *hm_bad_state_slow(const hm_inst_t *I, const mjtNum *s)
 {
     int i;
+    static HM_TLS char msg[160];
     for (i = 0; i < I->nx; i++)
         if (!isfinite(s[i])) return "non-finite law state";
+    for (i = 0; i < I->nx; i++)
+        if (!(fabs(s[i]) <= I->xb[i])) {
+            snprintf(msg, sizeof msg, "law state x[%d] = %g outside the law's range "
+                     "[-%g, %g] (from its parameters and initial state)", i, s[i], I->xb[i],
+                     I->xb[i]);
+            return msg;
+        }
     if (!isfinite(s[I->nx + 1])) return "non-finite committed time";
     if (isinf(s[I->nx])) return "infinite committed input";
     for (i = 0; i < I->nparts; i++)
@@ -683,8 +791,12 @@ static inline const char *hm_bad_state(const hm_inst_t *I, const mjtNum *s)
     double z = 0.0;
     int i;
     /* x·0 is 0 for a finite x and NaN for ±inf or NaN */
-    for (i = 0; i < I->nx; i++) z += s[i] * 0.0;
-    if (z != 0.0 || !isfinite(s[I->nx + 1]) || isinf(s[I->nx]) || I->has_check)
+    int out = 0;
+    for (i = 0; i < I->nx; i++) {
+        z += s[i] * 0.0;
+        out |= fabs(s[i]) > I->xb[i];
+    }
+    if (z != 0.0 || out || !isfinite(s[I->nx + 1]) || isinf(s[I->nx]) || I->has_check)
         return hm_bad_state_slow(I, s);
     return NULL;
 }
@@ -749,7 +861,7 @@ HM_HOT void hm_check_fail(hm_inst_t *I)
 
 HM_HOT int hm_windowed(const mjModel *m, const hm_inst_t *I)
 {
-    return I->has_sw && m->opt.integrator != mjINT_RK4;
+    return (I->has_sw || I->has_mean) && m->opt.integrator != mjINT_RK4;
 }
 
 HM_HOT int hm_inside(double w, double a, double b, double dir)
@@ -757,21 +869,55 @@ HM_HOT int hm_inside(double w, double a, double b, double dir)
     return dir * (w - a) > 0.0 && dir * (b - w) > 0.0;
 }
 
-/* mean force over the monotone segment a -> b travelled at the constant speed vs in
- * the time T, advancing x along it: cut at the switch points, midpoint rule on the
- * pieces (the C twin of plugins/_switch.py mean_force) */
-static double hm_mean_force(const hm_inst_t *I, double *x, double a, double b, double T,
-                            double vs, double vf)
+/* mean force over the piece a -> b (no switch point inside) in the time T, advancing x
+ * along it: the exact mean of the parts with a mean kernel (LuGre: its σ1·ẋ transient
+ * may be much shorter than T), the midpoint rule for the others */
+static double hm_piece(const hm_inst_t *I, double *x, double a, double b, double T,
+                       double vs, double vf, double *stiff)
 {
-    double dir = b > a ? 1.0 : -1.0, cur = a, acc = 0.0, nxt, mid;
+    double mid = 0.5 * (a + b), F = 0.0, y;
+    int i;
+    *stiff = 0.0;
+    if (!I->has_mean) {
+        hm_adv(I, x, a, mid, 0.5 * T, vs);
+        F = hm_force(I, x, mid, vf);
+        hm_adv(I, x, mid, b, 0.5 * T, vs);
+        return F;
+    }
+    for (i = 0; i < I->nparts; i++) {
+        const hm_law_t *L = I->law[i];
+        double *xi = x + I->xo[i];
+        const double *pi = I->p + I->po[i];
+        hm_budget = HM_MJ_BUDGET;
+        if (L->mean) {
+            F += L->mean(xi, a, b, T, vs, vf, pi, &y);
+            if (y > *stiff) *stiff = y;
+        } else {
+            L->adv(xi, a, mid, 0.5 * T, vs, pi, I->rtol);
+            F += L->force(xi, mid, vf, pi);
+            hm_budget = HM_MJ_BUDGET;
+            L->adv(xi, mid, b, 0.5 * T, vs, pi, I->rtol);
+        }
+    }
+    hm_budget = -1;
+    return F;
+}
+
+/* mean force over the monotone segment a -> b travelled at the constant speed vs in
+ * the time T, advancing x along it: cut at the switch points, hm_piece on the pieces
+ * (the C twin of plugins/_switch.py mean_force) */
+static double hm_mean_force(const hm_inst_t *I, double *x, double a, double b, double T,
+                            double vs, double vf, double *stiff)
+{
+    double dir = b > a ? 1.0 : -1.0, cur = a, acc = 0.0, nxt, y;
     int k;
+    if (!I->has_sw) return hm_piece(I, x, a, b, T, vs, vf, stiff);     /* one piece */
+    *stiff = 0.0;
     for (k = 0; k < 64 && cur != b; k++) {
-        double w = hm_switch(I, x, cur, dir);
+        double w = I->has_sw ? hm_switch(I, x, cur, dir) : dir * INFINITY;
         nxt = hm_inside(w, cur, b, dir) ? w : b;
-        mid = 0.5 * (cur + nxt);
-        hm_adv(I, x, cur, mid, T * (mid - cur) / (b - a), vs);
-        acc += (nxt - cur) * hm_force(I, x, mid, vf);
-        hm_adv(I, x, mid, nxt, T * (nxt - mid) / (b - a), vs);
+        acc += (nxt - cur) * hm_piece(I, x, cur, nxt, T * (nxt - cur) / (b - a), vs, vf, &y);
+        if (y > *stiff) *stiff = y;
         cur = nxt;
     }
     if (cur != b) {
@@ -803,6 +949,37 @@ static int hm_start(const mjModel *m, const mjData *d, hm_inst_t *I, double u)
     return 0;
 }
 
+/* RK4 and a law with a fast transient (a mean kernel): MuJoCo's RK4 weighs its stage
+ * forces at t, t + h/2 (twice) and t + h by 1/6, 1/3, 1/3, 1/6, i.e. it integrates
+ * the force over the step by Simpson's rule. When the law relaxes faster than the step
+ * (stiffness y·h/w > 1 over the stage's window; LuGre sliding at v: σ0|v|h/g(v) > 1)
+ * no point value stands for the step: each stage hands over the exact mean over its
+ * share of the step, [0, h/6], [h/6, 5h/6], [5h/6, h] (the weights times h; stages 2
+ * and 3 share the middle one), starting where the chord from the committed point to
+ * the stage's point is at the window's start and going on at the stage's velocity; the
+ * shares add up to the step's impulse along the trial path. A slow transient (y·h/w <=
+ * 1, e.g. sticking) keeps RK4's point values and its fourth order. NAN: not a stage
+ * (or a slow transient): the pointwise force applies. */
+static double hm_rk4_mean(const mjModel *m, const mjData *d, hm_inst_t *I, const mjtNum *s,
+                          double uc, double tc, double u, double v)
+{
+    double h = m->opt.timestep, w0, w1, ua, F, y, dt, vs;
+    if (d->time == tc) { w0 = 0.0; w1 = h / 6.0; }
+    else if (d->time == tc + 0.5 * h) { w0 = h / 6.0; w1 = 5.0 * h / 6.0; }
+    else if (d->time == tc + h) { w0 = 5.0 * h / 6.0; w1 = h; }
+    else return NAN;
+    memcpy(I->xt, s, sizeof(double) * I->nx);
+    ua = w0 == 0.0 ? uc : uc + (u - uc) * (w0 / (d->time - tc));
+    if (w0 > 0.0) {
+        hm_segment(uc, tc, ua, tc + w0, v, &dt, &vs);
+        hm_adv(I, I->xt, uc, ua, dt, vs);
+    }
+    if (v == 0.0) return NAN;
+    F = hm_mean_force(I, I->xt, ua, ua + (w1 - w0) * v, w1 - w0, v, v, &y);
+    hm_check_fail(I);
+    return y * h / (w1 - w0) > 1.0 ? F : NAN;
+}
+
 /* the element's force at the current configuration (trial state: a copy of the
  * committed state advanced from (u_c, t_c) to (u, t)); NAN when the instance is
  * unusable. Windowed (switch laws under the semi-implicit integrators): the committed
@@ -814,7 +991,7 @@ static __attribute__((noinline)) double hm_eval(const mjModel *m, mjData *d, int
 {
     mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];
     const double *xs = s;
-    double u, v, dt, vs, F, uc, tc, Fb = NAN;
+    double u, v, dt, vs, F, uc, tc, Fb = NAN, y;
     int win;
     hm_guard(m, d, instance, I, s);
     hm_target(m, d, I, &u, &v);
@@ -832,13 +1009,19 @@ static __attribute__((noinline)) double hm_eval(const mjModel *m, mjData *d, int
         uc = I->u_start;
         tc = I->t_start;
     }
+    if (I->has_mean && m->opt.integrator == mjINT_RK4) {
+        /* a fresh element's first stage: the step starts here */
+        double Fm = isnan(uc) ? hm_rk4_mean(m, d, I, s, u, d->time, u, v)
+                              : hm_rk4_mean(m, d, I, s, uc, tc, u, v);
+        if (!isnan(Fm)) return Fm;
+    }
     if (!isnan(uc) && (u != uc || d->time != tc)) {
         memcpy(I->xt, s, sizeof(double) * I->nx);
         hm_segment(uc, tc, u, d->time, v, &dt, &vs);
         if (win && u != uc && tc == hm_mid_time(m, d)) {
             double dir = u > uc ? 1.0 : -1.0;
-            if (hm_inside(hm_switch(I, s, uc, dir), uc, u, dir))
-                Fb = hm_mean_force(I, I->xt, uc, u, dt, vs, v);
+            if (I->has_mean || hm_inside(hm_switch(I, s, uc, dir), uc, u, dir))
+                Fb = hm_mean_force(I, I->xt, uc, u, dt, vs, v, &y);
             else
                 hm_adv(I, I->xt, uc, u, dt, vs);
         } else {
@@ -850,15 +1033,20 @@ static __attribute__((noinline)) double hm_eval(const mjModel *m, mjData *d, int
     F = hm_force(I, xs, u, v);
     if (win) {
         double dir = v > 0.0 ? 1.0 : -1.0, uf = u + 0.5 * m->opt.timestep * v;
-        int fwd = v != 0.0 && hm_inside(hm_switch(I, xs, u, dir), u, uf, dir);
+        int fwd = v != 0.0 && (I->has_mean || hm_inside(hm_switch(I, xs, u, dir), u, uf, dir));
         if (fwd || !isnan(Fb)) {
-            double Ff = F;
+            double Ff = F, hf = 0.5 * m->opt.timestep;
+            /* no back half (a fresh element, which starts at this step, or a committed
+               point off the window) and a fast transient: the mean over the step ahead,
+               [t, t + h] (its pointwise force would stand for half the window) */
+            int whole = isnan(Fb) && I->has_mean;
+            if (whole) hf *= 2.0;
             if (v != 0.0) {
                 if (xs != I->xt) memcpy(I->xt, xs, sizeof(double) * I->nx);
-                Ff = hm_mean_force(I, I->xt, u, uf, 0.5 * m->opt.timestep, v, v);
+                Ff = hm_mean_force(I, I->xt, u, u + hf * v, hf, v, v, &y);
                 hm_check_fail(I);
             }
-            F = 0.5 * ((isnan(Fb) ? F : Fb) + Ff);
+            F = whole ? Ff : 0.5 * ((isnan(Fb) ? F : Fb) + Ff);
         }
     }
     return F;
@@ -881,10 +1069,48 @@ HM_HOT void hm_apply(const mjModel *m, mjData *d, const hm_inst_t *I, double F, 
     }
 }
 
+static double hm_force_now(const mjModel *m, const mjData *d, int instance, int own_tv);
+
+/* the sensor capability: every <sensor><plugin instance="..."/> of this instance reads
+ * [F, x] — the element's force at the current u and velocity (hm_mj_force, the Python
+ * element_force) and its committed law state (element_state); nan when the instance is
+ * unusable. Stage: positions (see hm_register). */
+static int hm_nsensordata(const mjModel *m, int instance, int sensor_id)
+{
+    hm_inst_t I;
+    char msg[600];
+    int n;
+    (void)sensor_id;
+    if (hm_configure(m, instance, &I, msg, sizeof msg)) return 1;
+    n = 1 + I.nx;
+    free(I.p); free(I.x0); free(I.xt); free(I.xb);
+    return n;
+}
+
+static void hm_sensor(const mjModel *m, mjData *d, int instance)
+{
+    const hm_inst_t *I = HM_INST(d, instance);
+    int k, j, dim, have = 0;
+    double F = NAN;
+    for (k = 0; k < m->nsensor; k++) {
+        mjtNum *out;
+        if (m->sensor_type[k] != mjSENS_PLUGIN || m->sensor_plugin[k] != instance) continue;
+        if (!have && I) F = hm_force_now(m, d, instance, 1);
+        have = 1;
+        out = d->sensordata + m->sensor_adr[k];
+        dim = m->sensor_dim[k];
+        if (dim > 0) out[0] = F;
+        for (j = 1; j < dim; j++)
+            out[j] = I && j - 1 < I->nx ? d->plugin_state[m->plugin_stateadr[instance] + j - 1]
+                                        : NAN;
+    }
+}
+
 static void hm_compute(const mjModel *m, mjData *d, int instance, int capability_bit)
 {
     hm_inst_t *I = HM_INST(d, instance);
     double v, F;
+    if (capability_bit & mjPLUGIN_SENSOR) { hm_sensor(m, d, instance); return; }
     if (!(capability_bit & mjPLUGIN_PASSIVE) || !I) return;
     F = hm_eval(m, d, instance, I, &v);
     hm_apply(m, d, I, F, v);
@@ -966,24 +1192,25 @@ static void hm_advance(const mjModel *m, mjData *d, int instance)
  * same order. */
 
 /* 1 if the NX + 2 doubles of s and u, v are all finite (x·0 is 0 for a finite x and
- * NaN for ±inf or NaN) */
-HM_HOT int hm_all_finite(int NX, const mjtNum *s, double u, double v)
+ * NaN for ±inf or NaN) and the law state is inside its range xb */
+HM_HOT int hm_all_finite(int NX, const mjtNum *s, double u, double v, const double *xb)
 {
     double z = u * 0.0 + v * 0.0;
-    int i;
+    int i, in = 1;
     for (i = 0; i < NX + 2; i++) z += s[i] * 0.0;
-    return z == 0.0;
+    for (i = 0; i < NX; i++) in &= fabs(s[i]) <= xb[i];
+    return z == 0.0 && in;
 }
 
 #define HM_PLAIN_CALLBACKS(P, NX)                                                        \
 static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capability_bit)\
 {                                                                                        \
     hm_inst_t *I = HM_INST(d, instance);                                                 \
-    if ((capability_bit & mjPLUGIN_PASSIVE) && I) {                                      \
+    if ((capability_bit & mjPLUGIN_PASSIVE) && I && I->nparts == 1 && I->law[0]->force == P##_force) { \
         const mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                \
         double u, v;                                                                     \
         hm_target(m, d, I, &u, &v);                                                      \
-        if (u == s[NX] && d->time == s[NX + 1] && hm_all_finite(NX, s, u, v)) {          \
+        if (u == s[NX] && d->time == s[NX + 1] && hm_all_finite(NX, s, u, v, I->xb)) {          \
             hm_apply(m, d, I, P##_force(s, u, v, I->p), v);                              \
             return;                                                                      \
         }                                                                                \
@@ -993,10 +1220,10 @@ static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capabi
 static void hm_advance_##P(const mjModel *m, mjData *d, int instance)                    \
 {                                                                                        \
     hm_inst_t *I = HM_INST(d, instance);                                                 \
-    if (I && I->kind == 0) {                                                             \
+    if (I && I->kind == 0 && I->nparts == 1 && I->law[0]->force == P##_force) {      \
         mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                      \
         double u = d->qpos[I->qadr] - I->ref, v = d->qvel[I->dadr], dt, vs;              \
-        if (hm_all_finite(NX, s, u, v)) {                                                \
+        if (hm_all_finite(NX, s, u, v, I->xb)) {                                                \
             if (u != s[NX] || d->time != s[NX + 1]) {                                    \
                 hm_segment(s[NX], s[NX + 1], u, d->time, v, &dt, &vs);                   \
                 hm_budget = HM_MJ_BUDGET;                                                \
@@ -1011,8 +1238,62 @@ static void hm_advance_##P(const mjModel *m, mjData *d, int instance)           
     }                                                                                    \
     hm_advance(m, d, instance);                                                          \
 }
+/* A law with a mean kernel and no switch points or state check (LuGre), one part, on a
+ * joint, under the semi-implicit integrators, started, everything finite and in range,
+ * committed at the last step's midpoint and moving: the generic callbacks' windowed case
+ * (hm_eval: the back half's mean from the committed midpoint, then the front half's;
+ * hm_advance: commit along the step to its midpoint) with the law's kernels called
+ * directly — the same calls in the same order, so the same numbers bit for bit. */
+#define HM_MEAN_CALLBACKS(P, NX)                                                         \
+static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capability_bit)\
+{                                                                                        \
+    hm_inst_t *I = HM_INST(d, instance);                                                 \
+    if ((capability_bit & mjPLUGIN_PASSIVE) && I && I->kind == 0 && I->nparts == 1       \
+        && I->law[0]->force == P##_force && m->opt.integrator != mjINT_RK4) {            \
+        const mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                \
+        double u, v, dt, vs, Fb, Ff, y, hf = 0.5 * m->opt.timestep;                      \
+        hm_target(m, d, I, &u, &v);                                                      \
+        if (s[NX + 1] == hm_mid_time(m, d) && u != s[NX] && v != 0.0                     \
+            && hm_all_finite(NX, s, u, v, I->xb)) {                                      \
+            memcpy(I->xt, s, sizeof(double) * NX);                                       \
+            hm_segment(s[NX], s[NX + 1], u, d->time, v, &dt, &vs);                       \
+            Fb = P##_mean(I->xt, s[NX], u, dt, vs, v, I->p, &y);                         \
+            Ff = P##_mean(I->xt, u, u + hf * v, hf, v, v, I->p, &y);                     \
+            hm_apply(m, d, I, 0.5 * (Fb + Ff), v);                                       \
+            return;                                                                      \
+        }                                                                                \
+    }                                                                                    \
+    hm_compute(m, d, instance, capability_bit);                                          \
+}                                                                                        \
+static void hm_advance_##P(const mjModel *m, mjData *d, int instance)                    \
+{                                                                                        \
+    hm_inst_t *I = HM_INST(d, instance);                                                 \
+    if (I && I->kind == 0 && I->nparts == 1 && I->law[0]->force == P##_force             \
+        && m->opt.integrator != mjINT_RK4) {                                             \
+        mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                      \
+        double h = m->opt.timestep, u = d->qpos[I->qadr] - I->ref, v = d->qvel[I->dadr]; \
+        double u0 = u - h * v, um = u - 0.5 * h * v, tm = hm_mid_time(m, d), dt, vs;     \
+        if (hm_all_finite(NX, s, u, v, I->xb) && isfinite(u0)) {                         \
+            hm_budget = HM_MJ_BUDGET;                                                    \
+            if (u0 != s[NX] || d->time - h != s[NX + 1]) {                               \
+                hm_segment(s[NX], s[NX + 1], u0, d->time - h, v, &dt, &vs);              \
+                P##_advance(s, s[NX], u0, dt, vs, I->p, I->rtol);                        \
+            }                                                                            \
+            if (um != u0 || tm != d->time - h) {                                         \
+                hm_segment(u0, d->time - h, um, tm, v, &dt, &vs);                        \
+                P##_advance(s, u0, um, dt, vs, I->p, I->rtol);                           \
+            }                                                                            \
+            hm_budget = -1;                                                              \
+            hm_check_fail(I);                                                            \
+            s[NX] = um;                                                                  \
+            s[NX + 1] = tm;                                                              \
+            return;                                                                      \
+        }                                                                                \
+    }                                                                                    \
+    hm_advance(m, d, instance);                                                          \
+}
 #define HM_NO_CALLBACKS(P)
-HM_LAW_LIST(HM_PLAIN_CALLBACKS, HM_NO_CALLBACKS)
+HM_LAW_LIST(HM_PLAIN_CALLBACKS, HM_NO_CALLBACKS, HM_MEAN_CALLBACKS)
 
 /* each law's callbacks, in the order of hm_laws */
 typedef struct {
@@ -1021,8 +1302,10 @@ typedef struct {
 } hm_callbacks_t;
 #define HM_PLAIN_ENTRY(P, NX) {hm_compute_##P, hm_advance_##P},
 #define HM_GENERIC_ENTRY(P) {hm_compute, hm_advance},
+#define HM_MEAN_ENTRY(P, NX) {hm_compute_##P, hm_advance_##P},
 static const hm_callbacks_t hm_callbacks[HM_NLAWS] = {HM_LAW_LIST(HM_PLAIN_ENTRY,
-                                                                  HM_GENERIC_ENTRY)};
+                                                                  HM_GENERIC_ENTRY,
+                                                                  HM_MEAN_ENTRY)};
 
 /* -- readers for the Python front end (hystmech.plugins.mujoco) ------------------- */
 /* 1 if the plugin instance is a hystmech element with a live instance */
@@ -1054,7 +1337,7 @@ HM_EXPORT double hm_mj_reference(const mjData *d, int instance)
 
 /* force at the current u and velocity, from the committed state advanced to the
  * current u along a straight segment (pointwise: no window mean) */
-HM_EXPORT double hm_mj_force(const mjModel *m, const mjData *d, int instance)
+static double hm_force_now(const mjModel *m, const mjData *d, int instance, int own_tv)
 {
     hm_inst_t *I = HM_INST(d, instance);
     const mjtNum *s;
@@ -1063,11 +1346,21 @@ HM_EXPORT double hm_mj_force(const mjModel *m, const mjData *d, int instance)
     s = d->plugin_state + m->plugin_stateadr[instance];
     if (hm_bad_state(I, s)) return NAN;
     hm_target(m, d, I, &u, &v);
+    if (own_tv && I->kind == 1) {        /* the sensor stage comes before ten_velocity */
+        int t = I->id, k, adr = m->ten_J_rowadr[t], nnz = m->ten_J_rownnz[t];
+        v = 0.0;
+        for (k = 0; k < nnz; k++) v += d->ten_J[adr + k] * d->qvel[m->ten_J_colind[adr + k]];
+    }
     memcpy(I->xt, s, sizeof(double) * I->nx);
     if (!isnan(s[I->nx])) hm_commit_to(I, I->xt, s[I->nx], s[I->nx + 1], u, d->time, v);
     F = hm_force(I, I->xt, u, v);
     hm_fail = NULL;
     return F;
+}
+
+HM_EXPORT double hm_mj_force(const mjModel *m, const mjData *d, int instance)
+{
+    return hm_force_now(m, d, instance, 0);
 }
 
 /* the MuJoCo header version the library was built against */
@@ -1083,8 +1376,14 @@ static void hm_register(const char *name, int nattr, const char *const *attr, in
     mjp_defaultPlugin(&plugin);
     plugin.name = name;
     plugin.nattribute = nattr;
+    hm_nattr[index] = nattr;
     plugin.attributes = attr;
-    plugin.capabilityflags = mjPLUGIN_PASSIVE;
+    plugin.capabilityflags = mjPLUGIN_PASSIVE | mjPLUGIN_SENSOR;
+    /* the position stage: MuJoCo prepares nothing for it (at the velocity stage it
+       computes the subtree velocities for every sensor plugin, +15 % of a one-hinge
+       step); qvel is the state, a tendon's velocity is summed here */
+    plugin.needstage = mjSTAGE_POS;
+    plugin.nsensordata = hm_nsensordata;
     plugin.nstate = hm_nstate;
     plugin.init = hm_init;
     plugin.destroy = hm_destroy;
@@ -1096,7 +1395,7 @@ static void hm_register(const char *name, int nattr, const char *const *attr, in
 }
 
 static char hm_names[HM_NLAWS][48];
-static const char **hm_attrs[HM_NLAWS + 1];
+static char hm_pads[HM_FP_BASE + HM_NLAWS][12];
 
 mjPLUGIN_LIB_INIT(hystmech)
 {
@@ -1107,11 +1406,16 @@ mjPLUGIN_LIB_INIT(hystmech)
     if (mjp_getPlugin("hystmech.Sum", &slot)) return;
     for (i = 0; i < HM_NLAWS; i++) {
         const hm_law_t *L = &hm_laws[i];
-        hm_attrs[i] = (const char **)malloc(sizeof(char *) * (L->nkey + HM_NCOMMON));
+        /* HM_FP_BASE + i attributes: the law's keys, the common ones, unused pads */
+        hm_attrs[i] = (const char **)malloc(sizeof(char *) * (HM_FP_BASE + i));
         for (k = 0; k < L->nkey; k++) hm_attrs[i][k] = L->key[k].name;
         for (k = 0; k < HM_NCOMMON; k++) hm_attrs[i][L->nkey + k] = hm_common[k];
+        for (k = L->nkey + HM_NCOMMON; k < HM_FP_BASE + i; k++) {
+            snprintf(hm_pads[k], sizeof hm_pads[k], "_hm_fp%d", k);
+            hm_attrs[i][k] = hm_pads[k];
+        }
         snprintf(hm_names[i], sizeof hm_names[i], "hystmech.%s", L->name);
-        hm_register(hm_names[i], L->nkey + HM_NCOMMON, hm_attrs[i], i);
+        hm_register(hm_names[i], HM_FP_BASE + i, hm_attrs[i], i);
     }
     /* the sum: "parts", then part<i>.<key> for every key any law has */
     n = 1 + HM_NCOMMON + HM_MAX_PARTS * HM_NALLKEYS;

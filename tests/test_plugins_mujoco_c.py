@@ -80,14 +80,17 @@ def c_runner():
     return exe
 
 
-def run_c(exe, lib, model_file, n, tmp_path, first=None):
+def run_c(exe, lib, model_file, n, tmp_path, first=None, sensors=False):
+    """Rows of qpos, qvel, plugin_state after every step (then sensordata, with
+    sensors=True), and the number of plugin instances."""
     out = tmp_path / "out.bin"
     r = subprocess.run([str(exe), str(lib), str(model_file), str(n), str(out)]
                        + ([str(first)] if first else []),
                        capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stderr
-    nq, nv, ns, nplugin = map(int, r.stdout.split())
-    return np.fromfile(out).reshape(n, nq + nv + ns), nplugin
+    nq, nv, ns, nplugin, nsd = map(int, r.stdout.split())
+    rows = np.fromfile(out).reshape(n, nq + nv + ns + nsd)
+    return (rows if sensors else rows[:, :nq + nv + ns]), nplugin
 
 
 def run_py(model, n):
@@ -266,3 +269,106 @@ MJCF_ONE = """<mujoco><extension><plugin plugin="{plugin}"><instance name="e">
 <config key="joint" value="x"/></instance></plugin></extension>
 <worldbody><body><joint name="x" type="slide" axis="1 0 0"/>
 <inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></body></worldbody></mujoco>"""
+
+
+def test_element_force_as_mjcf_sensor_in_c(c_runner, tmp_path):
+    """Every element of MJCF (LuGre on a hinge, Preisach on a tendon, a sum, Maxwell-slip)
+    with a <sensor><plugin instance=.../> reads [F, x]: in Python the sensor of each step
+    equals element_force and element_state at the step's start bit for bit, and the C
+    program (no Python) records the same sensordata bit for bit."""
+    names = ["lugre", "preisach", "sum", "mslip"]
+    xml = MJCF.replace("</tendon>", "</tendon><sensor>" + "".join(
+        f'<plugin name="{n}_F" instance="{n}"/>' for n in names) + "</sensor>")
+    model = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, d, 0)
+    n = 600
+    rows, forces = [], []
+    for _ in range(n):
+        mujoco.mj_forward(model, d)            # tendon lengths at the step's start
+        forces.append([hmj.element_force(model, d, e) for e in names]
+                      + [list(hmj.element_state(model, d, e)) for e in names])
+        mujoco.mj_step(model, d)
+        rows.append(np.array(d.sensordata))
+    for k in range(n):
+        for j, e in enumerate(names):
+            i = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, f"{e}_F")
+            a, dim = model.sensor_adr[i], model.sensor_dim[i]
+            got = rows[k][a:a + dim]
+            want = np.array([forces[k][j]] + forces[k][len(names) + j])
+            assert dim == len(want) and bitwise(got, want), (k, e, got, want)
+    assert np.ptp([f[0] for f in forces]) > 0.1           # the LuGre force moves
+    f = tmp_path / "model.xml"
+    f.write_text(xml)
+    c, _ = run_c(c_runner, hmj.library_path(), f, n, tmp_path, sensors=True)
+    nsd = model.nsensordata
+    assert bitwise(c[:, -nsd:], np.array(rows))
+
+
+# one law per model on a spring-loaded slider, and a chain with three laws
+MJB_LAWS = {
+    "Dahl": dict(rho="300", Fc="0.5"),
+    "LuGre": dict(sigma0="1e5", sigma1="316", Fc="1", Fs="1.5", vs="1e-3"),
+    "Masing": dict(k="1e4", k0="100", alpha="5", c="2"),
+    "BoucWen": dict(A="1e4", beta="2e3", gamma="1e3", n="1.5", k_el="10"),
+}
+
+
+def _mjb_model(laws):
+    ext, bodies, close = "", "", ""
+    for i, (law, cfg) in enumerate(laws):
+        keys = "".join(f'<config key="{k}" value="{v}"/>' for k, v in cfg.items())
+        ext += (f'<plugin plugin="hystmech.{law}"><instance name="e{i}">{keys}'
+                f'<config key="joint" value="j{i}"/></instance></plugin>')
+        bodies += (f'<body pos="0 0 {-0.1 if i else 0}"><joint name="j{i}" type="slide" '
+                   f'axis="1 0 0" stiffness="100"/><geom type="box" size=".05 .05 .05" '
+                   f'mass="1"/>')
+        close += "</body>"
+    qv = " ".join(["0.5"] * len(laws))
+    return mujoco.MjModel.from_xml_string(
+        f'<mujoco><option gravity="0 0 0"/><extension>{ext}</extension><worldbody>'
+        f'{bodies}{close}</worldbody><keyframe><key qvel="{qv}"/></keyframe></mujoco>')
+
+
+@pytest.mark.parametrize("laws", [[n] for n in MJB_LAWS] + [list(MJB_LAWS)],
+                         ids=list(MJB_LAWS) + ["chain"])
+def test_mjb_from_python_runs_in_c_with_only_hystmech(c_runner, tmp_path, laws):
+    """An .mjb saved by Python, where MuJoCo's bundled plugins registered before
+    hystmech's (so every slot number in the file is off), runs in a plain C program that
+    loads only hystmech's library, bit for bit as in Python: the instance's stored
+    configuration names its law (each hystmech plugin has its own attribute count)."""
+    bundled = Path(mujoco.PLUGINS_DIR)
+    if not (bundled.is_dir() and any(bundled.iterdir())):
+        pytest.skip("no bundled MuJoCo plugins: the slots cannot differ")
+    model = _mjb_model([(n, MJB_LAWS[n]) for n in laws])
+    mjb = tmp_path / "model.mjb"
+    mujoco.mj_saveModel(model, str(mjb), None)
+    c, nplugin = run_c(c_runner, hmj.library_path(), mjb, 1000, tmp_path)
+    assert nplugin == len(laws)
+    py = run_py(model, 1000)
+    assert bitwise(c, py)
+    assert np.ptp(py[:, 0]) > 1e-3                      # it moved
+
+
+def test_foreign_mjb_instance_is_refused_by_name(c_runner, tmp_path):
+    """An .mjb whose instance belongs to one of MuJoCo's bundled plugins (mujoco.pid,
+    registered in Python only) points at a hystmech slot in a C program that loads only
+    hystmech's library: refused with a message naming the plugin found at the slot and
+    the counts, never run as a hystmech law."""
+    try:
+        model = mujoco.MjModel.from_xml_string(
+            '<mujoco><extension><plugin plugin="mujoco.pid"><instance name="pid">'
+            '<config key="kp" value="40"/></instance></plugin></extension><worldbody>'
+            '<body><joint name="j" type="slide" axis="1 0 0"/><geom type="box" '
+            'size=".05 .05 .05" mass="1"/></body></worldbody><actuator><plugin joint="j" '
+            'plugin="mujoco.pid" instance="pid"/></actuator></mujoco>')
+    except ValueError as e:
+        pytest.skip(f"no mujoco.pid plugin: {e}")
+    mjb = tmp_path / "pid.mjb"
+    mujoco.mj_saveModel(model, str(mjb), None)
+    r = subprocess.run([str(c_runner), str(hmj.library_path()), str(mjb), "10",
+                        str(tmp_path / "out.bin")], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out
+    assert "configuration values" in out and "hystmech." in out, out

@@ -1,8 +1,8 @@
 /* A MuJoCo user's C program without Python (tests/test_plugins_mujoco_c.py): load the
  * hystmech plugin library (a file: mj_loadPluginLibrary; a folder:
  * mj_loadAllPluginLibraries), load a model (MJCF, or .mjb from mj_saveModel), start at
- * its keyframe 0 if it has one, step it and write qpos, qvel and plugin_state after
- * every step as raw doubles.
+ * its keyframe 0 if it has one, step it and write qpos, qvel, plugin_state and
+ * sensordata (plugin sensors included) after every step as raw doubles.
  *
  *   mj_run LIB_OR_DIR MODEL NSTEPS OUT [FIRST_DIR]
  *
@@ -50,9 +50,10 @@ int main(int argc, char **argv)
         fwrite(d->qpos, sizeof(mjtNum), m->nq, out);
         fwrite(d->qvel, sizeof(mjtNum), m->nv, out);
         fwrite(d->plugin_state, sizeof(mjtNum), m->npluginstate, out);
+        fwrite(d->sensordata, sizeof(mjtNum), m->nsensordata, out);
     }
     fclose(out);
-    printf("%d %d %d %d\n", m->nq, m->nv, m->npluginstate, m->nplugin);
+    printf("%d %d %d %d %d\n", m->nq, m->nv, m->npluginstate, m->nplugin, m->nsensordata);
     mj_deleteData(d);
     mj_deleteModel(m);
     return 0;
