@@ -16,7 +16,9 @@ import inspect
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 import uuid
 import zipfile
@@ -28,6 +30,7 @@ from xml.sax.saxutils import escape
 import numpy as np
 
 from ..components.base import ForceElement
+from .variables import ExportedFMU, exported, fmu_variables, variables_html
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -853,11 +856,12 @@ def zig_available() -> bool:
 
 
 def resolve_platforms(platforms) -> list[str]:
-    """The platform names to build: "native" (linux64 only: fastest), "all" (every
-    entry of PLATFORMS; needs ziglang), "auto" (all when ziglang is installed, else
-    native), or a list of names. None: $HYSTMECH_FMU_PLATFORMS, else "auto"."""
+    """The platform names to build: "native" (linux64 only: the default, seconds),
+    "all" (every entry of PLATFORMS; needs ziglang; the first win64 build compiles zig's
+    mingw-w64 runtime, minutes), "auto" (all when ziglang is installed, else native), or
+    a list of names. None: $HYSTMECH_FMU_PLATFORMS, else "native"."""
     if platforms is None:
-        platforms = os.environ.get("HYSTMECH_FMU_PLATFORMS", "auto")
+        platforms = os.environ.get("HYSTMECH_FMU_PLATFORMS") or "native"
     if isinstance(platforms, str):
         key = platforms.strip()
         if key == "native":
@@ -914,10 +918,48 @@ def _zip_tree(root: Path, path: Path) -> None:
                 zf.write(f, f.relative_to(root).as_posix())
 
 
-def _compile(srcdir: Path, main_c: str, out_so: Path, cc: str, platform: str = "linux64") -> None:
-    """Build one platform's binary of the FMU from srcdir (cached by content)."""
-    import sys
+def build_failure_reason(returncode: int, stdout: str, stderr: str) -> str:
+    """What follows "building the ... binary failed (...):": the compiler's stderr (its
+    last 3000 characters), else its stdout, else how it ended (exit status or signal)."""
+    text = (stderr or "").strip() or (stdout or "").strip()
+    if text:
+        return text[-3000:]
+    if returncode < 0:
+        try:
+            sig = signal.Signals(-returncode).name
+        except ValueError:
+            sig = str(-returncode)
+        return f"the compiler was killed by signal {sig} and printed nothing"
+    return f"the compiler exited with status {returncode} and printed nothing"
 
+
+def _run_build(cmd, cwd, platform: str, tick=None):
+    """Run one compiler command; ``tick()`` is called about 4 times a second while it
+    runs (a progress bar's elapsed time). Returns (returncode, stdout, stderr); a
+    compiler that cannot be started is an FMUExportError with the system's reason."""
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, cwd=cwd)
+    except OSError as e:
+        raise FMUExportError(f"building the {platform} binary failed ({' '.join(cmd)}): "
+                             f"cannot run {cmd[0]}: {e.strerror or e}") from None
+    try:
+        while True:
+            try:
+                out, err = proc.communicate(timeout=0.25)
+                return proc.returncode, out, err
+            except subprocess.TimeoutExpired:
+                if tick is not None:
+                    tick()
+    except BaseException:  # Ctrl-C: no compiler left running
+        proc.kill()
+        proc.wait()
+        raise
+
+
+def _compile(srcdir: Path, main_c: str, out_so: Path, cc: str, platform: str = "linux64",
+             tick=None) -> None:
+    """Build one platform's binary of the FMU from srcdir (cached by content)."""
     key = hashlib.sha256()
     for f in sorted(srcdir.iterdir()):
         key.update(f.name.encode() + f.read_bytes())
@@ -947,10 +989,10 @@ def _compile(srcdir: Path, main_c: str, out_so: Path, cc: str, platform: str = "
     with tempfile.TemporaryDirectory(prefix="hystmech-cc-") as scratch:
         tmp_bin = Path(scratch) / out_so.name
         cmd[cmd.index(str(out_so))] = str(tmp_bin)
-        r = subprocess.run(cmd, capture_output=True, text=True, cwd=scratch)
-        if r.returncode != 0:
-            raise FMUExportError(f"building the {platform} binary failed ({' '.join(cmd)}):"
-                                 f"\n{r.stderr.strip()[-3000:]}")
+        rc, out, err = _run_build(cmd, scratch, platform, tick)
+        if rc != 0:
+            raise FMUExportError(f"building the {platform} binary failed ({' '.join(cmd)}): "
+                                 f"{build_failure_reason(rc, out, err)}")
         shutil.copy(tmp_bin, out_so)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
@@ -963,8 +1005,10 @@ def _compile(srcdir: Path, main_c: str, out_so: Path, cc: str, platform: str = "
 
 def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
                cc: str | None = None, model_identifier: str | None = None,
-               platforms=None) -> Path:
-    """Export ``element`` (a force element) as a native FMU at ``path``; return the path.
+               platforms=None, progress: bool = False) -> ExportedFMU:
+    """Export ``element`` (a force element) as a native FMU at ``path``; return its path
+    as an ExportedFMU (a pathlib.Path whose ``variables`` and repr list every FMU
+    variable: name, causality, unit, meaning; see fmu/variables.py).
 
     fmi_version 2 (co-simulation and model exchange in one FMU) or 3. Inputs u [m] and
     v [m/s], output F [N]; every constructor parameter is a parameter with its Python name
@@ -977,14 +1021,18 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
     build the same FMU. FMUExportError (a ValueError) for laws that cannot be exported
     (custom Python callables), a missing compiler or a failed build.
 
-    ``platforms`` (see resolve_platforms): "native" builds binaries/linux64 only (the
-    fastest); "all" adds win64, darwin64, aarch64-darwin and aarch64-linux, cross-built
-    by `zig cc` from the PyPI package ziglang (FMI 3.0 folder names x86_64-windows,
-    x86_64-darwin, aarch64-darwin, aarch64-linux); "auto" (the default, overridden by
-    $HYSTMECH_FMU_PLATFORMS) is "all" when ziglang is installed, else "native". Built
+    ``platforms`` (see resolve_platforms): "native" (the default, overridden by
+    $HYSTMECH_FMU_PLATFORMS) builds binaries/linux64 only, in seconds; "all" adds win64,
+    darwin64, aarch64-darwin and aarch64-linux, cross-built by `zig cc` from the PyPI
+    package ziglang (FMI 3.0 folder names x86_64-windows, x86_64-darwin, aarch64-darwin,
+    aarch64-linux; the first win64 build on a machine compiles zig's runtime: minutes);
+    "auto" is "all" when ziglang is installed, else "native"; or a list of names. Built
     by zig, the Linux binaries need glibc >= 2.17 (see glibc_versions); built by a given
     compiler, linux64 needs the build machine's exp/log/pow symbol versions (2.29 on a
     current glibc).
+
+    ``progress=True`` announces each platform's build on stderr and shows a tqdm bar
+    per platform there (the bar only when stderr is a terminal).
     """
     if fmi_version not in (2, 3, "2", "3"):
         raise FMUExportError(f"fmi_version must be 2 or 3 (got {fmi_version!r})")
@@ -1040,20 +1088,41 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
                 '    </SourceFileSet>\n    <Library name="m" description="the C maths '
                 'library (exp, log, pow), where it is separate"/>\n'
                 '  </BuildConfiguration>\n</fmiBuildDescription>\n')
-        for name in plats:
+        for i, name in enumerate(plats):
             pl = PLATFORMS[name]
             bindir = root / "binaries" / (pl.fmi2 if fmi_version == 2 else pl.fmi3)
             bindir.mkdir(parents=True)
-            _compile(src, main_c, bindir / f"{ident}{pl.ext}", compiler, name)
+            out_bin = bindir / f"{ident}{pl.ext}"
+            if not progress:
+                _compile(src, main_c, out_bin, compiler, name)
+                continue
+            by = (f"zig cc -target {pl.zig_target}" if name != "linux64" or compiler == ZIG
+                  else Path(compiler).name)
+            print(f"building binaries/{bindir.name} ({i + 1} of {len(plats)}, {by})",
+                  file=sys.stderr, flush=True)
+            with _platform_bar(bindir.name) as bar:
+                _compile(src, main_c, out_bin, compiler, name, tick=bar.refresh)
+                bar.update(1)
         doc = root / "documentation"
         doc.mkdir()
         (doc / "index.html").write_text(
             f"<html><body><h1>{escape(spec.cls_name)}</h1><p>{escape(repr(element))}</p>"
             f"<p>{escape(type(element).__doc__ or '')}</p>"
+            f"<h2>Variables</h2>\n{variables_html(fmu_variables(root))}\n"
             f"<p>Binaries: {escape(', '.join(plats))}; sources/ builds the others "
             f"(fmpy compile, or any C99 compiler with the FMI headers).</p></body></html>\n")
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         _zip_tree(root, tmp)
         os.replace(tmp, path)
-    return path
+    return exported(path, fmi_version, plats)
+
+
+def _platform_bar(label: str):
+    """The tqdm bar of one platform's build on stderr (shown only on a terminal): the
+    compiler gives no fraction done, so the bar fills when the binary is built and the
+    elapsed time runs meanwhile."""
+    from tqdm import tqdm
+
+    return tqdm(total=1, desc=f"  {label}", file=sys.stderr, disable=None, leave=True,
+                bar_format="{desc}: {bar} {elapsed}", dynamic_ncols=True)
