@@ -1103,6 +1103,7 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
             with _platform_bar(bindir.name) as bar:
                 _compile(src, main_c, out_bin, compiler, name, tick=bar.refresh)
                 bar.update(1)
+        _terminals_and_icon(root, fmi_version, ident, plats)
         doc = root / "documentation"
         doc.mkdir()
         (doc / "index.html").write_text(
@@ -1116,6 +1117,29 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
         _zip_tree(root, tmp)
         os.replace(tmp, path)
     return exported(path, fmi_version, plats)
+
+
+def _terminals_and_icon(root: Path, fmi_version: int, ident: str, plats) -> None:
+    """FMI 3.0: terminalsAndIcons/terminalsAndIcons.xml (the flange terminal, see
+    fmu/terminals.py). Both versions: model.png (FMI 3.0 also terminalsAndIcons/icon.png),
+    the law's loop drawn from this machine's binary (fmu/icon.py); none when the FMU
+    holds no binary this machine runs."""
+    import platform
+
+    from .icon import law_loop, write_icon
+    from .terminals import terminals_xml
+
+    if fmi_version == 3:
+        (root / "terminalsAndIcons").mkdir()
+        u_unit = next((v.unit for v in fmu_variables(root) if v.name == "u"), "m")
+        (root / "terminalsAndIcons" / "terminalsAndIcons.xml").write_text(terminals_xml(u_unit))
+    native = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
+    loop = law_loop(root, fmi_version, ident) if native and "linux64" in plats else None
+    if loop is None:
+        return
+    write_icon(*loop, root / "model.png")
+    if fmi_version == 3:
+        shutil.copy(root / "model.png", root / "terminalsAndIcons" / "icon.png")
 
 
 def _platform_bar(label: str):
