@@ -309,6 +309,12 @@ class FMUElement(ForceElement):
                            f"smooth right-hand side (me_host=False); use me_host=None or True")
         self.me_events = mode == "me" and (me_host is True or (needs_host and me_host is None))
         self.nx = md.numberOfContinuousStates if mode == "me" else 0
+        arrays = [k for k, val in self.parameters.items() if np.ndim(val) > 0]
+        if compiled and arrays:
+            raise FMUError(f"{self._tag}: the array parameter {arrays[0]!r} (FMI 3.0 array) "
+                           f"is set by the Python kernels: use compiled=None or False")
+        if arrays:
+            compiled = False
         if compiled is None:
             # the compiled event host costs a one-time numba compile of ~1 min (cached on
             # disk after): opt-in, for long runs (~10 µs instead of ~1.6 ms per step)
@@ -554,7 +560,8 @@ class FMUElement(ForceElement):
         for name, val in self.parameters.items():
             vr = self.variables[name].valueReference
             try:
-                f.setReal([vr], [float(val)])
+                # an FMI 3.0 array parameter takes all its values in one call
+                f.setReal([vr], [float(x) for x in np.ravel(val)])
             except Exception as e:  # noqa: BLE001
                 raise self._error(f"setting parameter {name!r} = {val!r}", str(e)) from None
         self._set_inputs(u0, v0)
@@ -592,7 +599,7 @@ class FMUElement(ForceElement):
         self._call("fmi2SetupExperiment", f.setupExperiment, None, 0.0)
         self._call("fmi2EnterInitializationMode", f.enterInitializationMode)
         for name, val in self.parameters.items():
-            f.setReal([self.variables[name].valueReference], [float(val)])
+            f.setReal([self.variables[name].valueReference], [float(x) for x in np.ravel(val)])
         self._set_inputs(u0, v0)
         self._call("fmi2ExitInitializationMode", f.exitInitializationMode)
         if self.mode == "me":
