@@ -72,12 +72,16 @@ def build(element: str | None, params: dict, scenario: str | None):
 
 
 def main(args) -> int:
-    from .export import export_fmu
+    from .export import FMUExportError, export_fmu
     from .variables import variables_table
 
     el = build(args.element, parse_params(args.param), args.scenario)
-    path = export_fmu(el, args.output, fmi_version=int(args.fmi), rtol=args.rtol,
-                      platforms=args.platforms, progress=not args.quiet)
+    try:
+        path = export_fmu(el, args.output, fmi_version=int(args.fmi), rtol=args.rtol,
+                          platforms=args.platforms, progress=not args.quiet)
+    except FMUExportError as e:  # the command line reports one line (compiler output joined)
+        raise FMUExportError(" | ".join(ln.strip() for ln in str(e).splitlines()
+                                        if ln.strip())) from None
     print(f"wrote {path} ({el!r}, FMI {args.fmi}.0, binaries {', '.join(path.platforms)})")
     print(variables_table(path.variables))
     return 0

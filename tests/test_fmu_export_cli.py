@@ -178,6 +178,19 @@ def test_build_failure_says_why(tmp_path):
         tail = msg.split("):", 1)[1].strip()
         assert tail and reason in tail, msg
     assert not (tmp_path / "x.fmu").exists()
+    # the command line: exit 2, one line on stderr, the compiler's lines joined
+    cc = tmp_path / "two_lines.sh"
+    cc.write_text('#!/bin/sh\necho "x.c:1: error: one" >&2\necho "x.c:2: error: two" >&2\n'
+                  'exit 1\n')
+    cc.chmod(0o755)
+    env = dict(os.environ, CC=str(cc), HYSTMECH_FMU_CACHE=str(tmp_path / "cache"))
+    r = subprocess.run([str(BIN / "hystmech"), "export-fmu", "Dahl", "--param", "rho=200",
+                        "--param", "Fc=2", "-o", str(tmp_path / "y.fmu")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    lines = r.stderr.splitlines()
+    assert r.returncode == 2 and lines[-1].startswith("hystmech: error: building the linux64")
+    assert all(ln.startswith("building binaries/") for ln in lines[:-1]), lines
+    assert lines[-1].endswith("x.c:1: error: one | x.c:2: error: two"), lines
 
 
 CHILD = textwrap.dedent(r'''
