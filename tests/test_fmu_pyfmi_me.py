@@ -69,6 +69,9 @@ def test_pyfmi_simulate_me_with_a_continuous_input(fmus, tmp_path, name, version
     opts = m.simulate_options()
     opts["CVode_options"].update(rtol=1e-10, atol=1e-12, verbosity=50)
     opts["ncp"] = 400
+    # PyFMI 3.0-dev reads FMI 3.0 array variables (Preisach a1, a2, weights) with one
+    # value per value reference, which the FMU refuses: record F only
+    opts["filter"] = ["F"]
     # PyFMI keeps FMI 3.0 results in a file only
     opts["result_handling"] = "memory" if version == 2 else "binary"
     opts["result_file_name"] = str(tmp_path / "result.mat")
