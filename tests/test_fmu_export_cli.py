@@ -89,9 +89,28 @@ def _run_on_terminal(cmd, env):
     return proc.returncode, out.decode(), b"".join(chunks).decode(errors="replace")
 
 
+def test_native_build_announced_with_a_bar_on_a_terminal(tmp_path):
+    """On a terminal the native build is announced and its tqdm bar drawn; --quiet:
+    nothing on stderr."""
+    exe = str(BIN / "hystmech")
+    cmd = [exe, "export-fmu", "Dahl", "--param", "rho=200", "--param", "Fc=2",
+           "-o", str(tmp_path / "d.fmu")]
+    rc, out, err = _run_on_terminal(cmd, dict(os.environ))
+    assert rc == 0, err
+    assert "building binaries/linux64 (1 of 1, " in err
+    assert re.search(r"  linux64: █+ \d\d:\d\d", err), err
+    assert "wrote " in out
+    rc, out, err = _run_on_terminal(cmd[:-2] + ["--quiet", "-o", str(tmp_path / "q.fmu")],
+                                    dict(os.environ))
+    assert rc == 0 and err == "", err
+
+
+@pytest.mark.slow
 def test_platforms_announced_with_a_bar_each_on_a_terminal(tmp_path):
     """--platforms linux64,aarch64-linux: both builds announced in order, each with its
-    own tqdm bar (drawn with carriage returns) on the terminal; --quiet: nothing."""
+    own tqdm bar (drawn with carriage returns) on the terminal; --quiet: nothing. Slow
+    (.ci/run's second step): the first aarch64 build on a machine compiles zig's glibc
+    stubs."""
     pytest.importorskip("ziglang")
     exe = str(BIN / "hystmech")
     cmd = [exe, "export-fmu", "Dahl", "--param", "rho=200", "--param", "Fc=2",
