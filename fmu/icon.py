@@ -21,6 +21,7 @@ LINE = "#08306b"                    # the loop
 
 
 def _open_fmu(root: Path, fmi_version: int, ident: str):
+    """(fmu, set, get, value references, start): start() (re)initialises at t = 0."""
     from fmpy import read_model_description
 
     md = read_model_description(str(root), validate=False)
@@ -31,56 +32,63 @@ def _open_fmu(root: Path, fmi_version: int, ident: str):
         f = FMU2Slave(guid=md.guid, unzipDirectory=str(root), modelIdentifier=ident,
                       instanceName="icon")
         f.instantiate()
-        f.setupExperiment(startTime=0.0)
-        f.enterInitializationMode()
-        f.exitInitializationMode()
-        return f, f.setReal, f.getReal, vr
+
+        def start():
+            f.setupExperiment(startTime=0.0)
+            f.enterInitializationMode()
+            f.exitInitializationMode()
+        return f, f.setReal, f.getReal, vr, start
     from fmpy.fmi3 import FMU3Slave
 
     f = FMU3Slave(guid=md.guid, unzipDirectory=str(root), modelIdentifier=ident,
                   instanceName="icon")
     f.instantiate()
-    f.enterInitializationMode(startTime=0.0)
-    f.exitInitializationMode()
-    return f, f.setFloat64, f.getFloat64, vr
+
+    def start():
+        f.enterInitializationMode(startTime=0.0)
+        f.exitInitializationMode()
+    return f, f.setFloat64, f.getFloat64, vr, start
 
 
 def law_loop(root, fmi_version: int, ident: str):
     """(u [m], F [N]) over the second period of the most open loop of the FMU unpacked
     at ``root`` (see the module docstring), or None when it cannot run here."""
+    try:
+        f, put, get, vr, start = _open_fmu(Path(root), fmi_version, ident)
+    except Exception:  # noqa: BLE001 - no binary for this machine: no icon
+        return None
     best, best_score = None, -1.0
     w = 2.0 * np.pi
     h = 1.0 / N_STEPS
-    for A in AMPLITUDES:
-        try:
-            f, put, get, vr = _open_fmu(Path(root), fmi_version, ident)
-        except Exception:  # noqa: BLE001 - no binary for this machine: no icon
-            return None
-        us, Fs = [], []
-        try:
-            for k in range(2 * N_STEPS + 1):
-                t = k * h
-                put([vr["u"], vr["v"]], [A * np.sin(w * t), A * w * np.cos(w * t)])
-                if k >= N_STEPS:
-                    us.append(A * np.sin(w * t))
-                    Fs.append(get([vr["F"]])[0])
-                f.doStep(t, h)
-        except Exception:  # noqa: BLE001 - an amplitude the law refuses: skip it
-            continue
-        finally:
+    try:
+        for A in AMPLITUDES:
+            us, Fs = [], []
             try:
-                f.terminate()
-                f.freeInstance()
-            except Exception:  # noqa: BLE001
-                pass
-        u, F = np.array(us), np.array(Fs)
-        span = (u.max() - u.min()) * (F.max() - F.min())
-        if not np.all(np.isfinite(F)) or span <= 0.0:
-            continue
-        # shoelace area of the closed loop, relative to its bounding box
-        score = 0.5 * abs(np.dot(u, np.roll(F, -1)) - np.dot(F, np.roll(u, -1))) / span
-        if score > best_score + 1e-9:
-            best, best_score = (u, F), score
+                f.reset()   # one instance for every amplitude, from its start state
+                start()
+                for k in range(2 * N_STEPS + 1):
+                    t = k * h
+                    put([vr["u"], vr["v"]], [A * np.sin(w * t), A * w * np.cos(w * t)])
+                    if k >= N_STEPS:
+                        us.append(A * np.sin(w * t))
+                        Fs.append(get([vr["F"]])[0])
+                    f.doStep(t, h)
+            except Exception:  # noqa: BLE001 - an amplitude the law refuses: skip it
+                continue
+            u, F = np.array(us), np.array(Fs)
+            span = (u.max() - u.min()) * (F.max() - F.min())
+            if not np.all(np.isfinite(F)) or span <= 0.0:
+                continue
+            # shoelace area of the closed loop, relative to its bounding box
+            score = 0.5 * abs(np.dot(u, np.roll(F, -1)) - np.dot(F, np.roll(u, -1))) / span
+            if score > best_score + 1e-9:
+                best, best_score = (u, F), score
+    finally:
+        try:
+            f.terminate()
+        except Exception:  # noqa: BLE001 - terminate after an error may be refused
+            pass
+        f.freeInstance()
     return best
 
 
