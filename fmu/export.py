@@ -3,10 +3,12 @@ FMI 3.0).
 
 The FMU holds no Python: the law's C kernel (components/LAW.c, beside LAW.py, same
 functions and parameter vector p) is compiled with the shared FMI boilerplate
-(fmu/templates/) by the system C compiler into binaries/linux64, cross-built by
-`zig cc` (PyPI ziglang) for win64, darwin64, aarch64-darwin and aarch64-linux, and the
-sources go into sources/ so that any other platform can build it (fmpy compile, the FMI
-3.0 buildDescription.xml, or a plain `cc -shared`).
+(fmu/templates/) into binaries/linux64 (by default only that one), on request also
+cross-built by `zig cc` (PyPI ziglang) for win64, darwin64, aarch64-darwin and
+aarch64-linux, and the sources go into sources/ so that any other platform can build it
+(fmpy compile, the FMI 3.0 buildDescription.xml, or a plain `cc -shared`). The FMU also
+carries model.png (fmu/icon.py), FMI 3.0 terminalsAndIcons/ (fmu/terminals.py) and a
+documentation page listing its variables (fmu/variables.py).
 """
 from __future__ import annotations
 
