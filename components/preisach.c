@@ -44,7 +44,7 @@ const char *relay_setup(const double *q, int nq, double *p, int np, double *x0, 
     HM_CHECK(nq == 3 && np == 2 && nx == 1, "Relay: wrong vector sizes");
     HM_CHECK(isfinite(q[0]), "a1 must be finite (got %g)", q[0]);
     HM_CHECK(q[1] > q[0], "a2 must be in (a1, inf) = (%g, inf) (got %g)", q[0], q[1]);
-    HM_CHECK(q[2] == -1.0 || q[2] == 1.0, "initial must be -1 or +1 (got %g)", q[2]);
+    HM_CHECK(q[2] == -1.0 || q[2] == 1.0, "initial must be -1 or +1 (got %.17g)", q[2]);
     p[0] = q[0]; p[1] = q[1];
     x0[0] = q[2];
     return NULL;
@@ -294,7 +294,7 @@ static const char *preisach_setup_c(const double *q, int N, double *p, int np, d
     int n, i, j, k, s, oT;
     HM_CHECK(isfinite(m) && m > 0.0, "m must be in (0, inf) (got %g)", m);
     HM_CHECK(nn >= 1.0 && nn == floor(nn) && nn < 1e6,
-             "n must be an integer in [1, inf) (got %g)", nn);
+             "n must be an integer in [1, inf) (got %.17g)", nn);
     n = (int)nn;
     HM_CHECK(N == n * (n + 1) / 2 && np == PR_HEAD + 2 * (n + 1) + (n + 2) * (n + 2),
              "with grid = (m, n) = (%g, %d), a1 and a2 must be the %d cell thresholds of "
@@ -351,10 +351,10 @@ const char *preisach_setup(const double *q, int nq, double *p, int np, double *x
     for (i = 0; i < N; i++)
         HM_CHECK(a1[i] < a2[i], "a2 must be in (a1, inf) elementwise, i.e. a1 < a2 "
                  "(got a1[%d] = %g, a2[%d] = %g)", i, a1[i], i, a2[i]);
-    HM_CHECK(initial == -1.0 || initial == 1.0, "initial must be -1 or +1 (got %g)", initial);
+    HM_CHECK(initial == -1.0 || initial == 1.0, "initial must be -1 or +1 (got %.17g)", initial);
     HM_CHECK(isfinite(k0), "k0 must be finite (got %g)", k0);
     HM_CHECK(isfinite(offset), "offset must be finite (got %g)", offset);
-    HM_CHECK(max_depth == (double)D, "max_depth is fixed when the FMU is built: %d (got %g)",
+    HM_CHECK(max_depth == (double)D, "max_depth is fixed when the FMU is built: it must be %d (got %.17g)",
              D, max_depth);
     if (cont) return preisach_setup_c(q, N, p, np, x0, nx, D);
     HM_CHECK(slope_width > 0.0 && isfinite(slope_width),

@@ -3,7 +3,9 @@
 ``export_fmu(element, path, fmi_version=2)`` writes an FMU whose C code is the law's
 own C kernel (components/LAW.c) plus the shared FMI boilerplate (fmu/templates/);
 ``FMUElement(path, inputs=..., output=...)`` wraps any FMU (through fmpy) as a force
-element usable in ``hystmech.drive`` and in assemblies.
+element usable in ``hystmech.drive`` and in assemblies; ``simulate_me(path, t, u, v)``
+runs an FMU's model exchange with continuous inputs u(t), v(t) (hystmech's own FMI host,
+which evaluates the inputs in the right-hand side, where fmpy 0.3.32 does not).
 """
 from .export import FMUExportError, export_fmu
 
@@ -13,6 +15,10 @@ def __getattr__(name):
         from .element import FMUElement
 
         return FMUElement
+    if name in ("simulate_me", "MEResult"):
+        from . import me_inputs as mod
+
+        return getattr(mod, name)
     if name == "FMUError":
         from .element import FMUError
 
@@ -20,4 +26,5 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["export_fmu", "FMUElement", "FMUExportError", "FMUError"]
+__all__ = ["export_fmu", "FMUElement", "FMUExportError", "FMUError", "simulate_me",
+           "MEResult"]

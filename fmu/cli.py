@@ -1,7 +1,9 @@
 """``hystmech export-fmu ELEMENT --param NAME=VALUE ... -o FILE.fmu [--fmi 3]``
 or ``hystmech export-fmu --scenario NAME -o FILE.fmu`` (the scenario's [element]);
-``--platforms native`` builds the linux64 binary only (fast), ``all`` adds win64, darwin64,
-aarch64-darwin and aarch64-linux (zig cc from PyPI ziglang)."""
+The linux64 binary only by default (seconds); ``--platforms all`` adds win64, darwin64,
+aarch64-darwin and aarch64-linux (zig cc from PyPI ziglang; minutes the first time), each
+build announced on stderr with a progress bar (a terminal only; none with ``--quiet``).
+Prints the FMU's variables (name, causality, unit, meaning) when done."""
 from __future__ import annotations
 
 import ast
@@ -17,9 +19,12 @@ def add_arguments(p) -> None:
     p.add_argument("-o", "--output", required=True, help="FMU file to write (*.fmu)")
     p.add_argument("--fmi", default="2", choices=["2", "3"], help="FMI version (default 2)")
     p.add_argument("--platforms", default=None,
-                   help="binaries to build: native (linux64 only), all (adds win64, darwin64, "
-                        "aarch64-darwin, aarch64-linux via zig cc; pip install ziglang), auto "
-                        "(all when ziglang is installed; the default) or a comma list")
+                   help="binaries to build: native (linux64 only; the default), all (adds "
+                        "win64, darwin64, aarch64-darwin, aarch64-linux via zig cc; pip "
+                        "install ziglang), auto (all when ziglang is installed) or a comma "
+                        "list, e.g. linux64,win64")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no build announcements or progress bars on stderr")
     p.add_argument("--rtol", type=float, default=1e-8,
                    help="default tolerance of adaptive segment updates inside the FMU")
 
@@ -67,10 +72,16 @@ def build(element: str | None, params: dict, scenario: str | None):
 
 
 def main(args) -> int:
-    from .export import export_fmu
+    from .export import FMUExportError, export_fmu
+    from .variables import variables_table
 
     el = build(args.element, parse_params(args.param), args.scenario)
-    path = export_fmu(el, args.output, fmi_version=int(args.fmi), rtol=args.rtol,
-                      platforms=args.platforms)
-    print(f"wrote {path} ({el!r}, FMI {args.fmi}.0)")
+    try:
+        path = export_fmu(el, args.output, fmi_version=int(args.fmi), rtol=args.rtol,
+                          platforms=args.platforms, progress=not args.quiet)
+    except FMUExportError as e:  # the command line reports one line (compiler output joined)
+        raise FMUExportError(" | ".join(ln.strip() for ln in str(e).splitlines()
+                                        if ln.strip())) from None
+    print(f"wrote {path} ({el!r}, FMI {args.fmi}.0, binaries {', '.join(path.platforms)})")
+    print(variables_table(path.variables))
     return 0

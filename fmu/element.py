@@ -158,8 +158,9 @@ class FMUElement(ForceElement):
     one step). parameters: {name: value} start values set before initialisation.
     rollback: keep an FMU state so that a solver may repeat a step (default: when the
     FMU can get/set its state). error_control, tol: step-doubling error control of the
-    communication step (needs rollback). backend: "fmpy" (default) or "pyfmi" (FMI 2.0,
-    through PyFMI's low-level calls, fmu/pyfmi_backend.py; Python kernels). compiled:
+    communication step (needs rollback). backend: "fmpy" (default) or "pyfmi" (FMI 2.0
+    co-simulation and model exchange, FMI 3.0 model exchange, through PyFMI's low-level
+    calls, fmu/pyfmi_backend.py; Python kernels). compiled:
     numba kernels calling the FMU's C functions directly (default: yes, except with
     error_control and with backend="pyfmi", which stay in Python, and for model exchange
     with event indicators, where compiled=True opts in: the compiled host takes a
@@ -221,12 +222,13 @@ class FMUElement(ForceElement):
                            f"elements (FMI 2.0 and 3.0)")
         self.md = md
         self.fmi3 = md.fmiVersion == "3.0"
-        if self.fmi3 and backend == "pyfmi":
-            raise FMUError(f"{self._tag}: backend='pyfmi' takes FMI 2.0 FMUs; use "
-                           f"backend='fmpy' for FMI 3.0")
         has_cs, has_me = md.coSimulation is not None, md.modelExchange is not None
-        if mode is None:
-            mode = "cs" if has_cs else "me"
+        if mode is None:  # PyFMI imports FMI 3.0 model exchange only
+            mode = "cs" if has_cs and not (self.fmi3 and backend == "pyfmi") else "me"
+        if self.fmi3 and backend == "pyfmi" and mode == "cs":
+            raise FMUError(f"{self._tag}: backend='pyfmi' runs FMI 3.0 FMUs in model "
+                           f"exchange only (PyFMI does not import FMI 3.0 co-simulation); "
+                           f"use mode='me' or backend='fmpy'")
         if mode not in ("cs", "me"):
             raise FMUError(f"mode must be 'cs' or 'me' (got {mode!r})")
         if (mode == "cs" and not has_cs) or (mode == "me" and not has_me):
@@ -307,6 +309,12 @@ class FMUElement(ForceElement):
                            f"smooth right-hand side (me_host=False); use me_host=None or True")
         self.me_events = mode == "me" and (me_host is True or (needs_host and me_host is None))
         self.nx = md.numberOfContinuousStates if mode == "me" else 0
+        arrays = [k for k, val in self.parameters.items() if np.ndim(val) > 0]
+        if compiled and arrays:
+            raise FMUError(f"{self._tag}: the array parameter {arrays[0]!r} (FMI 3.0 array) "
+                           f"is set by the Python kernels: use compiled=None or False")
+        if arrays:
+            compiled = False
         if compiled is None:
             # the compiled event host costs a one-time numba compile of ~1 min (cached on
             # disk after): opt-in, for long runs (~10 µs instead of ~1.6 ms per step)
@@ -494,7 +502,7 @@ class FMUElement(ForceElement):
             if self.backend == "pyfmi":
                 from .pyfmi_backend import PyFMI
 
-                self._fmu = PyFMI(self.mode, self.path, self._log, self._unzip)
+                self._fmu = PyFMI(self.mode, self.path, self._log, self._unzip, self.fmi3)
             elif self.fmi3:
                 from .fmi3_adapter import Fmi3
 
@@ -552,7 +560,8 @@ class FMUElement(ForceElement):
         for name, val in self.parameters.items():
             vr = self.variables[name].valueReference
             try:
-                f.setReal([vr], [float(val)])
+                # an FMI 3.0 array parameter takes all its values in one call
+                f.setReal([vr], [float(x) for x in np.ravel(val)])
             except Exception as e:  # noqa: BLE001
                 raise self._error(f"setting parameter {name!r} = {val!r}", str(e)) from None
         self._set_inputs(u0, v0)
@@ -590,7 +599,7 @@ class FMUElement(ForceElement):
         self._call("fmi2SetupExperiment", f.setupExperiment, None, 0.0)
         self._call("fmi2EnterInitializationMode", f.enterInitializationMode)
         for name, val in self.parameters.items():
-            f.setReal([self.variables[name].valueReference], [float(val)])
+            f.setReal([self.variables[name].valueReference], [float(x) for x in np.ravel(val)])
         self._set_inputs(u0, v0)
         self._call("fmi2ExitInitializationMode", f.exitInitializationMode)
         if self.mode == "me":

@@ -4,9 +4,9 @@ from __future__ import annotations
 import datetime
 from xml.sax.saxutils import escape
 
-from .export import (VR_DX, VR_F, VR_X, _fmt, _unit_defs, continuous_states, dependencies,
-                     header_attributes, log_categories_xml, n_event_indicators,
-                     provides_jacobian, variables)
+from .export import (VR_DX, VR_F, VR_Q, VR_QA, VR_X, _fmt, _unit_defs, array_groups,
+                     continuous_states, dependencies, header_attributes, log_categories_xml,
+                     n_event_indicators, provides_jacobian, variables)
 
 VR_Z = 300000  # event indicators (fmu/templates/fmi3_model.c: HM_VR_Z)
 
@@ -23,7 +23,18 @@ def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
     rows = ['    <Float64 name="time" valueReference="0" causality="independent" '
             'variability="continuous" description="simulation time" unit="s"/>']
     vr_of = {}
+    # array parameters (Preisach a1, a2, weights; Maxwell-slip k, delta, z0; ...): one
+    # FMI 3.0 array variable each instead of the scalars name[i] of FMI 2.0
+    groups = array_groups(spec.q_names)
+    in_array = {VR_Q + o + i: k for k, (_, o, n) in enumerate(groups) for i in range(n)}
+    members = {}
     for v in vs:
+        if v.vr in in_array:
+            members.setdefault(in_array[v.vr], []).append(v)
+            if len(members[in_array[v.vr]]) == groups[in_array[v.vr]][2]:
+                rows.append(_array_row(groups[in_array[v.vr]][0], VR_QA + in_array[v.vr],
+                                       members[in_array[v.vr]], ua))
+            continue
         a = f'name="{escape(v.name)}" valueReference="{v.vr}"'
         if v.desc:
             a += f' description="{escape(v.desc)}"'
@@ -89,3 +100,22 @@ def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
   </ModelStructure>
 </fmiModelDescription>
 """
+
+
+def _array_row(name: str, vr: int, vs, ua) -> str:
+    """<Float64> of one array parameter from its scalar members (in index order): the
+    members' variability, unit and description; min/max where every member has the same
+    bound; start the members' values."""
+    v0 = vs[0]
+    desc = v0.desc
+    a = f'name="{escape(name)}" valueReference="{vr}"'
+    if desc:
+        a += f' description="{escape(desc)}"'
+    a += f' causality="parameter" variability="{v0.variability}" initial="exact"'
+    a += ua(v0.unit)
+    for attr in ("min", "max"):
+        b = {getattr(v, attr) for v in vs}
+        if len(b) == 1 and None not in b:
+            a += f' {attr}="{_fmt(b.pop())}"'
+    a += f' start="{" ".join(_fmt(v.start) for v in vs)}"'
+    return f'    <Float64 {a}>\n      <Dimension start="{len(vs)}"/>\n    </Float64>'

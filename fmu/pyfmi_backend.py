@@ -9,12 +9,16 @@ same idea for FMI 3.0). :class:`PyFMI` gives those calls through PyFMI's low-lev
 ``get_event_indicators``, ``enter_event_mode`` / ``event_update`` / ``get_event_info``,
 ``completed_integrator_step``, ``get_fmu_state`` / ``set_fmu_state`` /
 ``free_fmu_state``. The FMU's error messages (PyFMI's log) reach FMUElement's errors.
+FMI 3.0 model exchange goes through PyFMI's ``FMUModelME3`` (``set_float64`` /
+``get_float64``, ``enter_initialization_mode`` taking the start time and tolerance that
+FMI 2.0 gives to ``setup_experiment``); PyFMI itself refuses FMI 3.0 co-simulation
+("not yet supported"), so that combination is an error naming ``backend="fmpy"``.
 
 Getting PyFMI: ``conda install -c conda-forge pyfmi``, or a wheel built from the public
-sources (FMI Library + PyFMI; the recipe is in the project's shared wheels README);
-PyPI's pyfmi 2.5 does not build on Python 3.11. Without Assimulo, PyFMI's own
-``simulate()`` of a model-exchange FMU is unavailable, which this backend does not use.
-FMI 2.0 FMUs only; the compiled (numba) kernels need the binary's C entry points, so
+sources (FMI Library + PyFMI with its Assimulo interface; the recipe is in the
+project's shared wheels README; ``pip install pyfmi-*.whl`` pulls assimulo-testing);
+PyPI's pyfmi 2.5 does not build on Python 3.11. This backend uses PyFMI's FMI calls, not
+its ``simulate()``. The compiled (numba) kernels need the binary's C entry points, so
 with this backend the element runs its Python kernels.
 """
 from __future__ import annotations
@@ -46,12 +50,14 @@ class PyFMI:
     ``store`` receives (status, message) of the FMU's error log; PyFMI's log file goes
     to ``log_dir``."""
 
-    def __init__(self, mode, path, store, log_dir):
+    def __init__(self, mode, path, store, log_dir, fmi3=False):
         import os
 
         from pyfmi import load_fmu
 
         self.mode = mode
+        self.fmi3 = fmi3
+        self._t0, self._tol = 0.0, None
         # PyFMI writes its log to a file (default: in the working directory): the
         # element's own temporary directory instead
         self._m = load_fmu(str(path), kind="CS" if mode == "cs" else "ME", log_level=2,
@@ -93,20 +99,33 @@ class PyFMI:
         """load_fmu has instantiated the model already."""
 
     def setupExperiment(self, tolerance=None, startTime=0.0, stopTime=None):
+        if self.fmi3:  # FMI 3.0: start time and tolerance go with fmi3EnterInitializationMode
+            self._t0, self._tol = float(startTime), tolerance
+            return None
         return self._do(self._m.setup_experiment, False, 0.0, float(startTime))
 
     def enterInitializationMode(self):
+        if self.fmi3:
+            return self._do(self._m.enter_initialization_mode, self._tol is not None,
+                            float(self._tol) if self._tol is not None else 0.0, self._t0,
+                            False, self._t0)
         return self._do(self._m.enter_initialization_mode)
 
     def exitInitializationMode(self):
         return self._do(self._m.exit_initialization_mode)
 
+    def _set_values(self, vr, values):
+        (self._m.set_float64 if self.fmi3 else self._m.set_real)(vr, values)
+
+    def _get_values(self, vr):
+        return (self._m.get_float64 if self.fmi3 else self._m.get_real)(vr)
+
     def setReal(self, vr, values):
-        return self._do(self._m.set_real, np.asarray(vr, dtype=np.uint32),
+        return self._do(self._set_values, np.asarray(vr, dtype=np.uint32),
                         np.asarray(values, dtype=float))
 
     def getReal(self, vr):
-        return list(self._do(self._m.get_real, np.asarray(vr, dtype=np.uint32)))
+        return list(self._do(self._get_values, np.asarray(vr, dtype=np.uint32)))
 
     def newDiscreteStates(self):
         self._do(self._m.event_update, True)
@@ -173,12 +192,12 @@ class PyFMI:
 
     # -- per-step calls with the signatures of the FMI 2.0 C functions ------------------------
     def c_set(self, comp, vr, n, values):
-        return self._st(self._m.set_real, np.ctypeslib.as_array(vr, (n,)).astype(np.uint32),
+        return self._st(self._set_values, np.ctypeslib.as_array(vr, (n,)).astype(np.uint32),
                         np.ctypeslib.as_array(values, (n,)).copy())
 
     def c_get(self, comp, vr, n, values):
         try:
-            out = self._m.get_real(np.ctypeslib.as_array(vr, (n,)).astype(np.uint32))
+            out = self._get_values(np.ctypeslib.as_array(vr, (n,)).astype(np.uint32))
         except Exception:  # noqa: BLE001
             self._take_log()
             return 3

@@ -132,22 +132,79 @@ fmi3Status fmi3Reset(fmi3Instance c)
     return ST(hm_reset(INST));
 }
 
+#ifdef HM_NQA
+/* Array parameters: value reference HM_VR_QA + k stands for the HM_QA_LEN[k] constructor
+ * parameters from q[HM_QA_OFF[k]] (FMI 3.0 arrays, row-major values). A call is expanded
+ * into the scalar value references of those parameters, so arrays get the checks, the
+ * tunability and the all-or-nothing behaviour of scalars. *out: malloc'ed (free it). */
+static int hm3_expand(hm_inst *c, const fmi3ValueReference vr[], size_t nvr, size_t nv,
+                      unsigned **out, size_t *n, const char *fn)
+{
+    size_t i, m = 0;
+    int j;
+    unsigned *e;
+    if (nvr > 0 && !vr) return hm_error(c, "%s: NULL array", fn);
+    for (i = 0; i < nvr; i++)
+        m += (vr[i] >= HM_VR_QA && vr[i] < HM_VR_QA + HM_NQA) ? (size_t)HM_QA_LEN[vr[i] - HM_VR_QA] : 1;
+    if (nv < m)
+        return hm_error(c, "%s: nValues = %lu, but the value references hold %lu values", fn,
+                        (unsigned long)nv, (unsigned long)m);
+    e = (unsigned *)malloc(sizeof(unsigned) * (m + 1));
+    if (!e) return hm_error(c, "%s: out of memory", fn);
+    for (i = 0, m = 0; i < nvr; i++) {
+        if (vr[i] >= HM_VR_QA && vr[i] < HM_VR_QA + HM_NQA) {
+            int k = (int)(vr[i] - HM_VR_QA);
+            for (j = 0; j < HM_QA_LEN[k]; j++) e[m++] = HM_VR_Q + (unsigned)(HM_QA_OFF[k] + j);
+        } else {
+            e[m++] = vr[i];
+        }
+    }
+    *out = e;
+    *n = m;
+    return HM_OK;
+}
+#endif
+
 fmi3Status fmi3GetFloat64(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr,
                           fmi3Float64 value[], size_t nv)
 {
     if (!c) return fmi3Error;
+#ifdef HM_NQA
+    {
+        unsigned *e;
+        size_t n;
+        int st;
+        if (hm3_expand(INST, vr, nvr, nv, &e, &n, "fmi3GetFloat64") != HM_OK) return fmi3Error;
+        st = hm_get_real(INST, e, n, value, "fmi3GetFloat64");
+        free(e);
+        return ST(st);
+    }
+#else
     if (nv < nvr) return ST(hm_error(INST, "fmi3GetFloat64: nValues = %lu < %lu", (unsigned long)nv,
                                      (unsigned long)nvr));
     return ST(hm_get_real(INST, vr, nvr, value, "fmi3GetFloat64"));
+#endif
 }
 
 fmi3Status fmi3SetFloat64(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr,
                           const fmi3Float64 value[], size_t nv)
 {
     if (!c) return fmi3Error;
+#ifdef HM_NQA
+    {
+        unsigned *e;
+        size_t n;
+        int st;
+        if (hm3_expand(INST, vr, nvr, nv, &e, &n, "fmi3SetFloat64") != HM_OK) return fmi3Error;
+        st = hm_set_real(INST, e, n, value, "fmi3SetFloat64");
+        free(e);
+        return ST(st);
+    }
+#else
     if (nv < nvr) return ST(hm_error(INST, "fmi3SetFloat64: nValues = %lu < %lu", (unsigned long)nv,
                                      (unsigned long)nvr));
     return ST(hm_set_real(INST, vr, nvr, value, "fmi3SetFloat64"));
+#endif
 }
 
 /* no variables of the other types: calls with nothing to do succeed, others fail */
