@@ -148,7 +148,7 @@ def test_generated_law_examples_run():
 # -- every public API page has an Examples section ------------------------------------------
 def test_every_api_page_has_examples(site):
     api = site / "_generated" / "api"
-    pages = [p for p in api.glob("**/*.html")]
+    pages = [p for p in api.glob("**/*.html") if p != api / "index.html"]
     assert len(pages) > 100
     missing = [str(p.relative_to(api)) for p in pages
                if not re.search(r">Examples<|&gt;&gt;&gt;", p.read_text())]
