@@ -86,3 +86,13 @@ def test_page_code_runs(page, tmp_path, monkeypatch):
     # an FMU export builds the native binary (the cross builds are tests/test_fmu_platforms')
     monkeypatch.setenv("HYSTMECH_FMU_PLATFORMS", "native")
     assert run_page(page, tmp_path) > 0
+
+
+def test_no_code_block_escapes_the_run():
+    # a block in another spelling of Python (```py, ```{code-block} python) would not run
+    allowed = {"python", "xml", "bash", "toml", "text", "", "{eval-rst}", "{toctree}",
+               "{image}", "bibtex"}
+    for page in PAGES:
+        for m in re.finditer(r"^```(.*)$", page.read_text(), re.M):
+            info = m.group(1).strip()
+            assert info in allowed, f"{page.name}: a ```{info} block is not run"
