@@ -86,11 +86,20 @@ KINDS = ("smooth", "inclusion", "operator")
 
 @dataclass(frozen=True)
 class Param:
-    """Description of one constructor parameter: name, SI unit, allowed range text."""
+    """One constructor parameter as the law's table (``param_info``) describes it: name,
+    SI unit, ``meaning`` (what it is in the law's equation) and ``range`` (the full set
+    the constructor accepts: "in (0, inf)", "in [-1, 1]", "any real", or relative to
+    another parameter, ">= Fc"). ``doc`` is "meaning, range" unless given."""
 
     name: str
     unit: str
     doc: str = ""
+    meaning: str = ""
+    range: str = ""
+
+    def __post_init__(self):
+        if not self.doc and (self.meaning or self.range):
+            object.__setattr__(self, "doc", ", ".join(t for t in (self.meaning, self.range) if t))
 
 
 class ParameterTypeError(TypeError, ValueError):

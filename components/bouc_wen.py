@@ -166,10 +166,20 @@ class BoucWen(ForceElement):
 
     kind = "smooth"
     p_layout = ('A', 'beta', 'gamma', 'n', 'k_el')
-    param_info = (Param("A", "N/m", "> 0"), Param("beta", "1/(m.N^(n-1))", "finite"),
-                  Param("gamma", "1/(m.N^(n-1))", "finite; n > 1 needs beta >= 0, "
-                        "beta + gamma >= 0"),
-                  Param("n", "1", "> 0"), Param("k_el", "N/m"), Param("z0", "N"))
+    param_info = (
+        Param('A', 'N/m', meaning='initial stiffness of the hysteretic force z',
+              range='in (0, inf)'),
+        Param('beta', '1/(m.N^(n-1))', meaning='loop-shape coefficient β of β·|u̇|·|z|^(n−1)·z',
+              range='any real; >= 0 when n > 1'),
+        Param('gamma', '1/(m.N^(n-1))', meaning='loop-shape coefficient γ of γ·u̇·|z|^n',
+              range='any real; >= -beta when n > 1'),
+        Param('n', '1', meaning='sharpness exponent of the elastic-plastic transition',
+              range='in (0, inf)'),
+        Param('k_el', 'N/m', meaning='parallel linear stiffness (F = k_el·u + z)',
+              range='any real'),
+        Param('z0', 'N', meaning='initial hysteretic force z',
+              range='any real; |z0| < (A/(gamma − beta))^(1/n) when n > 1, gamma > beta'),
+    )
     state_names = ("z",)
     citation = "Bouc-Wen model (Dahl as the case n = 1)"
 

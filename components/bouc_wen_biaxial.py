@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ._ode import dp45_solve
-from .base import check_finite, check_positive
+from .base import Param, check_finite, check_positive
 from .bouc_wen import bouc_wen_advance
 from .vector_base import VectorForceElement
 
@@ -79,6 +79,19 @@ class BoucWenBiaxial(VectorForceElement):
     the path only)."""
 
     kind = "smooth"
+    state_names = ("z1", "z2")
+    param_info = (
+        Param('A', 'N/m', meaning='initial stiffness of the hysteretic force z (2-vector)',
+              range='in (0, inf)'),
+        Param('beta', '1/(m.N)', meaning='loop-shape coefficient β',
+              range='in [0, inf)'),
+        Param('gamma', '1/(m.N)', meaning='loop-shape coefficient γ',
+              range='> -beta (in (-beta, inf))'),
+        Param('k_el', 'N/m', meaning='parallel linear stiffness (F = k_el·u + z)',
+              range='any real'),
+        Param('z0', 'N', meaning='initial hysteretic force z (2-vector)',
+              range='|z0| <= sqrt(A/(beta + gamma))'),
+    )
     citation = "Park, Wen & Ang (1986), biaxial Bouc-Wen, n = 2"
     advance = staticmethod(bouc_wen_biaxial_advance)
     force = staticmethod(bouc_wen_biaxial_force)

@@ -74,9 +74,14 @@ class Dahl(ForceElement):
 
     kind = "smooth"
     p_layout = ('rho', 'Fc')
-    param_info = (Param("rho", "1/m", "shape parameter, > 0"),
-                  Param("Fc", "N", "Coulomb friction level, > 0"),
-                  Param("w0", "1", "initial state, in [-1, 1]"))
+    param_info = (
+        Param('rho', '1/m', meaning='shape parameter: inverse of the displacement over which the force saturates (dw/du = rho·(1 − w·sgn u̇))',
+              range='in (0, inf)'),
+        Param('Fc', 'N', meaning='Coulomb friction level, the saturated force F = Fc·w',
+              range='in (0, inf)'),
+        Param('w0', '1', meaning='initial normalised state w = F/Fc',
+              range='in [-1, 1]'),
+    )
     state_names = ("w",)
     citation = "Ikhouane, Mañosa & Pujol, §1"
 

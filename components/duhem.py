@@ -125,8 +125,16 @@ class Duhem(ForceElement):
 
     kind = "smooth"
     p_layout = ('A',)
-    param_info = (Param("A", "1/m", "> 0"), Param("hu", "N", "callable u -> N"),
-                  Param("hl", "N", "callable u -> N"), Param("F0", "N"))
+    param_info = (
+        Param('A', '1/m', meaning='rate at which F approaches the envelopes',
+              range='in (0, inf)'),
+        Param('hu', 'm -> N', meaning='upper envelope curve h_u(u) of the loop',
+              range='callable u -> N'),
+        Param('hl', 'm -> N', meaning='lower envelope curve h_l(u) of the loop',
+              range='callable u -> N'),
+        Param('F0', 'N', meaning='initial force',
+              range='any real'),
+    )
     state_names = ("F",)
     citation = "Bastien, Michon, Manin & Dufour (2007), eq. (2)"
 

@@ -93,7 +93,12 @@ class LinearSpring(_Linear):
     destabilising springs), u0 [m] free length offset."""
 
     p_layout = ('k', 'u0')
-    param_info = (Param("k", "N/m"), Param("u0", "m"))
+    param_info = (
+        Param('k', 'N/m', meaning='stiffness (F = k·(u − u0))',
+              range='any real'),
+        Param('u0', 'm', meaning='unstretched displacement',
+              range='any real'),
+    )
     citation = "Hooke's law"
     force = staticmethod(spring_force)
     jac = staticmethod(spring_jac)
@@ -109,7 +114,10 @@ class LinearDamper(_Linear):
     """Linear viscous damper F = c·u̇: c [N·s/m] >= 0."""
 
     p_layout = ('c',)
-    param_info = (Param("c", "N.s/m", ">= 0"),)
+    param_info = (
+        Param('c', 'N.s/m', meaning='viscous coefficient (F = c·v)',
+              range='in [0, inf)'),
+    )
     citation = "linear viscous damping"
     force = staticmethod(damper_force)
     jac = staticmethod(damper_jac)
@@ -125,7 +133,14 @@ class SpringDamper(_Linear):
     k [N/m], c [N·s/m] >= 0, u0 [m]."""
 
     p_layout = ('k', 'c', 'u0')
-    param_info = (Param("k", "N/m"), Param("c", "N.s/m", ">= 0"), Param("u0", "m"))
+    param_info = (
+        Param('k', 'N/m', meaning='stiffness (F = k·(u − u0) + c·v)',
+              range='any real'),
+        Param('c', 'N.s/m', meaning='viscous coefficient',
+              range='in [0, inf)'),
+        Param('u0', 'm', meaning='unstretched displacement',
+              range='any real'),
+    )
     citation = "Kelvin-Voigt element"
     force = staticmethod(spring_damper_force)
     jac = staticmethod(spring_damper_jac)

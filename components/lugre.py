@@ -180,9 +180,28 @@ class LuGre(ForceElement):
 
     kind = "smooth"
     p_layout = ('sigma0', 'sigma1', 'Fc', 'Fs', 'vs', 'beta', 'sigma2')
-    param_info = (Param("sigma0", "N/m"), Param("sigma1", "N.s/m"), Param("Fc", "N"),
-                  Param("Fs", "N"), Param("vs", "m/s"), Param("beta", "1"),
-                  Param("sigma2", "N.s/m"), Param("x0", "m"))
+    param_info = (
+        Param('sigma0', 'N/m', meaning='bristle stiffness σ0 (F = σ0·x + σ1·ẋ + f(v))',
+              range='in (0, inf)'),
+        Param('sigma1', 'N.s/m', meaning='micro-damping σ1 of the bristle deflection rate',
+              range='in [0, inf)'),
+        Param('Fc', 'N', meaning='Coulomb friction level, g(v) for |v| >> vs',
+              range='in (0, inf)'),
+        Param('Fs', 'N', meaning='static (breakaway) friction level, g(0)',
+              range='>= Fc (in [Fc, inf))'),
+        Param('vs', 'm/s', meaning='Stribeck velocity of g(v) = Fc + (Fs − Fc)·exp(−|v/vs|^β)',
+              range='in (0, inf)'),
+        Param('beta', '1', meaning='Stribeck exponent β of g(v)',
+              range='in (0, inf)'),
+        Param('sigma2', 'N.s/m', meaning='viscous coefficient σ2 of the default f(v) = σ2·v',
+              range='in [0, inf)'),
+        Param('x0', 'm', meaning='initial bristle deflection x',
+              range='any real'),
+        Param('g', 'm/s -> N', meaning='Stribeck curve g(v) replacing the default (None: the default)',
+              range='callable with g(v) > 0, or None'),
+        Param('f', 'm/s -> N', meaning='viscous friction f(v) replacing σ2·v (None: the default)',
+              range='callable with f(0) = 0, or None'),
+    )
     state_names = ("x",)
     citation = "Ikhouane, Mañosa & Pujol, eq. (1)"
 

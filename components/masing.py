@@ -74,12 +74,20 @@ class Masing(ForceElement):
 
     kind = "inclusion"
     p_layout = ('k', 'k0', 'eta', 'F0', 'c')
-    param_info = (Param("k", "N/m", "series spring stiffness, > 0"),
-                  Param("k0", "N/m", "parallel spring stiffness, >= 0"),
-                  Param("alpha", "N", "dry friction threshold, > 0"),
-                  Param("F0", "N", "force offset"),
-                  Param("c", "N.s/m", "viscous damping, >= 0"),
-                  Param("w0", "m", "initial deflection of spring k, in [-eta, eta]"))
+    param_info = (
+        Param('k', 'N/m', meaning='series spring stiffness (the elastic-slider branch)',
+              range='in (0, inf)'),
+        Param('k0', 'N/m', meaning='parallel spring stiffness',
+              range='in [0, inf)'),
+        Param('alpha', 'N', meaning='dry friction threshold of the slider',
+              range='in (0, inf)'),
+        Param('F0', 'N', meaning='force offset',
+              range='any real'),
+        Param('c', 'N.s/m', meaning='viscous damping in parallel',
+              range='in [0, inf)'),
+        Param('w0', 'm', meaning='initial deflection of spring k',
+              range='in [-alpha/k, alpha/k]'),
+    )
     state_names = ("w",)
     citation = "Bastien, Michon, Manin & Dufour (2007), eqs. (6)-(11)"
 

@@ -21,7 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .base import check_finite, check_nonnegative, check_positive
+from .base import Param, check_finite, check_nonnegative, check_positive
 from .vector_base import VectorForceElement
 
 # p = [k, k0, eta, c];  x = [w1, w2]
@@ -91,6 +91,19 @@ class MasingVector(VectorForceElement):
     """
 
     kind = "inclusion"
+    state_names = ("w1", "w2")
+    param_info = (
+        Param('k', 'N/m', meaning='series stiffness (isotropic)',
+              range='in (0, inf)'),
+        Param('k0', 'N/m', meaning='parallel stiffness (kinematic hardening)',
+              range='in [0, inf)'),
+        Param('alpha', 'N', meaning='yield force: radius of the yield circle of k·w',
+              range='in (0, inf)'),
+        Param('c', 'N.s/m', meaning='viscous damping',
+              range='in [0, inf)'),
+        Param('w0', 'm', meaning='initial deflection w (2-vector)',
+              range='|w0| <= alpha/k'),
+    )
     citation = "Bastien et al. (2007), eqs. (6)-(11), circular yield surface"
     advance = staticmethod(masing_vector_advance)
     force = staticmethod(masing_vector_force)

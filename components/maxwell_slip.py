@@ -92,9 +92,14 @@ class MaxwellSlip(ForceElement):
         return (("n",) + tuple(f"k_{i + 1}" for i in range(n))
                 + tuple(f"Delta_{i + 1}" for i in range(n)))
 
-    param_info = (Param("k", "N/m", "asperity stiffnesses k_i, > 0 (1-D array)"),
-                  Param("delta", "m", "slip deflections Delta_i, >= 0 (1-D array)"),
-                  Param("z0", "m", "initial deflections, |z0_i| <= Delta_i"))
+    param_info = (
+        Param('k', 'N/m', meaning='asperity tangential stiffnesses k_i (1-D array)',
+              range='in (0, inf) elementwise'),
+        Param('delta', 'm', meaning='slip deflections Δ_i (1-D array, length of k); Δ_i = 0: no contact',
+              range='in [0, inf) elementwise'),
+        Param('z0', 'm', meaning='initial asperity deflections Z_i(0) (1-D array; None: 0)',
+              range='|z0_i| <= delta_i'),
+    )
     citation = "Jankowski, Marszał & Stefański (2017), eqs. (1)-(7)"
 
     advance = staticmethod(maxwell_slip_advance)

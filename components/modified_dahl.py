@@ -222,12 +222,22 @@ class ModifiedDahl(ForceElement):
 
     kind = "smooth"
     p_layout = ('Lambda', 'mu', 'a', 'b', 'd', 'e')
-    param_info = (Param("Lambda", "N^(1-mu)/m", "> 0"), Param("mu", "1", "> 0"),
-                  Param("a", "N/m", "upper envelope slope, >= 0"),
-                  Param("b", "N", "upper envelope offset"),
-                  Param("d", "N/m", "lower envelope slope, >= 0"),
-                  Param("e", "N", "lower envelope offset, <= b"),
-                  Param("F0", "N", "initial force"))
+    param_info = (
+        Param('Lambda', 'N^(1-mu)/m', meaning='transient rate Λ between the envelopes',
+              range='in (0, inf)'),
+        Param('mu', '1', meaning='loop-shape exponent μ (μ = 1: Duhem model with A = Λ)',
+              range='in (0, inf)'),
+        Param('a', 'N/m', meaning='slope of the upper envelope h_u = a·u + b',
+              range='in [0, inf)'),
+        Param('b', 'N', meaning='offset of the upper envelope h_u = a·u + b',
+              range='any real'),
+        Param('d', 'N/m', meaning='slope of the lower envelope h_l = d·u + e',
+              range='in [0, inf)'),
+        Param('e', 'N', meaning='offset of the lower envelope h_l = d·u + e',
+              range='<= b (in (-inf, b])'),
+        Param('F0', 'N', meaning='initial force',
+              range='any real'),
+    )
     state_names = ("F",)
     citation = "Bastien, Michon, Manin & Dufour (2007), eqs. (3)-(4)"
 

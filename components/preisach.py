@@ -103,8 +103,14 @@ class Relay(ForceElement):
 
     kind = "operator"
     p_layout = ('a1', 'a2')
-    param_info = (Param("a1", "input", "lower threshold"), Param("a2", "input", "upper threshold"),
-                  Param("initial", "1", "initial output, -1 or +1"))
+    param_info = (
+        Param('a1', 'input', meaning='lower switching threshold (down-switch)',
+              range='any real'),
+        Param('a2', 'input', meaning='upper switching threshold (up-switch)',
+              range='> a1 (in (a1, inf))'),
+        Param('initial', '1', meaning='initial output while a1 < u(0) < a2',
+              range='-1 or +1'),
+    )
     state_names = ("R",)
     citation = "Manfredo, Dörlich, Linn & Arnold (2023), eqs. (4)-(6)"
     advance = staticmethod(relay_advance)
@@ -433,13 +439,26 @@ class Preisach(ForceElement):
                 + tuple(f"A2[{i}]" for i in range(n2)) + tuple(f"A1[{i}]" for i in range(n1))
                 + tuple(f"T[{i}]" for i in range((n2 + 1) * (n1 + 1))))
 
-    param_info = (Param("a1", "input", "lower thresholds (1-D array), a1 < a2"),
-                  Param("a2", "input", "upper thresholds (1-D array)"),
-                  Param("weights", "output", "relay weights (1-D array)"),
-                  Param("initial", "1", "initial relay state, -1 or +1"),
-                  Param("k0", "output/input", "reversible linear part"),
-                  Param("offset", "output", "constant output offset"),
-                  Param("max_depth", "1", "capacity of the memory stack, >= 2"))
+    param_info = (
+        Param('a1', 'input', meaning='lower thresholds of the relays (1-D array)',
+              range='any real, a1 < a2 elementwise'),
+        Param('a2', 'input', meaning='upper thresholds of the relays (1-D array, length of a1)',
+              range='> a1 elementwise'),
+        Param('weights', 'output', meaning='relay weights w_i (1-D array, length of a1)',
+              range='any real'),
+        Param('initial', '1', meaning='state of every relay before the input enters its switching interval',
+              range='-1 or +1'),
+        Param('k0', 'output/input', meaning='reversible linear part k0·u',
+              range='any real'),
+        Param('offset', 'output', meaning='constant output offset',
+              range='any real'),
+        Param('max_depth', '1', meaning='capacity of the memory stack (nested dominant extrema)',
+              range='>= 2 (an integer)'),
+        Param('slope_width', 'input', meaning='width of the secant the tangent takes across the relay staircase (None: twice the mean threshold spacing)',
+              range='None or a positive width (> 0)'),
+        Param('grid', '1', meaning='(m, n) cells of the continuous mode, or None (relays)',
+              range='None or a pair of integers (m, n)'),
+    )
     citation = "Manfredo, Dörlich, Linn & Arnold (2023), eqs. (4)-(12)"
     n_report_states = 2
 
@@ -736,6 +755,23 @@ class PrandtlIshlinskii(Preisach):
     u_bound [input units] > 0 the largest |u| the operator must handle exactly,
     h [input units] > 0 the grid step.
     """
+
+    param_info = (
+        Param('r', 'input', meaning='half-widths r_j of the play operators (1-D array)',
+              range='in (0, inf) elementwise'),
+        Param('weights', 'output/input', meaning='weights c_j of the play operators (1-D array, length of r)',
+              range='any real'),
+        Param('h', 'input', meaning='relay spacing along each play line',
+              range='in (0, inf)'),
+        Param('u_bound', 'input', meaning='largest |u| the operator is built for',
+              range='in (0, inf)'),
+        Param('k0', 'output/input', meaning='reversible linear part k0·u',
+              range='any real'),
+        Param('offset', 'output', meaning='constant output offset',
+              range='any real'),
+        Param('max_depth', '1', meaning='capacity of the memory stack',
+              range='>= 2 (an integer)'),
+    )
 
     def __init__(self, *, r, weights, h, u_bound, k0=0.0, offset=0.0, max_depth=256):
         r = check_array("r", r)

@@ -126,8 +126,16 @@ class ViscousDahl(ForceElement):
 
     kind = "smooth"
     p_layout = ('kx', 'kw', 'rho')
-    param_info = (Param("kx", "N.s/m", ">= 0"), Param("kw", "N", "> 0"),
-                  Param("rho", "1/m", "> 0"), Param("w0", "1", "in [-1, 1]"))
+    param_info = (
+        Param('kx', 'N.s/m', meaning='viscous coefficient (F = kx·v + kw·w)',
+              range='in [0, inf)'),
+        Param('kw', 'N', meaning='Dahl (dry friction) force level',
+              range='in (0, inf)'),
+        Param('rho', '1/m', meaning='Dahl shape parameter of dw/du = rho·(1 − w·sgn u̇)',
+              range='in (0, inf)'),
+        Param('w0', '1', meaning='initial normalised Dahl state w',
+              range='in [-1, 1]'),
+    )
     state_names = ("w",)
     citation = "A modified viscous + Dahl model for large-scale MR dampers, eqs. (10)-(12)"
 
@@ -161,9 +169,20 @@ class AsymmetricViscousDahl(ForceElement):
 
     kind = "smooth"
     p_layout = ('kx1', 'kw1', 'kx2', 'kw2', 'rho')
-    param_info = (Param("kx1", "N.s/m", ">= 0"), Param("kw1", "N", "> 0"),
-                  Param("kx2", "N.s/m", ">= 0"), Param("kw2", "N", "> 0"),
-                  Param("rho", "1/m", "> 0"), Param("w0", "1", "in [-1, 1]"))
+    param_info = (
+        Param('kx1', 'N.s/m', meaning='viscous coefficient for v >= 0',
+              range='in [0, inf)'),
+        Param('kw1', 'N', meaning='Dahl force level for v >= 0',
+              range='in (0, inf)'),
+        Param('kx2', 'N.s/m', meaning='viscous coefficient for v < 0',
+              range='in [0, inf)'),
+        Param('kw2', 'N', meaning='Dahl force level for v < 0',
+              range='in (0, inf)'),
+        Param('rho', '1/m', meaning='Dahl shape parameter',
+              range='in (0, inf)'),
+        Param('w0', '1', meaning='initial normalised Dahl state w',
+              range='in [-1, 1]'),
+    )
     state_names = ("w",)
     citation = "A modified viscous + Dahl model for large-scale MR dampers, eqs. (27)-(33)"
 

@@ -3,9 +3,9 @@
 * the API reference: one page per public module (every package, and every module that
   declares ``__all__``), found by walking the installed package; one page per public
   name, on the page of the shallowest module whose ``__all__`` lists it;
-* a law card on the page of every force element (parameters with units, state, C twin,
-  FMU export and engine-plugin availability), from ``param_info``/``state_names`` of the
-  classes, the C sources beside them and :mod:`hystmech.fmu.metadata`;
+* a law card on the page of every law (each parameter's meaning, unit and allowed
+  range, state, C twin, FMU export and engine-plugin availability), from the
+  ``param_info`` table/``state_names`` of the classes, the C sources beside them and :mod:`hystmech.fmu.metadata`;
 * the scenario file format from the runners' schemas (``hystmech.runners.SCHEMAS``,
   vocabulary of :mod:`hystmech.schema`);
 * the command line from the argparse parsers (``hystmech.cli.build_parser``);
@@ -298,6 +298,7 @@ def write_api(outdir: Path) -> dict:
             lines.append("Submodules: " + ", ".join(f":py:mod:`{s}`" for s in sorted(subs)) + "\n")
         own = [full for name, full, kind in rows if full in objects and objects[full][0] == modname
                and full.rsplit(".", 1)[0] == modname]
+        lines.append(module_examples(modname, mod, rows))
         if own:
             lines.append(".. toctree::\n   :hidden:\n")
             lines += [f"   {_docname(f, modname)}" for f in own]
@@ -326,15 +327,127 @@ def write_api(outdir: Path) -> dict:
                             f"   Public constant of :py:mod:`{modname}`.\n")
             else:
                 body.append(f".. {directive}:: {name}\n{opts}")
+            body.append(examples_section(modname, name, obj, kind))
             page.write_text("\n".join(body) + "\n")
     return where
+
+
+# -- Examples sections -------------------------------------------------------------------------
+# constructor arguments of each law's generated example (SI units; any admissible values)
+EXAMPLE_ARGS = {
+    "Dahl": "rho=200.0, Fc=2.0",
+    "LuGre": "sigma0=1e5, sigma1=316.0, Fc=1.0, Fs=1.5, vs=1e-3",
+    "Duhem": "A=3000.0, hu=lambda u: 1.0 + 100.0 * u, hl=lambda u: -1.0 + 100.0 * u",
+    "ModifiedDahl": "Lambda=117355.0, mu=0.37, a=7.146e4, b=959.6, d=5.322e4, e=397.2",
+    "ViscousDahl": "kx=10.0, kw=2.0, rho=2000.0",
+    "AsymmetricViscousDahl": "kx1=10.0, kw1=2.0, kx2=8.0, kw2=1.5, rho=2000.0",
+    "NaiveAsymmetricViscousDahl": "kx1=10.0, kw1=2.0, kx2=8.0, kw2=1.5, rho=2000.0",
+    "BoucWen": "A=1e4, beta=50.0, gamma=50.0, n=1.0",
+    "Masing": "k=1e5, k0=1e3, alpha=50.0",
+    "MaxwellSlip": "k=[1e5, 2e5], delta=[1e-4, 3e-4]",
+    "Relay": "a1=-5e-4, a2=5e-4",
+    "Preisach": "a1=[-5e-4, -2e-4], a2=[2e-4, 5e-4], weights=[1.0, 2.0]",
+    "PrandtlIshlinskii": "r=[2e-4, 5e-4], weights=[1e3, 2e3], h=1e-4, u_bound=2e-3",
+    "LinearSpring": "k=100.0",
+    "LinearDamper": "c=10.0",
+    "SpringDamper": "k=100.0, c=10.0",
+    "SumElement": "Dahl(rho=2000.0, Fc=2.0), LinearSpring(k=100.0)",
+    "MasingVector": "k=1e5, alpha=50.0",
+    "BoucWenBiaxial": "A=1e4, beta=50.0, gamma=50.0",
+}
+
+_HAS_EXAMPLES = re.compile(r"^\s*Examples\s*\n\s*-{3,}|^\s*>>> ", re.M)
+
+
+def law_example(name: str) -> str:
+    """The generated example of law ``name``: build it and drive it (code)."""
+    args = EXAMPLE_ARGS[name]
+    imports = "from hystmech.components import " + (
+        "Dahl, LinearSpring, SumElement" if name == "SumElement" else name)
+    from hystmech import components
+
+    if _is_vector(getattr(components, name)):
+        return (f"import numpy as np\n{imports}\n\nlaw = {name}({args})\n"
+                "t = np.linspace(0.0, 1.0, 1001)                                  # s\n"
+                "U = 1e-3 * np.c_[np.sin(2 * np.pi * t), np.cos(2 * np.pi * t)]   # circular path [m]\n"
+                "F, X = law.drive(t, U)                                           # F (n, 2) [N]\n")
+    return (f"import numpy as np\nimport hystmech\n{imports}\n\nlaw = {name}({args})\n"
+            "t = np.linspace(0.0, 2.0, 2001)                                  # s\n"
+            "res = hystmech.drive(law, t, 1e-3 * np.sin(2 * np.pi * t))       # u [m]\n"
+            "res.force                                                        # F [N]\n")
+
+
+@functools.lru_cache(maxsize=None)
+def _usage_sources() -> tuple[tuple[str, str], ...]:
+    """(document, code) of every guide page's Python blocks and every gallery example."""
+    docs = ROOT / "docs"
+    out = []
+    fence = re.compile(r"^```python[ \t]*\n(.*?)^```", re.M | re.S)
+    for page in sorted([docs / "getting_started.md", *(docs / "guide").glob("**/*.md")]):
+        if page.exists():
+            code = "\n".join(fence.findall(page.read_text()))
+            if code:
+                out.append(("/" + page.relative_to(docs).with_suffix("").as_posix(), code))
+    for ex in sorted((docs / "examples").glob("plot_*.py")):
+        out.append((f"/auto_examples/{ex.stem}", ex.read_text()))
+    return tuple(out)
+
+
+def usages(modname: str, name: str) -> list[str]:
+    """Documents whose code uses ``name`` of ``modname`` (imports it or calls it through
+    its module)."""
+    short = modname.rsplit(".", 1)[-1]
+    pat = re.compile(rf"\bimport\b[^\n]*\b{re.escape(name)}\b|\b{re.escape(short)}\.{re.escape(name)}\b"
+                     rf"|\bhystmech\.{re.escape(name)}\b")
+    return [doc for doc, code in _usage_sources() if pat.search(code)]
+
+
+def module_examples(modname: str, mod, rows) -> str:
+    """An Examples section for a module page whose docstring has none: the import and
+    the guide pages and gallery examples whose code uses the module's names."""
+    if _HAS_EXAMPLES.search(mod.__doc__ or ""):
+        return ""
+    names = [n for n, _, kind in rows if kind != "module"][:3]
+    code = f"from {modname} import {', '.join(names)}\n" if names else f"import {modname}\n"
+    used = sorted({d for n, _, kind in rows if kind != "module" for d in usages(modname, n)})
+    out = [".. rubric:: Examples\n", ".. code-block:: python\n\n" + textwrap.indent(code, "   ") + "\n"]
+    if used:
+        out.append("Used in: " + ", ".join(f":doc:`{d}`" for d in used) + ".\n")
+    return "\n".join(out)
+
+
+def examples_section(modname: str, name: str, obj, kind: str) -> str:
+    """An Examples section for a page whose docstring has none: for a law, a generated
+    example that builds and drives it; for any name, the import and the guide pages and
+    gallery examples whose code uses it."""
+    doc = inspect.getdoc(obj) if kind != "data" else ""
+    if doc and _HAS_EXAMPLES.search(doc):
+        return ""                   # the docstring's own Examples section is shown
+    lines = [".. rubric:: Examples\n"]
+    if kind == "class" and _is_law(obj) and name in EXAMPLE_ARGS:
+        code = law_example(name)
+    else:
+        code = f"from {modname} import {name}\n"
+    lines.append(".. code-block:: python\n\n" + textwrap.indent(code, "   ") + "\n")
+    used = usages(modname, name)
+    if used:
+        lines.append("Used in: " + ", ".join(f":doc:`{d}`" for d in used) + ".\n")
+    return "\n".join(lines)
 
 
 # -- law cards -------------------------------------------------------------------------------
 def _is_law(cls) -> bool:
     from hystmech.components.base import ForceElement
+    from hystmech.components.vector_base import VectorForceElement
 
-    return issubclass(cls, ForceElement) and cls is not ForceElement
+    return (issubclass(cls, (ForceElement, VectorForceElement))
+            and cls not in (ForceElement, VectorForceElement))
+
+
+def _is_vector(cls) -> bool:
+    from hystmech.components.vector_base import VectorForceElement
+
+    return issubclass(cls, VectorForceElement)
 
 
 def c_twin(cls) -> Path | None:
@@ -355,33 +468,46 @@ def _array_param(p) -> bool:
     return "array" in p.doc
 
 
+def param_table(cls) -> dict:
+    """{name: Param} of the constructor's parameters, from the ``param_info`` of the
+    class whose ``__init__`` it is (a subclass keeping its parent's constructor keeps
+    its table; a table inherited past a constructor of one's own would describe the
+    wrong one)."""
+    owner = next(c for c in cls.__mro__ if "__init__" in c.__dict__)
+    src = cls if "param_info" in cls.__dict__ else owner
+    if "param_info" not in src.__dict__:
+        return {}
+    return {p.name: p for p in src.param_info}
+
+
 def law_row(cls) -> dict:
-    """What the law card shows, read from the class: constructor keywords with the units
-    and ranges of ``param_info``, ``state_names``, ``kind``, ``citation``, the C twin."""
+    """What the law card shows, read from the class: constructor keywords with the
+    meaning, unit and range of its ``param_info`` table, ``state_names``, ``kind``,
+    ``citation``, the C twin. params: (name, unit, meaning, range, default, is_array)."""
     name = cls.__name__
     sig = inspect.signature(cls.__init__)
     kw = [p for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY]
-    # param_info inherited from another law would describe the wrong constructor
-    own_info = "param_info" in cls.__dict__
-    info = {p.name: p for p in (cls.param_info if own_info else ())}
+    info = param_table(cls)
     params = []
     for p in kw:
         pi = info.get(p.name)
         default = "" if p.default is p.empty else repr(p.default)
-        params.append((p.name, pi.unit if pi else "", pi.doc if pi else "", default,
-                       bool(pi and _array_param(pi))))
+        params.append((p.name, pi.unit if pi else "", pi.meaning if pi else "",
+                       pi.range if pi else "", default, bool(pi and _array_param(pi))))
+    c = None if _is_vector(cls) else c_twin(cls)
     return dict(name=name, cls=cls, kind=cls.kind, params=params,
-                states=tuple(cls.state_names), c=c_twin(cls), citation=cls.citation,
+                states=tuple(getattr(cls, "state_names", ())), c=c,
+                citation=cls.citation, vector=_is_vector(cls),
                 scalar=all(not a for *_, a in params) and bool(kw))
 
 
 def law_rows() -> list[dict]:
-    """One record per force-element class of ``hystmech.components.REGISTRY``."""
+    """One record per law class of ``hystmech.components.LAWS`` (scalar and vector)."""
     from hystmech import components
 
     out = []
-    for name in components.REGISTRY:
-        cls = components.get_element_class(name)
+    for name in components.LAWS:
+        cls = getattr(components, name)
         if _is_law(cls):
             out.append(law_row(cls))
     return out
@@ -410,20 +536,23 @@ def law_card(cls) -> str:
     lines = [".. rubric:: Law card (generated from the class)\n",
              f"*kind* ``{r['kind']}``; *source* {r['citation'] or '—'}\n",
              "" if not r["params"] else
-             ".. list-table:: Parameters (keyword-only, SI units)\n   :header-rows: 1\n"
-             "   :widths: 18 18 44 20\n",
+             ".. list-table:: Parameters (keyword-only, SI units; from the class's "
+             "``param_info`` table)\n   :header-rows: 1\n"
+             "   :widths: 14 14 38 22 12\n",
              "" if not r["params"] else
-             "   * - name\n     - unit\n     - meaning / allowed range\n     - default"]
-    ranges = _ranges(r)
-    for n, unit, doc, default, _ in r["params"]:
-        if not doc and n in ranges:
-            doc = f"in {ranges[n]}"
+             "   * - name\n     - unit\n     - meaning\n     - allowed range\n     - default"]
+    for n, unit, meaning, rng, default, _ in r["params"]:
         lines.append(f"   * - ``{n}``\n     - {('``' + unit + '``') if unit else '—'}\n"
-                     f"     - {_rst_text(doc) or '—'}\n     - {('``' + default + '``') if default else 'required'}")
+                     f"     - {_rst_text(meaning) or '—'}\n     - {_rst_text(rng) or '—'}\n"
+                     f"     - {('``' + default + '``') if default else 'required'}")
     lines.append("")
     states = _state_text(r)
     ctw = f"``components/{r['c'].name}``" if r["c"] else "none"
-    engines = "MuJoCo, Exudyn, PyElastica" if r["c"] else "none (no C kernel)"
+    if r["vector"]:
+        engines = ("PyElastica: isotropic bending law on the pair (κ1, κ2) "
+                   "(``hystmech.plugins.elastica.add_hysteretic_bending``)")
+    else:
+        engines = "MuJoCo, Exudyn, PyElastica" if r["c"] else "none (no C kernel)"
     lines += [".. list-table:: Availability\n   :widths: 25 75\n",
               f"   * - state\n     - {states}",
               f"   * - C twin\n     - {ctw}",
@@ -431,27 +560,6 @@ def law_card(cls) -> str:
               f"   * - engine plugins\n     - {engines}",
               f"   * - MuJoCo\n     - {_mujoco_note(r)}", ""]
     return "\n".join(lines)
-
-
-def _ranges(r) -> dict:
-    """Allowed ranges the FMU metadata declares (fmu/metadata.py), for parameters whose
-    Param declaration gives none."""
-    import types
-
-    try:
-        from hystmech.fmu.metadata import param_range
-    except Exception:
-        return {}
-    probe = types.SimpleNamespace(force=r["cls"].force, param_info=(), params={})
-    out = {}
-    for n, *_ in r["params"]:
-        try:
-            rng = param_range(probe, n)
-        except Exception:
-            rng = None
-        if rng is not None:
-            out[n] = rng.text()
-    return out
 
 
 def _state_text(r) -> str:
@@ -528,7 +636,7 @@ def mujoco_rows() -> list[tuple[str, list[tuple[str, str]]]]:
         if r["c"] is None:
             continue
         keys = [(n, ", ".join(x for x in (u, "required" if not d else f"default {d}") if x))
-                for n, u, _, d, _ in r["params"] if n not in ("g", "f")]
+                for n, u, _, _, d, _ in r["params"] if n not in ("g", "f")]
         out.append((f"hystmech.{r['name']}", keys + [("joint | tendon", "the joint or tendon it acts on")]))
     return out
 

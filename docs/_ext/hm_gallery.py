@@ -5,29 +5,21 @@ which writes the scenario's PNG figures into ``run_dir``) or drives an engine pl
 draws with matplotlib. :class:`RunDirScraper` puts the PNGs a scenario wrote under the
 example, next to matplotlib's own scraper.
 
-``HYSTMECH_GALLERY`` (environment) chooses how much runs:
+``HYSTMECH_GALLERY`` (environment; :mod:`hystmech.gallery`) chooses the size every
+example runs at, read by the example itself through the same code:
 
 ``full``     every example at its scenario's published size (the long sweeps take minutes);
-unset        every example, the long ones on reduced grids (each says so);
-``ci``       only the quick examples are executed (the others are shown unexecuted);
-             what CI builds.
+unset        ``reduced``: the long ones on reduced grids (each says so);
+``ci``       every example executed, the slow ones smaller still; what CI builds.
 """
 from __future__ import annotations
 
-import os
-import re
 import shutil
 from pathlib import Path
 
-MODE = os.environ.get("HYSTMECH_GALLERY", "").strip().lower() or "reduced"
-if MODE not in ("full", "reduced", "ci"):
-    raise ValueError(f"HYSTMECH_GALLERY must be 'full', 'reduced' or 'ci' (got {MODE!r})")
+from hystmech.gallery import gallery_size
 
-# executed in the CI build: a few seconds each, one per kind of page (a driven law, a
-# closed form, a rig, an operator, each engine plugin, the FMU round trip)
-CI_SUBSET = ("plot_lugre_example_4", "plot_masing_loop", "plot_belt_tensioner_mdm",
-             "plot_maxwell_slip_loops", "plot_mujoco_lugre_joint", "plot_exudyn_belt_tensioner",
-             "plot_elastica_cable_3d", "plot_first_fmu")
+MODE = gallery_size()
 
 
 class RunDirScraper:
@@ -64,13 +56,10 @@ SCRAPER = RunDirScraper()
 
 
 def gallery_conf(here: Path) -> dict:
-    pattern = r"/plot_"
-    if MODE == "ci":
-        pattern = "/(" + "|".join(re.escape(n) for n in CI_SUBSET) + r")\.py$"
     return {
         "examples_dirs": str(here / "examples"),
         "gallery_dirs": str(here / "auto_examples"),
-        "filename_pattern": pattern,
+        "filename_pattern": r"/plot_",      # every example is executed
         "ignore_pattern": r"(__init__|_common)\.py",
         "image_scrapers": ("matplotlib", SCRAPER),
         "within_subsection_order": "FileNameSortKey",
