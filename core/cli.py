@@ -55,6 +55,16 @@ def _positive(text: str) -> float:
     return x
 
 
+def _whole(text: str) -> int:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1 (got {text!r})") from None
+    if not (x >= 1 and x.is_integer()):
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1 (got {text!r})")
+    return int(x)
+
+
 def _size(text: str) -> float:
     from .limits import parse_size
 
@@ -81,8 +91,15 @@ def _limits_from_args(args):
 def _cmd_run(args) -> int:
     from .scenario import run_scenario
 
+    from .limits import FLAGS
+    from .scenario import progress_printer
+
+    limits = _limits_from_args(args)
+    if args.max_work is not None:       # (with --no-limits: every cap None, i.e. lifted)
+        caps = {q: None for q in FLAGS} if limits is False else limits
+        limits = dict(caps, work=args.max_work)
     res = run_scenario(args.scenario, args.out, trust_runner=args.trust_runner,
-                       limits=_limits_from_args(args))
+                       limits=limits, progress=progress_printer(quiet=args.quiet))
     metrics = res.summary.get("metrics", {})
     for k, v in metrics.items():
         if isinstance(v, (int, float)):
@@ -105,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "scenario file (runs its code)")
     from .limits import DEFAULT_LIMITS
 
+    sp.add_argument("--quiet", "-q", action="store_true",
+                    help="no progress bar (it is drawn on stderr only when that is a terminal)")
     g = sp.add_argument_group("limits on work (checked before the run)")
     g.add_argument("--max-steps", type=_positive, default=None,
                    help=f"solver steps per run (default {DEFAULT_LIMITS['steps']:.0e})")
@@ -115,6 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max-memory", type=_size, default=None, metavar="SIZE",
                    help="memory a run may allocate, e.g. 8G (default half the physical memory)")
     g.add_argument("--no-limits", action="store_true", help="lift all limits on work")
+    g.add_argument("--max-work", type=_whole, default=None, metavar="N",
+                   help="a quick look: compute only the first N outputs of a long run (sweep "
+                        "points per model, continuation points per branch, fold-curve "
+                        "points), each as in the full run; recorded in summary.json "
+                        "(also HYSTMECH_MAX_WORK=N)")
     sp.set_defaults(func=_cmd_run)
     for name, (mod, helptext) in EXTERNAL.items():
         sp = sub.add_parser(name, help=helptext)

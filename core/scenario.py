@@ -177,43 +177,21 @@ def save_figure(fig, path: Path) -> None:
     plt.close(fig)
 
 
-_PROGRESS_OPEN = [None]   # the stream of an unterminated progress line, if any
+def progress_printer(stream=None, quiet: bool = False) -> Callable[[float, str], None]:
+    """A tqdm progress bar on ``stream`` (default stderr) fed by a runner's
+    ``progress(fraction, message)``; drawn only when the stream is a terminal (logs and
+    pipes get the result and error lines only) and not at all when ``quiet``
+    (``hystmech run --quiet``). See :mod:`hystmech.progress`."""
+    from .progress import bar
 
-
-def progress_printer(stream=None) -> Callable[[float, str], None]:
-    """Progress on one rewritten line of ``stream`` (default stderr), shown only when the
-    stream is a terminal (logs and pipes get the result and error lines only)."""
-    stream = stream or sys.stderr
-    last = [0.0]
-    live = bool(getattr(stream, "isatty", lambda: False)())
-
-    def progress(fraction: float, message: str = "") -> None:
-        if not live:
-            return
-        now = time.monotonic()
-        if fraction < 1.0 and now - last[0] < 0.5:
-            return
-        last[0] = now
-        stream.write(f"\r[{100 * fraction:5.1f}%] {message[:70]:<70}")
-        _PROGRESS_OPEN[0] = stream
-        if fraction >= 1.0:
-            stream.write("\n")
-            _PROGRESS_OPEN[0] = None
-        stream.flush()
-
-    return progress
+    return bar(stream, quiet=quiet)
 
 
 def end_progress_line() -> None:
-    """Terminate a progress line left open by a run that stopped (before an error line)."""
-    s = _PROGRESS_OPEN[0]
-    if s is not None:
-        try:
-            s.write("\n")
-            s.flush()
-        except (OSError, ValueError):
-            pass
-        _PROGRESS_OPEN[0] = None
+    """Close a progress bar left open by a run that stopped (before an error line)."""
+    from .progress import close
+
+    close()
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -287,7 +265,7 @@ def check_finite_outputs(series: dict) -> None:
 
 
 def run_scenario(name_or_path=None, out: str | os.PathLike | None = None,
-                 progress: Callable | None = None, overrides: dict | None = None, *,
+                 progress: Callable | bool | None = None, overrides: dict | None = None, *,
                  trust_runner: bool = False, limits: dict | bool | None = None) -> ScenarioOutput:
     """Run a scenario and write its outputs into ``out`` (default ./runs/NAME).
 
@@ -296,7 +274,8 @@ def run_scenario(name_or_path=None, out: str | os.PathLike | None = None,
     :mod:`hystmech.limits`; ``"work": N`` instead cuts the run to its first N units of
     output, e.g. sweep points, each computed as in the full run); ``trust_runner`` allows a ``module:function`` runner from the
     scenario file's own directory. Non-finite outputs raise NonFiniteResult and nothing
-    is written."""
+    is written. progress: a callable progress(fraction, message), True/None (a tqdm bar
+    on stderr when it is a terminal) or False (none)."""
     import matplotlib
 
     from . import limits as _limits
@@ -402,11 +381,18 @@ def _remove_if_empty(dirs) -> None:
             return
 
 
+def _no_progress(fraction: float, message: str = "") -> None:
+    return None
+
+
 def _run_and_write(runner, cfg, out, progress, estimate, work):
     """Run the runner and write what it returns: checked first (finite, names inside
     ``out``), then every file atomically."""
 
-    progress = progress or progress_printer()
+    if progress is None or progress is True:
+        progress = progress_printer()
+    elif progress is False:
+        progress = _no_progress
     t0 = time.perf_counter()
     res = runner(cfg, out, progress)
     wall = time.perf_counter() - t0

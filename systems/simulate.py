@@ -154,6 +154,9 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
             raise ValueError(f"t_eval must be strictly increasing finite times within "
                              f"t_span = [{t0!r}, {t1!r}]")
     obs = observe.record(t0) if observe is not None else None
+    from ..progress import resolve
+
+    progress = resolve(progress, "simulate")
     if progress is not None:
         progress(0.0, f"simulating {assembly!r} with {method}")
     out = impl.run(model, t0, t1, y0, t_eval, energy, obs, options, method=method)

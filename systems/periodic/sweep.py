@@ -371,12 +371,16 @@ def run_sweep(points, csv_path, *, executor: cf.Executor | None = None,
     the points come from (e.g. ``{"grid.n_omega": 116}``), stored and checked with the
     settings: a resume on another grid is refused naming the key instead of mixing the
     rows of two grids in one CSV.
-    progress(fraction, message) is called after each point.
+    progress: True (a bar on stderr), a callable progress(fraction, message) called
+    after each point, or None.
     Returns {"values": {(model, f1, omega): amplitude} for all requested points,
     "computed": number of points computed by this call, "wall_s"}.
     """
     from ...safeio import OutputLock
 
+    from ...progress import resolve
+
+    progress = resolve(progress, "sweep")
     csv_path = Path(csv_path)
     pts = [(str(m).lower(), float(a), float(w)) for m, a, w in points]
     settings = point_settings(**point_kw)     # before anything is written
