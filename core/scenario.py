@@ -340,7 +340,7 @@ def check_figure_names(cfg: dict) -> None:
             return
         key = stem.casefold()           # one PNG on a case-insensitive file system too
         if key in seen:
-            raise ScenarioError(f"{where} and {seen[key]} both name the figure {stem!r}: "
+            raise ScenarioError(f"{seen[key]} and {where} both name the figure {stem!r}: "
                                 "one PNG would overwrite the other; give each its own name")
         seen[key] = where
 
