@@ -189,15 +189,17 @@ class work_limit:
         return False
 
 
-def first(items, per: int = 1) -> list:
-    """``items`` cut to their first max_work()·per entries (all of them without a work
-    limit): the part of a long loop a work-limited run computes."""
+def first(items, least: int = 1) -> list:
+    """``items`` cut to their first max_work() entries, but not fewer than ``least``
+    (all of them without a work limit): the part of a long loop a work-limited run
+    computes."""
     items = list(items)
     n = max_work()
-    return items if n is None else items[:n * per]
+    return items if n is None else items[:max(n, int(least))]
 
 
-def capped(count: int) -> int:
-    """``count`` (a run's number of steps/points) cut to the work limit."""
+def capped(count: int, least: int = 1) -> int:
+    """``count`` (a run's number of steps/points) cut to the work limit, but not below
+    ``least`` (e.g. 2: a continued branch has at least two points)."""
     n = max_work()
-    return int(count) if n is None else min(int(count), n)
+    return int(count) if n is None else min(int(count), max(n, int(least)))

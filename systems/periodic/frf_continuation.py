@@ -216,7 +216,7 @@ def run(cfg: dict, out, progress):
               ds_max=float(c.get("ds_max", 0.1)), state_weight=float(c.get("state_weight", 0.05)),
               jacobian_every=int(c.get("jacobian_every", 3)),
               # a work-limited run: the first points of each branch
-              max_points=capped(int(c.get("max_points", 500))),
+              max_points=capped(int(c.get("max_points", 500)), least=2),
               n_samples=int(c.get("n_samples", 256)),
               max_measure_step=float(c.get("max_measure_step", 0.1)))
     bf, bf_src = _brute_force(str(o.get("frf_csv", "") or ""), models, f1s, om_min, om_max,
@@ -448,7 +448,8 @@ def _fold_curve_part(fcfg, branches, om_min, om_max, progress=None):
     omr = (float(fcfg.get("omega_min", om_min)), float(fcfg.get("omega_max", om_max)))
     tic = time.process_time()
     fc = fold_curve("mdm", ex[0], a0, float(br.phase[ex[0]["index"]]), f1_range=f1r,
-                    omega_range=omr, max_points=capped(int(fcfg.get("max_points", 120))),
+                    omega_range=omr, max_points=capped(int(fcfg.get("max_points", 120)),
+                                                       least=2),
                     progress=progress)
     cpu = time.process_time() - tic
     rows = [f"mdm,{float(q)!r},fold-curve,{float(p)!r},{float(t)!r},1"

@@ -421,7 +421,8 @@ def _run_sweep_locked(pts, csv_path, executor, max_workers, progress, settings, 
         progress(n_done / max(total, 1), f"{n_done}/{total} points already done")
     own = None
     if todo and executor is None:
-        workers = max_workers or available_cores()
+        # (no more processes than points: each one imports and compiles before its first)
+        workers = min(max_workers or available_cores(), len(todo))
         own = executor = cf.ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
                                                 initargs=(os.getpid(),))
     computed = 0
