@@ -109,7 +109,10 @@ def _cmd_run(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; ``only``: the subcommand about to run, whose module alone
+    is imported to add its options (the others get their help line only, so ``hystmech
+    run`` does not import the FMU exporter or the identification code)."""
     p = _Parser(prog="hystmech", description="Mechanical systems with hysteresis and dynamic friction")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     sp = sub.add_parser("list", help="list the scenarios")
@@ -142,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=_cmd_run)
     for name, (mod, helptext) in EXTERNAL.items():
         sp = sub.add_parser(name, help=helptext)
+        if only is not None and only != name:
+            continue
         try:
             m = importlib.import_module(mod)
         except ModuleNotFoundError:
@@ -158,7 +163,10 @@ def _unavailable(name: str) -> int:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    cmd = next((str(w) for w in words if not str(w).startswith("-")), None)
+    # (``hystmech run ...`` imports neither the FMU exporter nor the identification CLI)
+    parser = build_parser(only=cmd if cmd in EXTERNAL or cmd in ("run", "list") else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:     # usage error (already one line) or --help
