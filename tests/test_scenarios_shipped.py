@@ -63,7 +63,15 @@ def _paper_checks(name, s):
     if name == "belt-tensioner-frf-continuation":
         # the first orbits of each branch are on the stuck/linear low-frequency end
         b = s["branches"]
-        assert len(b) == 12 and all(v["points"] >= 2 for v in b.values()), b
+        assert len(b) == 12 and all(v["points"] == 2 for v in b.values()), b
+        for k, v in b.items():
+            assert math.isfinite(v["peak_T_amplitude"]) and v["peak_T_amplitude"] > 0, k
+            # 10 rad/s is far below the first resonance (~66 rad/s when stuck): the
+            # tension amplitude is about the quasi-static 2·f1 (the shaker force
+            # f1·cos(Ωt) carried by the belt), within a factor 1.5
+            f1 = float(k.rsplit("_", 1)[1])
+            assert 2 * f1 / 1.5 < v["peak_T_amplitude"] < 1.5 * 2 * f1, (k, v)
+        assert "skipped" in s["fold_curve"]      # the cut branch at 320 N ends before its fold
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
@@ -77,10 +85,11 @@ def test_shipped_scenario_runs_as_shipped(name, tmp_path, capsys):
     shipped = json.loads(json.dumps(jsonable(summary_config(load_scenario(name)))))
     assert s["config"] == shipped
     assert s["work_limit"] == WORK
-    nums = list(_numbers(s.get("metrics", {})))
-    assert nums, f"{name} reports no metrics"
-    bad = [(k, v) for k, v in nums if not math.isfinite(v)]
-    assert not bad, bad
+    if name != "belt-tensioner-frf-continuation":       # (its numbers: _paper_checks)
+        nums = list(_numbers(s.get("metrics", {})))
+        assert nums, f"{name} reports no metrics"
+        bad = [(k, v) for k, v in nums if not math.isfinite(v)]
+        assert not bad, bad
     pngs = sorted(out.glob("*.png"))
     assert pngs and all(p.stat().st_size > 1000 for p in pngs), pngs
     _paper_checks(name, s)
