@@ -55,6 +55,16 @@ def _positive(text: str) -> float:
     return x
 
 
+def _whole(text: str) -> int:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1 (got {text!r})") from None
+    if not (x >= 1 and x.is_integer()):
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1 (got {text!r})")
+    return int(x)
+
+
 def _size(text: str) -> float:
     from .limits import parse_size
 
@@ -81,8 +91,15 @@ def _limits_from_args(args):
 def _cmd_run(args) -> int:
     from .scenario import run_scenario
 
+    from .limits import FLAGS
+    from .scenario import progress_printer
+
+    limits = _limits_from_args(args)
+    if args.max_work is not None:       # (with --no-limits: every cap None, i.e. lifted)
+        caps = {q: None for q in FLAGS} if limits is False else limits
+        limits = dict(caps, work=args.max_work)
     res = run_scenario(args.scenario, args.out, trust_runner=args.trust_runner,
-                       limits=_limits_from_args(args))
+                       limits=limits, progress=progress_printer(quiet=args.quiet))
     metrics = res.summary.get("metrics", {})
     for k, v in metrics.items():
         if isinstance(v, (int, float)):
@@ -92,7 +109,10 @@ def _cmd_run(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; ``only``: the subcommand about to run, whose module alone
+    is imported to add its options (the others get their help line only, so ``hystmech
+    run`` does not import the FMU exporter or the identification code)."""
     p = _Parser(prog="hystmech", description="Mechanical systems with hysteresis and dynamic friction")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     sp = sub.add_parser("list", help="list the scenarios")
@@ -105,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "scenario file (runs its code)")
     from .limits import DEFAULT_LIMITS
 
+    sp.add_argument("--quiet", "-q", action="store_true",
+                    help="no progress bar (it is drawn on stderr only when that is a terminal)")
     g = sp.add_argument_group("limits on work (checked before the run)")
     g.add_argument("--max-steps", type=_positive, default=None,
                    help=f"solver steps per run (default {DEFAULT_LIMITS['steps']:.0e})")
@@ -115,9 +137,16 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max-memory", type=_size, default=None, metavar="SIZE",
                    help="memory a run may allocate, e.g. 8G (default half the physical memory)")
     g.add_argument("--no-limits", action="store_true", help="lift all limits on work")
+    g.add_argument("--max-work", type=_whole, default=None, metavar="N",
+                   help="a quick look: compute only the first N outputs of a long run (sweep "
+                        "points per model, continuation points per branch, fold-curve "
+                        "points), each as in the full run; recorded in summary.json "
+                        "(also HYSTMECH_MAX_WORK=N)")
     sp.set_defaults(func=_cmd_run)
     for name, (mod, helptext) in EXTERNAL.items():
         sp = sub.add_parser(name, help=helptext)
+        if only is not None and only != name:
+            continue
         try:
             m = importlib.import_module(mod)
         except ModuleNotFoundError:
@@ -134,7 +163,10 @@ def _unavailable(name: str) -> int:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    cmd = next((str(w) for w in words if not str(w).startswith("-")), None)
+    # (``hystmech run ...`` imports neither the FMU exporter nor the identification CLI)
+    parser = build_parser(only=cmd if cmd in EXTERNAL or cmd in ("run", "list") else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:     # usage error (already one line) or --help

@@ -9,6 +9,14 @@ scenarios (the full Fig. 21 sweep is 3712 points of 2e6 steps) and can be raised
 (``--max-steps``, ``--max-samples``, ``--max-points``, ``--max-memory``) or lifted
 (``--no-limits``).
 
+The work limit (``hystmech run --max-work N``, ``run_scenario(limits={"work": N})`` or the
+environment variable ``HYSTMECH_MAX_WORK=N``) is of another kind: it does not refuse, it
+cuts a long run to its first N units of output — sweep points (per model), continuation
+points per branch, fold-curve points, load or time steps of a rod — each computed exactly
+as in the full run (same settings, same code), the rest left out. summary.json then
+records ``"work_limit": N``. It is how the test suite and a quick look run every shipped
+scenario as shipped (:func:`max_work`, :func:`first`).
+
 Memory is a work quantity too: each estimate includes the bytes the run will allocate
 (stored samples, Preisach planes, rod nodes, grid tables), refused above
 :func:`memory_limit` (default half the physical memory; ``--max-memory``,
@@ -132,3 +140,65 @@ def check(runner, cfg: dict, limits: dict | None = None) -> dict:
             raise ScenarioError(f"{how}, above the limit of {cap:.3g} {q} per run (raise it "
                                 f"with {flag} N or lift the limits with --no-limits)")
     return est
+
+
+# -- the work limit: a run cut to its first N units of output ------------------------------
+WORK_ENV = "HYSTMECH_MAX_WORK"
+_MAX_WORK = [None]
+
+
+def _check_work(n, what: str) -> int:
+    try:
+        if isinstance(n, bool):
+            raise TypeError
+        x = float(n)
+        if not (x.is_integer() and x >= 1):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a whole number in [1, inf) (got {n!r})") from None
+    return int(x)
+
+
+def max_work() -> int | None:
+    """The work limit N of the current run (None: no limit): set by :func:`work_limit`
+    (``hystmech run --max-work N``, ``run_scenario(limits={"work": N})``), else read from
+    the environment variable HYSTMECH_MAX_WORK (ValueError naming it if it is not a whole
+    number >= 1)."""
+    if _MAX_WORK[0] is not None:
+        return _MAX_WORK[0]
+    env = os.environ.get(WORK_ENV, "").strip()
+    return _check_work(env, f"the environment variable {WORK_ENV}") if env else None
+
+
+class work_limit:
+    """Context manager: runs inside it stop after their first ``n`` units of output
+    (None: no limit beyond HYSTMECH_MAX_WORK)."""
+
+    def __init__(self, n):
+        self.n = None if n is None else _check_work(n, "the work limit (--max-work)")
+
+    def __enter__(self):
+        self.old = _MAX_WORK[0]
+        if self.n is not None:
+            _MAX_WORK[0] = self.n
+        return self.n
+
+    def __exit__(self, *exc):
+        _MAX_WORK[0] = self.old
+        return False
+
+
+def first(items, least: int = 1) -> list:
+    """``items`` cut to their first max_work() entries, but not fewer than ``least``
+    (all of them without a work limit): the part of a long loop a work-limited run
+    computes."""
+    items = list(items)
+    n = max_work()
+    return items if n is None else items[:max(n, int(least))]
+
+
+def capped(count: int, least: int = 1) -> int:
+    """``count`` (a run's number of steps/points) cut to the work limit, but not below
+    ``least`` (e.g. 2: a continued branch has at least two points)."""
+    n = max_work()
+    return int(count) if n is None else min(int(count), max(n, int(least)))

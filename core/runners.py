@@ -261,8 +261,8 @@ def _work_belt(cfg):
     t0, t_end = float(sol.get("t0", 1.6e-3)), float(sol.get("t_end", 3.3))
     out = {}
     method = sol.get("method", "projection" if _t(cfg, "tensioner").get("model") == "masing"
-                     else "rk45")
-    if method == "projection" or "h" in sol:
+                     else "RK45")
+    if str(method).casefold() == "projection" or "h" in sol:
         s = _steps(sol.get("h", 1e-5), t_end - t0)
         if s:
             out["steps"] = s

@@ -139,6 +139,16 @@ def inside(out: Path, name: str, what: str = "an output file") -> Path:
 
 
 _HELD: dict = {}     # (dev, inode) of the directories this process holds -> depth
+MAX_COMMAND_CHARS = 2000   # of a lock holder's command line shown in the message
+
+
+def _shorten(cmd: str) -> str:
+    """The command line whole (its --out folder is at the end), or its start and end
+    joined by ' ... ' when longer than MAX_COMMAND_CHARS."""
+    if len(cmd) <= MAX_COMMAND_CHARS:
+        return cmd
+    k = MAX_COMMAND_CHARS // 2
+    return f"{cmd[:k]} ... {cmd[-k:]}"
 
 
 def _lock_holder(st) -> str:
@@ -159,7 +169,7 @@ def _lock_holder(st) -> str:
                     cmd = fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
             except OSError:
                 cmd = ""
-            return f"pid {pid}" + (f": {cmd[:120]}" if cmd else "")
+            return f"pid {pid}" + (f": {_shorten(cmd)}" if cmd else "")
     return "another process"
 
 

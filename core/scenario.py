@@ -179,43 +179,21 @@ def save_figure(fig, path: Path) -> None:
     plt.close(fig)
 
 
-_PROGRESS_OPEN = [None]   # the stream of an unterminated progress line, if any
+def progress_printer(stream=None, quiet: bool = False) -> Callable[[float, str], None]:
+    """A tqdm progress bar on ``stream`` (default stderr) fed by a runner's
+    ``progress(fraction, message)``; drawn only when the stream is a terminal (logs and
+    pipes get the result and error lines only) and not at all when ``quiet``
+    (``hystmech run --quiet``). See :mod:`hystmech.progress`."""
+    from .progress import bar
 
-
-def progress_printer(stream=None) -> Callable[[float, str], None]:
-    """Progress on one rewritten line of ``stream`` (default stderr), shown only when the
-    stream is a terminal (logs and pipes get the result and error lines only)."""
-    stream = stream or sys.stderr
-    last = [0.0]
-    live = bool(getattr(stream, "isatty", lambda: False)())
-
-    def progress(fraction: float, message: str = "") -> None:
-        if not live:
-            return
-        now = time.monotonic()
-        if fraction < 1.0 and now - last[0] < 0.5:
-            return
-        last[0] = now
-        stream.write(f"\r[{100 * fraction:5.1f}%] {message[:70]:<70}")
-        _PROGRESS_OPEN[0] = stream
-        if fraction >= 1.0:
-            stream.write("\n")
-            _PROGRESS_OPEN[0] = None
-        stream.flush()
-
-    return progress
+    return bar(stream, quiet=quiet)
 
 
 def end_progress_line() -> None:
-    """Terminate a progress line left open by a run that stopped (before an error line)."""
-    s = _PROGRESS_OPEN[0]
-    if s is not None:
-        try:
-            s.write("\n")
-            s.flush()
-        except (OSError, ValueError):
-            pass
-        _PROGRESS_OPEN[0] = None
+    """Close a progress bar left open by a run that stopped (before an error line)."""
+    from .progress import close
+
+    close()
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -287,15 +265,17 @@ def check_finite_outputs(series: dict) -> None:
 
 
 def run_scenario(name_or_path=None, out: str | os.PathLike | None = None,
-                 progress: Callable | None = None, overrides: dict | None = None, *,
+                 progress: Callable | bool | None = None, overrides: dict | None = None, *,
                  trust_runner: bool = False, limits: dict | bool | None = None) -> ScenarioOutput:
     """Run a scenario and write its outputs into ``out`` (default ./runs/NAME).
 
     The config is checked against the runner's schema and work limits first
     (``limits``: {"steps", "samples", "points": cap or None}, False lifts them; see
-    :mod:`hystmech.limits`); ``trust_runner`` allows a ``module:function`` runner from the
+    :mod:`hystmech.limits`; ``"work": N`` instead cuts the run to its first N units of
+    output, e.g. sweep points, each computed as in the full run); ``trust_runner`` allows a ``module:function`` runner from the
     scenario file's own directory. Non-finite outputs raise NonFiniteResult and nothing
-    is written."""
+    is written. progress: a callable progress(fraction, message), True/None (a tqdm bar
+    on stderr when it is a terminal) or False (none)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -303,33 +283,134 @@ def run_scenario(name_or_path=None, out: str | os.PathLike | None = None,
     if overrides:
         for k, v in overrides.items():
             cfg[k] = v
-    runner = resolve_runner(cfg.get("runner", "drive"), cfg.get("_path"), trust=trust_runner)
+    if "runner" in cfg:
+        runner = resolve_runner(cfg["runner"], cfg.get("_path"), trust=trust_runner)
+    else:
+        runner = _default_runner(cfg, trust_runner)
     if runner.schema is not None:
         schema.check(cfg, runner.schema, runner.name)
+    check_figure_names(cfg)
+    work = None
+    if isinstance(limits, dict) and "work" in limits:
+        limits = dict(limits)
+        work = limits.pop("work")
+    with _limits.work_limit(work):
+        work = _limits.max_work()       # (HYSTMECH_MAX_WORK checked before anything runs)
     estimate = _limits.check(runner, cfg, limits)
-    out = prepare_out_dir(out if out is not None else Path("runs") / cfg["name"])
-    with OutputLock(out):
-        progress = progress or progress_printer()
-        t0 = time.perf_counter()
-        res = runner(cfg, out, progress)
-        wall = time.perf_counter() - t0
-        check_finite_outputs(res.timeseries)
-        # every name first, so that a refused one leaves nothing half written
-        targets = [(inside(out, f"{stem}.png", "figure"), fig) for stem, fig in res.figures.items()]
-        extra = [(inside(out, fname, "output file"), data) for fname, data in res.files.items()]
-        summary = {"scenario": cfg["name"], "title": cfg.get("title", ""),
-                   "reference": cfg.get("reference", ""),
-                   "config": summary_config(cfg),
-                   "work_estimate": {k: v[0] for k, v in estimate.items()},
-                   "wall_time_s": wall}
-        summary.update(res.summary)
-        write_timeseries(out / "timeseries.csv", res.timeseries)
-        for path, fig in targets:
-            save_figure(fig, path)
-        for path, data in extra:
-            atomic_write(path, data)
-        atomic_write(out / "summary.json", json.dumps(jsonable(summary), indent=2))
+    out_arg = out if out is not None else Path("runs") / cfg["name"]
+    created = _missing_dirs(out_arg)
+    out = prepare_out_dir(out_arg)
+    try:
+        with OutputLock(out), _limits.work_limit(work):
+            res = _run_and_write(runner, cfg, out, progress, estimate, work)
+    except BaseException:
+        _remove_if_empty(created)      # a refused or failed run leaves no empty --out
+        raise
     res.out = out
+    return res
+
+
+def _default_runner(cfg: dict, trust: bool):
+    """The ``drive`` runner of a scenario that names none, when it has what drive needs;
+    otherwise a ScenarioError saying that ``runner`` is missing and what it defaults to."""
+    from .runners import known_runners
+
+    if "element" in cfg and "input" in cfg:
+        return resolve_runner("drive", cfg.get("_path"), trust=trust)
+    have = ", ".join(f"[{k}]" for k in cfg if k not in INTERNAL_KEYS + ("name", "title",
+                                                                        "reference")) or "none"
+    raise ScenarioError(f"{Path(cfg.get('_path', cfg.get('name', 'scenario'))).name} names no "
+                        "runner: add runner = \"NAME\" (known: "
+                        f"{', '.join(known_runners())}); without it the default runner "
+                        "\"drive\" is used, which needs [element] and [input] tables "
+                        f"(this file has {have})")
+
+
+def check_figure_names(cfg: dict) -> None:
+    """ScenarioError (exit 2) if two cases of the scenario name the same figure (one
+    would overwrite the other's PNG), naming both: ``[[T]]`` arrays of tables with a
+    ``figure`` key and ``figures = [...]`` lists, across the whole file."""
+    seen: dict[str, str] = {}
+
+    def add(stem, where):
+        if not isinstance(stem, str):
+            return
+        key = stem.casefold()           # one PNG on a case-insensitive file system too
+        if key in seen:
+            raise ScenarioError(f"{seen[key]} and {where} both name the figure {stem!r}: "
+                                "one PNG would overwrite the other; give each its own name")
+        seen[key] = where
+
+    for k, v in cfg.items():
+        if k in INTERNAL_KEYS:
+            continue
+        tables = v if isinstance(v, list) else [v]
+        for i, t in enumerate(tables):
+            if not isinstance(t, dict):
+                continue
+            name = f"{k}[{i}]" if isinstance(v, list) else f"[{k}]"
+            if isinstance(v, list) and isinstance(t.get("label"), str):
+                name += f" ({t['label']})"
+            add(t.get("figure"), name)
+            if isinstance(t.get("figures"), list):
+                for j, f in enumerate(t["figures"]):
+                    add(f, f"{name} figures[{j}]")
+
+
+def _missing_dirs(out) -> list:
+    """The folders of ``out`` that do not exist yet (deepest first): created by this run,
+    removed again if it is refused before writing anything."""
+    p, missing = Path(str(out)), []
+    try:
+        while not os.path.lexists(p) and p != p.parent:
+            missing.append(p)
+            p = p.parent
+    except OSError:
+        return []
+    return missing
+
+
+def _remove_if_empty(dirs) -> None:
+    for d in dirs:
+        try:
+            d.rmdir()           # only an empty folder goes; anything written stays
+        except OSError:
+            return
+
+
+def _no_progress(fraction: float, message: str = "") -> None:
+    return None
+
+
+def _run_and_write(runner, cfg, out, progress, estimate, work):
+    """Run the runner and write what it returns: checked first (finite, names inside
+    ``out``), then every file atomically."""
+
+    if progress is None or progress is True:
+        progress = progress_printer()
+    elif progress is False:
+        progress = _no_progress
+    t0 = time.perf_counter()
+    res = runner(cfg, out, progress)
+    wall = time.perf_counter() - t0
+    check_finite_outputs(res.timeseries)
+    # every name first, so that a refused one leaves nothing half written
+    targets = [(inside(out, f"{stem}.png", "figure"), fig) for stem, fig in res.figures.items()]
+    extra = [(inside(out, fname, "output file"), data) for fname, data in res.files.items()]
+    summary = {"scenario": cfg["name"], "title": cfg.get("title", ""),
+               "reference": cfg.get("reference", ""),
+               "config": summary_config(cfg),
+               "work_estimate": {k: v[0] for k, v in estimate.items()},
+               "wall_time_s": wall}
+    if work is not None:            # a cut run says so: its outputs are the first part
+        summary["work_limit"] = work
+    summary.update(res.summary)
+    write_timeseries(out / "timeseries.csv", res.timeseries)
+    for path, fig in targets:
+        save_figure(fig, path)
+    for path, data in extra:
+        atomic_write(path, data)
+    atomic_write(out / "summary.json", json.dumps(jsonable(summary), indent=2))
     return res
 
 

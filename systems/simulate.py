@@ -80,7 +80,8 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
              callback=None, **options) -> SimResult:
     """Integrate an :class:`~hystmech.systems.Assembly` over t_span = (t_start, t_end) [s].
 
-    method (one module each in :mod:`hystmech.systems.methods`):
+    method (one module each in :mod:`hystmech.systems.methods`; any case, e.g. ``"rk45"``
+    is ``"RK45"``; unknown options are refused before anything is compiled):
       ``"auto"``: ``"projection"`` when an inclusion (Masing, Maxwell-slip) or an
       operator (relay, Preisach) is present, else compiled Dormand-Prince 5(4)
       switching to Radau IIA 5 while stiff (methods/auto.py; scipy ``"BDF"`` when an
@@ -119,8 +120,7 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
     if not isinstance(assembly, Assembly):
         raise ValueError(f"assembly must be a hystmech.systems.Assembly (got {type(assembly).__name__})")
     t0, t1 = _check_span(t_span)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)} (got {method!r})")
+    method = methods.canonical(method)      # any case: "rk45" is "RK45"
     if observe is not None and not isinstance(observe, Observe):
         raise ValueError("observe must be a hystmech.systems.observers.Observe or None")
     if callback is not None and not callable(callback):
@@ -132,6 +132,9 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
         bad = [e.name for e in assembly.elements if e.element.kind != "smooth"]
         raise ValueError(f"method {method!r} needs smooth elements only; {', '.join(bad)} "
                          f"{'is' if len(bad) == 1 else 'are'} non-smooth: use method='projection'")
+    if impl.OPTIONS is not None:
+        # before the model is compiled: a misspelt option is refused at once
+        methods.check_options(method, options, impl.OPTIONS)
     model = Model(assembly, observe=observe.signal if observe is not None else (),
                   callback=callback if impl.COMPILED else None)
     y0 = _initial(assembly, model, x0)
@@ -151,6 +154,9 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
             raise ValueError(f"t_eval must be strictly increasing finite times within "
                              f"t_span = [{t0!r}, {t1!r}]")
     obs = observe.record(t0) if observe is not None else None
+    from ..progress import resolve
+
+    progress = resolve(progress, "simulate")
     if progress is not None:
         progress(0.0, f"simulating {assembly!r} with {method}")
     out = impl.run(model, t0, t1, y0, t_eval, energy, obs, options, method=method)

@@ -1,4 +1,4 @@
-"""Issue 23: every bad input of its "Why" list is refused within 5 s with one line naming
+"""Issue 23: every bad input of its "Why" list is refused within 5 s of CPU time with one line naming
 the key, file or limit (exit 2), before anything is allocated or written; the API cases
 raise a ValueError naming the parameter.
 
@@ -20,15 +20,16 @@ import pytest
 
 from hystmech.cli import main
 
-LIMIT_S = 5.0
+LIMIT_S = 5.0       # CPU seconds of this process (process_time): a bound on the work done
+                    # that holds on a loaded machine, where wall time stretches (issue 29)
 
 
 def cli(argv):
     err, out = io.StringIO(), io.StringIO()
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         code = main([str(a) for a in argv])
-    return code, err.getvalue(), out.getvalue(), time.perf_counter() - t0
+    return code, err.getvalue(), out.getvalue(), time.process_time() - t0
 
 
 def refused(argv, *needles):
@@ -282,10 +283,10 @@ def _assembly():
 def test_simulate_refuses_bad_spans_and_absurd_steps_at_once(kw, needle):
     from hystmech.systems import simulate
 
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     with pytest.raises(ValueError, match=needle):
         simulate(_assembly(), **kw)
-    assert time.perf_counter() - t0 < LIMIT_S
+    assert time.process_time() - t0 < LIMIT_S
 
 
 def test_drive_type_cases():
@@ -321,6 +322,18 @@ def test_constructor_type_cases():
 
 
 # -- Ctrl-C in compiled loops -------------------------------------------------------------------
+def _latency_bound(seconds: float = 1.0) -> float:
+    """``seconds`` of wall time on an idle machine, stretched by the machine's load per
+    core (at load 10 on 2 cores this process gets about a fifth of a core): the delay
+    until a compiled loop sees the signal is CPU work of this process, measured in wall
+    time because the signal comes from outside."""
+    try:
+        load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        load = 1.0
+    return seconds * max(1.0, load + 1.0)
+
+
 def _interrupted_after(run, delay=0.5):
     """Seconds from a SIGINT sent ``delay`` s into ``run()`` until the KeyboardInterrupt
     reaches the caller (the run itself would take minutes). The signal comes from another
@@ -351,9 +364,9 @@ def test_ctrl_c_stops_compiled_drive_and_projection_within_a_second():
     hystmech.drive(el, t[:100], u[:100])
     dt = _interrupted_after(lambda: [hystmech.drive(el, t, u, store_state=False)
                                      for _ in range(10 ** 4)])
-    assert dt < 1.0
+    assert dt < _latency_bound(1.0)
     a = _assembly()
     simulate(a, (0.0, 1e-3), method="projection", h=1e-6)
     dt = _interrupted_after(lambda: simulate(a, (0.0, 999.0), method="projection", h=1e-6,
                                              t_eval=np.linspace(0.0, 999.0, 3)))
-    assert dt < 1.0
+    assert dt < _latency_bound(1.0)

@@ -149,23 +149,8 @@ def test_energy_balance_with_the_masing_tensioner():
     assert abs(lhs - rhs) < 2e-2 * scale
 
 
-@pytest.mark.parametrize("model,paper_T,paper_F", [("mdm", 4.36e-3, 4.34e-3),
-                                                   ("masing", 4.42e-3, 4.40e-3)])
-def test_scenarios_reproduce_section_4_3(tmp_path, model, paper_T, paper_F):
-    import json
-
-    from hystmech.scenario import run_scenario
-
-    run_scenario(f"belt-tensioner-{model}", tmp_path, progress=lambda *a: None)
-    s = json.loads((tmp_path / "summary.json").read_text())
-    m = s["metrics"]
-    assert m["max_rel_F_minus_T_over_T"] == pytest.approx(paper_T, rel=0.02)
-    assert m["max_rel_F_minus_T_over_F"] == pytest.approx(paper_F, rel=0.02)
-    assert 300 < m["T_min"] < m["T_max"] < 1200
-    for stem in ("fig17_tension", "fig18_u1", "fig19_u2", "fig20_force_deflection"):
-        assert (tmp_path / f"{stem}.png").stat().st_size > 1000
-    ts = (tmp_path / "timeseries.csv").read_text().splitlines()
-    assert ts[0].startswith("t,u1,v1,u2,v2,T,F")
+# (the scenarios belt-tensioner-mdm and -masing, with the paper's F/T gaps of §4.3 within
+# 2 %, run as shipped in tests/test_scenarios_shipped.py)
 
 
 @pytest.mark.parametrize("kw,name", [(dict(method="euler"), "method"),

@@ -221,9 +221,9 @@ CHILD = textwrap.dedent(r'''
         c = new(cosim=True)
         start(c, 0.0, args["v"], params=[(4, args["rtol"])])
         s_before = get(c, [3, VX])
-        t0 = time.time()
+        t0 = time.process_time()      # CPU time: the budget bounds work, not wall time
         st = lib.fmi2DoStep(c, 0.0, args["h_long"], 1)
-        out["elapsed"] = time.time() - t0
+        out["elapsed"] = time.process_time() - t0
         out["status"] = st
         last = c_double(-1.0)
         out["last_status"] = lib.fmi2GetRealStatus(c, 2, byref(last))  # fmi2LastSuccessfulTime

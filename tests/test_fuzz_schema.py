@@ -26,7 +26,7 @@ RUNNERS = ("drive", "drive", "belt-tensioner-frf", "preisach-cable-protocol",
            "lugre-convergence")
 LIMITS = ["--max-steps", "1e4", "--max-samples", "5e3", "--max-points", "2",
           "--max-memory", "256M"]
-TIME_LIMIT_S = 30.0     # a generous bound for one case on a loaded 2-core machine
+TIME_LIMIT_S = 30.0     # CPU seconds per case (the alarm, in wall time, only catches a hang)
 
 
 class Hang(BaseException):
@@ -167,15 +167,15 @@ def test_generated_scenarios_exit_0_or_2_with_one_line(cfg):
         p.write_text(toml_text(cfg))
         err, out = io.StringIO(), io.StringIO()
         old = signal.signal(signal.SIGALRM, _alarm)
-        signal.alarm(int(TIME_LIMIT_S))
-        t0 = time.perf_counter()
+        signal.alarm(int(10 * TIME_LIMIT_S))
+        t0 = time.process_time()
         try:
             with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
                 code = main(["run", str(p), "--out", str(Path(d) / "out"), *LIMITS])
         finally:
             signal.alarm(0)
             signal.signal(signal.SIGALRM, old)
-        assert time.perf_counter() - t0 < TIME_LIMIT_S
+        assert time.process_time() - t0 < TIME_LIMIT_S
         text = err.getvalue()
         assert "Traceback" not in text, text
         assert code in (0, 2), (code, text, toml_text(cfg))

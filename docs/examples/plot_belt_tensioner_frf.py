@@ -23,7 +23,7 @@ run_dir = Path(tempfile.mkdtemp()) / "belt-tensioner-frf"
 overrides = None
 if os.environ.get("HYSTMECH_GALLERY") != "full":
     cfg = load_scenario("belt-tensioner-frf")
-    overrides = {"grid": {**cfg.get("grid", {}), **{'reduced': True}}}
+    overrides = {"grid": {**cfg.get("grid", {}), "reduced": True}}
 res = run_scenario("belt-tensioner-frf", out=run_dir, overrides=overrides,
                    progress=lambda frac, msg: None)
 

@@ -3,7 +3,8 @@
 The protocol (after scipy.integrate's ``solve_ivp`` METHODS): a method module defines
 
 ``NAME``
-    the name users pass as ``simulate(..., method=NAME)``;
+    the name users pass as ``simulate(..., method=NAME)`` (its canonical spelling;
+    :func:`canonical` matches any case);
 ``OPTIONS``
     the option names it accepts (anything else is a ValueError);
 ``SMOOTH_ONLY``
@@ -63,13 +64,23 @@ REGISTRY = {
 }
 
 METHODS = tuple(REGISTRY)
+_BY_FOLDED = {k.casefold(): k for k in REGISTRY}
+
+
+def canonical(name, allowed=METHODS) -> str:
+    """The registry spelling of method ``name``, matched without regard to case
+    ("rk45", "Rk45" and "RK45" are all ``"RK45"``), so that the API, scenario files
+    and the CLI accept one vocabulary; ValueError naming the allowed methods (in
+    their canonical spelling) otherwise. ``allowed``: a subset a caller accepts."""
+    key = _BY_FOLDED.get(name.casefold()) if isinstance(name, str) else None
+    if key is None or key not in allowed:
+        raise ValueError(f"method must be one of {', '.join(allowed)} (any case; got {name!r})")
+    return key
 
 
 def get(name: str):
-    """The module implementing method ``name``."""
-    if name not in REGISTRY:
-        raise ValueError(f"method must be one of {', '.join(METHODS)} (got {name!r})")
-    return importlib.import_module(f"{__name__}.{REGISTRY[name]}")
+    """The module implementing method ``name`` (any case)."""
+    return importlib.import_module(f"{__name__}.{REGISTRY[canonical(name)]}")
 
 
 def check_options(method: str, options: dict, allowed) -> dict:

@@ -247,7 +247,8 @@ def continue_folds(build: Callable, y, p, q, *, scale, p_scale: float, q_scale: 
                    q_range, p_range=None, phase: float = 0.0, n_periods: int = 1,
                    period: Callable | None = None, ds: float = 0.05, ds_min: float = 1e-4,
                    ds_max: float = 0.2, max_points: int = 200, direction: float = 1.0,
-                   measure: Callable | None = None, tol: float = 1e-9) -> FoldCurve:
+                   measure: Callable | None = None, tol: float = 1e-9,
+                   progress=None) -> FoldCurve:
     """Follow the fold curve of build(p, q) from a fold near (y, p, q) by pseudo-arclength
     continuation of the fold system in (y, p, q) (module docstring).
 
@@ -255,6 +256,8 @@ def continue_folds(build: Callable, y, p, q, *, scale, p_scale: float, q_scale: 
     p_scale, q_scale: parameter sizes (the arclength ds is measured in these units);
     q_range (and p_range): stop when the curve leaves them; direction: initial sign of
     dq; measure(y, p, q) -> float per point (e.g. the tension amplitude). The curve is
+    progress: True (a bar on stderr), a callable progress(fraction, message) called after
+    each point (fraction of max_points), or None. The curve is
     followed through cusps (q turns back, p goes on): both edges of a bistable region
     come out of one run."""
     tic = time.process_time()
@@ -275,6 +278,9 @@ def continue_folds(build: Callable, y, p, q, *, scale, p_scale: float, q_scale: 
             t = -t
         return t / np.linalg.norm(t)
 
+    from ...progress import resolve
+
+    progress = resolve(progress, "fold curve")
     pts = [x.copy()]
     t = tangent(x, J if J is not None else fs.jacobian(x))
     tq = [t[m + 1]]
@@ -303,6 +309,9 @@ def continue_folds(build: Callable, y, p, q, *, scale, p_scale: float, q_scale: 
         tq.append(t[m + 1])
         h = min(ds_max, 1.3 * h)
         pq, qq = x[m] * fs.ps, x[m + 1] * fs.qs
+        if progress is not None:
+            progress(len(pts) / max_points, f"fold curve point {len(pts)}: p = {pq:.5g}, "
+                                            f"q = {qq:.5g}")
         if len(pts) > 8 and np.linalg.norm(x - pts[0]) < 0.75 * h:
             message = "the curve closed on its first point"
             break

@@ -124,8 +124,12 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     points of smooth assemblies are located exactly (``exact`` True, with their
     "multiplier", its "angle" [rad], "y" and "phase":
     :func:`hystmech.systems.periodic.bifurcation.locate_crossing`).
-    progress(fraction, message) after each point.
+    progress: True (a bar on stderr), a callable progress(fraction, message) called after
+    each point, or None.
     """
+    from ...progress import resolve
+
+    progress = resolve(progress, "continuation")
     p_start = check_finite("p_start", p_start)
     p_end = check_finite("p_end", p_end)
     if p_end == p_start:

@@ -159,9 +159,12 @@ def _brute_force(path, models, f1s, om_min, om_max, n_omega, out, progress):
                              f"model, f1, omega, T_amplitude)")
         src = str(p)
     else:
+        from ...limits import first
+
         om = np.linspace(om_min, om_max, n_omega)
-        pts = frf_grid(models, f1s, om)
-        r = run_sweep(pts, Path(out) / "frf.csv", progress=lambda f, m: progress(0.5 * f, m),
+        # (a work-limited run: the first points of each model's grid)
+        pts = [p for m in models for p in first([q for q in frf_grid([m], f1s, om)])]
+        r = run_sweep(pts, Path(out) / "frf.csv", progress=lambda f, m: progress(0.3 * f, m),
                       steady_state=True)
         vals = r["values"]
         src = f"reduced grid computed now ({len(pts)} points, {r['wall_s']:.1f} s)"
@@ -198,11 +201,23 @@ def run(cfg: dict, out, progress):
     n_om = int(o.get("reduced_n_omega", 24))
     if n_om < 2:
         raise ValueError(f"overlay.reduced_n_omega must be in [2, inf) (got {n_om})")
+    if fcfg:
+        # checked before any branch is computed (not after an hour of continuation)
+        a0 = float(fcfg.get("from_f1", 320.0))
+        if "mdm" not in models or not any(abs(a - a0) <= 1e-9 * max(abs(a0), 1.0)
+                                          for a in f1s):
+            raise ValueError(f"fold_curves.from_f1 = {a0:g} N must be one of the mdm "
+                             f"branches' f1 levels (branches.models = {models}, "
+                             f"branches.f1 = {[float(a) for a in f1s]})")
+    from ...limits import capped, max_work
+
     kw = dict(rtol=float(s.get("mdm_rtol", 1e-6)), h=float(s.get("masing_h", 1e-5)),
               ds=float(c.get("ds", 0.02)),
               ds_max=float(c.get("ds_max", 0.1)), state_weight=float(c.get("state_weight", 0.05)),
               jacobian_every=int(c.get("jacobian_every", 3)),
-              max_points=int(c.get("max_points", 500)), n_samples=int(c.get("n_samples", 256)),
+              # a work-limited run: the first points of each branch
+              max_points=capped(int(c.get("max_points", 500)), least=2),
+              n_samples=int(c.get("n_samples", 256)),
               max_measure_step=float(c.get("max_measure_step", 0.1)))
     bf, bf_src = _brute_force(str(o.get("frf_csv", "") or ""), models, f1s, om_min, om_max,
                               n_om, out, progress)
@@ -219,7 +234,8 @@ def run(cfg: dict, out, progress):
             tic = time.perf_counter()
 
             def prog(frac, msg, k=k, m=m, a=a):
-                progress(0.5 + 0.5 * (k + frac) / n_tot, f"{m} f1 = {a:g} N: {msg}")
+                progress(0.3 + (0.6 if fcfg else 0.7) * (k + frac) / n_tot,
+                         f"{m} f1 = {a:g} N: {msg}")
             tol = float(c.get(f"{m}_tol", 1e-4 if m == "mdm" else 1e-3))
             br = frf_branch(m, a, om_min, om_max, progress=prog, tol=tol, **kw)
             branches[(m, a)] = br
@@ -314,10 +330,21 @@ def run(cfg: dict, out, progress):
         summary["coexisting"] = c_sum
         files["frf_coexisting.csv"] = "\n".join(c_rows) + "\n"
     if fcfg:
-        fc_sum, fc_rows, fc_fig = _fold_curve_part(fcfg, branches, om_min, om_max)
-        summary["fold_curve"] = fc_sum
-        frows += fc_rows
-        figures["bistable_region"] = fc_fig
+        a0 = float(fcfg.get("from_f1", 320.0))
+        br0 = next(b for (m, a), b in branches.items() if m == "mdm" and
+                   abs(a - a0) <= 1e-9 * max(abs(a0), 1.0))
+        if max_work() is not None and not any(f.get("exact") for f in br0.folds()):
+            # the cut branch ends before its fold: nothing to continue, said so
+            summary["fold_curve"] = {"skipped": f"the work limit ({max_work()} points per "
+                                                "branch) ends the branch at f1 = "
+                                                f"{a0:g} N before its first fold"}
+        else:
+            fc_sum, fc_rows, fc_fig = _fold_curve_part(
+                fcfg, branches, om_min, om_max,
+                lambda f, msg: progress(0.9 + 0.1 * f, f"mdm f1 = {a0:g} N: {msg}"))
+            summary["fold_curve"] = fc_sum
+            frows += fc_rows
+            figures["bistable_region"] = fc_fig
     files.update({"frf_branches.csv": "\n".join(rows) + "\n",
                   "frf_folds.csv": "\n".join(frows) + "\n"})
     return ScenarioOutput(summary=summary, figures=figures, files=files)
@@ -364,13 +391,14 @@ def _coexisting_part(ccfg, branches, models, f1s, om_min, om_max, kw, axes, c):
 
 def fold_curve(model: str, fold: dict, f1: float, phase: float, *, f1_range=(250.0, 400.0),
                omega_range=(15.0, 45.0), direction: float = -1.0, ds: float = 0.05,
-               ds_max: float = 0.3, max_points: int = 120):
+               ds_max: float = 0.3, max_points: int = 120, progress=None):
     """The fold curve of the rig in (Ω [rad/s], f1 [N]) from an exact fold of a branch
     (``fold``: an entry of Branch.special with ``exact`` True; its branch's section
     ``phase``), by :func:`hystmech.systems.periodic.bifurcation.continue_folds`: the edges of the
     bistable region of Fig. 21 of Bastien et al. (2007) and its cusp(s), with the tension
     amplitude (eq. (59a)) of the orbit at each point. Smooth tensioners only (the
-    modified Dahl model); ValueError for Masing."""
+    modified Dahl model); ValueError for Masing. progress: True, a callable
+    progress(fraction, message) or None."""
     from .bifurcation import continue_folds
     from .shooting import Shooter
 
@@ -393,20 +421,22 @@ def fold_curve(model: str, fold: dict, f1: float, phase: float, *, f1_range=(250
     return continue_folds(build2, fold["y"], fold["p"], f1, scale=scale, p_scale=1.0,
                           q_scale=10.0, q_range=f1_range, p_range=omega_range, phase=phase,
                           direction=direction, ds=ds, ds_max=ds_max, max_points=max_points,
-                          measure=measure)
+                          measure=measure, progress=progress)
 
 
-def _fold_curve_part(fcfg, branches, om_min, om_max):
+def _fold_curve_part(fcfg, branches, om_min, om_max, progress=None):
     """The fold curve of the modified Dahl rig from the exact folds of the branch at
     fold_curves.from_f1, drawn in (Ω, f1) over the bistable windows of brute-force
     up/down sweeps (fold_curves.sweep_csv, as written by benchmarks/sweep_belt_bistable.py:
     model, f1, direction, omega, T_amplitude, settle)."""
     import matplotlib.pyplot as plt
 
+    from ...limits import capped
     from .stepped_sweep import bistable_window
 
     a0 = float(fcfg.get("from_f1", 320.0))
-    br = branches.get(("mdm", a0))
+    br = next((b for (m, a), b in branches.items() if m == "mdm" and
+               abs(a - a0) <= 1e-9 * max(abs(a0), 1.0)), None)
     if br is None:
         raise ValueError(f"fold_curves.from_f1 = {a0:g} N must be one of the mdm branches' "
                          f"f1 levels")
@@ -418,7 +448,9 @@ def _fold_curve_part(fcfg, branches, om_min, om_max):
     omr = (float(fcfg.get("omega_min", om_min)), float(fcfg.get("omega_max", om_max)))
     tic = time.process_time()
     fc = fold_curve("mdm", ex[0], a0, float(br.phase[ex[0]["index"]]), f1_range=f1r,
-                    omega_range=omr, max_points=int(fcfg.get("max_points", 120)))
+                    omega_range=omr, max_points=capped(int(fcfg.get("max_points", 120)),
+                                                       least=2),
+                    progress=progress)
     cpu = time.process_time() - tic
     rows = [f"mdm,{float(q)!r},fold-curve,{float(p)!r},{float(t)!r},1"
             for p, q, t in zip(fc.p, fc.q, fc.measure)]

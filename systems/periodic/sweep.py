@@ -92,7 +92,7 @@ def tension_amplitude(model: str, f1: float, omega: float, *, t_window=(17.0, 20
                          f"(got {list(t_window)})")
     el = paper_tensioner(model, Omega0=omega)
     if method is None:
-        method = "projection" if el.kind == "inclusion" else "rk45"
+        method = "projection" if el.kind == "inclusion" else "RK45"
     tic = time.perf_counter()
     res = simulate_belt(el, t_end=t_w1, t0=t_start, method=method, h=h, rtol=rtol,
                         f0=0.0, f1=f1, Omega0=omega, phi=0.0, record=False, window=t_w0,
@@ -156,11 +156,21 @@ def point_settings(**kw) -> dict:
         st[k] = int(x)
     st["steady_state"] = bool(st["steady_state"])
     if st["method"] is not None:
-        from ..methods import METHODS
+        # the rig's own set, in simulate()'s canonical spelling (any case accepted), so
+        # "rk45" and "RK45" are one setting for a resume
+        from ..methods import canonical
+        from ..rigs.belt_tensioner import METHODS
 
-        if st["method"] not in METHODS:
-            raise ValueError(f"method must be one of {', '.join(METHODS)} (got {st['method']!r})")
+        st["method"] = canonical(st["method"], METHODS)
     return st
+
+
+def _jsonable_grid(v):
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return [float(x) for x in v]
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    return float(v) if isinstance(v, (int, float, np.number)) else str(v)
 
 
 def _check_settings(csv_path: Path, done: dict, models, settings: dict) -> None:
@@ -184,9 +194,11 @@ def _check_settings(csv_path: Path, done: dict, models, settings: dict) -> None:
                              "delete both to start the sweep afresh") from None
     have = {k[0] for k in done}
     for m in models:
-        if m in have and m in stored and stored[m] != settings:
-            diff = [k for k in settings if stored[m].get(k) != settings[k]]
-            k = diff[0] if diff else "settings"
+        # (grid keys are compared where the file recorded them: older files did not)
+        diff = [k for k in settings if (k in stored.get(m, {}) or not k.startswith("grid."))
+                and stored.get(m, {}).get(k) != settings[k]] if m in stored else []
+        if m in have and diff:
+            k = diff[0]
             raise ValueError(f"{csv_path} holds {m} points computed with {k} = "
                              f"{stored[m].get(k)!r}, this sweep asks for {settings.get(k)!r}: "
                              "use another --out (or delete the file) to compute them anew")
@@ -343,7 +355,7 @@ def _kill_pool(pool: cf.ProcessPoolExecutor) -> None:
 
 def run_sweep(points, csv_path, *, executor: cf.Executor | None = None,
               max_workers: int | None = None, progress: Callable | None = None,
-              **point_kw) -> dict:
+              grid: dict | None = None, **point_kw) -> dict:
     """Compute the FRF points (model, f1 [N], Ω [rad/s]) not yet in ``csv_path``.
 
     executor: any concurrent.futures.Executor (e.g. ``distributed.Client(addr).get_executor()``
@@ -355,16 +367,25 @@ def run_sweep(points, csv_path, *, executor: cf.Executor | None = None,
     (``frf.csv.settings.json``, per model): a resume with other settings is refused
     (ValueError) instead of mixing values of two protocols. One sweep per CSV at a time
     (a lock on its folder: a second one is refused naming the first); local
-    workers are capped at the cores available.
-    progress(fraction, message) is called after each point.
+    workers are capped at the cores available. grid: {name: value} describing the grid
+    the points come from (e.g. ``{"grid.n_omega": 116}``), stored and checked with the
+    settings: a resume on another grid is refused naming the key instead of mixing the
+    rows of two grids in one CSV.
+    progress: True (a bar on stderr), a callable progress(fraction, message) called
+    after each point, or None.
     Returns {"values": {(model, f1, omega): amplitude} for all requested points,
     "computed": number of points computed by this call, "wall_s"}.
     """
     from ...safeio import OutputLock
 
+    from ...progress import resolve
+
+    progress = resolve(progress, "sweep")
     csv_path = Path(csv_path)
     pts = [(str(m).lower(), float(a), float(w)) for m, a, w in points]
     settings = point_settings(**point_kw)     # before anything is written
+    if grid:
+        settings.update({str(k): _jsonable_grid(v) for k, v in grid.items()})
     if max_workers is not None and (isinstance(max_workers, bool) or
                                     not isinstance(max_workers, int) or max_workers < 1):
         raise ValueError(f"max_workers must be in [1, inf) (got {max_workers!r})")
@@ -400,7 +421,8 @@ def _run_sweep_locked(pts, csv_path, executor, max_workers, progress, settings, 
         progress(n_done / max(total, 1), f"{n_done}/{total} points already done")
     own = None
     if todo and executor is None:
-        workers = max_workers or available_cores()
+        # (no more processes than points: each one imports and compiles before its first)
+        workers = min(max_workers or available_cores(), len(todo))
         own = executor = cf.ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
                                                 initargs=(os.getpid(),))
     computed = 0
@@ -546,8 +568,14 @@ def run(cfg: dict, out, progress):
     def prog(frac, msg, n=None):
         progress(frac, msg)
 
+    from ...limits import first
+
+    grid = {"grid.reduced": reduced, "grid.f1": f1, "grid.omega_min": float(om[0]),
+            "grid.omega_max": float(om[-1]), "grid.n_omega": n_om}
     for m in models:
-        mpts = [p for p in pts if p[0] == m]
+        # a work-limited run (hystmech run --max-work N) computes the first N points of
+        # each model's grid, each as in the full sweep
+        mpts = first([p for p in pts if p[0] == m])
         mkw = dict(kw)
         if m == "mdm" and "mdm_method" in s:
             mkw["method"] = str(s["mdm_method"])
@@ -556,7 +584,8 @@ def run(cfg: dict, out, progress):
         def pm(frac, msg, offset=offset, k=len(mpts)):
             progress((offset + frac * k) / n_tot, msg)
 
-        r = run_sweep(mpts, out / "frf.csv", max_workers=workers, progress=pm, **mkw)
+        r = run_sweep(mpts, out / "frf.csv", max_workers=workers, progress=pm, grid=grid,
+                      **mkw)
         base[0] += len(mpts)
         res_all["values"].update(r["values"])
         res_all["computed"] += r["computed"]
@@ -567,16 +596,20 @@ def run(cfg: dict, out, progress):
     cmap = plt.get_cmap("viridis")
     for ax, m in zip(axes[0], models):
         for i, a in enumerate(f1):
-            y = [vals[(m, a, x)] for x in om]
-            ax.plot(om, y, "-" if a <= 120.0 else "-.", color=cmap(i / max(len(f1) - 1, 1)),
-                    lw=1.0, label=f"{a:g} N")
+            x = [w for w in om if (m, a, w) in vals]     # all of them unless work-limited
+            if not x:
+                continue
+            y = [vals[(m, a, w)] for w in x]
+            ax.plot(x, y, "-" if a <= 120.0 else "-.", color=cmap(i / max(len(f1) - 1, 1)),
+                    lw=1.0, marker="." if len(x) < 4 else None, label=f"{a:g} N")
         ax.set_xlabel("Ω [rad/s]")
         ax.set_ylabel("max(T) − min(T) [N]")
         ax.set_title(f"{names.get(m, m)} (Bastien et al. 2007, Fig. 21)", fontsize=9)
         ax.grid(alpha=0.3)
     axes[0][-1].legend(fontsize=6, ncol=2, title="f1")
     reg = regimes(vals)
-    summary = {"n_points": len(pts), "computed_now": res_all["computed"],
+    summary = {"n_points": len(pts), "points_in_result": len(vals),
+               "computed_now": res_all["computed"],
                "sweep_wall_s": res_all["wall_s"], "reduced_grid": reduced,
                "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in kw.items()},
                "regimes": reg, "metrics": _frf_metrics(reg)}

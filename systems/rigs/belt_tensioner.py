@@ -27,6 +27,7 @@ import numpy as np
 from ...components.base import ForceElement, check_finite, check_nonnegative, check_positive
 from ..assembly import Assembly, Harmonic
 from ..observers import Observe
+from ..methods import canonical as canonical_method
 from ..simulate import simulate
 
 RIG = dict(m1=73.84, m2=0.15, K=560000.0, C=160.0, g=9.81)          # eq. (39)
@@ -40,7 +41,7 @@ MASING_PARAMS = dict(k=4.84e5, k0=2.34e5, alpha=1.63e2, F0=-5.73e2)
 C_IDENT = 1.93e4           # c [N s/m], eq. (36c), identified at
 OMEGA_IDENT = 9.4          # Ω [rad/s], eq. (32)
 
-METHODS = ("projection", "rk45", "bdf")
+METHODS = ("projection", "RK45", "BDF")      # of simulate(); any case (methods.canonical)
 
 
 def masing_damping(Omega: float, c: float = C_IDENT, Omega_ident: float = OMEGA_IDENT) -> float:
@@ -212,19 +213,18 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
     kg, K N/m, C N s/m, g m/s², f0 and f1 N, Omega0 rad/s, phi rad. Initial state by
     eq. (51) (see :func:`static_init`).
 
-    method: "projection" (eq. (A.9), step h), "rk45" (adaptive, rtol, steps ≤ h_max),
-    "bdf" (scipy). Signals are sampled every dt_out (default h for projection, 1e-4 s
+    method (any case): "projection" (eq. (A.9), step h), "RK45" (adaptive, rtol, steps
+    ≤ h_max), "BDF" (scipy). Signals are sampled every dt_out (default h for projection, 1e-4 s
     otherwise) from record_from (default t0) on; record=False keeps only the window stats.
     window: T_max/T_min are taken over t >= window (default: record_from).
     steady_state: stop once ss_confirm consecutive blocks of ss_periods forcing periods
     (counted from ss_from, default the window start) have extremes of T equal within
     ss_tol·amplitude; info["ss_amplitude"] is then the last block's max(T) − min(T).
-    With rk45 the stop samples T every dt_out from ss_from on, with free steps (≤ h_max)
+    With RK45 the stop samples T every dt_out from ss_from on, with free steps (≤ h_max)
     throughout; without it, steps are at most dt_out on the recorded/observed grid.
     """
     _check_element(tensioner)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)} (got {method!r})")
+    method = canonical_method(method, METHODS)
     if tensioner.kind in ("inclusion", "operator") and method != "projection":
         raise ValueError(f"method must be 'projection' for the {tensioner.kind} "
                          f"{tensioner.name} (got {method!r})")
@@ -273,7 +273,7 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
         dto = 1e-4 if dt_out is None else check_positive("dt_out", dt_out)
         # (with the steady-state stop the grid starts where the stop starts watching: the
         # run then usually ends long before the window)
-        tg0 = t0 if method == "bdf" else \
+        tg0 = t0 if method == "BDF" else \
             min(max(t0, min(rec0 if record else math.inf, win0,
                             ss0 if steady_state else math.inf)), t_end)
         n_out = int(math.floor((t_end - tg0) / dto + 0.5))
@@ -281,7 +281,7 @@ def simulate_belt(tensioner: ForceElement, *, t_end: float = 3.3, t0: float = T_
         grid[-1] = t_end
         grid = grid[grid <= t_end]
         atol = rtol * _y_scale(tensioner)
-        if method == "rk45":
+        if method == "RK45":
             # free steps (<= h_max) up to the grid, then steps of at most dt_out on it;
             # with the steady-state stop free steps throughout (the T samples on the
             # grid come from the 4th-order dense output either way)

@@ -59,7 +59,7 @@ def run(cfg: dict, out, progress):
     outc = _known(cfg.get("output"), "output", ("plot_window", "metric_window"))
     Omega0 = float(frc.get("Omega0", FORCING["Omega0"]))
     model, el = _tensioner_from_config(cfg.get("tensioner", {"model": "mdm"}), Omega0)
-    method = sol.get("method", "projection" if el.kind == "inclusion" else "rk45")
+    method = sol.get("method", "projection" if el.kind == "inclusion" else "RK45")
     t_end = float(sol.get("t_end", 3.3))
     pw = [float(v) for v in outc.get("plot_window", [3.0, 3.3])]
     mw = [float(v) for v in outc.get("metric_window", [3.0, 3.15])]

@@ -142,6 +142,10 @@ def run(cfg: dict, out: Path, progress):
         "sweep": sine_sweep(float(sig.get("B", 40.0)), float(sig.get("f0", 20.0)),
                             float(sig.get("f1", 50.0)), float(sig.get("rate", 10.0)), fs, up),
     }
+    from ...limits import first
+
+    # a work-limited run (hystmech run --max-work N): the first N signals, each whole
+    cases = dict(first(cases.items()))
     series, metrics, figs = {}, {}, {}
     for i, (name, (tg, ug)) in enumerate(cases.items()):
         progress(i / len(cases), f"{name}: simulating")

@@ -355,8 +355,12 @@ def quasi_static(rod: Rod, *, tip_force=None, tip_moment=None, tip_rotation=None
     copy). A step Newton cannot solve is cut in halves up to ``max_cuts`` times;
     after that RodConvergenceError names the step and keeps the solved steps in
     ``err.result``. tol: Newton stops when the correction is below tol (positions
-    relative to L, angles in rad).
+    relative to L, angles in rad). progress: True (a bar on stderr), a callable
+    progress(fraction, message) called after each load step, or None.
     """
+    from ...progress import resolve
+
+    progress = resolve(progress, "load steps")
     if not isinstance(rod, Rod):
         raise ValueError(f"rod must be a Rod (got {type(rod).__name__})")
     tf = _series("tip_force", tip_force, n_cols=2)
@@ -566,8 +570,13 @@ def dynamic(rod: Rod, t_end, dt, *, start: RodState | None = None, tip_force=Non
     t_end, dt [s] > 0; tip_force: None, a constant (2,) vector [N] or a callable t -> (2,);
     damping [1/s] ≥ 0: mass-proportional viscous damping c = damping·mass.
     A time step Newton cannot solve is cut in halves (up to max_cuts times) before
-    RodConvergenceError names it (converged steps kept in ``err.result``).
+    RodConvergenceError names it (converged steps kept in ``err.result``). progress: True
+    (a bar on stderr), a callable progress(fraction, message) called every 100 steps, or
+    None.
     """
+    from ...progress import resolve
+
+    progress = resolve(progress, "time steps")
     if not isinstance(rod, Rod):
         raise ValueError(f"rod must be a Rod (got {type(rod).__name__})")
     t_end = check_positive("t_end", t_end)

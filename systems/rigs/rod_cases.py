@@ -113,6 +113,7 @@ def _plt():
 
 def run_pure_bending(cfg: dict, out: Path, progress) -> ScenarioOutput:
     from ... import drive
+    from ...limits import first
     from .rod import Rod, quasi_static
 
     rc = cfg.get("rod", {}); lc = cfg.get("law", {}); pc = cfg.get("protocol", {})
@@ -122,6 +123,7 @@ def run_pure_bending(cfg: dict, out: Path, progress) -> ScenarioOutput:
     K = protocol_curvature(tuple(pc.get("levels", PROTOCOL_LEVELS)),
                            int(pc.get("cycles_per_level", 3)),
                            int(pc.get("points_per_cycle", 80)))
+    K = np.asarray(first(K, least=2))   # a work-limited run: the first load steps
     res = quasi_static(rod, tip_rotation=K * rod.L, progress=progress)
     ref = drive(law, np.arange(K.size, dtype=float), K, x0=rod.memory0).force
     err = float(np.max(np.abs(res.M - ref[:, None])))
@@ -205,18 +207,27 @@ def run_cantilever_cyclic(cfg: dict, out: Path, progress) -> ScenarioOutput:
     cycles = int(lc.get("cycles", 2))
     if cycles < 2:
         raise ScenarioError(f"load.cycles must be in [2, inf) to compare two cycles (got {cycles})")
-    path = cyclic_path(P_max, cycles, q)
+    from ...limits import first
+
+    full = cyclic_path(P_max, cycles, q)
+    path = np.asarray(first(full))      # a work-limited run: the first load steps
     res = quasi_static(rod, tip_force=path, progress=progress)
     tip = res.tip
     n_c = 4 * q
-    # the last two full cycles (each from +P_max back to +P_max)
-    b = path.size - 1 - q
-    a = b - n_c
-    F = path[a:b + 1]; y = tip[a:b + 1, 1]
-    W_cycle = float(np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(y)))
-    D = vertex_dissipation(rod, res.K, a, b)
-    drift = float(np.max(np.abs(res.r[b] - res.r[a])))
-    repeat = float(np.max(np.abs(res.r[a - n_c:a + 1] - res.r[a:b + 1])))
+    cyc = {}
+    if path.size == full.size:
+        # the last two full cycles (each from +P_max back to +P_max)
+        b = path.size - 1 - q
+        a = b - n_c
+        F = path[a:b + 1]; y = tip[a:b + 1, 1]
+        W_cycle = float(np.sum(0.5 * (F[1:] + F[:-1]) * np.diff(y)))
+        D = vertex_dissipation(rod, res.K, a, b)
+        cyc = {"tip_work_last_cycle_J": W_cycle,
+               "vertex_dissipation_last_cycle_J": float(D.sum()),
+               "work_minus_dissipation_rel": float(W_cycle / D.sum() - 1.0),
+               "shape_drift_over_last_cycle_m": float(np.max(np.abs(res.r[b] - res.r[a]))),
+               "last_two_cycles_max_difference_m":
+                   float(np.max(np.abs(res.r[a - n_c:a + 1] - res.r[a:b + 1])))}
     plt = _plt()
     fig, ax = plt.subplots(1, 2, figsize=(11, 4.5))
     for k in np.linspace(0, path.size - 1, 9).astype(int):
@@ -235,11 +246,7 @@ def run_cantilever_cyclic(cfg: dict, out: Path, progress) -> ScenarioOutput:
                "curvature_max_1_per_m": float(np.max(np.abs(res.K))),
                "residual_tip_deflection_m": float(tip[-1, 1]),
                "residual_curvature_max_1_per_m": float(np.max(np.abs(res.K[-1]))),
-               "tip_work_last_cycle_J": W_cycle,
-               "vertex_dissipation_last_cycle_J": float(D.sum()),
-               "work_minus_dissipation_rel": float(W_cycle / D.sum() - 1.0),
-               "shape_drift_over_last_cycle_m": drift,
-               "last_two_cycles_max_difference_m": repeat,
+               **cyc,           # (the cycle balance needs the whole path)
                "newton_iterations_max": int(res.iterations.max()),
                "newton_iterations_mean": float(res.iterations.mean())}
     return ScenarioOutput(summary={"rod": repr(rod), "metrics": metrics},
@@ -256,7 +263,13 @@ def run_dynamic(cfg: dict, out: Path, progress) -> ScenarioOutput:
     st = quasi_static(rod, tip_force=np.linspace(0, P0, int(lc.get("steps", 20)))).state
     omega1 = 1.875104 ** 2 * np.sqrt(rod.EI0 / (rod.rhoA * rod.L ** 4))
     T1 = 2 * np.pi / omega1
-    d = dynamic(rod, float(sc.get("periods", 8)) * T1, T1 / float(sc.get("steps_per_period", 400)),
+    from ...limits import max_work
+
+    dt = T1 / float(sc.get("steps_per_period", 400))
+    t_end = float(sc.get("periods", 8)) * T1
+    if max_work() is not None:          # a work-limited run: the first time steps
+        t_end = min(t_end, max_work() * dt)
+    d = dynamic(rod, t_end, dt,
                 start=st, damping=float(sc.get("damping", 0.0)),
                 newmark_gamma=float(sc.get("newmark_gamma", 0.5)), progress=progress)
     y = d.tip[:, 1]
