@@ -6,6 +6,7 @@ each law's numba kernels compile only when that law is used.
 import importlib
 
 from .base import ForceElement, Param
+from .bouc_wen_isotropic import BoucWenIsotropic
 
 # class name -> module (a newcomer finds a law by its file name)
 REGISTRY = {
@@ -28,7 +29,8 @@ REGISTRY = {
     "SumElement": "combine",
 }
 
-__all__ = ["ForceElement", "Param", "REGISTRY", "get_element_class", *REGISTRY]
+__all__ = ["ForceElement", "Param", "REGISTRY", "get_element_class", *REGISTRY,
+           "BoucWenIsotropic"]
 
 
 def get_element_class(name: str):
