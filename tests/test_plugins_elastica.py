@@ -242,6 +242,34 @@ def test_position_verlet_is_required():
         ea.integrate(ea.PEFRL(), sim, 1e-3, 10, progress_bar=False)
 
 
+def test_pefrl_sums_external_torques_over_its_stages():
+    """The documented reason PEFRL (the other stepper PyElastica documents for rods) is
+    refused: a forcing adding a constant torque T0 at each evaluation sees, under PEFRL,
+    the rod's external torque grow T0, 2·T0, 3·T0, 4·T0 over one step's four stages
+    (PyElastica zeroes it only at the step's end); under PositionVerlet, T0 once."""
+    seen = []
+
+    class Probe(ea.NoForces):
+        def apply_torques(self, system, time=np.float64(0.0)):
+            system.external_torques[2, 0] += 1.0
+            seen.append(float(system.external_torques[2, 0]))
+
+    class S(ea.BaseSystemCollection, ea.Forcing):
+        pass
+
+    for stepper, expect in ((ea.PEFRL(), [1.0, 2.0, 3.0, 4.0]), (ea.PositionVerlet(), [1.0])):
+        sim = S()
+        rod = ea.CosseratRod.straight_rod(4, np.zeros(3), np.array([1.0, 0, 0]),
+                                          np.array([0, 0, 1.0]), 0.4, 0.005, 1000.0,
+                                          youngs_modulus=1e6, shear_modulus=1e6 / 3)
+        sim.append(rod)
+        sim.add_forcing_to(rod).using(Probe)
+        sim.finalize()
+        seen.clear()
+        ea.integrate(stepper, sim, 2e-6, 2, progress_bar=False)
+        assert seen == expect * 2, (type(stepper).__name__, seen)
+
+
 # -- a force element on a rigid body: the forced 1-DOF rig of the other engines ---------
 class RigSim(ea.BaseSystemCollection, ea.Forcing, ea.CallBacks):
     pass
