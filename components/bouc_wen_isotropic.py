@@ -39,6 +39,8 @@ from .power_law_map import power_law_advance
 from .vector_base import VectorForceElement
 
 # p = [A, beta, gamma, n, k_el];  x = [z1, z2]
+# kernel_p() = p followed by _WORK doubles of the integrator's work space
+_WORK = 18
 
 
 @njit(cache=True)
@@ -51,6 +53,10 @@ def _bwi_rhs(s, z, args, out):
         h = 0.0   # |z|^(n−2)·|z·e|·|z| ≤ |z|^n → 0 for every n > 0
     elif n == 2.0:
         h = beta * abs(ze) + gamma * ze
+    elif n == 1.0:
+        h = (beta * abs(ze) + gamma * ze) / math.sqrt(r2)
+    elif n == 3.0:
+        h = math.sqrt(r2) * (beta * abs(ze) + gamma * ze)
     else:
         h = r2 ** (0.5 * n - 1.0) * (beta * abs(ze) + gamma * ze)
     out[0] = A * e0 - h * z[0]
@@ -80,9 +86,17 @@ def bouc_wen_isotropic_advance(x, u0, u1, dt, v, p, rtol):
         x[1] = y * e1
         return
     sc = rtol * max(zmax, zn)
-    atol = np.array([sc, sc])
-    K = np.empty((7, 2))
-    yn = np.empty(2)
+    if p.size >= 5 + _WORK:
+        # kernel_p: work space after the parameters (no allocation per segment)
+        K = p[5:19].reshape((7, 2))
+        yn = p[19:21]
+        atol = p[21:23]
+        atol[0] = sc
+        atol[1] = sc
+    else:
+        atol = np.array([sc, sc])
+        K = np.empty((7, 2))
+        yn = np.empty(2)
     dp45_solve(_bwi_rhs, 0.0, L, x, (e0, e1, A, beta, gamma, n), atol, rtol, L, K, yn)
 
 
@@ -127,6 +141,12 @@ class BoucWenIsotropic(VectorForceElement):
                              f"|z0| = {np.hypot(*z):g})")
         self._setup(dict(A=A, beta=beta, gamma=gamma, n=n, k_el=k_el, z0=tuple(z)),
                     [A, beta, gamma, n, k_el], z)
+
+    def kernel_p(self, work: int = 0) -> np.ndarray:
+        """p followed by the Dormand-Prince work space (stages, trial state, atol): the
+        same results as p, without an allocation per segment; a fresh vector per
+        call, for one loop at a time (components/base.py, kernel_p)."""
+        return np.concatenate([self.p, np.zeros(_WORK)])
 
     def z_max(self) -> float:
         """r* = (A/(β + γ))^(1/n) [N]: the radius of the yield circle."""

@@ -287,7 +287,9 @@ class HystereticBendingMemory:
 
         xb, xs = state0(law, x0), state0(torsion, x0_torsion)
         nab = 1 if self.vector else 2
-        pb = law.p if law is not None else np.zeros(0)
+        # a vector law's kernel_p (e.g. its integrator's work space after p: no
+        # allocation per node and step)
+        pb = (law.kernel_p() if self.vector else law.p) if law is not None else np.zeros(0)
         ps = torsion.p if torsion is not None else np.zeros(0)
         sz = _sizes(nv, nab, xb.size, xs.size, pb.size, ps.size)
         self.buf = np.zeros(HDR + sum(sz))
