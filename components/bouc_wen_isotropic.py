@@ -39,7 +39,7 @@ from .power_law_map import power_law_advance
 from .vector_base import VectorForceElement
 
 # p = [A, beta, gamma, n, k_el];  x = [z1, z2]
-# kernel_p() = p followed by _WORK doubles of the integrator's work space
+# kernel_p() = p, r*, then _WORK doubles of the integrator's work space
 _WORK = 18
 
 
@@ -74,7 +74,10 @@ def bouc_wen_isotropic_advance(x, u0, u1, dt, v, p, rtol):
     e1 = d1 / L
     A, beta, gamma, n = p[0], p[1], p[2], p[3]
     zn = math.sqrt(x[0] * x[0] + x[1] * x[1])
-    zmax = (A / (beta + gamma)) ** (1.0 / n)
+    if p.size >= 6 + _WORK:
+        zmax = p[5]     # kernel_p: r* precomputed (a pow less per segment)
+    else:
+        zmax = (A / (beta + gamma)) ** (1.0 / n)
     if abs(x[0] * e1 - x[1] * e0) <= 1e-13 * max(zn, zmax):
         # z along ±e: the scalar law along e, u̇ > 0 (arc length L)
         y = x[0] * e0 + x[1] * e1
@@ -86,11 +89,11 @@ def bouc_wen_isotropic_advance(x, u0, u1, dt, v, p, rtol):
         x[1] = y * e1
         return
     sc = rtol * max(zmax, zn)
-    if p.size >= 5 + _WORK:
+    if p.size >= 6 + _WORK:
         # kernel_p: work space after the parameters (no allocation per segment)
-        K = p[5:19].reshape((7, 2))
-        yn = p[19:21]
-        atol = p[21:23]
+        K = p[6:20].reshape((7, 2))
+        yn = p[20:22]
+        atol = p[22:24]
         atol[0] = sc
         atol[1] = sc
     else:
@@ -143,10 +146,10 @@ class BoucWenIsotropic(VectorForceElement):
                     [A, beta, gamma, n, k_el], z)
 
     def kernel_p(self, work: int = 0) -> np.ndarray:
-        """p followed by the Dormand-Prince work space (stages, trial state, atol): the
-        same results as p, without an allocation per segment; a fresh vector per
-        call, for one loop at a time (components/base.py, kernel_p)."""
-        return np.concatenate([self.p, np.zeros(_WORK)])
+        """p followed by r* and the Dormand-Prince work space (stages, trial state,
+        atol): the same results as p, without an allocation or a pow per segment; a
+        fresh vector per call, for one loop at a time (components/base.py, kernel_p)."""
+        return np.concatenate([self.p, [self.z_max()], np.zeros(_WORK)])
 
     def z_max(self) -> float:
         """r* = (A/(β + γ))^(1/n) [N]: the radius of the yield circle."""
