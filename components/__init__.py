@@ -36,11 +36,12 @@ REGISTRY = {
     "SumElement": "combine",
 }
 
-# vector (two-input) laws: isotropic in the plane of a 2-vector input (vector_base.py);
+# vector (two-input) laws of a 2-vector input (vector_base.py);
 # not force elements of the scalar protocol, so kept apart from REGISTRY
 VECTOR_REGISTRY = {
     "MasingVector": "masing_vector",
     "BoucWenBiaxial": "bouc_wen_biaxial",
+    "BoucWenIsotropic": "bouc_wen_isotropic",
 }
 
 # every law class of the package: scalar and vector

@@ -7,7 +7,12 @@ Dyn. 14, 543-557), exponent n = 2, with a linear elastic part:
     F = k_el·u + z            (z, u, F 2-vectors; z in force units)
 
 i.e. ż = A·u̇ − z·(β(|u̇1 z1| + |u̇2 z2|) + γ u̇·z). Its ultimate (yield) surface is the
-circle |z| = sqrt(A/(β + γ)). On a proportional path (z and u̇ along one direction e,
+circle |z| = sqrt(A/(β + γ)), but the law is NOT isotropic: β(|u̇1 z1| + |u̇2 z2|)
+depends on the coordinate frame (Harvey & Gavin (2014), Earthquake Eng. Struct. Dyn.
+43): an L-shaped path and the same path rotated by 45° give |F| histories about 0.1 of
+max|F| apart, and on a circular orbit |z| ripples by a few per cent. The truly
+isotropic law (any n) is components/bouc_wen_isotropic.py, BoucWenIsotropic; this one
+is kept under its own name for models calibrated with Park-Wen-Ang's form. On a proportional path (z and u̇ along one direction e,
 any e) it is the scalar BoucWen with n = 2 along e, exactly: the advance then calls
 the scalar law's segment map, so the biaxial law equals BoucWen(n = 2) on any planar
 path through the origin to rounding; otherwise the Dormand-Prince integrator of
@@ -70,7 +75,8 @@ def bouc_wen_biaxial_force(x, u, v, p, out):
 
 
 class BoucWenBiaxial(VectorForceElement):
-    """Biaxial Bouc-Wen law of Park, Wen & Ang (1986), n = 2:
+    """Biaxial Bouc-Wen law of Park, Wen & Ang (1986), n = 2 (frame-dependent: not
+    isotropic, see BoucWenIsotropic for the rotation-equivariant form):
     ż = A·u̇ − z·(β(|u̇1 z1| + |u̇2 z2|) + γ·u̇·z), F = k_el·u + z.
 
     A [N/m] > 0, beta >= 0 and gamma with beta + gamma > 0 [1/(m·N)] (the bounded

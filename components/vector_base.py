@@ -36,6 +36,12 @@ class VectorForceElement:
         self.x0 = np.ascontiguousarray(np.asarray(x0, dtype=float).ravel())
         self.n_states = int(self.x0.size)
 
+    def kernel_p(self, work: int = 0) -> np.ndarray:
+        """The vector a host may pass to the kernels instead of ``p`` (components/
+        base.py, kernel_p: p followed by law-specific data or work space, the same
+        results; a fresh vector per call, for one loop at a time); ``p`` here."""
+        return self.p
+
     @property
     def name(self) -> str:
         return type(self).__name__
@@ -60,15 +66,16 @@ class VectorForceElement:
         F = np.empty_like(U)
         X = np.empty((t.size, self.n_states))
         adv, frc = type(self).advance, type(self).force
+        p = self.kernel_p(t.size)
         # the first sample's rate: the first segment's slope (as hystmech.drive)
         v = (U[1] - U[0]) / (t[1] - t[0]) if t.size > 1 else np.zeros(2)
-        frc(x, U[0], v, self.p, F[0])
+        frc(x, U[0], v, p, F[0])
         X[0] = x
         for i in range(1, t.size):
             dt = t[i] - t[i - 1]
             v = (U[i] - U[i - 1]) / dt
-            adv(x, U[i - 1], U[i], dt, v, self.p, rtol)
-            frc(x, U[i], v, self.p, F[i])
+            adv(x, U[i - 1], U[i], dt, v, p, rtol)
+            frc(x, U[i], v, p, F[i])
             X[i] = x
         return F, X
 

@@ -19,10 +19,14 @@ with the rod's own bend matrix as the elastic part EI_el.
 Every node's trial and the torque transcription are one compiled call per step
 (numba, batched over nodes). Host discipline: the forcing evaluates a trial copy of
 the committed memories at the step's strains; a callback commits once per step (or,
-for the bare forcing class, the next step's evaluation does). PositionVerlet is
-required (PEFRL evaluates the forcing at several stages and PyElastica accumulates
-external torques across them): a second evaluation within one step raises a
-RuntimeError. The memory is a set of rod attributes (``hystmech_bending_*``), saved and
+for the bare forcing class, the next step's evaluation does). Steppers: PyElastica
+documents two for rods, PositionVerlet and PEFRL. PositionVerlet is supported (one force
+evaluation per step, at the half step). PEFRL is refused: it evaluates the forcing at four
+stages per step while PyElastica zeroes the external forces and torques only at the
+step's end, so every forcing's torque (PyElastica's own included) is summed over the
+stages, and its step ends with a kinematic drift after the last force evaluation, so
+no trial is made at the accepted state: a second evaluation within one step raises a
+RuntimeError naming both, and :func:`integrate` refuses PEFRL with a ValueError. The memory is a set of rod attributes (``hystmech_bending_*``), saved and
 restored by ``elastica.save_state`` / ``load_state`` with the rod.
 
 Displacement convention (shared by the plugin hosts, plugins/convention.py): strains from the rest
@@ -283,7 +287,9 @@ class HystereticBendingMemory:
 
         xb, xs = state0(law, x0), state0(torsion, x0_torsion)
         nab = 1 if self.vector else 2
-        pb = law.p if law is not None else np.zeros(0)
+        # a vector law's kernel_p (e.g. its integrator's work space after p: no
+        # allocation per node and step)
+        pb = (law.kernel_p() if self.vector else law.p) if law is not None else np.zeros(0)
         ps = torsion.p if torsion is not None else np.zeros(0)
         sz = _sizes(nv, nab, xb.size, xs.size, pb.size, ps.size)
         self.buf = np.zeros(HDR + sum(sz))
@@ -367,8 +373,8 @@ class HystereticBendingMemory:
         if r < 0:
             raise RuntimeError(
                 "hystmech hysteretic bending: the forcing was evaluated twice within "
-                "one time step; use elastica.PositionVerlet (PEFRL and other multi-"
-                "stage steppers accumulate external torques across stages)")
+                "one time step; use elastica.PositionVerlet (elastica.PEFRL and other "
+                "multi-stage steppers accumulate external torques across stages)")
         self._commits += r
 
     def _guard(self, time):
@@ -689,12 +695,15 @@ def add_element(sim, system, law: ForceElement, *, direction, node: int = 0,
 
 def integrate(sim, final_time: float, total_steps: int, *, stepper=None, progress=False):
     """``elastica.integrate`` with PositionVerlet (the only stepper the hysteretic
-    bending allows); ValueError naming PositionVerlet for any other."""
+    bending allows); ValueError naming PositionVerlet for any other (PEFRL, the other
+    stepper PyElastica documents for rods, included: see the module docstring)."""
     ea = engine("elastica")
     stepper = ea.PositionVerlet() if stepper is None else stepper
     if not isinstance(stepper, ea.PositionVerlet):
         raise ValueError(f"stepper must be elastica.PositionVerlet (got "
-                         f"{type(stepper).__name__}): multi-stage steppers accumulate the "
-                         f"external torques across stages")
+                         f"{type(stepper).__name__}): elastica.PEFRL and other multi-stage "
+                         f"steppers evaluate the forcing at several stages and PyElastica "
+                         f"sums the external torques over them (zeroed only at the step's "
+                         f"end)")
     return ea.integrate(stepper, sim, float(final_time), int(total_steps),
                         progress_bar=progress)

@@ -22,10 +22,16 @@ Two routes:
 called by the solver at every stage, advances a COPY of the state committed at the last
 accepted step from the committed (u, t) to the stage's (u, t) and returns its force; one
 post-step user function, called once per accepted step, commits every element of the
-system in one call. The user function is compiled (plugins/exudyn_host.cpp, built by
+system in one call. Both are compiled (plugins/exudyn_host.cpp, built by
 plugins/exudyn_build.py: the law's C kernel, called by Exudyn through a C function
 pointer, no Python per evaluation; the commit adopts the trial state of the step's last
-force evaluation, which Exudyn makes at the accepted state); without a C++ compiler or
+force evaluation, which Exudyn makes at the accepted state). In plain use
+(``mbs.Assemble(); exu.SolveDynamic(mbs, settings)``, no user post-step function) the
+system's post-step function is the compiled host's too: Python runs at a solve's first
+steps (reading the solver settings, checking the order of evaluations) and its last
+(writing the states to the data nodes), not per step. A user post-step function (or a
+pre-step one, which may read the data nodes) puts the Python commit back, once per
+step (the user's function is Python anyway). Without a C++ compiler or
 pybind11 it is a Python function (``Element.compiled`` tells which). The committed
 state (and its u, t) lives in a ``NodeGenericData`` (written from the compiled host at
 the solve's end, and every step when user pre-/post-step functions could read it), so
@@ -174,7 +180,7 @@ class Host:
         Returns True if one was found."""
         cur = self.mbs.GetPostStepUserFunction()
         f = cur.get("function") if isinstance(cur, dict) else cur
-        if f is None or f == 0 or f == self.post_step:
+        if f is None or f == 0 or self._ours(f):
             return False
         if isinstance(cur, dict) and cur.get("type", "Python") != "Python":
             raise ValueError("a symbolic post-step user function cannot be chained with "
@@ -183,6 +189,16 @@ class Host:
         self.user_post = f
         self.mbs.SetPostStepUserFunction(self.post_step)
         return True
+
+    def _ours(self, f) -> bool:
+        return f == self.post_step or (self.nat is not None and f is self.nat.post_step)
+
+    def install_post_step(self):
+        """The system's post-step user function: the compiled host's (the commit in C,
+        no Python per step) when every commit-route element is compiled and no user
+        function is chained, else the Python commit (which chains the user's)."""
+        native = (self.nat is not None and self.n_python == 0 and self.user_post is None)
+        self.mbs.SetPostStepUserFunction(self.nat.post_step if native else self.post_step)
 
     def _ltg(self):
         # data coordinate indices are known only after mbs.Assemble()
@@ -295,7 +311,8 @@ class Host:
             def event(what, sid, t):
                 h = ref()
                 if h is not None:
-                    h._event(what, sid, t)
+                    return h._event(what, sid, t)
+                return True
 
             # the compiled host must not keep the system alive; closed with it
             self.hid = nat.new_host(event)
@@ -313,12 +330,21 @@ class Host:
 
     def _event(self, what, sid, t):
         """Called by the compiled host (with the GIL) on rare events: a slot not
-        anchored in this solve or time running backwards ("anchor"), or many force
-        evaluations without a commit ("check")."""
+        anchored in this solve or time running backwards ("anchor"), many force
+        evaluations without a commit ("check"), or a step its compiled post-step
+        function hands over ("post", sid = the result of its commit, 1000 when it did
+        not commit: see exudyn_host.cpp)."""
+        if what == "post":
+            if sid == 1000:
+                return bool(self.post_step(self.mbs, t))
+            self._after_commit(self.mbs, t, sid)
+            self._t_post = t
+            self._tail(self.mbs, t)
+            return True
         if what == "anchor":
             if not self._starting:       # _start's own measurements evaluate the force
                 self._start(self.mbs, t)
-        elif self.mbs.GetPostStepUserFunction().get("function") != self.post_step:
+        elif not self._ours(self.mbs.GetPostStepUserFunction().get("function")):
             raise RuntimeError(
                 "hystmech: the system's post-step user function was replaced after the "
                 "elements were anchored, so their states stopped being committed; install "
@@ -398,26 +424,41 @@ class Host:
                     if ok and tl == t and ul != it.measure(mbs)[0] - it.u0:
                         self._measured = True
             r = nat.commit(hid, t, not self._measured)
-            if r == -1:
-                raise RuntimeError(
-                    "hystmech: the step length changed at three consecutive steps (an "
-                    "adaptive solver): route='commit' elements cannot honour its "
-                    "tolerance; use route='ode1' (smooth laws) or a fixed-step solver "
-                    "(RK44, GeneralizedAlpha)")
-            if r == -2:
-                raise RuntimeError(f"hystmech: at t = {t:g} s: {nat.take_error(hid)}")
-            if r > 0:
-                for sid in nat.needs(hid, t):
-                    it = self.slots[sid]
-                    nat.commit_at(sid, it.measure(mbs)[0], t)
-            if not self.h_given:
-                h = nat.h(hid)
-                self.h = None if np.isnan(h) else h
+            self._after_commit(mbs, t, r)
         self._t_post = t
+        self._tail(mbs, t)
+
+    def _after_commit(self, mbs, t, r):
+        """The compiled commit's result r: errors, slots to commit from the measured u
+        (r > 0), the inferred step."""
+        nat, hid = self.nat, self.hid
+        if r == -1:
+            raise RuntimeError(
+                "hystmech: the step length changed at three consecutive steps (an "
+                "adaptive solver): route='commit' elements cannot honour its "
+                "tolerance; use route='ode1' (smooth laws) or a fixed-step solver "
+                "(RK44, GeneralizedAlpha)")
+        if r == -2:
+            raise RuntimeError(f"hystmech: at t = {t:g} s: {nat.take_error(hid)}")
+        if r > 0:
+            for sid in nat.needs(hid, t):
+                it = self.slots[sid]
+                nat.commit_at(sid, it.measure(mbs)[0], t)
+        if not self.h_given:
+            h = nat.h(hid)
+            self.h = None if np.isnan(h) else h
+
+    def _tail(self, mbs, t):
         if t >= self._t_last_step:
             self.finish(mbs)
-        elif self._sync_every:
+            return
+        if self._sync_every:
             self.sync(mbs)
+        # nothing left for Python per step: the compiled post-step function commits
+        # alone until the solve's last step (Python again from there on)
+        fast = (self.live and self._verify == 0 and not self._sync_every
+                and not self._measured and self.n_python == 0 and self.user_post is None)
+        self.nat.set_fast(self.hid, fast, self._t_last_step)
 
     def sync(self, mbs):
         """Write the compiled slots' committed states into their data nodes (so that
@@ -449,6 +490,7 @@ class Host:
         if self.hid is not None and self.live:
             self.sync(mbs)
             self.nat.release(self.hid)
+            self.nat.set_fast(self.hid, False, np.inf)
             self.live = False
 
     def trial_function(self, it: _Item):
@@ -498,7 +540,7 @@ class Host:
                     x = s[HDR:].copy()
                     self.refuse_adaptive(mbs)
             elif self.calls > 256 and self.calls % 256 == 1:
-                if mbs.GetPostStepUserFunction().get("function") != self.post_step:
+                if not self._ours(mbs.GetPostStepUserFunction().get("function")):
                     raise RuntimeError(
                         "hystmech: the system's post-step user function was replaced "
                         "after the elements were anchored, so their states stopped being "
@@ -547,7 +589,7 @@ def set_post_step(mbs, function):
     ``mbs.SetPostStepUserFunction`` before or after ``add_element`` is chained too)."""
     h = _host(mbs)
     h.user_post = function
-    mbs.SetPostStepUserFunction(h.post_step)
+    h.install_post_step()
 
 
 # marker types Exudyn accepts for a position (translation) and an orientation (rotation)
@@ -786,6 +828,7 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
     it.measure = measure
     host.items.append(it)
     host.n_python += it.route == "commit" and it.slot is None
+    host.install_post_step()
     host._ltg_ready = False
     # a new element: the next post-step call or force evaluation anchors every slot
     host.live = False

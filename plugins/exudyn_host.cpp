@@ -21,8 +21,11 @@
  * Trial/commit (plugins/exudyn.py): a call advances a COPY of the state committed at the
  * last accepted step from the committed (u_c, t_c) to the call's (u, t) by the law's C
  * kernel (components/LAW.c) and returns its force; the copy of the latest call is kept.
- * commit(host, t, adopt), called by the Python post-step function once per accepted
- * step, adopts that copy when the latest call was at t: every Exudyn solver evaluates the
+ * commit(host, t, adopt), called once per accepted step by the post-step function
+ * post_step below (itself a stateless C++ function Exudyn calls through its pointer:
+ * in plain use no Python runs per step) or by the Python one when a user post-step
+ * function is chained, adopts that copy when the latest call was at t: every Exudyn
+ * solver evaluates the
  * forces last at the accepted state (implicit: the Newton residual at the converged
  * iterate; explicit: the end-of-step accelerations, computeEndOfStepAccelerations, which
  * the Python side checks). Slots without such a call are reported back and committed
@@ -66,6 +69,10 @@ struct Host {
     py::object callback;     // callback(event, slot, t): "anchor" or "check"
     std::string error;       // a kernel failure, reported by the next commit
     std::vector<int> slots;
+    const MainSystem *ms = nullptr;  // the system whose connectors call this host
+    bool fast = false;       // post_step commits in C (set by Python when nothing else
+                             // needs doing per step)
+    double t_python = INFINITY;  // from this time on post_step hands over to Python
 };
 
 struct Slot {
@@ -147,7 +154,8 @@ static void event(Host &H, const char *what, int id, double t)
     H.callback(what, id, t);      // a Python exception propagates to Exudyn's handler
 }
 
-static double trial(int id, double tag, int item, double t, double u, double v)
+static double trial(const MainSystem &ms, int id, double tag, int item, double t, double u,
+                    double v)
 {
     if (id < 0 || id >= (int)slots.size() || slots[id]->item != item
         || slots[id]->tag != tag) {
@@ -156,6 +164,7 @@ static double trial(int id, double tag, int item, double t, double u, double v)
     }
     Slot &s = *slots[id];
     Host &H = *hosts[s.host];
+    H.ms = &ms;
     H.calls++;
     if (!s.anchored || t < s.tc) {
         event(H, "anchor", id, t);
@@ -205,15 +214,15 @@ static double trial(int id, double tag, int item, double t, double u, double v)
 }
 
 /* CoordinateSpringDamper / TorsionalSpringDamper: Exudyn applies -F on marker 1 */
-static double hm_spring(const MainSystem &, double t, int item, double u, double v,
+static double hm_spring(const MainSystem &ms, double t, int item, double u, double v,
                         double k, double d, double offset)
 {
     (void)k;
-    return trial((int)offset, d, item, t, u, v);
+    return trial(ms, (int)offset, d, item, t, u, v);
 }
 
 /* CartesianSpringDamper along a fixed unit axis a: u = d·a − u_ref, force F·a */
-static std::array<double, 3> hm_cartesian(const MainSystem &, double t, int item,
+static std::array<double, 3> hm_cartesian(const MainSystem &ms, double t, int item,
                                           std::array<double, 3> d, std::array<double, 3> v,
                                           std::array<double, 3> k, std::array<double, 3> c,
                                           std::array<double, 3> offset)
@@ -227,8 +236,87 @@ static std::array<double, 3> hm_cartesian(const MainSystem &, double t, int item
     const double *a = slots[id]->ax;
     double u = d[0] * a[0] + d[1] * a[1] + d[2] * a[2] - slots[id]->uref;
     double w = v[0] * a[0] + v[1] * a[1] + v[2] * a[2];
-    double F = trial(id, c[0], item, t, u, w);
+    double F = trial(ms, id, c[0], item, t, u, w);
     return {F * a[0], F * a[1], F * a[2]};
+}
+
+/* 0: every slot committed; >0: that many slots had no call at t (commit_at);
+ * -1: the step length changed at three consecutive steps; -2: a kernel failed or a
+ * connector named a slot not its own (take_error says which) */
+static int commit(Host &H, double t, bool adopt)
+{
+    H.calls = 0;
+    if (!H.h_given) {
+        if (!std::isnan(H.t_last)) {
+            double dt = t - H.t_last;
+            bool same = !std::isnan(H.dt_last) && std::fabs(dt - H.dt_last) <= 1e-9 * dt;
+            H.h = (dt > 0.0 && same) ? dt : NAN;
+            if (!std::isnan(H.dt_last) && dt > 0.0 && !same) {
+                if (++H.changes >= 3) return -1;
+            } else {
+                H.changes = 0;
+            }
+            H.dt_last = dt;
+        }
+        H.t_last = t;
+    }
+    int missing = 0;
+    for (int id : H.slots) {
+        Slot &s = *slots[id];
+        if (!s.anchored) { missing++; continue; }
+        if (adopt && s.has_last && s.tl == t) {
+            std::swap(s.xc, s.xt);
+            s.uc = s.ul;
+            s.tc = t;
+        } else if (t != s.tc) {
+            missing++;
+        }
+        s.has_last = false;
+    }
+    if (!H.error.empty()) return -2;
+    if (!lookup_error.empty()) {
+        H.error = lookup_error;
+        lookup_error.clear();
+        return -2;
+    }
+    return missing;
+}
+
+/* The post-step user function (Exudyn calls it once per accepted step, as a C function
+ * pointer like the force functions): the host of this system commits every slot in C.
+ * Python runs only when the Python side asked for it (a solve's first steps, its last
+ * step, user functions that read the data coordinates every step, a solver whose last
+ * evaluation is not at the accepted state) or when the commit needs it (a slot without
+ * a call at t, an error): callback("post", r, t), r the commit's result or 1000 when
+ * nothing was committed yet. A system none of whose connectors has called the host yet
+ * (the call at the solve's start time, before any force evaluation) has nothing to
+ * commit: the first force evaluation anchors the slots. */
+static bool hm_post_step(const MainSystem &ms, double t)
+{
+    Host *H = nullptr;
+    for (auto &h : hosts)
+        if (h->alive && h->ms == &ms) { H = h.get(); break; }
+    if (!H) {
+        if (lookup_error.empty()) return true;
+        // no connector of this system found its slot (a changed offset or tag): report
+        // through any live host (the exception reaches this solve either way)
+        for (auto &h : hosts)
+            if (h->alive && h->callback) {
+                h->error = lookup_error;
+                lookup_error.clear();
+                py::gil_scoped_acquire gil;
+                return h->callback("post", -2, t).cast<bool>();
+            }
+        return true;
+    }
+    int r = 1000;
+    if (H->fast && t < H->t_python) {
+        r = commit(*H, t, true);
+        if (r == 0) return true;
+    }
+    if (!H->callback) return true;
+    py::gil_scoped_acquire gil;
+    return H->callback("post", r, t).cast<bool>();
 }
 
 /* vectors cross as (address, length) of float64 buffers the caller owns (numpy's
@@ -244,6 +332,7 @@ PYBIND11_MODULE(hystmech_exudyn_host, m)
     m.doc() = "hystmech trial/commit host for Exudyn connectors (plugins/exudyn_host.cpp)";
     m.def("spring", &hm_spring, "CoordinateSpringDamper/TorsionalSpringDamper user function");
     m.def("cartesian", &hm_cartesian, "CartesianSpringDamper user function");
+    m.def("post_step", &hm_post_step, "post-step user function: the commit of every slot");
     m.def("new_host", [](py::object callback) {
         hosts.emplace_back(new Host());
         hosts.back()->callback = callback;
@@ -320,46 +409,11 @@ PYBIND11_MODULE(hystmech_exudyn_host, m)
             std::memcpy(reinterpret_cast<double *>(out), s.xc.data(), s.xc.size() * sizeof(double));
         return py::make_tuple(s.uc, s.tc, s.anchored);
     });
-    m.def("commit", [](int hid, double t, bool adopt) {
-        // 0: every slot committed; >0: that many slots had no call at t (commit_at);
-        // -1: the step length changed at three consecutive steps; -2: a kernel failed
-        // or a connector named a slot not its own (take_error says which)
+    m.def("commit", [](int hid, double t, bool adopt) { return commit(*hosts.at(hid), t, adopt); });
+    m.def("set_fast", [](int hid, bool fast, double t_python) {
         Host &H = *hosts.at(hid);
-        H.calls = 0;
-        if (!H.h_given) {
-            if (!std::isnan(H.t_last)) {
-                double dt = t - H.t_last;
-                bool same = !std::isnan(H.dt_last) && std::fabs(dt - H.dt_last) <= 1e-9 * dt;
-                H.h = (dt > 0.0 && same) ? dt : NAN;
-                if (!std::isnan(H.dt_last) && dt > 0.0 && !same) {
-                    if (++H.changes >= 3) return -1;
-                } else {
-                    H.changes = 0;
-                }
-                H.dt_last = dt;
-            }
-            H.t_last = t;
-        }
-        int missing = 0;
-        for (int id : H.slots) {
-            Slot &s = *slots[id];
-            if (!s.anchored) { missing++; continue; }
-            if (adopt && s.has_last && s.tl == t) {
-                std::swap(s.xc, s.xt);
-                s.uc = s.ul;
-                s.tc = t;
-            } else if (t != s.tc) {
-                missing++;
-            }
-            s.has_last = false;
-        }
-        if (!H.error.empty()) return -2;
-        if (!lookup_error.empty()) {
-            H.error = lookup_error;
-            lookup_error.clear();
-            return -2;
-        }
-        return missing;
+        H.fast = fast;
+        H.t_python = t_python;
     });
     m.def("needs", [](int hid, double t) {
         // the slots that commit(hid, t) could not commit

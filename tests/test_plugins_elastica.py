@@ -162,10 +162,12 @@ def test_precurved_rod_holds_its_rest_curvature(which):
 
 def test_isotropic_vector_law_same_deflection_at_45_degrees():
     """A tip load at 45° between the section's axes deflects the tip as much as one
-    along an axis with the isotropic vector laws (MasingVector, BoucWenBiaxial: ratio
-    1.000 ± 1e-3, while the elements yield), whereas one scalar Masing per axis (square
-    yield surface) does not."""
+    along an axis with the isotropic vector laws (MasingVector, BoucWenBiaxial on this
+    proportional load: ratio 1.000 ± 1e-3, while the elements yield; BoucWenIsotropic,
+    n = 1.5: 1 ± 1e-9), whereas one scalar Masing per axis (square yield surface) does
+    not."""
     from hystmech.components.bouc_wen_biaxial import BoucWenBiaxial
+    from hystmech.components.bouc_wen_isotropic import BoucWenIsotropic
     from hystmech.components.masing_vector import MasingVector
     Masing = get_element_class("Masing")
     kw = dict(n=8, L=0.3, r=0.005, E=1e6, rho=1000.0, ramp=0.004)
@@ -174,6 +176,8 @@ def test_isotropic_vector_law_same_deflection_at_45_degrees():
     for name, law in (("vector", MasingVector(k=2 * EI, alpha=0.02 * EI)),
                       ("biaxial", BoucWenBiaxial(A=2 * EI, beta=1.0 / (0.02 * EI) ** 2,
                                                  gamma=1.0 / (0.02 * EI) ** 2)),
+                      ("isotropic", BoucWenIsotropic(A=2 * EI, beta=1.0 / (0.02 * EI) ** 1.5,
+                                                     gamma=1.0 / (0.02 * EI) ** 1.5, n=1.5)),
                       ("scalar", Masing(k=2 * EI, k0=0.0, alpha=0.02 * EI))):
         d = []
         for ang in (0.0, np.pi / 4):
@@ -189,6 +193,9 @@ def test_isotropic_vector_law_same_deflection_at_45_degrees():
         assert d[0] > 5e-5
     assert abs(ratios["vector"] - 1.0) <= 1e-3, ratios
     assert abs(ratios["biaxial"] - 1.0) <= 1e-3, ratios
+    # the truly isotropic law (Harvey & Gavin): the rod and the law both commute with
+    # rotations about the rod's axis, so the deflections agree to rounding
+    assert abs(ratios["isotropic"] - 1.0) <= 1e-9, ratios
     assert abs(ratios["scalar"] - 1.0) > 5e-3, ratios
 
 
@@ -240,6 +247,34 @@ def test_position_verlet_is_required():
         hel.integrate(sim, 1e-3, 10, stepper=ea.PEFRL())
     with pytest.raises(RuntimeError, match="PositionVerlet"):
         ea.integrate(ea.PEFRL(), sim, 1e-3, 10, progress_bar=False)
+
+
+def test_pefrl_sums_external_torques_over_its_stages():
+    """The documented reason PEFRL (the other stepper PyElastica documents for rods) is
+    refused: a forcing adding a constant torque T0 at each evaluation sees, under PEFRL,
+    the rod's external torque grow T0, 2·T0, 3·T0, 4·T0 over one step's four stages
+    (PyElastica zeroes it only at the step's end); under PositionVerlet, T0 once."""
+    seen = []
+
+    class Probe(ea.NoForces):
+        def apply_torques(self, system, time=np.float64(0.0)):
+            system.external_torques[2, 0] += 1.0
+            seen.append(float(system.external_torques[2, 0]))
+
+    class S(ea.BaseSystemCollection, ea.Forcing):
+        pass
+
+    for stepper, expect in ((ea.PEFRL(), [1.0, 2.0, 3.0, 4.0]), (ea.PositionVerlet(), [1.0])):
+        sim = S()
+        rod = ea.CosseratRod.straight_rod(4, np.zeros(3), np.array([1.0, 0, 0]),
+                                          np.array([0, 0, 1.0]), 0.4, 0.005, 1000.0,
+                                          youngs_modulus=1e6, shear_modulus=1e6 / 3)
+        sim.append(rod)
+        sim.add_forcing_to(rod).using(Probe)
+        sim.finalize()
+        seen.clear()
+        ea.integrate(stepper, sim, 2e-6, 2, progress_bar=False)
+        assert seen == expect * 2, (type(stepper).__name__, seen)
 
 
 # -- a force element on a rigid body: the forced 1-DOF rig of the other engines ---------

@@ -483,3 +483,51 @@ def test_changed_slot_number_is_refused():
         mbs.Assemble()
         with pytest.raises(Exception, match="slot number"):
             solve_direct(mbs, 200, T)
+
+
+@pytest.mark.parametrize("name", ["Masing", "LuGre"])
+@pytest.mark.parametrize("solver", ["RK44", "GeneralizedAlpha"])
+def test_plain_solve_commits_in_compiled_code(name, solver):
+    """Plain use (``mbs.Assemble(); exu.SolveDynamic``, no hystmech helper, no user
+    post-step function, the trajectory recorded by an Exudyn sensor): the system's
+    post-step function is the compiled host's, Python runs for at most the first few
+    steps and the last one (not per step: ≤ 6 hand-overs in 2000 steps), and the
+    trajectory matches the tight reference (compiled RK45 at rtol 1e-11 /
+    event-driven) to 1e-5 of max|x|; the committed state is in the data node after
+    the solve (the element's reader equals the host's state at the end)."""
+    from exudyn.itemInterface import SensorNode
+
+    if not _compiled_host_available():
+        pytest.skip("no C++ compiler or pybind11: the compiled host cannot be built")
+    el, prm, te, xr = reference(name, T)[:4]
+    SC, mbs, n, e = hand_rig(el, *prm)
+    host = mbs.sys["hystmech_host"]
+    assert mbs.GetPostStepUserFunction()["function"] is host.nat.post_step
+    handed = []
+    event = host._event
+
+    def counted(what, sid, t):
+        if what == "post":
+            handed.append(t)
+        return event(what, sid, t)
+
+    host._event = counted
+    s = mbs.AddSensor(SensorNode(nodeNumber=n, storeInternal=True,
+                                 outputVariableType=exu.OutputVariableType.Coordinates))
+    mbs.Assemble()
+    sim = exu.SimulationSettings()
+    sim.timeIntegration.numberOfSteps = 2000
+    sim.timeIntegration.endTime = T
+    sim.solution.file.write = False
+    sim.solution.sensors.writePeriod = 0.0      # every step
+    sim.timeIntegration.verboseMode = 0
+    exu.SolveDynamic(mbs, sim, solverType=exu.DynamicSolverType.__members__[solver])
+    assert 1 <= len(handed) <= 6, handed
+    d = np.asarray(mbs.GetSensorStoredData(s))
+    err = float(np.max(np.abs(np.interp(te, d[:, 0], d[:, 1]) - xr)) / np.max(np.abs(xr)))
+    assert err <= 1e-5, err
+    D = np.asarray(mbs.systemData.GetDataCoordinates())
+    host._ltg()
+    it = host.slots[e._it.slot]
+    assert D[it.ltg][2] == pytest.approx(T, rel=1e-9)
+    np.testing.assert_array_equal(D[it.ltg][3:], e.state())
