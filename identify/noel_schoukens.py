@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..limits import capped
+
 TRUE = {"y.m": 2.0, "damper.c": 10.0, "spring.k": 5e4, "hysteresis.A": 5e4,
         "hysteresis.beta": 800.0, "hysteresis.gamma": -1100.0, "hysteresis.n": 1.0}
 LABELS = {"y.m": "m [kg]", "damper.c": "c [N s/m]", "spring.k": "k [N/m]",
@@ -138,7 +140,9 @@ def run(cfg: dict, out: Path, progress):
     from ..runner_io import ScenarioOutput
 
     c = dict(cfg.get("fit", {}))
-    periods = int(c.get("periods", 10))
+    # a work-limited run (hystmech run --max-work N) fits on its first N training
+    # periods (at least 2: one period leaves k and the hysteresis weakly separated)
+    periods = capped(int(c.get("periods", 10)), least=2)
     substeps = int(c.get("substeps", 6))
     free = tuple(c.get("free", FREE))
     unknown = [k for k in free if k not in TRUE]
@@ -159,7 +163,10 @@ def run(cfg: dict, out: Path, progress):
     rows = table(res)
     csv = "parameter,true,fitted,se,ci95_lo,ci95_hi,true_inside\n" + "".join(
         ",".join([r[0]] + [f"{v:.10g}" for v in r[1:6]] + [str(r[6])]) + "\n" for r in rows)
-    summary = {"fit_cpu_s": cpu, "periods": periods, "substeps": substeps,
+    summary = {"metrics": {"fit_cpu_s": cpu,
+                           **{f"test_rmse_m_{k}": v[0] for k, v in err.items()},
+                           **{f"test_rmse_vs_clean_m_{k}": v[1] for k, v in err.items()}},
+               "fit_cpu_s": cpu, "periods": periods, "substeps": substeps,
                "nfev": res.nfev, "njev": res.njev,
                "test_rmse_m": {k: v[0] for k, v in err.items()},
                "test_rmse_vs_clean_m": {k: v[1] for k, v in err.items()},
