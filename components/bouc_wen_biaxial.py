@@ -24,9 +24,9 @@ import numpy as np
 from numba import njit
 
 from ._ode import dp45_solve
-from .base import Param, check_finite, check_positive
+from .base import Param
 from .bouc_wen import bouc_wen_advance
-from .vector_base import VectorForceElement
+from .vector_base import VectorForceElement, check_bouc_wen_2d
 
 # p = [A, beta, gamma, k_el];  x = [z1, z2]
 
@@ -103,21 +103,6 @@ class BoucWenBiaxial(VectorForceElement):
     force = staticmethod(bouc_wen_biaxial_force)
 
     def __init__(self, *, A, beta, gamma, k_el=0.0, z0=(0.0, 0.0)):
-        A = check_positive("A", A)
-        beta = check_finite("beta", beta)
-        gamma = check_finite("gamma", gamma)
-        k_el = check_finite("k_el", k_el)
-        if beta < 0.0:
-            raise ValueError(f"beta must be in [0, inf) (got {beta!r})")
-        if beta + gamma <= 0.0:
-            raise ValueError(f"gamma must be in (-beta, inf) = ({-beta:g}, inf) (got "
-                             f"{gamma!r}): the bounded class")
-        z = np.asarray(z0, dtype=float).ravel()
-        if z.size != 2 or not np.all(np.isfinite(z)):
-            raise ValueError(f"z0 must be a finite 2-vector (got {z0!r})")
-        zmax = math.sqrt(A / (beta + gamma))
-        if np.hypot(*z) > zmax:
-            raise ValueError(f"z0 must lie in the circle |z0| <= {zmax:g} (got "
-                             f"|z0| = {np.hypot(*z):g})")
+        A, beta, gamma, k_el, z = check_bouc_wen_2d(A, beta, gamma, k_el, z0)
         self._setup(dict(A=A, beta=beta, gamma=gamma, k_el=k_el, z0=tuple(z)),
                     [A, beta, gamma, k_el], z)

@@ -33,10 +33,10 @@ import numpy as np
 from numba import njit
 
 from ._ode import dp45_solve
-from .base import Param, check_finite, check_positive
+from .base import Param, check_positive
 from .modified_dahl import linear_law_advance
 from .power_law_map import power_law_advance
-from .vector_base import VectorForceElement
+from .vector_base import VectorForceElement, check_bouc_wen_2d
 
 # p = [A, beta, gamma, n, k_el];  x = [z1, z2]
 # kernel_p() = p, r*, then _WORK doubles of the integrator's work space
@@ -138,23 +138,8 @@ class BoucWenIsotropic(VectorForceElement):
     force = staticmethod(bouc_wen_isotropic_force)
 
     def __init__(self, *, A, beta, gamma, n, k_el=0.0, z0=(0.0, 0.0)):
-        A = check_positive("A", A)
-        beta = check_finite("beta", beta)
-        gamma = check_finite("gamma", gamma)
         n = check_positive("n", n)
-        k_el = check_finite("k_el", k_el)
-        if beta < 0.0:
-            raise ValueError(f"beta must be in [0, inf) (got {beta!r})")
-        if beta + gamma <= 0.0:
-            raise ValueError(f"gamma must be in (-beta, inf) = ({-beta:g}, inf) (got "
-                             f"{gamma!r}): the bounded class")
-        z = np.asarray(z0, dtype=float).ravel()
-        if z.size != 2 or not np.all(np.isfinite(z)):
-            raise ValueError(f"z0 must be a finite 2-vector (got {z0!r})")
-        zmax = (A / (beta + gamma)) ** (1.0 / n)
-        if np.hypot(*z) > zmax * (1.0 + 1e-12):
-            raise ValueError(f"z0 must lie in the circle |z0| <= {zmax:g} (got "
-                             f"|z0| = {np.hypot(*z):g})")
+        A, beta, gamma, k_el, z = check_bouc_wen_2d(A, beta, gamma, k_el, z0, n=n, slack=1e-12)
         self._setup(dict(A=A, beta=beta, gamma=gamma, n=n, k_el=k_el, z0=tuple(z)),
                     [A, beta, gamma, n, k_el], z)
 

@@ -14,7 +14,11 @@ scalar counterpart (documented per law).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from .base import check_finite, check_positive
 
 __all__ = ["VectorForceElement"]
 
@@ -81,3 +85,28 @@ class VectorForceElement:
 
     def __repr__(self):
         return f"{self.name}({', '.join(f'{k}={v!r}' for k, v in self.params.items())})"
+
+
+def check_bouc_wen_2d(A, beta, gamma, k_el, z0, n=2.0, slack=0.0):
+    """Validated (A, beta, gamma, k_el, z) of a biaxial Bouc-Wen law of the bounded class:
+    A [N/m] > 0, beta >= 0, beta + gamma > 0, k_el [N/m] finite, z0 a finite 2-vector [N]
+    inside the yield circle |z| <= (A/(beta + gamma))^(1/n) (times 1 + slack); ValueError
+    naming the parameter and its range otherwise."""
+    A = check_positive("A", A)
+    beta = check_finite("beta", beta)
+    gamma = check_finite("gamma", gamma)
+    k_el = check_finite("k_el", k_el)
+    if beta < 0.0:
+        raise ValueError(f"beta must be in [0, inf) (got {beta!r})")
+    if beta + gamma <= 0.0:
+        raise ValueError(f"gamma must be in (-beta, inf) = ({-beta:g}, inf) (got "
+                         f"{gamma!r}): the bounded class")
+    z = np.asarray(z0, dtype=float).ravel()
+    if z.size != 2 or not np.all(np.isfinite(z)):
+        raise ValueError(f"z0 must be a finite 2-vector (got {z0!r})")
+    r = A / (beta + gamma)
+    zmax = math.sqrt(r) if n == 2.0 else r ** (1.0 / n)   # sqrt: exact at the closed end
+    if np.hypot(*z) > zmax * (1.0 + slack):
+        raise ValueError(f"z0 must lie in the circle |z0| <= {zmax:g} (got "
+                         f"|z0| = {np.hypot(*z):g})")
+    return A, beta, gamma, k_el, z
