@@ -1,4 +1,4 @@
-"""Command line: ``hystmech list | run | compare | identify | export-fmu``.
+"""Command line: ``hystmech list | run | compare | identify | export-fmu | export-ssp``.
 
 Exit codes: 0 success; 1 a run or fit that failed (including results that became
 NaN/inf, which are never written); 2 a usage error (unknown scenario or runner, malformed
@@ -26,6 +26,7 @@ EXTERNAL = {
     "compare": ("hystmech.identify.compare_cli", "simulate a scenario with measured input and compare"),
     "identify": ("hystmech.identify.cli", "fit a law to a measured loop, write a scenario TOML"),
     "export-fmu": ("hystmech.fmu.cli", "export a force element as an FMI 2.0/3.0 FMU"),
+    "export-ssp": ("hystmech.fmu.ssp_cli", "export a rig as an SSP package of connected FMUs"),
     "plugins": ("hystmech.plugins.mujoco_build", "build / locate the MuJoCo plugin library"),
 }
 
