@@ -188,12 +188,17 @@ fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n,
 fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Real v[]) {
     Part *p = (Part *)c;
     for (size_t i = 0; i < n; i++) {
-        if (vr[i] >= N_REAL || (p->started && !SETTABLE_AFTER_INIT[vr[i]])) {
-            say(p, fmi2Error, "value reference %u is not settable now", (unsigned)vr[i]);
+        if (vr[i] >= N_REAL) {
+            say(p, fmi2Error, "no Real variable with value reference %u", (unsigned)vr[i]);
+            return fmi2Error;
+        }
+        if (p->started && !SETTABLE_AFTER_INIT[vr[i]]) {
+            say(p, fmi2Error, "%s is not settable after initialisation", NAMES[vr[i]]);
             return fmi2Error;
         }
         if (!isfinite(v[i])) {
-            say(p, fmi2Error, "value reference %u: %g is not finite", (unsigned)vr[i], v[i]);
+            say(p, fmi2Error, "%s must be finite (got %g)%s", NAMES[vr[i]], v[i],
+                SETTABLE_AFTER_INIT[vr[i]] ? ": the co-simulation diverged upstream" : "");
             return fmi2Error;
         }
         p->r[vr[i]] = v[i];
@@ -298,6 +303,16 @@ fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean newSt
     }
     step(p, t, h);
     p->t = t + h;
+#if PART_KIND == PART_MASS
+    if (!isfinite(p->r[I_X]) || !isfinite(p->r[I_V]) || fabs(p->r[I_X]) > 1e100) {
+        say(p, fmi2Error, "the motion diverged at t = %g s (x = %g m): the communication step "
+            "h = %g s is above the stability limit of this explicit coupling (roughly h*c/m < "
+            "%s for the damping c acting on this mass, m = %g kg)",
+            t + h, p->r[I_X], h, p->r[I_EXTRAP] != 0.0 ? "0.25 with extrapolated forces" :
+            "0.5 with held forces", p->r[I_M]);
+        return fmi2Error;
+    }
+#endif
     return fmi2OK;
 }
 

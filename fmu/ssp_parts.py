@@ -147,6 +147,8 @@ def _config_h(part: Part, guid: str) -> str:
     sa = ", ".join("1" if v.causality == "input" else "0" for v in part.vars)
     lines.append(f"static const double START[N_REAL] = {{{st}}};")
     lines.append(f"static const int SETTABLE_AFTER_INIT[N_REAL] = {{{sa}}};")
+    names = ", ".join('"' + v.name.replace('"', "") + '"' for v in part.vars)
+    lines.append(f"static const char *const NAMES[N_REAL] = {{{names}}};")
     return "\n".join(lines) + "\n"
 
 

@@ -21,7 +21,7 @@ import pytest
 from hystmech.systems.rigs.belt_tensioner import FORCING, T_START, belt_assembly, \
     paper_tensioner
 
-TE = 0.4                                   # s of simulated time after t0
+TE = 0.25                                  # s of simulated time after t0
 PERIOD = 2 * math.pi / FORCING["Omega0"]
 H = (1e-4, 5e-5, 2.5e-5)
 
@@ -131,19 +131,33 @@ def _fmpy_amplitude(path, h):
     return amplitude(np.concatenate([[np.nan], T])[1:], h), T
 
 
-def test_fmpy_ssp_runs_the_belt_rig_within_the_cosimulation_error(rig):
+def _errors(run, rig, hs):
     ref = rig["ref"]
-    assert 600 < ref < 700                      # the rig's amplitude (Fig. 19 scale)
-    err = {}
-    for ext in (False, True):
-        err[ext] = [abs(_fmpy_amplitude(rig["paths"][ext], h)[0] - ref) / ref for h in H]
-    # within 1 % at h = 1e-4, converging as h halves: first order with held forces
-    hold = err[False]
-    assert hold[0] < 1e-2
-    assert all(1.8 < a / b < 2.3 for a, b in zip(hold, hold[1:])), hold
-    # linear extrapolation (the default): below the held scheme's error at every h
-    assert all(e < 0.1 * e1 for e, e1 in zip(err[True], hold)), err
-    assert max(err[True]) < 1e-4, err
+    return {ext: [abs(run(rig["paths"][ext], h) - ref) / ref for h in hs]
+            for ext in (False, True)}
+
+
+def _check(err, *, floor):
+    """1 % at h = 1e-4; held forces first order as h halves; the default extrapolated
+    scheme far below (``floor``: its largest relative error)."""
+    hold, ext = err[False], err[True]
+    assert hold[0] < 1e-2, err
+    assert all(1.7 < a / b < 2.6 for a, b in zip(hold, hold[1:])), err
+    assert all(e < 0.05 * e1 for e, e1 in zip(ext, hold)), err
+    assert max(ext) < floor, err
+
+
+def test_fmpy_ssp_runs_the_belt_rig_within_the_cosimulation_error(rig):
+    assert 600 < rig["ref"] < 700               # the rig's amplitude (Fig. 19 scale)
+    _check(_errors(lambda p, h: _fmpy_amplitude(p, h)[0], rig, H[:2]), floor=2e-5)
+
+
+@pytest.mark.slow
+def test_fmpy_ssp_belt_rig_at_a_quarter_step(rig):
+    # the extrapolated scheme meets fmpy's own first-order error here: fmpy 0.3.32 sets
+    # every connector to 0 before its first step (not to the FMUs' initial outputs), so
+    # the masses miss their initial forces for one step (a kick ∝ h, 1e-5 at h = 1e-4)
+    _check(_errors(lambda p, h: _fmpy_amplitude(p, h)[0], rig, H), floor=2e-5)
 
 
 LIBCOSIM = r"""
@@ -189,12 +203,18 @@ def _libcosim_amplitude(path, h, tmp_path):
 
 
 def test_libcosim_runs_the_belt_rig_within_the_cosimulation_error(rig, tmp_path):
-    ref = rig["ref"]
-    hold = [abs(_libcosim_amplitude(rig["paths"][False], h, tmp_path) - ref) / ref
-            for h in H[:2]]
-    assert hold[0] < 1e-2 and 1.8 < hold[0] / hold[1] < 2.3, hold
-    ext = abs(_libcosim_amplitude(rig["paths"][True], H[0], tmp_path) - ref) / ref
-    assert ext < 1e-4, ext
+    err = _errors(lambda p, h: _libcosim_amplitude(p, h, tmp_path), rig, H[:2])
+    _check(err, floor=2e-5)
+    # libcosim passes the initial outputs on: the extrapolated scheme is second order
+    assert err[True][0] / err[True][1] > 3.0, err
+
+
+@pytest.mark.slow
+def test_libcosim_belt_rig_at_a_quarter_step(rig, tmp_path):
+    err = _errors(lambda p, h: _libcosim_amplitude(p, h, tmp_path), rig, H)
+    _check(err, floor=2e-5)
+    ext = err[True]
+    assert all(a / b > 3.0 for a, b in zip(ext, ext[1:])), err
 
 
 def test_import_ssp_gives_back_the_assembly(rig, tmp_path):
@@ -247,3 +267,24 @@ def test_bad_input_is_refused(tmp_path):
                         "-o", str(tmp_path / "l.ssp")], capture_output=True, text=True)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert "no assembly to export" in r.stderr
+
+
+def test_a_step_above_the_coupling_stability_limit_stops_with_the_reason(tmp_path):
+    """The Masing tensioner's viscous c0 = 2.48e3 N s/m (eq. (31) at 73.15 rad/s) acts on
+    m2 = 0.15 kg: h·c/m = 1.8 at h = 1e-4, beyond an explicit coupling's limit (measured:
+    held forces stable at h = 2.5e-5, extrapolated at 1.25e-5). libcosim's run stops at
+    the step where the mass FMU sees its motion diverge, naming the limit."""
+    from hystmech.fmu import export_ssp
+
+    asm, info = belt_assembly(paper_tensioner("masing"))
+    p = export_ssp((asm, dict(info, t0=T_START)), tmp_path / "masing.ssp",
+                   t_stop=T_START + 0.1)
+    out = tmp_path / "T.npy"
+    n = 1000
+    r = subprocess.run([sys.executable, "-c", LIBCOSIM, str(p), "1e-4", str(n), str(out)],
+                       capture_output=True, text=True, timeout=300)
+    t_reached = int(r.stdout.split()[-1]) * 1e-9
+    assert t_reached < T_START + n * 1e-4 - 1e-3          # stopped early
+    log = r.stdout + r.stderr                               # libcosim logs to stdout
+    assert "the motion diverged" in log and "stability limit" in log
+    assert "m = 0.15 kg" in log
