@@ -6,9 +6,12 @@ solved independently here: a plain-Python right-hand side of the Assembly's rule
 at rtol 1e-10. Quantity: the belt-tension amplitude max(T) − min(T) over the last
 forcing period. Also: the SSD and SSV files against the SSP 1.0 XSD (fmpy's schemas).
 
-Measured (t_end = t0 + 0.4 s; relative error of the amplitude; fmpy): masses holding
-their input forces over a step: 1.3e-3, 6.5e-4, 3.3e-4 at h = 1e-4, 5e-5, 2.5e-5 (first
-order); with the default linear extrapolation (second-order scheme) ≤ 3e-5 at all three.
+Measured (t_end = t0 + 0.25 s; relative error of the amplitude at h = 1e-4, 5e-5,
+2.5e-5): masses holding their input forces over a step (``extrapolate=False``): fmpy
+1.6e-3, 7.4e-4, 3.6e-4, libcosim 1.6e-3, 7.3e-4, 3.6e-4 (first order); the default
+(forces extrapolated linearly, links reporting at the predicted end of step): libcosim
+7.5e-6, 2.0e-6, 5.4e-7 (second order), fmpy 2.0e-5, 8.1e-6, 3.5e-6 (fmpy 0.3.32 starts
+every connector at 0 instead of the FMUs' initial outputs: a first-order kick).
 """
 import math
 import subprocess
@@ -149,7 +152,7 @@ def _check(err, *, floor):
 
 def test_fmpy_ssp_runs_the_belt_rig_within_the_cosimulation_error(rig):
     assert 600 < rig["ref"] < 700               # the rig's amplitude (Fig. 19 scale)
-    _check(_errors(lambda p, h: _fmpy_amplitude(p, h)[0], rig, H[:2]), floor=2e-5)
+    _check(_errors(lambda p, h: _fmpy_amplitude(p, h)[0], rig, H[:2]), floor=5e-5)
 
 
 @pytest.mark.slow
@@ -157,7 +160,7 @@ def test_fmpy_ssp_belt_rig_at_a_quarter_step(rig):
     # the extrapolated scheme meets fmpy's own first-order error here: fmpy 0.3.32 sets
     # every connector to 0 before its first step (not to the FMUs' initial outputs), so
     # the masses miss their initial forces for one step (a kick ∝ h, 1e-5 at h = 1e-4)
-    _check(_errors(lambda p, h: _fmpy_amplitude(p, h)[0], rig, H), floor=2e-5)
+    _check(_errors(lambda p, h: _fmpy_amplitude(p, h)[0], rig, H), floor=5e-5)
 
 
 LIBCOSIM = r"""
@@ -204,7 +207,7 @@ def _libcosim_amplitude(path, h, tmp_path):
 
 def test_libcosim_runs_the_belt_rig_within_the_cosimulation_error(rig, tmp_path):
     err = _errors(lambda p, h: _libcosim_amplitude(p, h, tmp_path), rig, H[:2])
-    _check(err, floor=2e-5)
+    _check(err, floor=5e-5)
     # libcosim passes the initial outputs on: the extrapolated scheme is second order
     assert err[True][0] / err[True][1] > 3.0, err
 
@@ -212,7 +215,7 @@ def test_libcosim_runs_the_belt_rig_within_the_cosimulation_error(rig, tmp_path)
 @pytest.mark.slow
 def test_libcosim_belt_rig_at_a_quarter_step(rig, tmp_path):
     err = _errors(lambda p, h: _libcosim_amplitude(p, h, tmp_path), rig, H)
-    _check(err, floor=2e-5)
+    _check(err, floor=5e-5)
     ext = err[True]
     assert all(a / b > 3.0 for a, b in zip(ext, ext[1:])), err
 
