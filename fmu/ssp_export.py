@@ -180,6 +180,12 @@ def describe(asm: Assembly, *, extrapolate: bool = True) -> SSPSystem:
                                _part_component(part, "mass"))
         for conn, _ in forces_at[d.name]:
             conns.append((conn, "F", d.name, f"F_{conn}"))
+    # an input at ground (a link's xb, vb) is left out of the SSD: the FMU's start value 0
+    # is the ground's motion. (Declared but unconnected, fmpy 0.3.32's get_connections
+    # would wire it to the previous connector's source.)
+    fed = {(b, bc) for _, _, b, bc in conns}
+    for c in sysm.components:
+        c.connectors = [k for k in c.connectors if k[1] != "input" or (c.name, k[0]) in fed]
     return sysm
 
 

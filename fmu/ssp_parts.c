@@ -306,10 +306,10 @@ fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean newSt
 #if PART_KIND == PART_MASS
     if (!isfinite(p->r[I_X]) || !isfinite(p->r[I_V]) || fabs(p->r[I_X]) > 1e100) {
         say(p, fmi2Error, "the motion diverged at t = %g s (x = %g m): the communication step "
-            "h = %g s is above the stability limit of this explicit coupling (roughly h*c/m < "
-            "%s for the damping c acting on this mass, m = %g kg)",
-            t + h, p->r[I_X], h, p->r[I_EXTRAP] != 0.0 ? "0.25 with extrapolated forces" :
-            "0.5 with held forces", p->r[I_M]);
+            "h = %g s is above the stability limit of this explicit coupling (the stiffness k "
+            "and damping c acting on this mass, m = %g kg, need roughly h*sqrt(k/m) < %s and "
+            "h*c/m < %s)", t + h, p->r[I_X], h, p->r[I_M],
+            p->r[I_EXTRAP] != 0.0 ? "0.3" : "0.6", p->r[I_EXTRAP] != 0.0 ? "0.25" : "0.5");
         return fmi2Error;
     }
 #endif
