@@ -96,6 +96,16 @@ class LawSpec:
     cont_states: list = None  # model exchange: indices of continuous states (None: by kind)
     q_tunable: list = None    # per parameter: changeable mid-run (metadata.is_tunable)
     struct: object = None     # FMI 3.0 structural parameter (fmu/fmi3_structural.py)
+    flange: str = "translational"  # or "rotational" (fmu/terminals.py FLANGES)
+
+    def io_text(self) -> str:
+        """"inputs u [m], v [m/s], output F [N]" in the flange's units."""
+        from .terminals import FLANGES
+
+        fl = FLANGES[self.flange]
+        return (f"inputs u [{fl['u'][0]}], v [{fl['v'][0]}], output F [{fl['F'][0]}]"
+                + (" (a torsion law: u the relative angle, F the torque)"
+                   if self.flange == "rotational" else ""))
 
     def c_sources(self) -> list:
         return list(self.sources) if self.sources is not None else [self.c_file]
@@ -704,11 +714,13 @@ def continuous_states(spec: LawSpec) -> list:
 def variables(spec: LawSpec, rtol: float) -> list[Var]:
     """The FMU's variables in modelDescription order, shared by the FMI 2.0 and 3.0
     descriptions."""
-    smooth = spec.kind == "smooth"
-    out = [Var("u", VR_U, "input", "continuous", None, 0.0, "m", "relative displacement"),
-           Var("v", VR_V, "input", "continuous", None, 0.0, "m/s",
-               "relative velocity (co-simulation: u(t) = u_k + v_k (t - t_k) within a step)"),
-           Var("F", VR_F, "output", "continuous", "calculated", None, "N", "force")]
+    from .terminals import FLANGES
+
+    fl = FLANGES[spec.flange]
+    out = [Var("u", VR_U, "input", "continuous", None, 0.0, *fl["u"]),
+           Var("v", VR_V, "input", "continuous", None, 0.0, fl["v"][0],
+               f"{fl['v'][1]} (co-simulation: u(t) = u_k + v_k (t - t_k) within a step)"),
+           Var("F", VR_F, "output", "continuous", "calculated", None, *fl["F"])]
     nq = len(spec.q_names)
     qmin = spec.q_min or [None] * nq
     qmax = spec.q_max or [None] * nq
@@ -802,7 +814,7 @@ def _model_description_2(spec: LawSpec, guid: str, ident: str, rtol: float) -> s
     head = header_attributes(spec)
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <fmiModelDescription fmiVersion="2.0" modelName="{spec.cls_name}" guid="{guid}"
-  description="hystmech {spec.cls_name} force element ({spec.kind}): inputs u [m], v [m/s], output F [N]"
+  description="hystmech {spec.cls_name} force element ({spec.kind}): {spec.io_text()}"
   {head} generationDateAndTime="{now}"
   variableNamingConvention="flat" numberOfEventIndicators="{n_event_indicators(spec)}">
   <ModelExchange modelIdentifier="{ident}" canGetAndSetFMUstate="true" canSerializeFMUstate="true"
@@ -1042,8 +1054,8 @@ def _compile(srcdir: Path, main_c: str, out_so: Path, cc: str, platform: str = "
 
 def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
                cc: str | None = None, model_identifier: str | None = None,
-               platforms=None, progress: bool = False, max_size: int | None = None
-               ) -> ExportedFMU:
+               platforms=None, progress: bool = False, max_size: int | None = None,
+               flange: str = "translational") -> ExportedFMU:
     """Export ``element`` (a force element) as a native FMU at ``path``; return its path
     as an ExportedFMU (a pathlib.Path whose ``variables`` and repr list every FMU
     variable: name, causality, unit, meaning; see fmu/variables.py).
@@ -1075,6 +1087,11 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
     a structural parameter an importer may change in Configuration Mode to any value in
     [1, max_size] (see fmu/fmi3_structural.py); FMI 2.0 FMUs keep the exported sizes.
 
+    ``flange``: "translational" (u [m], v [m/s], F [N]) or "rotational" for a torsion
+    law (u the relative angle [rad], v [rad/s], F the torque [N.m]; parameter and state
+    units carried over, m -> rad and N -> N.m; the FMI 3.0 terminal a rotational flange
+    pair), see fmu/terminals.py.
+
     ``progress=True`` announces each platform's build on stderr and shows a tqdm bar
     per platform there (the bar only when stderr is a terminal).
     """
@@ -1083,7 +1100,18 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
     fmi_version = int(fmi_version)
     if not (isinstance(rtol, (int, float)) and 0 < rtol < 1):
         raise FMUExportError(f"rtol must be in (0, 1) (got {rtol!r})")
+    from .terminals import check_flange, flange_unit
+
+    try:
+        check_flange(flange)
+    except ValueError as e:
+        raise FMUExportError(str(e)) from None
     spec = law_spec(element)
+    if flange != "translational":
+        spec.flange = flange
+        spec.q_units = [flange_unit(u, flange) for u in spec.q_units]
+        if spec.state_units is not None:
+            spec.state_units = [flange_unit(u, flange) for u in spec.state_units]
     if fmi_version == 3:
         from .fmi3_structural import structural_spec
 
@@ -1110,6 +1138,8 @@ def export_fmu(element, path, fmi_version: int = 2, *, rtol: float = 1e-8,
               TEMPLATES / "hm_fmu.h"):
         h.update(f.read_bytes())
     h.update(spec.generated.encode())
+    if spec.flange != "translational":  # another description, another token
+        h.update(spec.flange.encode())
     guid = "{" + str(uuid.UUID(h.hexdigest()[:32])) + "}"
     with tempfile.TemporaryDirectory(prefix="hystmech-fmu-") as td:
         root = Path(td)

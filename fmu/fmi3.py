@@ -96,7 +96,7 @@ def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
         units_xml += ("\n" if units_xml else "") + '    <Unit name="s"><BaseUnit s="1"/></Unit>'
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <fmiModelDescription fmiVersion="3.0" modelName="{spec.cls_name}" instantiationToken="{guid}"
-  description="hystmech {spec.cls_name} force element ({spec.kind}): inputs u [m], v [m/s], output F [N]"
+  description="hystmech {spec.cls_name} force element ({spec.kind}): {spec.io_text()}"
   {header_attributes(spec)} generationDateAndTime="{now}" variableNamingConvention="flat">
   <ModelExchange modelIdentifier="{ident}" canGetAndSetFMUState="true" canSerializeFMUState="true"
     needsCompletedIntegratorStep="{cis}" providesDirectionalDerivatives="{jac}"
