@@ -18,6 +18,11 @@ before initialization; a size outside [1, C] is refused with a logged message. A
 resize the first min(n_old, n) entries of each array keep their values and new entries
 repeat the last one (a valid law), so an importer sets the arrays at their new length
 next. FMI 2.0 has no structural parameters: its FMUs keep the exported sizes.
+
+Variability fixed, not tunable: FMI 3.0 lets a tunable structural parameter change in
+Reconfiguration Mode after initialization, which a running law cannot follow (the
+Maxwell-slip state holds one deflection per element, the Preisach memory the relays'
+thresholds); fixed ones change in Configuration Mode only, from Instantiated.
 """
 from __future__ import annotations
 
