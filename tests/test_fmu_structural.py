@@ -224,3 +224,28 @@ def test_sizes_out_of_range_and_calls_out_of_place_are_refused(fmus):
         assert "nValues = 3, but the value references hold 5 values" in s.msgs[-1]
     finally:
         s.close()
+
+
+def test_fmu_element_sets_the_length_before_the_arrays(fmus):
+    """FMUElement(parameters={"n_elements": 6, "k": ..., ...}) configures the length
+    (also again after the restart a second drive makes) and equals the native law of
+    six elements and its exact stop operators; a length beyond the capacity is refused
+    with the FMU's message."""
+    from hystmech.fmu import FMUElement, FMUError
+
+    k = [1e4, 3e4, 2e4, 5e4, 4e4, 6e4]
+    delta = [1e-4, 2e-4, 1.5e-4, 3e-4, 2.5e-4, 4e-4]
+    t, u, _, _ = _sine(8e-4)
+    fe = FMUElement(fmus["M"], parameters={"n_elements": 6, "k": k, "delta": delta,
+                                           "z0": [0.0] * 6})
+    try:
+        runs = [hystmech.drive(fe, t, u).force for _ in range(2)]
+    finally:
+        fe.close()
+    exact = _stops(u, k, delta)
+    for F in runs:
+        assert np.max(np.abs(F - exact)) <= 1e-12 * np.abs(exact).max()
+    assert np.max(np.abs(runs[0] - hystmech.drive(_maxwell(k, delta), t, u).force)) <= \
+        1e-12 * np.abs(exact).max()
+    with pytest.raises(FMUError, match=rf"n_elements.*must be in \[1, {CAP}\].*got 9"):
+        FMUElement(fmus["M"], parameters={"n_elements": 9})
