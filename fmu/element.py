@@ -155,7 +155,8 @@ class FMUElement(ForceElement):
     single name (displacement only). output: name of the force output [N].
     mode: "cs" (co-simulation) or "me" (model exchange); default: co-simulation if
     the FMU offers it. step: communication step [s] (default: each input segment in
-    one step). parameters: {name: value} start values set before initialisation.
+    one step). parameters: {name: value} start values set before initialisation (an FMI
+    3.0 structural parameter, e.g. ``n_elements``, first, in Configuration Mode).
     rollback: keep an FMU state so that a solver may repeat a step (default: when the
     FMU can get/set its state). error_control, tol: step-doubling error control of the
     communication step (needs rollback). backend: "fmpy" (default) or "pyfmi" (FMI 2.0
@@ -262,6 +263,20 @@ class FMUElement(ForceElement):
         self._vr_out = (c_uint * 1)(self.variables[output].valueReference)
         self._val_out = (c_double * 1)()
         self.parameters = dict(parameters or {})
+        # FMI 3.0 structural parameters (array lengths, fmu/fmi3_structural.py): set in
+        # Configuration Mode right after instantiation, before the other parameters
+        self.structural = {}
+        for name in [n for n, x in self.parameters.items() if getattr(
+                self.variables.get(n), "causality", None) == "structuralParameter"]:
+            val = self.parameters.pop(name)
+            if isinstance(val, (bool, np.bool_)) or not isinstance(val, (int, np.integer)) \
+                    or val < 1:
+                raise FMUError(f"{self._tag}: structural parameter {name!r} must be an "
+                               f"integer >= 1 (got {val!r})")
+            if backend == "pyfmi":
+                raise FMUError(f"{self._tag}: structural parameter {name!r} is set through "
+                               f"backend='fmpy' only")
+            self.structural[name] = int(val)
         for name in self.parameters:
             v = self._check_var(name, ("parameter", "input", "local", "calculatedParameter"),
                                 "parameter")
@@ -310,6 +325,7 @@ class FMUElement(ForceElement):
         self.me_events = mode == "me" and (me_host is True or (needs_host and me_host is None))
         self.nx = md.numberOfContinuousStates if mode == "me" else 0
         arrays = [k for k, val in self.parameters.items() if np.ndim(val) > 0]
+        arrays += list(self.structural)  # a restart must configure again: Python
         if compiled and arrays:
             raise FMUError(f"{self._tag}: the array parameter {arrays[0]!r} (FMI 3.0 array) "
                            f"is set by the Python kernels: use compiled=None or False")
@@ -555,6 +571,7 @@ class FMUElement(ForceElement):
     def _start(self, u0=0.0, v0=0.0):
         f = self._fmu
         self._call("fmi2Instantiate", f.instantiate, False, self._cb)
+        self._configure()
         self._call("fmi2SetupExperiment", f.setupExperiment, None, 0.0)
         self._call("fmi2EnterInitializationMode", f.enterInitializationMode)
         for name, val in self.parameters.items():
@@ -577,6 +594,13 @@ class FMUElement(ForceElement):
         self._fresh = (u0, v0)  # inputs of the initialisation, until the first step
         self._hist = {}         # t -> (u, v, F) at past communication points
 
+    def _configure(self):
+        """FMI 3.0: the structural parameters in Configuration Mode (after instantiation
+        and after a reset, which restores their start values)."""
+        for name, n in self.structural.items():
+            self._call(f"setting structural parameter {name!r} = {n}", self._fmu.configure,
+                       self.variables[name].valueReference, n)
+
     def _event_iteration(self):
         """fmi2NewDiscreteStates until no more is needed; the next time event [s] (inf
         if none)."""
@@ -596,6 +620,7 @@ class FMUElement(ForceElement):
         self._free_snaps()
         self._hist = {}
         self._call("fmi2Reset", f.reset)
+        self._configure()
         self._call("fmi2SetupExperiment", f.setupExperiment, None, 0.0)
         self._call("fmi2EnterInitializationMode", f.enterInitializationMode)
         for name, val in self.parameters.items():

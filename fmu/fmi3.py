@@ -23,6 +23,15 @@ def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
     rows = ['    <Float64 name="time" valueReference="0" causality="independent" '
             'variability="continuous" description="simulation time" unit="s"/>']
     vr_of = {}
+    st = getattr(spec, "struct", None)
+    if st is not None:  # the array length an importer may change (fmu/fmi3_structural.py)
+        from .fmi3_structural import VR_N, declaration
+
+        rows.append(declaration(spec))
+    sized = set(st.sized.arrays) if st is not None else set()
+    dim_vr = VR_N if st is not None else None
+    states_sized = st is not None and st.sized.nx is not None
+    state_rows = []
     # array parameters (Preisach a1, a2, weights; Maxwell-slip k, delta, z0; ...): one
     # FMI 3.0 array variable each instead of the scalars name[i] of FMI 2.0
     groups = array_groups(spec.q_names)
@@ -32,8 +41,17 @@ def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
         if v.vr in in_array:
             members.setdefault(in_array[v.vr], []).append(v)
             if len(members[in_array[v.vr]]) == groups[in_array[v.vr]][2]:
-                rows.append(_array_row(groups[in_array[v.vr]][0], VR_QA + in_array[v.vr],
-                                       members[in_array[v.vr]], ua))
+                name = groups[in_array[v.vr]][0]
+                ms_ = members[in_array[v.vr]]
+                rows.append(_array_row(name, VR_QA + in_array[v.vr],
+                                       ms_[:st.n] if name in sized else ms_, ua,
+                                       dim_vr if name in sized else None))
+            continue
+        if states_sized and v.state is not None:
+            # the states Z[i] of a law sized by the structural parameter: one array
+            state_rows.append(v)
+            if len(state_rows) == spec.n_x:
+                rows.append(_state_array_row(state_rows, ua, dim_vr))
             continue
         a = f'name="{escape(v.name)}" valueReference="{v.vr}"'
         if v.desc:
@@ -78,7 +96,7 @@ def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
         units_xml += ("\n" if units_xml else "") + '    <Unit name="s"><BaseUnit s="1"/></Unit>'
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <fmiModelDescription fmiVersion="3.0" modelName="{spec.cls_name}" instantiationToken="{guid}"
-  description="hystmech {spec.cls_name} force element ({spec.kind}): inputs u [m], v [m/s], output F [N]"
+  description="hystmech {spec.cls_name} force element ({spec.kind}): {spec.io_text()}"
   {header_attributes(spec)} generationDateAndTime="{now}" variableNamingConvention="flat">
   <ModelExchange modelIdentifier="{ident}" canGetAndSetFMUState="true" canSerializeFMUState="true"
     needsCompletedIntegratorStep="{cis}" providesDirectionalDerivatives="{jac}"
@@ -102,10 +120,24 @@ def model_description_3(spec, guid: str, ident: str, rtol: float) -> str:
 """
 
 
-def _array_row(name: str, vr: int, vs, ua) -> str:
+def _state_array_row(vs, ua, dim_vr: int) -> str:
+    """<Float64> of the states of a law sized by a structural parameter (Maxwell-slip's Z):
+    one local array variable at the first state's value reference, its length the
+    structural parameter's value."""
+    v0 = vs[0]
+    name = v0.name.split("[", 1)[0]
+    desc = v0.desc.replace("[0]", "[i]").replace(" 0 ", " i ")
+    return (f'    <Float64 name="{escape(name)}" valueReference="{v0.vr}" '
+            f'description="{escape(desc)}" causality="local" variability="continuous" '
+            f'initial="calculated"{ua(v0.unit)}>\n      <Dimension valueReference="{dim_vr}"/>\n'
+            f'    </Float64>')
+
+
+def _array_row(name: str, vr: int, vs, ua, dim_vr: int | None = None) -> str:
     """<Float64> of one array parameter from its scalar members (in index order): the
     members' variability, unit and description; min/max where every member has the same
-    bound; start the members' values."""
+    bound; start the members' values. ``dim_vr``: the value reference of the structural
+    parameter that holds its length (None: a fixed length)."""
     v0 = vs[0]
     desc = v0.desc
     a = f'name="{escape(name)}" valueReference="{vr}"'
@@ -118,4 +150,5 @@ def _array_row(name: str, vr: int, vs, ua) -> str:
         if len(b) == 1 and None not in b:
             a += f' {attr}="{_fmt(b.pop())}"'
     a += f' start="{" ".join(_fmt(v.start) for v in vs)}"'
-    return f'    <Float64 {a}>\n      <Dimension start="{len(vs)}"/>\n    </Float64>'
+    dim = f'start="{len(vs)}"' if dim_vr is None else f'valueReference="{dim_vr}"'
+    return f'    <Float64 {a}>\n      <Dimension {dim}/>\n    </Float64>'

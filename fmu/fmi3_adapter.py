@@ -93,6 +93,12 @@ class Fmi3:
     def exitInitializationMode(self):
         return self._f.exitInitializationMode()
 
+    def configure(self, vr, n):
+        """A structural parameter (UInt64) set in Configuration Mode."""
+        self._f.enterConfigurationMode()
+        self._f.setUInt64([vr], [int(n)])
+        return self._f.exitConfigurationMode()
+
     def setReal(self, vr, values):
         return self._f.setFloat64(vr, values)
 

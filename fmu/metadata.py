@@ -21,6 +21,13 @@ name string:
 - ``fixed``: parameters that set sizes compiled into the FMU (Preisach max_depth, the
   continuous grid's n): ``min = max =`` the exported value.
 - ``states(element)``: (name, unit, description) per state.
+- ``sized(element)``: the FMI 3.0 structural parameter of a law whose array parameters
+  share one length that the law's C kernel reads at run time (Maxwell-slip's number of
+  elements, the discrete Preisach's number of relays), or None: its name, the arrays it
+  sizes, and the state and kernel-parameter counts as C expressions in that length
+  ``n`` (the state count None when it does not depend on n). fmu/fmi3.py declares it as
+  a ``<UInt64 causality="structuralParameter">`` that the arrays' ``<Dimension>`` refer
+  to; the FMU is compiled for a capacity (``export_fmu(..., max_size=)``).
 """
 from __future__ import annotations
 
@@ -128,6 +135,25 @@ def _preisach_states(el):
 
 
 @dataclass(frozen=True)
+class Sized:
+    """A structural parameter: ``name`` sets the common length n of ``arrays``; the law
+    then has ``nx`` states (C expression in n, None: independent of n) and at most ``np``
+    kernel parameters (C expression in n, also valid Python)."""
+
+    name: str
+    arrays: tuple
+    nx: str | None
+    np: str
+    doc: str
+
+    def n_x(self, n: int) -> int | None:
+        return None if self.nx is None else int(eval(self.nx, {}, {"n": int(n)}))  # noqa: S307
+
+    def n_p(self, n: int) -> int:
+        return int(eval(self.np, {}, {"n": int(n)}))  # noqa: S307
+
+
+@dataclass(frozen=True)
 class LawMeta:
     force: frozenset
     rate: frozenset = frozenset()
@@ -136,12 +162,24 @@ class LawMeta:
     states: Callable | None = None
     units: dict = field(default_factory=dict)   # parameters not described in param_info
     tunable: tuple = ()   # changeable mid-run: they size nothing and bound no state
+    sized: Callable | None = None   # element -> Sized or None
 
 
-def _m(force, rate="", ranges=None, fixed=(), states=None, units=None, tunable=()):
+def _m(force, rate="", ranges=None, fixed=(), states=None, units=None, tunable=(),
+       sized=None):
     return LawMeta(frozenset(force), frozenset(rate),
                    ranges if callable(ranges) else dict(ranges or {}), tuple(fixed), states,
-                   dict(units or {}), tuple(tunable))
+                   dict(units or {}), tuple(tunable), sized)
+
+
+# p = [n, k[n], Delta[n]], x = Z[n] (maxwell_slip.c)
+_MAXWELL_N = Sized("n_elements", ("k", "delta", "z0"), nx="n", np="2*n + 1",
+                   doc="number of asperity elements n (the length of k, delta and z0)")
+# p = [9 header values, A2[n2], A1[n1], T[(n2+1)(n1+1)]] with n1, n2 <= n distinct
+# thresholds (preisach.c); the state (the memory stack) is sized by max_depth only
+_PREISACH_N = Sized("n_relays", ("a1", "a2", "weights"), nx=None,
+                    np="9 + 2*n + (n + 1)*(n + 1)",
+                    doc="number of relays n (the length of a1, a2 and weights)")
 
 
 LAWS = {
@@ -169,14 +207,17 @@ LAWS = {
     masing_force: _m("xuv", "v", states=_one("w", "m", "deflection of the series spring k, "
                                              "in [-eta, eta], eta = alpha/k"),
                      tunable=("k0", "F0", "c")),
-    maxwell_slip_force: _m("x", "v", states=_maxwell_states),
+    maxwell_slip_force: _m("x", "v", states=_maxwell_states, sized=lambda el: _MAXWELL_N),
     relay_force: _m("xu", states=_one("R", "1", "relay output, -1 or +1")),
     # slope_width is used (and checked) in the discrete mode only, grid in the continuous
     preisach_force: _m("xu", ranges=lambda el: ({"slope_width": POS}
                                                if el.params.get("grid") is None
                                                else {"grid[0]": POS}),
                        fixed=("max_depth", "grid[1]"), states=_preisach_states,
-                       units={"slope_width": "input", "grid[0]": "input", "grid[1]": "1"}),
+                       units={"slope_width": "input", "grid[0]": "input", "grid[1]": "1"},
+                       # the continuous grid's cell count is tied to grid[1], fixed
+                       sized=lambda el: _PREISACH_N if el.params.get("grid") is None
+                       else None),
     spring_force: _m("u", tunable=("k", "u0")),
     damper_force: _m("v", tunable=("c",)),
     spring_damper_force: _m("uv", tunable=("k", "c", "u0")),
@@ -189,6 +230,12 @@ def law_meta(element) -> LawMeta | None:
         return LAWS.get(element.force)
     except TypeError:  # an unhashable custom kernel
         return None
+
+
+def sized(element) -> Sized | None:
+    """The structural parameter of ``element``'s law (FMI 3.0), None if it has none."""
+    meta = law_meta(element)
+    return None if meta is None or meta.sized is None else meta.sized(element)
 
 
 def param_range(element, name: str) -> Range | None:

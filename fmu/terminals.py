@@ -4,14 +4,55 @@ One terminal, ``flange``: the element's two mechanical ends seen as one relative
 pair, with the variables u, v (inputs) and F (output) as its members and the sign
 convention in its description, the same as hystmech's Assembly (``add_element(name,
 element, a, b)``): u = s_a − s_b [m], v = du/dt [m/s], and the element pushes with −F on
-end a and +F on end b (F > 0 resists u > 0, e.g. a spring F = k·u). Translational for
-every law exported today (u in m); a law whose u is an angle (rad) gets a rotational
-flange pair (φ, ω, torque). Checked against the FMI 3.0 schema shipped with fmpy
-(fmi3TerminalsAndIcons.xsd) in tests/test_fmu_terminals_icon.py.
+end a and +F on end b (F > 0 resists u > 0, e.g. a spring F = k·u).
+
+Every law is a relation between a relative coordinate and the force it transmits, so
+the same law serves a translational pair or, as a torsion law (the Exudyn torsional
+connector, a PyElastica rod's twist), a rotational one: ``export_fmu(...,
+flange="rotational")`` exports it with u = φ_a − φ_b [rad] (relative angle), v = dφ/dt
+[rad/s], F = the torque τ [N.m], every parameter and state unit carried over (m -> rad,
+N -> N.m: a stiffness N/m becomes N.m/rad), and the terminal a rotational flange pair
+whose members are named phi_rel, w_rel, tau with the same sign convention (−τ on
+flange a, +τ on flange b; τ > 0 resists φ > 0). Checked against the FMI 3.0 schema
+shipped with fmpy (fmi3TerminalsAndIcons.xsd) in tests/test_fmu_terminals_icon.py.
 """
 from __future__ import annotations
 
+import re
 from xml.sax.saxutils import quoteattr
+
+# per flange: the units and meanings of the FMU's u, v and F
+FLANGES = {
+    "translational": dict(u=("m", "relative displacement"),
+                          v=("m/s", "relative velocity"), F=("N", "force")),
+    "rotational": dict(u=("rad", "relative angle"), v=("rad/s", "relative angular velocity"),
+                       F=("N.m", "torque")),
+}
+
+
+def check_flange(flange) -> str:
+    """``flange`` if it is one of FLANGES, else a ValueError naming the allowed ones."""
+    if flange not in FLANGES:
+        raise ValueError(f"flange must be one of {', '.join(map(repr, FLANGES))} "
+                         f"(got {flange!r})")
+    return flange
+
+
+def flange_unit(unit: str, flange: str) -> str:
+    """A translational unit as the rotational flange states it: length m -> rad, force
+    N -> N.m (torque), e.g. "N/m" -> "N.m/rad", "N.s/m" -> "N.m.s/rad", "m/s" -> "rad/s";
+    unchanged for the translational flange and for units without m or N."""
+    if flange == "translational" or not unit:
+        return unit
+
+    def tok(m):
+        w, pow_ = m.group(1), m.group(2) or ""
+        if w == "m":
+            return "rad" + pow_
+        if w == "N":
+            return "(N.m)" + pow_ if pow_ else "N.m"
+        return m.group(0)
+    return re.sub(r"\b([A-Za-z]+)\b(\^\S+?(?=[./)]|$)|\^\([^)]*\))?", tok, unit)
 
 KINDS = {
     "translational": dict(

@@ -16,9 +16,9 @@ class FMUVariable(NamedTuple):
     unit: str           # "" when the description gives none
     description: str
 
-    def line(self, name_w: int = 18, unit_w: int = 10) -> str:
+    def line(self, name_w: int = 18, unit_w: int = 10, caus_w: int = 10) -> str:
         unit = f"[{self.unit}]" if self.unit else ""
-        return (f"  {self.name:<{name_w}s} {self.causality:<10s} {unit:<{unit_w}s} "
+        return (f"  {self.name:<{name_w}s} {self.causality:<{caus_w}s} {unit:<{unit_w}s} "
                 f"{self.description}")
 
 
@@ -35,13 +35,15 @@ def fmu_variables(path) -> tuple:
     return tuple(out)
 
 
-def variables_table(variables, causalities=("input", "output", "parameter")) -> str:
+def variables_table(variables, causalities=("input", "output", "structuralParameter",
+                                            "parameter")) -> str:
     """Text table of the variables with the given causalities (inputs first)."""
     rows = [v for c in causalities for v in variables if v.causality == c]
     nw = max([18, *(len(v.name) for v in rows)])
     uw = max([10, *(len(v.unit) + 2 for v in rows)])
-    head = f"  {'name':<{nw}s} {'causality':<10s} {'unit':<{uw}s} meaning"
-    return "\n".join([head, *(v.line(nw, uw) for v in rows)])
+    cw = max([10, *(len(v.causality) for v in rows)])
+    head = f"  {'name':<{nw}s} {'causality':<{cw}s} {'unit':<{uw}s} meaning"
+    return "\n".join([head, *(v.line(nw, uw, cw) for v in rows)])
 
 
 def variables_html(variables) -> str:

@@ -48,7 +48,10 @@ def test_array_parameters_are_fmi3_arrays(fmus):
         byname = {v.name: v for v in md.modelVariables}
         for name, val in arrays.items():
             v = byname[name]
-            assert [int(d.start) for d in v.dimensions] == [len(val)]
+            # the length is the structural parameter's value (fmu/fmi3_structural.py)
+            (dim,) = v.dimensions
+            assert dim.start is None and dim.variable.causality == "structuralParameter"
+            assert int(dim.variable.start) == len(val) and v.shape == (len(val),)
             assert v.causality == "parameter"
             assert np.array_equal(np.array(v.start.split(), dtype=float), val)
             assert f"{name}[0]" not in byname

@@ -133,10 +133,33 @@ fmi3Status fmi3Reset(fmi3Instance c)
 }
 
 #ifdef HM_NQA
+/* the length of array parameter k now: a sized one's is the structural parameter */
+static int hm3_qa_len(const hm_inst *c, int k)
+{
+#ifdef HM_STRUCT
+    if (HM_QA_SIZED[k]) return (int)c->s.n_struct;
+#else
+    (void)c;
+#endif
+    return HM_QA_LEN[k];
+}
+
+/* the number of values value reference r stands for (1: a scalar) */
+static size_t hm3_count(const hm_inst *c, unsigned r)
+{
+    if (r >= HM_VR_QA && r < HM_VR_QA + HM_NQA) return (size_t)hm3_qa_len(c, (int)(r - HM_VR_QA));
+#ifdef HM_NX_SIZED
+    if (r == HM_VR_X) return (size_t)c->s.n_struct;  /* the states array Z */
+#endif
+    return 1;
+}
+
 /* Array parameters: value reference HM_VR_QA + k stands for the HM_QA_LEN[k] constructor
  * parameters from q[HM_QA_OFF[k]] (FMI 3.0 arrays, row-major values). A call is expanded
  * into the scalar value references of those parameters, so arrays get the checks, the
- * tunability and the all-or-nothing behaviour of scalars. *out: malloc'ed (free it). */
+ * tunability and the all-or-nothing behaviour of scalars. With a structural parameter
+ * the sized arrays (and a sized state array at HM_VR_X) have its current length.
+ * *out: malloc'ed (free it). */
 static int hm3_expand(hm_inst *c, const fmi3ValueReference vr[], size_t nvr, size_t nv,
                       unsigned **out, size_t *n, const char *fn)
 {
@@ -144,8 +167,7 @@ static int hm3_expand(hm_inst *c, const fmi3ValueReference vr[], size_t nvr, siz
     int j;
     unsigned *e;
     if (nvr > 0 && !vr) return hm_error(c, "%s: NULL array", fn);
-    for (i = 0; i < nvr; i++)
-        m += (vr[i] >= HM_VR_QA && vr[i] < HM_VR_QA + HM_NQA) ? (size_t)HM_QA_LEN[vr[i] - HM_VR_QA] : 1;
+    for (i = 0; i < nvr; i++) m += hm3_count(c, vr[i]);
     if (nv < m)
         return hm_error(c, "%s: nValues = %lu, but the value references hold %lu values", fn,
                         (unsigned long)nv, (unsigned long)m);
@@ -154,7 +176,9 @@ static int hm3_expand(hm_inst *c, const fmi3ValueReference vr[], size_t nvr, siz
     for (i = 0, m = 0; i < nvr; i++) {
         if (vr[i] >= HM_VR_QA && vr[i] < HM_VR_QA + HM_NQA) {
             int k = (int)(vr[i] - HM_VR_QA);
-            for (j = 0; j < HM_QA_LEN[k]; j++) e[m++] = HM_VR_Q + (unsigned)(HM_QA_OFF[k] + j);
+            for (j = 0; j < hm3_qa_len(c, k); j++) e[m++] = HM_VR_Q + (unsigned)(HM_QA_OFF[k] + j);
+        } else if (hm3_count(c, vr[i]) > 1) {  /* the sized state array */
+            for (j = 0; j < (int)hm3_count(c, vr[i]); j++) e[m++] = vr[i] + (unsigned)j;
         } else {
             e[m++] = vr[i];
         }
@@ -222,7 +246,9 @@ HM_NO_GET(fmi3GetUInt16, fmi3UInt16)
 HM_NO_GET(fmi3GetInt32, fmi3Int32)
 HM_NO_GET(fmi3GetUInt32, fmi3UInt32)
 HM_NO_GET(fmi3GetInt64, fmi3Int64)
+#ifndef HM_STRUCT
 HM_NO_GET(fmi3GetUInt64, fmi3UInt64)
+#endif
 HM_NO_GET(fmi3GetBoolean, fmi3Boolean)
 HM_NO_GET(fmi3GetString, fmi3String)
 HM_NO_SET(fmi3SetFloat32, fmi3Float32)
@@ -233,7 +259,9 @@ HM_NO_SET(fmi3SetUInt16, fmi3UInt16)
 HM_NO_SET(fmi3SetInt32, fmi3Int32)
 HM_NO_SET(fmi3SetUInt32, fmi3UInt32)
 HM_NO_SET(fmi3SetInt64, fmi3Int64)
+#ifndef HM_STRUCT
 HM_NO_SET(fmi3SetUInt64, fmi3UInt64)
+#endif
 HM_NO_SET(fmi3SetBoolean, fmi3Boolean)
 HM_NO_SET(fmi3SetString, fmi3String)
 
@@ -333,8 +361,100 @@ fmi3Status fmi3GetAdjointDerivative(fmi3Instance c, const fmi3ValueReference u[]
     return ST(hm_directional(INST, u, nu, k, nk, s, r, 1, "fmi3GetAdjointDerivative"));
 }
 
-fmi3Status fmi3EnterConfigurationMode(fmi3Instance c) { (void)c; return fmi3Error; }
+#ifdef HM_STRUCT
+/* The structural parameter (fmu/fmi3_structural.py): the length n of the sized arrays,
+ * read at any time, changed in Configuration Mode only (variability fixed: entered from
+ * Instantiated, before initialization), to a value in [1, HM_N_MAX]. Arrays keep their
+ * first min(n_old, n) values; new entries repeat the last one. */
+fmi3Status fmi3GetUInt64(fmi3Instance c, const fmi3ValueReference vr[], size_t n, fmi3UInt64 v[],
+                         size_t nv)
+{
+    size_t i;
+    if (!c) return fmi3Error;
+    if (n > 0 && (!vr || !v)) return ST(hm_error(INST, "fmi3GetUInt64: NULL array"));
+    if (nv < n) return ST(hm_error(INST, "fmi3GetUInt64: nValues = %lu < %lu", (unsigned long)nv,
+                                   (unsigned long)n));
+    for (i = 0; i < n; i++) {
+        if (vr[i] != HM_VR_N) {
+            hm_log(INST, HM_ERROR, "logStatusError", "fmi3GetUInt64: unknown value reference %u",
+                   (unsigned)vr[i]);
+            return fmi3Error;
+        }
+        v[i] = (fmi3UInt64)INST->s.n_struct;
+    }
+    return fmi3OK;
+}
+
+fmi3Status fmi3SetUInt64(fmi3Instance c, const fmi3ValueReference vr[], size_t n,
+                         const fmi3UInt64 v[], size_t nv)
+{
+    size_t i;
+    int j, k, old;
+    fmi3UInt64 want;
+    if (!c) return fmi3Error;
+    if (n == 0) return fmi3OK;
+    if (!vr || !v) return ST(hm_error(INST, "fmi3SetUInt64: NULL array"));
+    if (nv < n) return ST(hm_error(INST, "fmi3SetUInt64: nValues = %lu < %lu", (unsigned long)nv,
+                                   (unsigned long)n));
+    for (i = 0; i < n; i++)  /* check everything first: a refused call changes nothing */
+        if (vr[i] != HM_VR_N) {
+            hm_log(INST, HM_ERROR, "logStatusError", "fmi3SetUInt64: value reference %u is not "
+                   "settable", (unsigned)vr[i]);
+            return fmi3Error;
+        }
+    if (INST->s.mode != M_CONF) {
+        hm_log(INST, HM_ERROR, "logStatusError", "fmi3SetUInt64: the structural parameter "
+               "(value reference %u) is set in configuration mode only (fmi3EnterConfigurationMode "
+               "after instantiation); the instance is in %s", HM_VR_N, HM_MODE_NAME[INST->s.mode]);
+        return fmi3Error;
+    }
+    want = v[n - 1];
+    for (i = 0; i < n; i++)
+        if (v[i] < 1 || v[i] > (fmi3UInt64)HM_N_MAX) {
+            hm_log(INST, HM_ERROR, "logStatusError", "fmi3SetUInt64: the structural parameter "
+                   "(value reference %u, the length of the sized arrays) must be in [1, %d], the "
+                   "capacity compiled into this FMU (export_fmu(..., max_size=)) (got %llu)",
+                   HM_VR_N, HM_N_MAX, (unsigned long long)v[i]);
+            return fmi3Error;
+        }
+    old = (int)INST->s.n_struct;
+    for (k = 0; k < HM_NQA; k++)
+        if (HM_QA_SIZED[k])
+            for (j = old; j < (int)want; j++)
+                INST->s.q[HM_QA_OFF[k] + j] = INST->s.q[HM_QA_OFF[k] + old - 1];
+    INST->s.n_struct = (double)want;
+    INST->s.initialized = 0;
+    return fmi3OK;
+}
+
+fmi3Status fmi3EnterConfigurationMode(fmi3Instance c)
+{
+    GUARD(B(M_INST), "fmi3EnterConfigurationMode");
+    INST->s.mode = M_CONF;
+    return fmi3OK;
+}
+
+/* back to Instantiated with the law set up for the new length (its checks) */
+fmi3Status fmi3ExitConfigurationMode(fmi3Instance c)
+{
+    GUARD(B(M_CONF), "fmi3ExitConfigurationMode");
+    INST->s.mode = M_INST;
+    if (!INST->s.initialized && hm_setup(INST, 1) != HM_OK) {
+        hm_enter_error(INST);
+        return fmi3Error;
+    }
+    return fmi3OK;
+}
+#else
+fmi3Status fmi3EnterConfigurationMode(fmi3Instance c)
+{
+    if (!c) return fmi3Error;
+    hm_log(INST, HM_ERROR, "logStatusError", "fmi3EnterConfigurationMode: this FMU has no "
+           "structural parameters");
+    return fmi3Error;
+}
 fmi3Status fmi3ExitConfigurationMode(fmi3Instance c) { (void)c; return fmi3Error; }
+#endif
 fmi3Status fmi3GetIntervalDecimal(fmi3Instance c, const fmi3ValueReference vr[], size_t n,
                                   fmi3Float64 iv[], fmi3IntervalQualifier q[])
 { (void)c; (void)vr; (void)n; (void)iv; (void)q; return fmi3Error; }

@@ -42,13 +42,14 @@ static void hm_emit(struct hm_inst_ *c, int status, const char *category, const 
 #endif
 #define HM_MAGIC 0x484d5332u  /* "HMS2" */
 
-enum { M_INST, M_INIT, M_STEP, M_EVENT, M_CONT, M_TERM, M_ERROR, M_COUNT };
+/* M_CONF: FMI 3.0 Configuration Mode (structural parameters, fmi3_model.c) */
+enum { M_INST, M_INIT, M_STEP, M_EVENT, M_CONT, M_TERM, M_ERROR, M_CONF, M_COUNT };
 #define B(m) (1u << (m))
 #define M_ANY (B(M_INST) | B(M_INIT) | B(M_STEP) | B(M_EVENT) | B(M_CONT) | B(M_TERM) | B(M_ERROR))
 #define M_RUN (B(M_STEP) | B(M_EVENT) | B(M_CONT))
 static const char *const HM_MODE_NAME[M_COUNT] = {
     "instantiated", "initialization mode", "step complete", "event mode",
-    "continuous-time mode", "terminated", "error"};
+    "continuous-time mode", "terminated", "error", "configuration mode"};
 
 /* the whole simulation state: Get/SetFMUstate copy it, serialisation writes it */
 typedef struct {
@@ -67,6 +68,9 @@ typedef struct {
     double x[HM_NX + 1];   /* CS: predicted state at time; ME smooth: states; else x0 copy */
     double xc[HM_NX + 1];  /* CS: committed state at t_c; ME operators: anchored state */
     double x0[HM_NX + 1];
+#ifdef HM_STRUCT
+    double n_struct;       /* FMI 3.0 structural parameter: the length of the sized arrays */
+#endif
 } hm_state;
 
 typedef struct hm_inst_ {
@@ -216,6 +220,25 @@ static const char *hm_advance_anchor(hm_inst *c, double *x, double u0, double u1
 #endif
 }
 
+/* The law's setup on the constructor parameters of s. With a structural parameter
+ * (HM_STRUCT, fmu/fmi3_structural.py) q holds HM_N_MAX slots per sized array: the
+ * kernel gets the first n of each (HM_Q_SLOT), with its sizes for that n. */
+static const char *hm_law_setup(hm_state *s)
+{
+#ifdef HM_STRUCT
+    const char *e;
+    int j, m = 0, n = (int)s->n_struct;
+    double *qp = (double *)malloc(sizeof(double) * (HM_NQ + 1));
+    if (!qp) return "out of memory";
+    for (j = 0; j < HM_NQ; j++) if (HM_Q_SLOT[j] < n) qp[m++] = s->q[j];
+    e = HM_SETUP(qp, m, s->p, HM_NP_OF(n), s->x0, HM_NX_OF(n));
+    free(qp);
+    return e;
+#else
+    return HM_SETUP(s->q, HM_NQ, s->p, HM_NP, s->x0, HM_NX);
+#endif
+}
+
 /* constructor parameters -> kernel parameters and initial state (the law's checks) */
 static int hm_setup(hm_inst *c, int reset_state)
 {
@@ -227,7 +250,7 @@ static int hm_setup(hm_inst *c, int reset_state)
                    "finite (got %g)", HM_VR_Q + i, c->s.q[i]);
             return HM_ERROR;
         }
-    err = HM_SETUP(c->s.q, HM_NQ, c->s.p, HM_NP, c->s.x0, HM_NX);
+    err = hm_law_setup(&c->s);
     if (err) {
         hm_log(c, HM_ERROR, "logStatusError", "%s", err);
         return HM_ERROR;
@@ -254,6 +277,9 @@ static void hm_defaults(hm_inst *c)
     c->s.guid_hash = hm_guid_hash();
     c->s.dir = 1;
     for (i = 0; i < HM_NQ; i++) c->s.q[i] = HM_Q_START[i];
+#ifdef HM_STRUCT
+    c->s.n_struct = HM_N_START;
+#endif
     c->s.rtol = HM_RTOL_START;
     c->w_ok = 0;
     c->inputs_set = 0;
@@ -443,11 +469,15 @@ static const char *hm_validate(hm_state *s)
         if (!isfinite(s->x[i]) || !isfinite(s->xc[i]) || !isfinite(s->x0[i]))
             return "non-finite state";
     for (i = 0; i < HM_NQ; i++) if (!isfinite(s->q[i])) return "non-finite parameter";
+#ifdef HM_STRUCT
+    if (!(s->n_struct >= 1.0 && s->n_struct <= HM_N_MAX && s->n_struct == floor(s->n_struct)))
+        return "structural parameter out of range";
+#endif
     for (i = 0; i < HM_NP; i++) if (!isfinite(s->p[i]) && s->initialized) return "non-finite parameter";
     t = (hm_state *)malloc(sizeof *t);  /* large laws: not on a host thread's stack */
     if (!t) return "out of memory";
     memcpy(t, s, sizeof *t);
-    e = HM_SETUP(t->q, HM_NQ, t->p, HM_NP, t->x0, HM_NX);
+    e = hm_law_setup(t);
     if (!e && s->initialized && memcmp(t->p, s->p, sizeof(double) * HM_NP) != 0) e = bad_p;
     if (!e) memcpy(s->p, t->p, sizeof(double) * (HM_NP + 1));
 #ifdef HM_CHECK_STATE
@@ -589,7 +619,7 @@ static int hm_set_real(hm_inst *c, const unsigned vr[], size_t nvr, const double
         memcpy(t, &c->s, sizeof *t);
         for (i = 0; i < nvr; i++)
             if (vr[i] >= HM_VR_Q && vr[i] < HM_VR_Q + HM_NQ) t->q[vr[i] - HM_VR_Q] = value[i];
-        e = HM_SETUP(t->q, HM_NQ, t->p, HM_NP, t->x0, HM_NX);
+        e = hm_law_setup(t);
         if (e) {
             free(t);
             hm_log(c, HM_ERROR, "logStatusError", "%s: %s", fn, e);
