@@ -377,3 +377,29 @@ def test_two_dofs_with_an_element_between_them(tmp_path):
     r1 = solve_ivp(assembly_rhs(b), (0.0, t[-1]), b.initial_state(), method="DOP853",
                    rtol=1e-11, atol=1e-13, t_eval=t)
     assert np.max(np.abs(r1.y[0] - xa[:801])) < 1e-7 * np.ptp(xa)
+
+
+def test_libcosim_applies_the_ssv_parameter_sets(rig, tmp_path):
+    """The parameters live in resources/NAME.ssv, bound in the SSD: a package whose
+    m1.ssv alone says x0 = 1 cm starts with the belt stretched by 1 cm in libcosim
+    (T up by K·1 cm = 5.6 kN); fmpy.ssp ignores the bindings (FMU start values)."""
+    src = rig["paths"][True]
+    old = b'<ssv:Parameter name="x0"><ssv:Real value="0.0"'
+    runs = {}
+    for tag, new in (("as exported", old), ("x0 = 1 cm", old.replace(b'"0.0"', b'"0.01"'))):
+        dst = tmp_path / f"{tag.replace(' ', '_')}.ssp"
+        with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w") as zo:
+            for n in zi.namelist():
+                data = zi.read(n)
+                if n == "resources/m1.ssv":
+                    assert old in data
+                    data = data.replace(old, new)
+                zo.writestr(n, data)
+        out = tmp_path / "T.npy"
+        r = subprocess.run([sys.executable, "-c", LIBCOSIM, str(dst), "1e-4", "3", str(out)],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        runs[tag] = np.load(out)[1]
+    K = rig["asm"].springs[0].k
+    dT = runs["x0 = 1 cm"][1] - runs["as exported"][1]
+    assert abs(dT - K * 0.01) < 0.01 * K * 0.01, dT
