@@ -14,6 +14,7 @@ Measured (t_end = t0 + 0.25 s; relative error of the amplitude at h = 1e-4, 5e-5
 every connector at 0 instead of the FMUs' initial outputs: a first-order kick).
 """
 import math
+import re
 import subprocess
 import sys
 import zipfile
@@ -403,3 +404,23 @@ def test_libcosim_applies_the_ssv_parameter_sets(rig, tmp_path):
     K = rig["asm"].springs[0].k
     dT = runs["x0 = 1 cm"][1] - runs["as exported"][1]
     assert abs(dT - K * 0.01) < 0.01 * K * 0.01, dT
+
+
+def test_cli_writes_a_valid_package(tmp_path):
+    from hystmech.fmu.ssp_export import schema_problems
+
+    out = tmp_path / "belt.ssp"
+    r = subprocess.run([sys.executable, "-m", "hystmech", "export-ssp", "belt-tensioner-masing",
+                        "-o", str(out), "--t-stop", "0.5", "--hold", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "5 FMUs" in r.stdout and r.stderr == ""
+    assert schema_problems(out) == []
+    with zipfile.ZipFile(out) as z:
+        ssd = z.read("SystemStructure.ssd").decode()
+        m1 = z.read("resources/m1.ssv").decode()
+        el = z.read("resources/tensioner.ssv").decode()
+    assert 'stopTime="0.5"' in ssd
+    assert '<ssv:Parameter name="extrapolate"><ssv:Real value="0.0"' in m1
+    # the Masing tensioner's c0 of eq. (31) at 73.15 rad/s
+    assert re.search(r'name="c"><ssv:Real value="2480\.1', el)
