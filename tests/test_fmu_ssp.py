@@ -14,6 +14,7 @@ Measured (t_end = t0 + 0.25 s; relative error of the amplitude at h = 1e-4, 5e-5
 every connector at 0 instead of the FMUs' initial outputs: a first-order kick).
 """
 import math
+import re
 import subprocess
 import sys
 import zipfile
@@ -291,3 +292,135 @@ def test_a_step_above_the_coupling_stability_limit_stops_with_the_reason(tmp_pat
     log = r.stdout + r.stderr                               # libcosim logs to stdout
     assert "the motion diverged" in log and "stability limit" in log
     assert "m = 0.15 kg" in log
+
+
+# -- a general assembly: links to ground, an element between two DOFs ---------------------
+H2 = (1e-3, 5e-4, 2.5e-4)
+TE2 = 0.3
+
+
+def two_dof(xb0):
+    """Masses a (1 kg), b (0.5 kg, x0 = xb0): spring a–ground, spring a–b with preload,
+    damper ground–b, a Dahl element between a and b (a relative-motion FMU in the SSP),
+    a 10 Hz shaker on a, gravity."""
+    from hystmech.components import Dahl
+    from hystmech.systems.assembly import Assembly, Harmonic
+
+    a = Assembly(gravity=9.81)
+    a.add_dof("a", mass=1.0)
+    a.add_dof("b", mass=0.5, x0=xb0)
+    a.add_spring("a", "ground", k=1e4, name="ka")
+    a.add_spring("a", "b", k=2e3, preload=1.0, name="kab")
+    a.add_damper("ground", "b", c=5.0, name="cb")
+    a.add_element("dahl", Dahl(rho=100.0, Fc=20.0), "a", "b")
+    a.add_force("a", Harmonic(0.0, 300.0, 2 * math.pi * 10, 0.0), name="shaker")
+    return a
+
+
+def _two_dof_case(xb0, d):
+    from scipy.integrate import solve_ivp
+
+    from hystmech.fmu import export_ssp
+
+    asm = two_dof(xb0)
+    t = H2[-1] * np.arange(int(round(TE2 / H2[-1])) + 1)
+    r = solve_ivp(assembly_rhs(asm), (0.0, t[-1]), asm.initial_state(), method="DOP853",
+                  rtol=1e-11, atol=1e-13, t_eval=t)
+    path = export_ssp(asm, d / f"two_{xb0:g}.ssp", t_stop=TE2)
+    return asm, path, r.y[0]
+
+
+LIBCOSIM_X = LIBCOSIM.replace('("belt", "belt_damping")', '("a",)').replace('["F"]', '["x"]')
+
+
+def test_two_dofs_with_an_element_between_them(tmp_path):
+    """libcosim: second order in h (largest error of x_a over 0.3 s 2.9e-2, 7.0e-3, 1.7e-3
+    of its range at h = 1e-3, 5e-4, 2.5e-4 s, vs DOP853 at rtol 1e-11); fmpy the same
+    (2.9e-2, 7.0e-3, 1.7e-3) when every element starts at u = 0 (with b 1 mm off, fmpy's
+    zero-initialised connectors make the Dahl element see u jump from 0 to −1 mm at its
+    first step, which its memory keeps: 1.9e-3 at any h over 0.5 s)."""
+    from fmpy.ssp.simulation import simulate_ssp
+
+    from hystmech.fmu import import_ssp
+
+    asm, path, xa = _two_dof_case(1e-3, tmp_path)
+    names = {c.name: c.role for c in path.system.components}
+    assert names["dahl_motion"] == "relative" and names["dahl"] == "element"
+    err = []
+    for h in H2:
+        n = int(round(TE2 / h))
+        out = tmp_path / f"x_{h:g}.npy"
+        r = subprocess.run([sys.executable, "-c", LIBCOSIM_X, str(path), repr(h), str(n),
+                            str(out)], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0 and out.exists(), r.stdout[-2000:] + r.stderr[-2000:]
+        steps, x = np.load(out)
+        k = int(round(h / H2[-1]))
+        err.append(np.max(np.abs(x - xa[::k][steps.astype(int)])) / np.ptp(xa))
+    assert err[-1] < 3e-3 and all(a / b > 3.5 for a, b in zip(err, err[1:])), err
+
+    asm0, path0, xa0 = _two_dof_case(0.0, tmp_path)
+    err0 = []
+    for h in H2:
+        n = int(round(TE2 / h))
+        r = simulate_ssp(str(path0), start_time=0.0, stop_time=(n - 0.5) * h, step_size=h)
+        k = int(round(h / H2[-1]))
+        err0.append(np.max(np.abs(r["a.x"] - xa0[k::k][:n])) / np.ptp(xa0))
+    assert err0[-1] < 3e-3 and all(a / b > 3.5 for a, b in zip(err0, err0[1:])), err0
+
+    # read back: the same parts at the same ends, the same motion
+    b = import_ssp(path)
+    assert [(s.name, s.a, s.b) for s in b.springs] == [(s.name, s.a, s.b) for s in asm.springs]
+    assert [(d.name, d.a, d.b) for d in b.dampers] == [(d.name, d.a, d.b) for d in asm.dampers]
+    assert (b.elements[0].a, b.elements[0].b) == ("a", "b")
+    from scipy.integrate import solve_ivp
+
+    t = H2[-1] * np.arange(801)
+    r1 = solve_ivp(assembly_rhs(b), (0.0, t[-1]), b.initial_state(), method="DOP853",
+                   rtol=1e-11, atol=1e-13, t_eval=t)
+    assert np.max(np.abs(r1.y[0] - xa[:801])) < 1e-7 * np.ptp(xa)
+
+
+def test_libcosim_applies_the_ssv_parameter_sets(rig, tmp_path):
+    """The parameters live in resources/NAME.ssv, bound in the SSD: a package whose
+    m1.ssv alone says x0 = 1 cm starts with the belt stretched by 1 cm in libcosim
+    (T up by K·1 cm = 5.6 kN); fmpy.ssp ignores the bindings (FMU start values)."""
+    src = rig["paths"][True]
+    old = b'<ssv:Parameter name="x0"><ssv:Real value="0.0"'
+    runs = {}
+    for tag, new in (("as exported", old), ("x0 = 1 cm", old.replace(b'"0.0"', b'"0.01"'))):
+        dst = tmp_path / f"{tag.replace(' ', '_')}.ssp"
+        with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w") as zo:
+            for n in zi.namelist():
+                data = zi.read(n)
+                if n == "resources/m1.ssv":
+                    assert old in data
+                    data = data.replace(old, new)
+                zo.writestr(n, data)
+        out = tmp_path / "T.npy"
+        r = subprocess.run([sys.executable, "-c", LIBCOSIM, str(dst), "1e-4", "3", str(out)],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        runs[tag] = np.load(out)[1]
+    K = rig["asm"].springs[0].k
+    dT = runs["x0 = 1 cm"][1] - runs["as exported"][1]
+    assert abs(dT - K * 0.01) < 0.01 * K * 0.01, dT
+
+
+def test_cli_writes_a_valid_package(tmp_path):
+    from hystmech.fmu.ssp_export import schema_problems
+
+    out = tmp_path / "belt.ssp"
+    r = subprocess.run([sys.executable, "-m", "hystmech", "export-ssp", "belt-tensioner-masing",
+                        "-o", str(out), "--t-stop", "0.5", "--hold", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "5 FMUs" in r.stdout and r.stderr == ""
+    assert schema_problems(out) == []
+    with zipfile.ZipFile(out) as z:
+        ssd = z.read("SystemStructure.ssd").decode()
+        m1 = z.read("resources/m1.ssv").decode()
+        el = z.read("resources/tensioner.ssv").decode()
+    assert 'stopTime="0.5"' in ssd
+    assert '<ssv:Parameter name="extrapolate"><ssv:Real value="0.0"' in m1
+    # the Masing tensioner's c0 of eq. (31) at 73.15 rad/s
+    assert re.search(r'name="c"><ssv:Real value="2480\.1', el)
