@@ -281,3 +281,27 @@ def test_fmu_state_carries_the_length_and_corrupt_lengths_are_refused(fmus):
     finally:
         s.close()
         s2.close()
+
+
+def test_default_capacity_keeps_the_exported_table(tmp_path):
+    """Without max_size the capacity is the exported length and the Preisach table keeps
+    its exported size (distinct thresholds of the export: a1 two values, a2 two): two
+    relays within it give the exact relay operator; two relays with more distinct
+    thresholds than the table holds are refused with the law's message."""
+    p = export_fmu(_preisach(a1=[-0.004, -0.004, -0.001], a2=[0.001, 0.002, 0.002]),
+                   tmp_path / "P.fmu", fmi_version=3)
+    A = 0.0035
+    t, u, v, om = _sine(A, n=261, periods=1.3)
+    a1, a2, w = np.array([-0.003, -0.001]), np.array([0.001, 0.002]), np.array([1.0, 2.0])
+    s = _Inst(p)
+    try:
+        s.resize("n_relays", 2)
+        F = s.run({"a1": a1, "a2": a2, "weights": w}, t, u, v)
+        s.f.reset()
+        s.resize("n_relays", 3)
+        with pytest.raises(Exception):  # three distinct a1: the table holds two
+            s.f.setFloat64([s.vr["a1"]], [-0.004, -0.003, -0.001])
+        assert "more distinct thresholds than the FMU was built for" in s.msgs[-1]
+    finally:
+        s.close()
+    assert np.max(np.abs(F - ref.preisach(t, A, om, a1, a2, w, -1, 0.0, 0.0))) <= 1e-12
