@@ -11,8 +11,12 @@ exported to FMI 3.0 with
   (Maxwell-slip's states Z too).
 
 The binary is compiled for a capacity C (``export_fmu(..., max_size=C)``, default the
-exported length; at most MAX_CAPACITY): every sized array holds C slots, the kernel gets
-the first n of each (fmu/templates/hm_fmu.h ``hm_law_setup``). An importer changes n in
+exported length; a larger one at most MAX_CAPACITY): every sized array holds C slots, the
+kernel gets the first n of each (fmu/templates/hm_fmu.h ``hm_law_setup``). The Preisach
+kernel's Everett table is sized for the thresholds: by default for the exported distinct
+ones (fewer relays must not bring more distinct thresholds: refused by the law's setup,
+with a message), with max_size for any C relays ((C + 1)^2 doubles, 8 MB at C = 1024,
+in every FMU state). An importer changes n in
 Configuration Mode (fmi3EnterConfigurationMode, fmi3SetUInt64, fmi3ExitConfigurationMode)
 before initialization; a size outside [1, C] is refused with a logged message. After a
 resize the first min(n_old, n) entries of each array keep their values and new entries
@@ -64,7 +68,7 @@ def structural_spec(spec, element, max_size):
         return spec
     n = {n for _, n in groups.values()}.pop()
     cap = n if max_size is None else max_size
-    if isinstance(cap, bool) or not isinstance(cap, int) or not n <= cap <= MAX_CAPACITY:
+    if isinstance(cap, bool) or not isinstance(cap, int) or not n <= cap <= max(n, MAX_CAPACITY):
         raise FMUExportError(f"max_size must be an integer in [{n}, {MAX_CAPACITY}] (the "
                              f"exported length of {', '.join(sz.arrays)} up to the largest "
                              f"capacity) (got {max_size!r})")
@@ -87,7 +91,11 @@ def structural_spec(spec, element, max_size):
         j += 1 if base is None else n
     for a in lists:
         setattr(out, a, cols[a] if getattr(spec, a) is not None else None)
-    out.n_p = max(sz.n_p(cap), spec.n_p)
+    # without a capacity asked for, the kernel vector keeps its exported size (the
+    # Preisach table of the exported distinct thresholds: a smaller set of relays must
+    # fit it, else the law's setup refuses it); with one, room for any C relays, which
+    # for Preisach grows as (C + 1)^2 doubles per FMU state
+    out.n_p = spec.n_p if max_size is None else max(sz.n_p(cap), spec.n_p)
     nx = sz.n_x(cap)
     if nx is not None:
         base = spec.state_names[0].split("[", 1)[0]

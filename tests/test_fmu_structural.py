@@ -249,3 +249,59 @@ def test_fmu_element_sets_the_length_before_the_arrays(fmus):
         1e-12 * np.abs(exact).max()
     with pytest.raises(FMUError, match=rf"n_elements.*must be in \[1, {CAP}\].*got 9"):
         FMUElement(fmus["M"], parameters={"n_elements": 9})
+
+
+def test_fmu_state_carries_the_length_and_corrupt_lengths_are_refused(fmus):
+    """A serialized FMU state of a resized instance (its last field the length, 5)
+    restores that length and those states into an instance of the exported length; a
+    state whose length is 0, beyond the capacity or not an integer is refused as
+    corrupted, with a message."""
+    import struct
+
+    k, delta = [1e4, 2e4, 3e4, 4e4, 5e4], [1e-4, 2e-4, 3e-4, 4e-4, 5e-4]
+    t, u, v, _ = _sine(8e-4, n=41, periods=0.2)
+    s, s2 = _Inst(fmus["M"]), _Inst(fmus["M"])
+    try:
+        s.resize("n_elements", 5)
+        s.run({"k": k, "delta": delta}, t, u, v)
+        Z = s.f.getFloat64([s.vr["Z"]], nValues=5)
+        assert max(abs(z) for z in Z) > 0.5e-4
+        b = bytes(s.f.serializeFMUState(s.f.getFMUState()))
+        assert struct.unpack("<d", b[-8:]) == (5.0,)
+        g = s2.f
+        g.enterInitializationMode(startTime=0.0)
+        g.exitInitializationMode()
+        g.setFMUState(g.deserializeFMUState(b))
+        assert g.getUInt64([s2.vr["n_elements"]]) == [5]
+        assert g.getFloat64([s2.vr["Z"]], nValues=5) == Z
+        for bad in (0.0, CAP + 1.0, 2.5):
+            with pytest.raises(Exception):
+                g.deserializeFMUState(b[:-8] + struct.pack("<d", bad))
+            assert "corrupted state: structural parameter out of range" in s2.msgs[-1]
+    finally:
+        s.close()
+        s2.close()
+
+
+def test_default_capacity_keeps_the_exported_table(tmp_path):
+    """Without max_size the capacity is the exported length and the Preisach table keeps
+    its exported size (distinct thresholds of the export: a1 two values, a2 two): two
+    relays within it give the exact relay operator; two relays with more distinct
+    thresholds than the table holds are refused with the law's message."""
+    p = export_fmu(_preisach(a1=[-0.004, -0.004, -0.001], a2=[0.001, 0.002, 0.002]),
+                   tmp_path / "P.fmu", fmi_version=3)
+    A = 0.0035
+    t, u, v, om = _sine(A, n=261, periods=1.3)
+    a1, a2, w = np.array([-0.003, -0.001]), np.array([0.001, 0.002]), np.array([1.0, 2.0])
+    s = _Inst(p)
+    try:
+        s.resize("n_relays", 2)
+        F = s.run({"a1": a1, "a2": a2, "weights": w}, t, u, v)
+        s.f.reset()
+        s.resize("n_relays", 3)
+        with pytest.raises(Exception):  # three distinct a1: the table holds two
+            s.f.setFloat64([s.vr["a1"]], [-0.004, -0.003, -0.001])
+        assert "more distinct thresholds than the FMU was built for" in s.msgs[-1]
+    finally:
+        s.close()
+    assert np.max(np.abs(F - ref.preisach(t, A, om, a1, a2, w, -1, 0.0, 0.0))) <= 1e-12

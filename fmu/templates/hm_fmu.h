@@ -227,11 +227,14 @@ static const char *hm_law_setup(hm_state *s)
 {
 #ifdef HM_STRUCT
     const char *e;
-    int j, m = 0, n = (int)s->n_struct;
+    int j, m = 0, n = (int)s->n_struct, np = HM_NP_OF(n);
     double *qp = (double *)malloc(sizeof(double) * (HM_NQ + 1));
     if (!qp) return "out of memory";
+    /* the room p has (a law's kernel vector may be built smaller than its bound for n,
+     * e.g. the Preisach table for the exported distinct thresholds): setup refuses more */
+    if (np > HM_NP) np = HM_NP;
     for (j = 0; j < HM_NQ; j++) if (HM_Q_SLOT[j] < n) qp[m++] = s->q[j];
-    e = HM_SETUP(qp, m, s->p, HM_NP_OF(n), s->x0, HM_NX_OF(n));
+    e = HM_SETUP(qp, m, s->p, np, s->x0, HM_NX_OF(n));
     free(qp);
     return e;
 #else
