@@ -3,6 +3,7 @@ or ``hystmech export-fmu --scenario NAME -o FILE.fmu`` (the scenario's [element]
 The linux64 binary only by default (seconds); ``--platforms all`` adds win64, darwin64,
 aarch64-darwin and aarch64-linux (zig cc from PyPI ziglang; minutes the first time), each
 build announced on stderr with a progress bar (a terminal only; none with ``--quiet``).
+``--max-size C`` (FMI 3) and ``--flange rotational`` as in ``export_fmu``.
 Prints the FMU's variables (name, causality, unit, meaning) when done."""
 from __future__ import annotations
 
@@ -27,6 +28,13 @@ def add_arguments(p) -> None:
                    help="no build announcements or progress bars on stderr")
     p.add_argument("--rtol", type=float, default=1e-8,
                    help="default tolerance of adaptive segment updates inside the FMU")
+    p.add_argument("--max-size", type=int, default=None, metavar="C",
+                   help="FMI 3: capacity of the arrays whose length is a structural "
+                        "parameter (Maxwell-slip n_elements, Preisach n_relays), 1..1024")
+    p.add_argument("--flange", default="translational",
+                   choices=["translational", "rotational"],
+                   help="terminal of the FMU: translational (m, m/s, N; the default) or "
+                        "rotational (rad, rad/s, N.m) for a torsion element")
 
 
 def _value(name: str, text: str):
@@ -78,7 +86,8 @@ def main(args) -> int:
     el = build(args.element, parse_params(args.param), args.scenario)
     try:
         path = export_fmu(el, args.output, fmi_version=int(args.fmi), rtol=args.rtol,
-                          platforms=args.platforms, progress=not args.quiet)
+                          platforms=args.platforms, progress=not args.quiet,
+                          max_size=args.max_size, flange=args.flange)
     except FMUExportError as e:  # the command line reports one line (compiler output joined)
         raise FMUExportError(" | ".join(ln.strip() for ln in str(e).splitlines()
                                         if ln.strip())) from None

@@ -262,3 +262,34 @@ def test_preisach_corrupted_max_depth_message_does_not_contradict_itself(tmp_pat
     assert msg, out["messages"]
     m = re.search(r"must be (\S+) \(got (\S+)\)", msg[-1])
     assert m and float(m.group(1)) == 256.0 and float(m.group(2)) == bad, msg[-1]
+
+
+def test_cli_max_size_and_flange(tmp_path):
+    """`--max-size` and `--flange` reach export_fmu: the FMI 3 modelDescription (read with
+    ElementTree) declares the structural length with max = C and start = the exported
+    length, a rotational export declares rad and N.m; a capacity for FMI 2 exits 2 with
+    one line naming max_size."""
+    out = tmp_path / "m.fmu"
+    r = subprocess.run([str(BIN / "hystmech"), "export-fmu", "MaxwellSlip",
+                        "--param", "k=[1e4, 2e4, 3e4]", "--param", "delta=[1e-4, 2e-4, 3e-4]",
+                        "--fmi", "3", "--max-size", "7", "-q", "-o", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    with zipfile.ZipFile(out) as zf:
+        root = ET.fromstring(zf.read("modelDescription.xml"))
+    sp = [e for e in root.find("ModelVariables") if e.get("causality") == "structuralParameter"]
+    assert [(e.tag, e.get("name"), e.get("start"), e.get("max")) for e in sp] == \
+        [("UInt64", "n_elements", "3", "7")]
+    r = subprocess.run([str(BIN / "hystmech"), "export-fmu", "Dahl", "--param", "rho=200",
+                        "--param", "Fc=2", "--flange", "rotational", "-q",
+                        "-o", str(tmp_path / "r.fmu")], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    units = {n: u for n, _, u in _description_variables(tmp_path / "r.fmu")}
+    assert units["u"] == "rad" and units["F"] == "N.m", units
+    r = subprocess.run([str(BIN / "hystmech"), "export-fmu", "MaxwellSlip",
+                        "--param", "k=[1e4]", "--param", "delta=[1e-4]", "--max-size", "4",
+                        "-q", "-o", str(tmp_path / "x.fmu")], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "max_size" in r.stderr
