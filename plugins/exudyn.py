@@ -199,6 +199,11 @@ class Host:
         """The system's post-step user function: the compiled host's (the commit in C,
         no Python per step) when every commit-route element is compiled and no user
         function is chained, else the Python commit (which chains the user's)."""
+        if self.user_post is None and self.items and \
+                not any(i.route == "commit" for i in self.items):
+            # nothing to commit (route="ode1" only): no post-step function at all
+            self.mbs.SetPostStepUserFunction(0)
+            return
         native = (self.nat is not None and self.n_python == 0 and self.user_post is None)
         self.mbs.SetPostStepUserFunction(self.nat.post_step if native else self.post_step)
 

@@ -320,9 +320,13 @@ static int commit(Host &H, double t, bool adopt)
  * commit: the first force evaluation anchors the slots. */
 static bool hm_post_step(const MainSystem &ms, double t)
 {
+    static thread_local Host *last = nullptr;
     Host *H = nullptr;
-    for (auto &h : hosts)
-        if (h->alive && h->ms == &ms) { H = h.get(); break; }
+    if (last && last->alive && last->ms == &ms)
+        H = last;
+    else
+        for (auto &h : hosts)
+            if (h->alive && h->ms == &ms) { H = last = h.get(); break; }
     if (!H) {
         if (lookup_error.empty()) return true;
         // no connector of this system found its slot (a changed offset or tag): report
