@@ -46,8 +46,14 @@ error, so relay laws converge at second order instead of first. h comes from
 :func:`simulate`, or from two equal intervals between accepted steps when Exudyn's
 solver is called directly (until then, the plain trial).
 
-``route="ode1"`` (smooth laws): the state is an ``ObjectGenericODE1`` integrated by the
-solver itself with ẋ = rate(x, u, v), for adaptive solvers (DOPRI5) and implicit ones.
+``route="ode1"`` (smooth laws): the state is integrated by the solver itself with ẋ =
+rate(x, u, v), for adaptive solvers (DOPRI5: the state is in their error estimate) and
+implicit ones. Between coordinate markers it is compiled: x is the velocity of a
+unit-mass ``NodeGenericODE2`` and one ``ObjectGenericODE2`` over the markers' nodes and
+that node has the compiled host's force user function (``generic`` in exudyn_host.cpp:
+connector force on the markers' coordinates, ẋ on the state, from the law's C kernels; no
+Python per stage). On position/rigid markers, or without the compiled host, it is an
+``ObjectGenericODE1`` with Python user functions.
 The commit route cannot honour an adaptive solver's tolerance (the element's state is
 not part of its error estimate): :func:`simulate` refuses it under DOPRI5, ODE23,
 DVERK6 and RK67, and a host solved directly by ``exudyn.SolveDynamic`` raises at the
