@@ -111,3 +111,19 @@ def test_state_and_mirrored_markers_match_reference(name):
         scale = max(1.0, float(np.max(np.abs(xr))))
         assert abs(u - ur) <= 1e-8, (ground_first, u, ur)
         assert np.max(np.abs(x - xr)) <= 1e-6 * scale, (ground_first, x, xr)
+
+
+@needs_compiled
+def test_systems_created_and_dropped_keep_their_own_elements():
+    """The compiled route finds an element by its system and object index (the same
+    index in every one of these systems): systems of different laws built, solved and
+    dropped in turn each give exactly the result of that law alone."""
+    import gc
+
+    alone = {name: exudyn_solve(LAWS[name](), 1e-8)[0] for name in LAWS}
+    for k in range(6):
+        name = list(LAWS)[k % 3]
+        u = exudyn_solve(LAWS[name](), 1e-8)[0]
+        assert u == alone[name], (k, name)
+        if k % 2:
+            gc.collect()
