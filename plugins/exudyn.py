@@ -46,8 +46,14 @@ error, so relay laws converge at second order instead of first. h comes from
 :func:`simulate`, or from two equal intervals between accepted steps when Exudyn's
 solver is called directly (until then, the plain trial).
 
-``route="ode1"`` (smooth laws): the state is an ``ObjectGenericODE1`` integrated by the
-solver itself with ẋ = rate(x, u, v), for adaptive solvers (DOPRI5) and implicit ones.
+``route="ode1"`` (smooth laws): the state is integrated by the solver itself with ẋ =
+rate(x, u, v), for adaptive solvers (DOPRI5: the state is in their error estimate) and
+implicit ones. Between coordinate markers it is compiled: x is the velocity of a
+unit-mass ``NodeGenericODE2`` and one ``ObjectGenericODE2`` over the markers' nodes and
+that node has the compiled host's force user function (``generic`` in exudyn_host.cpp:
+connector force on the markers' coordinates, ẋ on the state, from the law's C kernels; no
+Python per stage). On position/rigid markers, or without the compiled host, it is an
+``ObjectGenericODE1`` with Python user functions.
 The commit route cannot honour an adaptive solver's tolerance (the element's state is
 not part of its error estimate): :func:`simulate` refuses it under DOPRI5, ODE23,
 DVERK6 and RK67, and a host solved directly by ``exudyn.SolveDynamic`` raises at the
@@ -91,7 +97,8 @@ HDR = 3
 
 class _Item:
     __slots__ = ("element", "name", "connector", "node", "ltg", "route", "ode_node", "p",
-                 "advance", "force", "rtol", "sw", "mean", "u0", "cache", "measure", "slot", "tag")
+                 "advance", "force", "rtol", "sw", "mean", "u0", "cache", "measure", "slot", "tag",
+                 "oslot", "state_t")
 
 
 class Element(int):
@@ -120,8 +127,9 @@ class Element(int):
     @property
     def compiled(self) -> bool:
         """True when the force user function is the compiled host's (no Python per
-        force evaluation; plugins/exudyn_host.cpp), False on the Python fallback."""
-        return self._it.slot is not None
+        force evaluation; plugins/exudyn_host.cpp; on route="ode1" also no Python per
+        rate evaluation), False on the Python fallback."""
+        return self._it.slot is not None or self._it.oslot is not None
 
     def state(self) -> np.ndarray:
         """The committed state (a copy)."""
@@ -197,6 +205,11 @@ class Host:
         """The system's post-step user function: the compiled host's (the commit in C,
         no Python per step) when every commit-route element is compiled and no user
         function is chained, else the Python commit (which chains the user's)."""
+        if self.user_post is None and self.items and \
+                not any(i.route == "commit" for i in self.items):
+            # nothing to commit (route="ode1" only): no post-step function at all
+            self.mbs.SetPostStepUserFunction(0)
+            return
         native = (self.nat is not None and self.n_python == 0 and self.user_post is None)
         self.mbs.SetPostStepUserFunction(self.nat.post_step if native else self.post_step)
 
@@ -304,6 +317,37 @@ class Host:
         k = law_kernels(it.element) if nat is not None else None
         if k is None:
             return None
+        self._open_native(nat)
+        p = np.ascontiguousarray(it.element.p, dtype=float)
+        x = np.ascontiguousarray(x0, dtype=float)
+        # a random tag beside the slot number: a connector of another system (or a
+        # number changed by hand) cannot be served this element's state
+        it.tag = float(int.from_bytes(os.urandom(6), "little") + 1)
+        sid = nat.new_slot(self.hid, -1, k["adv"], k["force"], k["sw"], k["fail"],
+                           p.ctypes.data, p.size, x.ctypes.data, x.size, it.u0, it.rtol,
+                           it.tag)
+        self.slots[sid] = it
+        return sid
+
+    def ode_slot(self, it: _Item, layout) -> int | None:
+        """A compiled adaptive-route slot (hm_generic in exudyn_host.cpp) for a smooth
+        law between coordinate markers, or None (then the Python ODE1 route)."""
+        from .exudyn_build import host_module, law_kernels, ode_ready
+
+        if layout is None or not ode_ready():
+            return None
+        nat = host_module()
+        k = law_kernels(it.element)
+        if k is None or not k.get("rate"):
+            return None
+        self._open_native(nat)
+        nq, i0, i1, ix = layout
+        p = np.ascontiguousarray(it.element.p, dtype=float)
+        return nat.new_ode_slot(self.hid, nat.ms_address(self.mbs), k["force"], k["rate"],
+                                p.ctypes.data, p.size, nq, i0, i1, ix,
+                                it.element.n_states, it.u0)
+
+    def _open_native(self, nat):
         if self.hid is None:
             self.nat = nat
             ref = weakref.ref(self)
@@ -317,16 +361,6 @@ class Host:
             # the compiled host must not keep the system alive; closed with it
             self.hid = nat.new_host(event)
             weakref.finalize(self, nat.close_host, self.hid)
-        p = np.ascontiguousarray(it.element.p, dtype=float)
-        x = np.ascontiguousarray(x0, dtype=float)
-        # a random tag beside the slot number: a connector of another system (or a
-        # number changed by hand) cannot be served this element's state
-        it.tag = float(int.from_bytes(os.urandom(6), "little") + 1)
-        sid = nat.new_slot(self.hid, -1, k["adv"], k["force"], k["sw"], k["fail"],
-                           p.ctypes.data, p.size, x.ctypes.data, x.size, it.u0, it.rtol,
-                           it.tag)
-        self.slots[sid] = it
-        return sid
 
     def _event(self, what, sid, t):
         """Called by the compiled host (with the GIL) on rare events: a slot not
@@ -666,7 +700,8 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
     tolerance. Returns an :class:`Element` handle (an int: the connector index)."""
     exu = engine("exudyn")
     from exudyn.itemInterface import (CartesianSpringDamper, CoordinateSpringDamper,
-                                      NodeGenericData, NodeGenericODE1, ObjectGenericODE1,
+                                      NodeGenericData, NodeGenericODE1, NodeGenericODE2,
+                                      ObjectGenericODE1, ObjectGenericODE2,
                                       TorsionalSpringDamper)
 
     if not isinstance(element, ForceElement):
@@ -730,8 +765,38 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
     it.mean = None
     it.u0 = float(u0)
     it.cache = None
-    it.node = it.ode_node = it.ltg = it.slot = None
-    if route == "commit":
+    it.node = it.ode_node = it.ltg = it.slot = it.oslot = None
+    it.state_t = False
+    lay = None
+    if route == "ode1" and xs.size and axis is None and rotation_axis is None:
+        lay = _ode_layout(mbs, m0, m1, xs.size)
+        it.oslot = host.ode_slot(it, lay[1:] if lay is not None else None)
+    if it.oslot is not None:
+        # compiled adaptive route: the state is the velocity of a unit-mass ODE2 node,
+        # one ObjectGenericODE2 returns the force and the rate (exudyn_host.cpp, OdeSlot)
+        n = xs.size
+        nodes, nq, i0, i1, ix = lay
+        it.ode_node = mbs.AddNode(NodeGenericODE2(
+            name=f"{it.name}.state", numberOfODE2Coordinates=n, referenceCoordinates=[0.0] * n,
+            initialCoordinates=[0.0] * n, initialCoordinates_t=list(xs)))
+        it.state_t = True
+        M = np.zeros((nq, nq))
+        M[ix:, ix:] = np.eye(n)
+        it.connector = mbs.AddObject(ObjectGenericODE2(
+            name=it.name, nodeNumbers=nodes + [it.ode_node], massMatrix=M,
+            forceUserFunction=host.nat.generic))
+        host.nat.set_ode_item(it.oslot, int(it.connector))
+        q_of = [(mbs.GetMarker(m)["nodeNumber"], mbs.GetMarker(m)["coordinate"], i >= 0)
+                for m, i in ((m0, i0), (m1, i1))]
+
+        def ode_measure(mbs):
+            uv = [0.0, 0.0]
+            for sgn, (nd, c, live) in zip((-1.0, 1.0), q_of):
+                if live:
+                    uv[0] += sgn * float(np.ravel(mbs.GetNodeOutput(nd, OV.Coordinates))[c])
+                    uv[1] += sgn * float(np.ravel(mbs.GetNodeOutput(nd, OV.Coordinates_t))[c])
+            return uv[0], uv[1]
+    elif route == "commit":
         it.node = mbs.AddNode(NodeGenericData(
             name=f"{it.name}.state", numberOfDataCoordinates=HDR + xs.size,
             initialCoordinates=[0.0, 0.0, 0.0] + list(xs)))
@@ -767,7 +832,9 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
                                         systemMatrix=np.zeros((n, n)), rhsVector=[0.0] * n,
                                         rhsUserFunction=rhs))
     nat, sid = host.nat, it.slot
-    if axis is not None:
+    if it.oslot is not None:
+        measure = ode_measure
+    elif axis is not None:
         f1 = uf
 
         def puf(mbs, t, itemNumber, d, v, k, c, offset):
@@ -835,6 +902,39 @@ def add_element(mbs, element: ForceElement, markers, *, name: str | None = None,
     return Element(it.connector, mbs, it)
 
 
+# node types whose coordinates are all ODE2 coordinates (an ObjectGenericODE2 may span them)
+_ODE2_NODES = {"GenericODE2": None, "Point": 3, "Point2D": 2}
+
+
+def _ode_layout(mbs, m0, m1, n):
+    """(nodes, nq, i0, i1, ix) of the compiled adaptive route's ObjectGenericODE2: the
+    markers' nodes, the length of its coordinate vector (the n states last, from ix),
+    u's coordinate indices in it (-1: a ground marker); None when a marker is not a
+    coordinate marker on such a node or on ground."""
+    nodes, off, idx, nq = [], {}, [], 0
+    for m in (m0, m1):
+        d = mbs.GetMarker(m)
+        if d.get("markerType") != "NodeCoordinate":
+            return None
+        nd, c = int(d["nodeNumber"]), int(d["coordinate"])
+        nt = mbs.GetNode(nd)["nodeType"]
+        if nt == "PointGround":
+            idx.append(-1)
+            continue
+        if nt not in _ODE2_NODES:
+            return None
+        if nd not in off:
+            k = _ODE2_NODES[nt]
+            k = int(mbs.GetNode(nd)["numberOfODE2Coordinates"]) if k is None else k
+            off[nd] = nq
+            nodes.append(nd)
+            nq += k
+        idx.append(off[nd] + c)
+    if idx == [-1, -1]:
+        return None
+    return nodes, nq + n, idx[0], idx[1], nq
+
+
 def _dot3(d, a0, a1, a2):
     # the same arithmetic in the force call and in the commit, so that the step's first
     # stage is recognised (u equal to the committed u, bit for bit)
@@ -855,7 +955,9 @@ def element_state(mbs, name) -> np.ndarray:
     if it.route == "ode1":
         if it.ode_node is None:
             return np.empty(0)
-        return np.array(mbs.GetNodeOutput(it.ode_node, exu.OutputVariableType.Coordinates))
+        OV = exu.OutputVariableType
+        return np.array(mbs.GetNodeOutput(it.ode_node,
+                                          OV.Coordinates_t if it.state_t else OV.Coordinates))
     host = _host(mbs)
     if it.slot is not None and host.live:
         s = host.committed(it.slot)

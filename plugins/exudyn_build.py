@@ -103,6 +103,9 @@ def _probe(mod) -> bool:
         mod.anchor(sid, x.ctypes.data, 0.25, 0.0)
         mbs.Assemble()
         F = float(mbs.GetObjectOutput(c, exu.OutputVariableType.Force))
+        # the adaptive route finds its elements by the MainSystem Exudyn passes to a
+        # user function: usable when that is the object the Python mbs wraps
+        _MODULE["ms"] = mod.host_ms(hid) == mod.ms_address(mbs) != 0
     except Exception:
         return False
     finally:
@@ -153,9 +156,15 @@ def host_module():
     return mod
 
 
+def ode_ready() -> bool:
+    """True when the compiled host serves the adaptive route (route="ode1"): built,
+    called through C pointers, and the MainSystem of a user-function call identified."""
+    return host_module() is not None and bool(_MODULE.get("ms"))
+
+
 def law_kernels(law):
-    """The C kernels of ``law`` as addresses {adv, force, sw, fail} (sw 0: a smooth law
-    or none), or None when the law has no C form (custom Python callables). The library
+    """The C kernels of ``law`` as addresses {adv, force, sw, fail, rate} (sw 0: a
+    smooth law or none; rate 0: none), or None when the law has no C form (custom Python callables). The library
     stays loaded (plugins/_build.kernel_library keeps every one it loads)."""
     from ..fmu.export import FMUExportError, law_spec
     from ._build import kernel_library
@@ -175,4 +184,8 @@ def law_kernels(law):
         out["sw"] = addr(f"{spec.prefix}_switch") if law.kind != "smooth" else 0
     except AttributeError:
         out["sw"] = 0
+    try:
+        out["rate"] = addr(f"{spec.prefix}_rate") if law.kind == "smooth" else 0
+    except AttributeError:
+        out["rate"] = 0
     return out

@@ -40,9 +40,11 @@
  * plugins/_switch.py, the same rule as the Python host).
  */
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -57,6 +59,7 @@ typedef void (*hm_adv_fn)(double *x, double u0, double u1, double dt, double v,
 typedef double (*hm_force_fn)(const double *x, double u, double v, const double *p);
 typedef double (*hm_switch_fn)(const double *x, double u, double dir, const double *p);
 typedef const char *(*hm_fail_fn)(void);
+typedef void (*hm_rate_fn)(const double *x, double u, double v, const double *p, double *out);
 
 struct Host {
     double h = NAN;          // fixed step of an explicit solver (NaN: unknown)
@@ -93,10 +96,29 @@ struct Slot {
     double uref = 0.0;
 };
 
+/* An element on the adaptive route (route="ode1" with coordinate markers): its state x is
+ * the VELOCITY of a NodeGenericODE2 of unit mass (z̈ = ẋ = rate), so that one
+ * ObjectGenericODE2 over [the markers' nodes..., the state node] sees u, v and x in one
+ * call of its force user function (hm_generic) and returns both the connector force on
+ * the markers' coordinates and the law's rate ẋ(x, u, v) on the state's: Exudyn's own
+ * integrator (DOPRI5 ..., error estimate included) advances x, no Python per stage. */
+struct OdeSlot {
+    int host = -1, item = -1;
+    const void *ms = nullptr;    // the MainSystem the object belongs to
+    hm_force_fn force = nullptr;
+    hm_rate_fn rate = nullptr;
+    std::vector<double> p;
+    int nq = 0;                  // length of the object's coordinate vector
+    int i0 = -1, i1 = -1;        // u = q[i1] - q[i0] - u0 (-1: a ground marker, q = 0)
+    int ix = 0, nx = 0;          // the state: q_t[ix .. ix + nx)
+    double u0 = 0.0;
+};
+
 /* never destroyed: a host's Python callback must not be released after the interpreter
  * has finalised (static destructors run at process exit) */
 static std::vector<std::unique_ptr<Host>> &hosts = *new std::vector<std::unique_ptr<Host>>();
 static std::vector<std::unique_ptr<Slot>> &slots = *new std::vector<std::unique_ptr<Slot>>();
+static std::vector<std::unique_ptr<OdeSlot>> &oslots = *new std::vector<std::unique_ptr<OdeSlot>>();
 
 /* a call whose slot number does not name a slot of that connector (its offset or
  * stiffness[0] was changed by hand): answered with NaN and reported by the next commit */
@@ -164,7 +186,12 @@ static double trial(const MainSystem &ms, int id, double tag, int item, double t
     }
     Slot &s = *slots[id];
     Host &H = *hosts[s.host];
-    H.ms = &ms;
+    if (H.ms != &ms) {
+        // another host at this address belongs to a system that is gone
+        for (auto &h : hosts)
+            if (h->ms == &ms) h->ms = nullptr;
+        H.ms = &ms;
+    }
     H.calls++;
     if (!s.anchored || t < s.tc) {
         event(H, "anchor", id, t);
@@ -293,9 +320,13 @@ static int commit(Host &H, double t, bool adopt)
  * commit: the first force evaluation anchors the slots. */
 static bool hm_post_step(const MainSystem &ms, double t)
 {
+    static thread_local Host *last = nullptr;
     Host *H = nullptr;
-    for (auto &h : hosts)
-        if (h->alive && h->ms == &ms) { H = h.get(); break; }
+    if (last && last->alive && last->ms == &ms)
+        H = last;
+    else
+        for (auto &h : hosts)
+            if (h->alive && h->ms == &ms) { H = last = h.get(); break; }
     if (!H) {
         if (lookup_error.empty()) return true;
         // no connector of this system found its slot (a changed offset or tag): report
@@ -319,6 +350,42 @@ static bool hm_post_step(const MainSystem &ms, double t)
     return H->callback("post", r, t).cast<bool>();
 }
 
+/* ObjectGenericODE2 force user function of an adaptive-route element (OdeSlot above):
+ * f = −F on u's marker-1 coordinate, +F on its marker-0 coordinate, ẋ on the state.
+ * The slot is found by the system and the object index; an object of no slot gets NaN
+ * (reported by the solve's result: Exudyn stops on a NaN state). */
+static std::vector<double> hm_generic(const MainSystem &ms, double t, int item,
+                                      std::vector<double> q, std::vector<double> qt)
+{
+    (void)t;
+    static thread_local int last = -1;
+    OdeSlot *s = nullptr;
+    if (last >= 0 && last < (int)oslots.size() && oslots[last]->ms == (const void *)&ms
+        && oslots[last]->item == item)
+        s = oslots[last].get();
+    else
+        for (int i = 0; i < (int)oslots.size(); i++)
+            if (oslots[i]->ms == (const void *)&ms && oslots[i]->item == item) {
+                s = oslots[i].get();
+                last = i;
+                break;
+            }
+    std::vector<double> f(q.size(), 0.0);
+    if (!s || (int)q.size() != s->nq || (int)qt.size() != s->nq) {
+        for (auto &y : f) y = NAN;
+        return f;
+    }
+    const double *p = s->p.data();
+    double u = (s->i1 >= 0 ? q[s->i1] : 0.0) - (s->i0 >= 0 ? q[s->i0] : 0.0) - s->u0;
+    double v = (s->i1 >= 0 ? qt[s->i1] : 0.0) - (s->i0 >= 0 ? qt[s->i0] : 0.0);
+    const double *x = qt.data() + s->ix;
+    double F = s->force(x, u, v, p);
+    if (s->i1 >= 0) f[s->i1] -= F;
+    if (s->i0 >= 0) f[s->i0] += F;
+    s->rate(x, u, v, p, f.data() + s->ix);
+    return f;
+}
+
 /* vectors cross as (address, length) of float64 buffers the caller owns (numpy's
  * .ctypes.data): no numpy headers, a short compile */
 static std::vector<double> from_addr(std::uintptr_t a, std::size_t n)
@@ -333,6 +400,38 @@ PYBIND11_MODULE(hystmech_exudyn_host, m)
     m.def("spring", &hm_spring, "CoordinateSpringDamper/TorsionalSpringDamper user function");
     m.def("cartesian", &hm_cartesian, "CartesianSpringDamper user function");
     m.def("post_step", &hm_post_step, "post-step user function: the commit of every slot");
+    m.def("generic", &hm_generic, "ObjectGenericODE2 force user function (adaptive route)");
+    m.def("ms_address", [](py::handle mbs) {
+        // the C++ MainSystem a Python mbs wraps: the reference Exudyn passes to user
+        // functions (checked against a force call's by exudyn_build._probe)
+        auto *inst = reinterpret_cast<py::detail::instance *>(mbs.ptr());
+        return reinterpret_cast<std::uintptr_t>(inst->get_value_and_holder().value_ptr());
+    });
+    m.def("host_ms", [](int hid) { return reinterpret_cast<std::uintptr_t>(hosts.at(hid)->ms); });
+    m.def("new_ode_slot", [](int hid, std::uintptr_t ms, std::uintptr_t force,
+                             std::uintptr_t rate, std::uintptr_t p, std::size_t np, int nq,
+                             int i0, int i1, int ix, int nx, double u0) {
+        OdeSlot *s = new OdeSlot();
+        s->host = hid;
+        s->ms = reinterpret_cast<const void *>(ms);
+        s->force = reinterpret_cast<hm_force_fn>(force);
+        s->rate = reinterpret_cast<hm_rate_fn>(rate);
+        s->p = from_addr(p, np);
+        s->nq = nq; s->i0 = i0; s->i1 = i1; s->ix = ix; s->nx = nx; s->u0 = u0;
+        oslots.emplace_back(s);
+        return (int)oslots.size() - 1;
+    });
+    m.def("set_ode_item", [](int id, int item) {
+        // a live system has one address: a slot of another host at the same address
+        // and item belongs to a system that is gone (its host not yet finalised)
+        OdeSlot &s = *oslots.at(id);
+        for (auto &o : oslots)
+            if (o.get() != &s && o->ms == s.ms && o->host != s.host) {
+                o->item = -2;
+                o->ms = nullptr;
+            }
+        s.item = item;
+    });
     m.def("new_host", [](py::object callback) {
         hosts.emplace_back(new Host());
         hosts.back()->callback = callback;
@@ -343,6 +442,8 @@ PYBIND11_MODULE(hystmech_exudyn_host, m)
         Host &H = *hosts.at(hid);
         H.alive = false;
         H.callback = py::object();
+        for (auto &o : oslots)
+            if (o->host == hid) { o->item = -2; o->ms = nullptr; }
         for (int id : H.slots) {
             Slot &s = *slots[id];
             s.item = -2;
