@@ -102,13 +102,24 @@ def make_kernels(hu, hl, compile_=True, key=None):
         J[1, 2] = 0.0
 
     @deco
+    def pjac(x, u, v, p, Jp):
+        # ∂(Ḟ, F)/∂A of eq. (2): u̇(h_u(u) − F) for u̇ ≥ 0, −u̇(h_l(u) − F) otherwise
+        # (the parameter Jacobian of the forward sensitivity equations,
+        # identify/assembly.py; the envelopes are code, not parameters)
+        if v >= 0.0:
+            Jp[0, 0] = v * (hu(u) - x[0])
+        else:
+            Jp[0, 0] = -v * (hl(u) - x[0])
+        Jp[1, 0] = 0.0
+
+    @deco
     def slope(x, u, v, p):
         # dF/du on the branch of direction sgn(v) (increasing branch for v = 0)
         if v >= 0.0:
             return p[0] * (hu(u) - x[0])
         return -p[0] * (hl(u) - x[0])
 
-    kern = (advance, rate, force, jac, slope)
+    kern = (advance, rate, force, jac, slope, pjac)
     if key is not None:
         _KERNELS[key] = kern
     return kern
@@ -158,7 +169,7 @@ class Duhem(ForceElement):
         else:
             kern = make_kernels(getattr(hu, "py_func", hu), getattr(hl, "py_func", hl),
                                 compile_=False, key=(hu, hl))
-        self.advance, self.rate, self.force, self.jac, self.slope = kern
+        self.advance, self.rate, self.force, self.jac, self.slope, self.pjac = kern
         self.hu, self.hl = hu, hl
         self._setup(dict(A=A, hu=hu, hl=hl, F0=F0), [A], [F0])
         self.x_scale = np.array([max(abs(F0), abs(float(hu(0.0))), abs(float(hl(0.0))),

@@ -312,10 +312,14 @@ def _resolve_free(asm, model, free):
         elif obj in forces and attr == "gain":
             j = forces[obj]
             out.append(_Free(nm, "gain", j, off["fext"] + j, mult=j))
-        elif obj in els:
+        elif obj in els or _element_prefix(nm, els):
+            if obj not in els or attr not in _p_names(asm.elements[els[obj]].element):
+                # a sum's parameters are named <element>.part<i>.<name>
+                obj = _element_prefix(nm, els) or obj
+                attr = nm[len(obj) + 1:]
             e = els[obj]
             el = asm.elements[e].element
-            names = list(el.p_names()) if el.declares_p_layout() else []
+            names = _p_names(el)
             if attr not in names:
                 raise ValueError(f"free parameter {nm!r}: element {obj!r} "
                                  f"({type(el).__name__}) has parameters {', '.join(names)}; "
@@ -323,6 +327,12 @@ def _resolve_free(asm, model, free):
             if el.pjac is None:
                 raise ValueError(f"free parameter {nm!r}: {type(el).__name__} has no parameter "
                                  "Jacobian kernel (pjac): its parameters cannot be fitted here")
+            if el.pjac_names is not None and attr not in el.pjac_names:
+                raise ValueError(f"free parameter {nm!r}: {type(el).__name__} with a "
+                                 f"user-supplied function reads only "
+                                 f"{', '.join(el.pjac_names)} from its parameters; the "
+                                 f"others live inside that function and cannot be fitted "
+                                 f"here (fit_element fits any constructor keyword)")
             j = names.index(attr)
             p0 = model.el_struct[e][4]
             out.append(_Free(nm, "P", p0 + j, off["P"] + p0 + j, element=e, pname=attr))
@@ -336,6 +346,42 @@ def _resolve_free(asm, model, free):
     return out
 
 
+def _p_names(el):
+    return list(el.p_names()) if el.declares_p_layout() else []
+
+
+def _element_prefix(nm, els):
+    """The longest element name that ``nm`` starts with (followed by a dot), or None."""
+    hits = [e for e in els if nm.startswith(e + ".")]
+    return max(hits, key=len) if hits else None
+
+
+# inclusions and operators: why fit_assembly refuses them, and what to use instead
+_NOT_SMOOTH = ("{law} (element {name!r}) is {kind}: {what}, so its output is not a "
+               "differentiable function of the parameters along the Runge-Kutta stages the "
+               "forward sensitivity equations follow (no pjac kernel, no sensitivity "
+               "equations); fit_assembly supports smooth (ODE) laws only. Fit the law to force "
+               "measured under imposed displacement with hystmech.identify.fit_element (or a "
+               "dedicated fitter: fit_masing, fit_preisach) or `hystmech identify`, then fit "
+               "the rest of the assembly with the law's parameters fixed")
+
+
+def refuse_non_smooth(assembly):
+    """ValueError naming the first inclusion or operator of ``assembly`` (see
+    :data:`_NOT_SMOOTH`)."""
+    for e in assembly.elements:
+        el = e.element
+        if el.kind == "smooth":
+            continue
+        what = ("its state is confined to a box by a projection (a stop/play operator), "
+                "whose output has kinks where the state reaches the box"
+                if el.kind == "inclusion" else
+                "a rate-independent operator with discrete memory (relays that switch at "
+                "thresholds), whose output jumps")
+        raise ValueError(_NOT_SMOOTH.format(law=type(el).__name__, name=e.name,
+                                            kind=f"an {el.kind}", what=what))
+
+
 # -- the problem -------------------------------------------------------------------------------
 class OutputErrorProblem:
     """Residuals and exact Jacobian of the output error of ``assembly`` over
@@ -346,9 +392,7 @@ class OutputErrorProblem:
         from ..systems.codegen import build_sensitivity, param_columns
         from ..systems.model import Model
 
-        if any(e.element.kind != "smooth" for e in assembly.elements):
-            raise ValueError("output-error identification needs smooth elements (ODE laws); "
-                             "inclusions and operators have no sensitivity equations")
+        refuse_non_smooth(assembly)
         if isinstance(experiments, Experiment):
             experiments = [experiments]
         if not experiments:

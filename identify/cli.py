@@ -7,10 +7,8 @@ from pathlib import Path
 from ._cliopts import add_data_arguments, load_from_args
 
 LAWS = ("dahl", "lugre", "bouc-wen", "maxwell-slip", "viscous-dahl", "asymmetric-viscous-dahl",
-        "modified-dahl", "masing", "preisach")
-# not offered: Duhem (its envelope functions are code, not parameters), the linear
-# elements (a linear least-squares fit needs no tool), Relay/Prandtl-Ishlinskii (fit a
-# Preisach kernel, their general form)
+        "modified-dahl", "masing", "preisach", "relay", "prandtl-ishlinskii")
+# not offered: the linear elements (a linear least-squares fit needs no tool)
 
 
 def add_arguments(p) -> None:
@@ -20,11 +18,14 @@ def add_arguments(p) -> None:
     add_data_arguments(p)
     p.add_argument("--out", default=None, help="output directory (default runs/identify-LAW)")
     p.add_argument("--d", type=float, default=None,
-                   help="preisach: rounding tolerance of the input (default range/40)")
+                   help="preisach: rounding tolerance of the input (default range/40); "
+                   "prandtl-ishlinskii: relay spacing of the scenario element (default "
+                   "amplitude/250)")
     p.add_argument("--vmin", type=float, default=None,
                    help="viscous-dahl: speed [m/s] above which Proposition 1 windows are taken")
     p.add_argument("--elements", type=int, default=3,
-                   help="maxwell-slip: number of elasto-slip elements (default 3)")
+                   help="maxwell-slip: number of elasto-slip elements; prandtl-ishlinskii: "
+                   "number of play operators (default 3)")
 
 
 def identify(law: str, ds, *, d=None, vmin=None, elements=3):
@@ -137,6 +138,12 @@ def _identify(law: str, ds, *, d=None, vmin=None, elements=3):
         return FitResult(law="Preisach", params=params, data=ds, predicted=run.force,
                          details={"n_cells": f.mesh.n, "d": d, "grid": [m, n],
                                   "nrmse_rounded_input": rounded["nrmse"]})
+    if law == "relay":
+        from .prandtl_ishlinskii import fit_relay
+        return fit_relay(ds)
+    if law == "prandtl-ishlinskii":
+        from .prandtl_ishlinskii import fit_prandtl_ishlinskii
+        return fit_prandtl_ishlinskii(ds, elements=elements, h=d)
     raise ValueError(f"law must be one of {', '.join(LAWS)} (got {law!r})")
 
 
