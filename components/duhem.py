@@ -16,12 +16,33 @@ import math
 
 import numpy as np
 
-from .base import ForceElement, Param, check_finite, check_positive, jit_user_callable
+from .base import (ForceElement, Param, check_array, check_finite, check_positive,
+                   jit_user_callable)
 from ._ode import dp45_solve
 
 # p = [A]
 
 _KERNELS = {}  # (hu, hl, compiled) -> kernels, so equal envelopes compile once
+_POLYS = {}    # coefficients -> compiled polynomial, so equal envelopes compile once
+
+
+def polynomial_envelope(c):
+    """The numba function u ↦ Σ_i c[i]·u^i [N] (Horner) of the coefficients c [N/m^i]."""
+    c = tuple(float(x) for x in c)
+    if c in _POLYS:
+        return _POLYS[c]
+    from numba import njit
+
+    n = len(c)
+
+    @njit(cache=False)
+    def h(u):
+        s = 0.0
+        for i in range(n - 1, -1, -1):
+            s = s * u + c[i]
+        return s
+    _POLYS[c] = h
+    return h
 
 
 def _make_envelope_rk(h, deco):
@@ -148,6 +169,17 @@ class Duhem(ForceElement):
     )
     state_names = ("F",)
     citation = "Bastien, Michon, Manin & Dufour (2007), eq. (2)"
+
+    @classmethod
+    def polynomial(cls, *, A, cu, cl, F0=0.0):
+        """Duhem model with polynomial envelopes h_u(u) = Σ_i cu[i]·u^i and
+        h_l(u) = Σ_i cl[i]·u^i [N] (coefficients in N/m^i, lowest power first; linear
+        envelopes are the modified Dahl model with μ = 1). What ``hystmech identify
+        duhem`` fits, and how a scenario TOML writes it (constructor = "polynomial")."""
+        cu, cl = check_array("cu", cu), check_array("cl", cl)
+        el = cls(A=A, hu=polynomial_envelope(cu), hl=polynomial_envelope(cl), F0=F0)
+        el.coefficients = {"cu": cu.tolist(), "cl": cl.tolist()}
+        return el
 
     def __init__(self, *, A, hu, hl, F0=0.0):
         A = check_positive("A", A)

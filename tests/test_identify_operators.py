@@ -78,6 +78,29 @@ def test_identify_prandtl_ishlinskii_recovers_radii_weights_k0_offset(tmp_path):
     assert err <= 0.5 * p["h"] * sum(abs(x) for x in p["weights"]) * 1.001
 
 
+def test_identify_duhem_recovers_A_envelopes_and_F0(tmp_path):
+    t, u, _, Aw = R.sine(A=0.01, f=1.0, periods=3, fs=2000.0)
+    truth = dict(A=300.0, cu=[50.0, 2e4, 1e5, 4e7], cl=[-50.0, 2e4, -1e5, 4e7], F0=20.0)
+    F = R.duhem(t, Aw, **truth)
+    code, out = _run(tmp_path, "duhem", _csv(tmp_path / "d.csv", t, u, F), "--degree", "3")
+    assert code == 0
+    s = json.loads((out / "summary.json").read_text())
+    p = s["params"]
+    assert abs(p["A"] / truth["A"] - 1) < 1e-3
+    assert abs(p["F0"] - truth["F0"]) < 1e-3 * truth["F0"]
+    np.testing.assert_allclose(p["cu"], truth["cu"], rtol=1e-3)
+    np.testing.assert_allclose(p["cl"], truth["cl"], rtol=1e-3)
+    ci = s["uncertainty"]["intervals"] if "intervals" in s["uncertainty"] else None
+    assert ci is None or all(lo <= hi for lo, hi in ci.values())
+    # the scenario's element (Duhem.polynomial) reproduces the record
+    import hystmech
+    from hystmech.scenario import build_element, load_scenario
+
+    el = build_element(load_scenario(str(out / "scenario.toml"))["element"])
+    Fe = hystmech.drive(el, t, u, rtol=1e-10).force
+    assert np.max(np.abs(Fe - F)) < 1e-4 * np.ptp(F)
+
+
 @pytest.mark.parametrize("law, F, needle", [
     ("relay", lambda t, u: 0 * t + 2.0, "the measured force is constant"),
     ("relay", lambda t, u: np.where(t < 1.0, -1.0, 1.0), "both up and down"),
@@ -100,6 +123,9 @@ def test_bad_options_exit_2(tmp_path, capsys):
     code, _ = _run(tmp_path, "prandtl-ishlinskii", csv, "--elements", "0")
     assert code == 2
     assert "--elements must be in [1, inf)" in capsys.readouterr().err
+    code, _ = _run(tmp_path, "duhem", csv, "--degree", "9")
+    assert code == 2
+    assert "--degree must be in [0, 7]" in capsys.readouterr().err
     code, _ = _run(tmp_path, "prandtl-ishlinskii", csv, "--d", "-1")
     assert code == 2
     assert "--d must be in (0, inf)" in capsys.readouterr().err
