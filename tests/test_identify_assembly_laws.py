@@ -298,3 +298,38 @@ def test_a_user_functions_numbers_are_refused_as_free_parameters():
     x = Experiment(dt=1 / FS, inputs={"u": force_in(T)}, outputs={"m.x": 0 * T})
     with pytest.raises(ValueError, match="free parameter 'law.Fs'.*reads only sigma0, sigma1"):
         OutputErrorProblem(a, ["law.Fs"], [x])
+
+
+# -- per-experiment initial states ------------------------------------------------------------
+def test_per_experiment_initial_states_have_exact_sensitivities_and_are_recovered():
+    truth = dict(rho=300.0, Fc=2.0)
+    w0 = {"a": 0.5, "b": -0.4}
+    Y = {k: ref_run("dahl", {**truth, "m": M}, [w]) for k, w in w0.items()}
+    a = one_dof(Dahl(rho=240.0, Fc=2.4))
+    xs = [Experiment(dt=1 / FS, inputs={"u": force_in(T)}, outputs={"m.x": Y[k][:, 0]},
+                     sigma=1e-4, interpolation="cubic", substeps=8, name=k) for k in w0]
+    free = ["law.rho", "law.Fc", "law.w0@a", "law.w0@b", "m.v0@b"]
+    P = OutputErrorProblem(a, free, xs)
+    th = np.array([240.0, 2.4, 0.2, -0.1, 0.01])
+    for e in range(2):
+        _, S = P.simulate(th, e, True)
+        # an experiment's initial state moves only that experiment
+        assert np.all(S[:, 0, 2 + (1 - e)] == 0.0)
+        if e == 0:
+            assert np.all(S[:, 0, 4] == 0.0)
+        for c in range(len(free)):
+            d = 1e-6 * max(abs(th[c]), 1e-2)
+            tp, tm = th.copy(), th.copy()
+            tp[c] += d
+            tm[c] -= d
+            fd = (P.simulate(tp, e)[0] - P.simulate(tm, e)[0]) / (2 * d)
+            assert np.abs(fd[:, 0] - S[:, 0, c]).max() <= 1e-6 * max(np.abs(S[:, 0, c]).max(),
+                                                                      1e-12), (e, free[c])
+    res = fit_assembly(a, free[:4], xs, x0=th[:4], uncertainty=None)
+    want = {"law.rho": 300.0, "law.Fc": 2.0, "law.w0@a": 0.5, "law.w0@b": -0.4}
+    for k, v in res.values.items():
+        assert abs(v / want[k] - 1) < 1e-3, (k, v, want[k])
+    with pytest.raises(ValueError, match="exactly one named 'c'"):
+        OutputErrorProblem(a, ["law.w0@c"], xs)
+    with pytest.raises(ValueError, match="only initial states take an experiment"):
+        OutputErrorProblem(a, ["law.rho@a"], xs)
