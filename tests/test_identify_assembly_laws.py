@@ -225,6 +225,11 @@ WHOLE = {
 }
 
 
+# the differences' step where 0.1 % leaves the reference's own error (~1e-6 of F) over a
+# weak sensitivity dominant (LuGre's Stribeck exponent moves F only near u̇ = 0)
+STEP = {("lugre-beta2", "beta"): 1e-2}
+
+
 @pytest.mark.parametrize("name", list(WHOLE))
 def test_forward_sensitivities_match_differences_of_independent_dop853_runs(name):
     """The RK4 forward sensitivities (exact for the discrete model) against the
@@ -246,7 +251,7 @@ def test_forward_sensitivities_match_differences_of_independent_dop853_runs(name
     z0 = list(law.x0)
     for c, nm in enumerate(free):
         key = nm.split(".", 1)[1] if nm != "m.m" else "m"
-        d = 1e-3 * abs(p[key])
+        d = STEP.get((name, key), 1e-3) * abs(p[key])
         f = []
         for k in (2, 1, -1, -2):
             pk = dict(p)
