@@ -9,7 +9,13 @@ on 1/8 period (its time scaled by 80); and the CPU time of the whole fit from th
 training data (target <= 60 s) with the test RMSEs (targets 1.0e-5 m multisine,
 1.2e-5 m sweep).
 
-Run:  python benchmarks/bench_identify_assembly.py [--no-baseline]
+With ``--laws``: fit times of a one-DOF rig (mass, spring, damper, the law to ground,
+a multisine force; 400 samples at 400 Hz, RK4 with 8 steps per sample) for laws whose
+parameters became free in fit_assembly, each as a multiple of one simulation with
+sensitivities measured in the same run (data from the model at the true values, the
+start 20-30 % off).
+
+Run:  python benchmarks/bench_identify_assembly.py [--no-baseline] [--laws]
 """
 import sys
 import time
@@ -57,5 +63,57 @@ def main():
     print(res.summary())
 
 
+def laws():
+    from hystmech.components import AsymmetricViscousDahl, Dahl, LuGre, ModifiedDahl
+    from hystmech.identify.assembly import Experiment, OutputErrorProblem, fit_assembly
+    from hystmech.systems import Assembly
+    from hystmech.systems.assembly import GROUND
+
+    fs, n = 400.0, 400
+    t = np.arange(n) / fs
+    u = 3.0 * sum(np.cos(2 * np.pi * f * t + ph) for f, ph in ((1.3, 0.3), (2.9, 1.9),
+                                                               (4.1, 4.0), (6.7, 2.2)))
+    cases = [
+        (Dahl, dict(rho=300.0, Fc=2.0), dict(rho=240.0, Fc=2.4)),
+        (AsymmetricViscousDahl, dict(kx1=1.5, kw1=2.0, kx2=1.0, kw2=3.0, rho=250.0),
+         dict(kx1=1.0, kw1=2.5, kx2=1.4, kw2=2.2, rho=200.0)),
+        (ModifiedDahl, dict(Lambda=60.0, mu=1.6, a=100.0, b=1.5, d=80.0, e=-1.0),
+         dict(Lambda=45.0, mu=1.4, a=120.0, b=1.2, d=60.0, e=-1.2)),
+        (LuGre, dict(sigma0=2000.0, sigma1=5.0, Fc=1.0, Fs=1.5, vs=0.02, beta=2.0),
+         dict(sigma0=1600.0, sigma1=5.0, Fc=0.8, Fs=1.8, vs=0.02, beta=2.0)),
+    ]
+    for cls, truth, start in cases:
+        def rig(params):
+            a = Assembly()
+            a.add_dof("m", mass=1.0)
+            a.add_spring("m", GROUND, k=400.0, name="s")
+            a.add_damper("m", GROUND, c=0.8, name="d")
+            a.add_element("law", cls(**params), "m", GROUND)
+            a.add_force("m", 0.0, name="u")
+            return a
+        free = ["law." + k for k, v in truth.items() if start[k] != v]
+        x = Experiment(dt=1 / fs, inputs={"u": u}, outputs={"m.x": 0 * t}, sigma=1e-4,
+                       interpolation="cubic", substeps=8)
+        P = OutputErrorProblem(rig(truth), free, [x])
+        y = P.simulate(P.theta0)[0][:, 0]
+        x.outputs["m.x"] = y
+        P = OutputErrorProblem(rig(start), free, [x])
+        P.simulate(P.theta0, 0, True)                       # compile
+        t0 = time.process_time()
+        for _ in range(5):
+            P.simulate(P.theta0, 0, True)
+        t_one = (time.process_time() - t0) / 5
+        t0 = time.process_time()
+        res = fit_assembly(rig(start), free, [x], uncertainty=None)
+        t_fit = time.process_time() - t0
+        worst = max(abs(res.values[k] / truth[k[4:]] - 1) for k in free)
+        print(f"{cls.__name__:>22s}: {len(free)} parameters, fit {t_fit:.3f} s CPU = "
+              f"{t_fit / t_one:.1f} x one simulation with sensitivities ({t_one * 1e3:.2f} ms); "
+              f"{res.nfev} + {res.njev} simulations; worst relative error {worst:.1e}")
+
+
 if __name__ == "__main__":
-    main()
+    if "--laws" in sys.argv:
+        laws()
+    else:
+        main()

@@ -244,6 +244,9 @@ class ForceElement:
     jac: Callable | None = None
     # pjac(x, u, v, p, Jp): ∂(ẋ, F)/∂p, (n_states + 1, p.size); None: not available
     pjac: Callable | None = None
+    # the p slots pjac differentiates (None: all of them); e.g. a LuGre with a user's
+    # Stribeck curve g reads only σ0, σ1 from p
+    pjac_names: tuple | None = None
     affine: Callable | None = None
 
     slope: Callable | None = None

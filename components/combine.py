@@ -10,7 +10,7 @@ damper c of the Masing model with viscous damping, Bastien et al. (2007), eq. (1
 
 kind: "operator" if any part is an operator, else "inclusion" if any part is one,
 else "smooth". box: the parts' boxes concatenated (±inf for unconstrained states).
-rate / jac / slope exist when every part provides them.
+rate / jac / slope / pjac exist when every part provides them.
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def _sl(o, n):
     return f"{o}:{o + n}"
 
 
-def _build_source(parts, offs, poffs, n, have_rate, have_jac, have_slope):
+def _build_source(parts, offs, poffs, n, have_rate, have_jac, have_slope, have_pjac=False):
     lines = ["def advance(x, u0, u1, dt, v, p, rtol):"]
     for i, el in enumerate(parts):
         lines.append(f"    adv{i}(x[{_sl(offs[i], el.n_states)}], u0, u1, dt, v, "
@@ -90,6 +90,24 @@ def _build_source(parts, offs, poffs, n, have_rate, have_jac, have_slope):
             lines.append(f"    J[{n}, {n + 1}] += Jp[{k}, {k + 1}]")
         lines.append("    return")
         lines.append("")
+    if have_pjac:
+        # ∂(ẋ, F)/∂p: each part's block on its own states and parameters, ∂F summed
+        q = sum(el.p.size for el in parts)
+        lines.append("def pjac(x, u, v, p, J):")
+        lines.append(f"    for i in range({n + 1}):")
+        lines.append(f"        for j in range({q}):")
+        lines.append("            J[i, j] = 0.0")
+        for i, el in enumerate(parts):
+            o, k, c, m = offs[i], el.n_states, poffs[i], el.p.size
+            lines.append(f"    Jq = np.zeros(({k + 1}, {m}))")
+            lines.append(f"    pjc{i}(x[{_sl(o, k)}], u, v, p[{_sl(c, m)}], Jq)")
+            lines.append(f"    for j in range({m}):")
+            if k:
+                lines.append(f"        for i in range({k}):")
+                lines.append(f"            J[{o} + i, {c} + j] = Jq[i, j]")
+            lines.append(f"        J[{n}, {c} + j] = Jq[{k}, j]")
+        lines.append("    return")
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -128,17 +146,19 @@ class SumElement(ForceElement):
         have_rate = all(el.rate is not None for el in parts)
         have_jac = all(el.jac is not None for el in parts)
         have_slope = all(el.slope is not None for el in parts)
+        have_pjac = all(el.pjac is not None and el.pjac_names is None for el in parts)
         compiled = all(is_compiled(fn) for el in parts
                        for fn in (el.advance, el.force,
                                   el.rate if have_rate else el.force,
                                   el.jac if have_jac else el.force,
-                                  el.slope if have_slope else el.force))
+                                  el.slope if have_slope else el.force,
+                                  el.pjac if have_pjac else el.force))
         ns = {"np": np}
         for i, el in enumerate(parts):
             ns[f"adv{i}"], ns[f"frc{i}"] = el.advance, el.force
             ns[f"rat{i}"], ns[f"jac{i}"] = el.rate, el.jac
-            ns[f"slp{i}"] = el.slope
-        src = _build_source(parts, offs, poffs, n, have_rate, have_jac, have_slope)
+            ns[f"slp{i}"], ns[f"pjc{i}"] = el.slope, el.pjac
+        src = _build_source(parts, offs, poffs, n, have_rate, have_jac, have_slope, have_pjac)
         self.source = src
         exec(compile(src, f"<SumElement of {len(parts)} parts>", "exec"), ns)
         deco = njit if compiled else (lambda f: f)
@@ -147,6 +167,7 @@ class SumElement(ForceElement):
         self.rate = deco(ns["rate"]) if have_rate else None
         self.jac = deco(ns["jac"]) if have_jac else None
         self.slope = deco(ns["slope"]) if have_slope else None
+        self.pjac = deco(ns["pjac"]) if have_pjac else None
 
         names = []
         for i, el in enumerate(parts):

@@ -47,6 +47,16 @@ def dahl_jac(x, u, v, p, J):
 
 
 @njit(cache=True)
+def dahl_pjac(x, u, v, p, Jp):
+    """∂(ẇ, F)/∂p for p = [ρ, Fc] (rows ẇ, F): ∂ẇ/∂ρ = u̇ − |u̇|w, ∂F/∂Fc = w
+    (the parameter Jacobian of the forward sensitivity equations, identify/assembly.py)."""
+    Jp[0, 0] = v - abs(v) * x[0]
+    Jp[0, 1] = 0.0
+    Jp[1, 0] = 0.0
+    Jp[1, 1] = x[0]
+
+
+@njit(cache=True)
 def dahl_slope(x, u, v, p):
     # dF/du = Fc·ρ(1 − sgn(v)·w) on the branch of direction sgn(v) (increasing for v = 0)
     s = -1.0 if v < 0.0 else 1.0
@@ -89,6 +99,7 @@ class Dahl(ForceElement):
     force = staticmethod(dahl_force)
     rate = staticmethod(dahl_rate)
     jac = staticmethod(dahl_jac)
+    pjac = staticmethod(dahl_pjac)
     affine = staticmethod(dahl_affine)
     slope = staticmethod(dahl_slope)
 

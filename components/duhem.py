@@ -16,12 +16,33 @@ import math
 
 import numpy as np
 
-from .base import ForceElement, Param, check_finite, check_positive, jit_user_callable
+from .base import (ForceElement, Param, check_array, check_finite, check_positive,
+                   jit_user_callable)
 from ._ode import dp45_solve
 
 # p = [A]
 
 _KERNELS = {}  # (hu, hl, compiled) -> kernels, so equal envelopes compile once
+_POLYS = {}    # coefficients -> compiled polynomial, so equal envelopes compile once
+
+
+def polynomial_envelope(c):
+    """The numba function u ↦ Σ_i c[i]·u^i [N] (Horner) of the coefficients c [N/m^i]."""
+    c = tuple(float(x) for x in c)
+    if c in _POLYS:
+        return _POLYS[c]
+    from numba import njit
+
+    n = len(c)
+
+    @njit(cache=False)
+    def h(u):
+        s = 0.0
+        for i in range(n - 1, -1, -1):
+            s = s * u + c[i]
+        return s
+    _POLYS[c] = h
+    return h
 
 
 def _make_envelope_rk(h, deco):
@@ -102,13 +123,24 @@ def make_kernels(hu, hl, compile_=True, key=None):
         J[1, 2] = 0.0
 
     @deco
+    def pjac(x, u, v, p, Jp):
+        # ∂(Ḟ, F)/∂A of eq. (2): u̇(h_u(u) − F) for u̇ ≥ 0, −u̇(h_l(u) − F) otherwise
+        # (the parameter Jacobian of the forward sensitivity equations,
+        # identify/assembly.py; the envelopes are code, not parameters)
+        if v >= 0.0:
+            Jp[0, 0] = v * (hu(u) - x[0])
+        else:
+            Jp[0, 0] = -v * (hl(u) - x[0])
+        Jp[1, 0] = 0.0
+
+    @deco
     def slope(x, u, v, p):
         # dF/du on the branch of direction sgn(v) (increasing branch for v = 0)
         if v >= 0.0:
             return p[0] * (hu(u) - x[0])
         return -p[0] * (hl(u) - x[0])
 
-    kern = (advance, rate, force, jac, slope)
+    kern = (advance, rate, force, jac, slope, pjac)
     if key is not None:
         _KERNELS[key] = kern
     return kern
@@ -138,6 +170,17 @@ class Duhem(ForceElement):
     state_names = ("F",)
     citation = "Bastien, Michon, Manin & Dufour (2007), eq. (2)"
 
+    @classmethod
+    def polynomial(cls, *, A, cu, cl, F0=0.0):
+        """Duhem model with polynomial envelopes h_u(u) = Σ_i cu[i]·u^i and
+        h_l(u) = Σ_i cl[i]·u^i [N] (coefficients in N/m^i, lowest power first; linear
+        envelopes are the modified Dahl model with μ = 1). What ``hystmech identify
+        duhem`` fits, and how a scenario TOML writes it (constructor = "polynomial")."""
+        cu, cl = check_array("cu", cu), check_array("cl", cl)
+        el = cls(A=A, hu=polynomial_envelope(cu), hl=polynomial_envelope(cl), F0=F0)
+        el.coefficients = {"cu": cu.tolist(), "cl": cl.tolist()}
+        return el
+
     def __init__(self, *, A, hu, hl, F0=0.0):
         A = check_positive("A", A)
         F0 = check_finite("F0", F0)
@@ -158,7 +201,7 @@ class Duhem(ForceElement):
         else:
             kern = make_kernels(getattr(hu, "py_func", hu), getattr(hl, "py_func", hl),
                                 compile_=False, key=(hu, hl))
-        self.advance, self.rate, self.force, self.jac, self.slope = kern
+        self.advance, self.rate, self.force, self.jac, self.slope, self.pjac = kern
         self.hu, self.hl = hu, hl
         self._setup(dict(A=A, hu=hu, hl=hl, F0=F0), [A], [F0])
         self.x_scale = np.array([max(abs(F0), abs(float(hu(0.0))), abs(float(hl(0.0))),

@@ -41,6 +41,13 @@ def spring_jac(x, u, v, p, J):
 
 
 @njit(cache=True)
+def spring_pjac(x, u, v, p, Jp):
+    # ∂F/∂(k, u0) = (u − u0, −k): the parameter Jacobian of identify/assembly.py
+    Jp[0, 0] = u - p[1]
+    Jp[0, 1] = -p[0]
+
+
+@njit(cache=True)
 def spring_slope(x, u, v, p):
     return p[0]
 
@@ -57,6 +64,11 @@ def damper_jac(x, u, v, p, J):
 
 
 @njit(cache=True)
+def damper_pjac(x, u, v, p, Jp):
+    Jp[0, 0] = v
+
+
+@njit(cache=True)
 def damper_slope(x, u, v, p):
     return 0.0
 
@@ -70,6 +82,13 @@ def spring_damper_force(x, u, v, p):
 def spring_damper_jac(x, u, v, p, J):
     J[0, 0] = p[0]
     J[0, 1] = p[1]
+
+
+@njit(cache=True)
+def spring_damper_pjac(x, u, v, p, Jp):
+    Jp[0, 0] = u - p[2]
+    Jp[0, 1] = v
+    Jp[0, 2] = -p[0]
 
 
 class _Linear(ForceElement):
@@ -102,6 +121,7 @@ class LinearSpring(_Linear):
     citation = "Hooke's law"
     force = staticmethod(spring_force)
     jac = staticmethod(spring_jac)
+    pjac = staticmethod(spring_pjac)
     slope = staticmethod(spring_slope)
 
     def __init__(self, *, k, u0=0.0):
@@ -121,6 +141,7 @@ class LinearDamper(_Linear):
     citation = "linear viscous damping"
     force = staticmethod(damper_force)
     jac = staticmethod(damper_jac)
+    pjac = staticmethod(damper_pjac)
     slope = staticmethod(damper_slope)
 
     def __init__(self, *, c):
@@ -144,6 +165,7 @@ class SpringDamper(_Linear):
     citation = "Kelvin-Voigt element"
     force = staticmethod(spring_damper_force)
     jac = staticmethod(spring_damper_jac)
+    pjac = staticmethod(spring_damper_pjac)
     slope = staticmethod(spring_slope)
 
     def __init__(self, *, k, c, u0=0.0):

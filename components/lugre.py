@@ -83,7 +83,19 @@ def make_kernels(g, f, compile_=True):
         J[1, 1] = 0.0
         J[1, 2] = p[1] * dx_dv + df
 
-    return advance, rate, force, jac
+    @deco
+    def pjac(x, u, v, p, Jp):
+        # ∂(ẋ, F)/∂p through σ0 and σ1 only: a user's g and f are code whose own
+        # numbers are not in p (LuGre.pjac_names; identify/assembly.py refuses the rest)
+        gv = g(v)
+        for j in range(7):
+            Jp[0, j] = 0.0
+            Jp[1, j] = 0.0
+        Jp[0, 0] = -abs(v) * x[0] / gv
+        Jp[1, 0] = x[0] + p[1] * Jp[0, 0]
+        Jp[1, 1] = -p[0] * abs(v) / gv * x[0] + v
+
+    return advance, rate, force, jac, pjac
 
 
 @njit(cache=True)
@@ -253,9 +265,11 @@ class LuGre(ForceElement):
             else:
                 kern = make_kernels(getattr(g, "py_func", g), getattr(f, "py_func", f),
                                     compile_=False)
-            self.advance, self.rate, self.force, self.jac = kern
+            self.advance, self.rate, self.force, self.jac, self.pjac = kern
             self.affine = None
-            self.pjac = None          # lugre_pjac differentiates the default curve only
+            # lugre_pjac differentiates the default curve; with a user's g or f the
+            # kernels read σ0 and σ1 from p and nothing else
+            self.pjac_names = ("sigma0", "sigma1")
             self.g = g
         else:
             self.g = lambda v: float(stribeck_g(float(v), self.p))

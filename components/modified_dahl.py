@@ -201,6 +201,40 @@ def modified_dahl_jac(x, u, v, p, J):
 
 
 @njit(cache=True)
+def modified_dahl_pjac(x, u, v, p, Jp):
+    """∂(Ḟ, F)/∂p for p = [Λ, μ, a, b, d, e] of eqs. (3)-(4) (rows Ḟ, F), the parameter
+    Jacobian of the forward sensitivity equations (identify/assembly.py). With D the
+    gap to the active envelope (h_u − F for u̇ ≥ 0, h_l − F otherwise) and
+    σ = sgn u̇ (+1 at u̇ = 0): Ḟ = σΛu̇ sgn(D)|D|^μ, so ∂Ḟ/∂Λ = Ḟ/Λ,
+    ∂Ḟ/∂μ = Ḟ·ln|D|, and through D = (a or d)·u + (b or e) − F:
+    ∂Ḟ/∂(a or d) = σΛu̇ μ|D|^(μ−1)·u, ∂Ḟ/∂(b or e) = σΛu̇ μ|D|^(μ−1); the other
+    envelope's columns are 0. On the envelope (D = 0) the derivatives are those of the
+    law's limit from either side: 0 for ∂/∂μ and, for μ < 1 where μ|D|^(μ−1) is
+    infinite, 0 (D = 0 is crossed at a single instant, of measure zero in time)."""
+    lam, mu = p[0], p[1]
+    for j in range(6):
+        Jp[0, j] = 0.0
+        Jp[1, j] = 0.0
+    if v >= 0.0:
+        D = p[2] * u + p[3] - x[0]
+        sv, k = v, 2
+    else:
+        D = p[4] * u + p[5] - x[0]
+        sv, k = -v, 4
+    if D == 0.0:
+        dn = 1.0 if mu == 1.0 else 0.0
+        lz = 0.0
+    else:
+        dn = mu * abs(D) ** (mu - 1.0)
+        lz = math.log(abs(D))
+    Fd = lam * sv * spow(D, mu)
+    Jp[0, 0] = sv * spow(D, mu)
+    Jp[0, 1] = Fd * lz
+    Jp[0, k] = lam * sv * dn * u
+    Jp[0, k + 1] = lam * sv * dn
+
+
+@njit(cache=True)
 def modified_dahl_slope(x, u, v, p):
     """dF/du on the branch of direction sgn(v) (upper branch for v = 0)."""
     if v >= 0.0:
@@ -245,6 +279,7 @@ class ModifiedDahl(ForceElement):
     force = staticmethod(modified_dahl_force)
     rate = staticmethod(modified_dahl_rate)
     jac = staticmethod(modified_dahl_jac)
+    pjac = staticmethod(modified_dahl_pjac)
     slope = staticmethod(modified_dahl_slope)
 
     def __init__(self, *, Lambda, mu, a, b, d, e, F0=0.0):

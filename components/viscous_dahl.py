@@ -66,6 +66,19 @@ def viscous_dahl_jac(x, u, v, p, J):
     J[1, 2] = p[0]
 
 
+@njit(cache=True)
+def viscous_dahl_pjac(x, u, v, p, Jp):
+    """∂(ẇ, F)/∂p for p = [κx, κw, ρ] (rows ẇ, F) of eqs. (10)-(12): ∂F/∂κx = ẋ,
+    ∂F/∂κw = w, ∂ẇ/∂ρ = ẋ − |ẋ|w (parameter Jacobian of the forward sensitivity
+    equations, identify/assembly.py)."""
+    for j in range(3):
+        Jp[0, j] = 0.0
+        Jp[1, j] = 0.0
+    Jp[0, 2] = v - abs(v) * x[0]
+    Jp[1, 0] = v
+    Jp[1, 1] = x[0]
+
+
 # --- asymmetric, eqs. (27)-(33) ------------------------------------------------------
 @njit(cache=True)
 def asym_advance(x, u0, u1, dt, v, p, rtol):
@@ -95,6 +108,25 @@ def asym_jac(x, u, v, p, J):
     J[1, 2] = p[0] if v >= 0.0 else p[2]
 
 
+@njit(cache=True)
+def asym_pjac(x, u, v, p, Jp):
+    """∂(ẇ, F)/∂p for p = [κx1, κw1, κx2, κw2, ρ] of eqs. (27)-(33): the viscous
+    coefficient of the side of ẋ (ẋ ≥ 0: κx1), the dry level of the side of w
+    (w ≥ 0: κw1), ∂ẇ/∂ρ = ẋ − |ẋ|w."""
+    for j in range(5):
+        Jp[0, j] = 0.0
+        Jp[1, j] = 0.0
+    Jp[0, 4] = v - abs(v) * x[0]
+    if v >= 0.0:
+        Jp[1, 0] = v
+    else:
+        Jp[1, 2] = v
+    if x[0] >= 0.0:
+        Jp[1, 1] = x[0]
+    else:
+        Jp[1, 3] = x[0]
+
+
 # --- naive, eqs. (21)-(26) -----------------------------------------------------------
 @njit(cache=True)
 def naive_force(x, u, v, p):
@@ -111,6 +143,18 @@ def naive_jac(x, u, v, p, J):
     J[1, 0] = p[1] if v > 0.0 else p[3]
     J[1, 1] = 0.0
     J[1, 2] = p[0] if v > 0.0 else p[2]
+
+
+@njit(cache=True)
+def naive_pjac(x, u, v, p, Jp):
+    """∂(ẇ, F)/∂p of eqs. (21)-(26): κx1, κw1 for ẋ > 0, κx2, κw2 otherwise."""
+    for j in range(5):
+        Jp[0, j] = 0.0
+        Jp[1, j] = 0.0
+    Jp[0, 4] = v - abs(v) * x[0]
+    k = 0 if v > 0.0 else 2
+    Jp[1, k] = v
+    Jp[1, k + 1] = x[0]
 
 
 def _check_w0(w0):
@@ -143,6 +187,7 @@ class ViscousDahl(ForceElement):
     force = staticmethod(viscous_dahl_force)
     rate = staticmethod(viscous_dahl_rate)
     jac = staticmethod(viscous_dahl_jac)
+    pjac = staticmethod(viscous_dahl_pjac)
 
     def __init__(self, *, kx, kw, rho, w0=0.0):
         kx = check_nonnegative("kx", kx)
@@ -190,6 +235,7 @@ class AsymmetricViscousDahl(ForceElement):
     force = staticmethod(asym_force)
     rate = staticmethod(asym_rate)
     jac = staticmethod(asym_jac)
+    pjac = staticmethod(asym_pjac)
 
     def __init__(self, *, kx1, kw1, kx2, kw2, rho, w0=0.0):
         kx1 = check_nonnegative("kx1", kx1)
@@ -220,6 +266,7 @@ class NaiveAsymmetricViscousDahl(AsymmetricViscousDahl):
     citation = "A modified viscous + Dahl model for large-scale MR dampers, eqs. (21)-(26)"
     force = staticmethod(naive_force)
     jac = staticmethod(naive_jac)
+    pjac = staticmethod(naive_pjac)
 
     def dry_force(self, w, v=None):
         """Dry-friction part Fd [N] of eqs. (25)-(26): κw1·w for ẋ > 0, κw2·w for ẋ ≤ 0."""

@@ -285,6 +285,7 @@ class _Free:
     mult: int = -1       # input whose value multiplies the column (gains)
     element: int = -1    # element of a P entry
     pname: str = ""
+    exp: str | None = None   # initial state of this experiment only ("<state>0@<name>")
 
 
 def _resolve_free(asm, model, free):
@@ -300,7 +301,14 @@ def _resolve_free(asm, model, free):
     out = []
     for nm in free:
         obj, _, attr = str(nm).rpartition(".")
-        if nm in states:
+        base, at, exp = str(nm).partition("@")
+        if at:
+            if base not in states:
+                raise ValueError(f"free parameter {nm!r}: only initial states take an "
+                                 f"experiment (<state>0@<experiment name>); {base!r} is not "
+                                 f"one of {', '.join(states)}")
+            out.append(_Free(nm, "init", states[base], -1, exp=exp))
+        elif nm in states:
             out.append(_Free(nm, "init", states[nm], -1))
         elif obj in dof and attr == "m":
             out.append(_Free(nm, "mass", dof[obj], off["mass"] + dof[obj]))
@@ -312,10 +320,14 @@ def _resolve_free(asm, model, free):
         elif obj in forces and attr == "gain":
             j = forces[obj]
             out.append(_Free(nm, "gain", j, off["fext"] + j, mult=j))
-        elif obj in els:
+        elif obj in els or _element_prefix(nm, els):
+            if obj not in els or attr not in _p_names(asm.elements[els[obj]].element):
+                # a sum's parameters are named <element>.part<i>.<name>
+                obj = _element_prefix(nm, els) or obj
+                attr = nm[len(obj) + 1:]
             e = els[obj]
             el = asm.elements[e].element
-            names = list(el.p_names()) if el.declares_p_layout() else []
+            names = _p_names(el)
             if attr not in names:
                 raise ValueError(f"free parameter {nm!r}: element {obj!r} "
                                  f"({type(el).__name__}) has parameters {', '.join(names)}; "
@@ -323,6 +335,12 @@ def _resolve_free(asm, model, free):
             if el.pjac is None:
                 raise ValueError(f"free parameter {nm!r}: {type(el).__name__} has no parameter "
                                  "Jacobian kernel (pjac): its parameters cannot be fitted here")
+            if el.pjac_names is not None and attr not in el.pjac_names:
+                raise ValueError(f"free parameter {nm!r}: {type(el).__name__} with a "
+                                 f"user-supplied function reads only "
+                                 f"{', '.join(el.pjac_names)} from its parameters; the "
+                                 f"others live inside that function and cannot be fitted "
+                                 f"here (fit_element fits any constructor keyword)")
             j = names.index(attr)
             p0 = model.el_struct[e][4]
             out.append(_Free(nm, "P", p0 + j, off["P"] + p0 + j, element=e, pname=attr))
@@ -336,6 +354,42 @@ def _resolve_free(asm, model, free):
     return out
 
 
+def _p_names(el):
+    return list(el.p_names()) if el.declares_p_layout() else []
+
+
+def _element_prefix(nm, els):
+    """The longest element name that ``nm`` starts with (followed by a dot), or None."""
+    hits = [e for e in els if nm.startswith(e + ".")]
+    return max(hits, key=len) if hits else None
+
+
+# inclusions and operators: why fit_assembly refuses them, and what to use instead
+_NOT_SMOOTH = ("{law} (element {name!r}) is {kind}: {what}, so its output is not a "
+               "differentiable function of the parameters along the Runge-Kutta stages the "
+               "forward sensitivity equations follow (no pjac kernel, no sensitivity "
+               "equations); fit_assembly supports smooth (ODE) laws only. Fit the law to force "
+               "measured under imposed displacement with hystmech.identify.fit_element (or a "
+               "dedicated fitter: fit_masing, fit_preisach) or `hystmech identify`, then fit "
+               "the rest of the assembly with the law's parameters fixed")
+
+
+def refuse_non_smooth(assembly):
+    """ValueError naming the first inclusion or operator of ``assembly`` (see
+    :data:`_NOT_SMOOTH`)."""
+    for e in assembly.elements:
+        el = e.element
+        if el.kind == "smooth":
+            continue
+        what = ("its state is confined to a box by a projection (a stop/play operator), "
+                "whose output has kinks where the state reaches the box"
+                if el.kind == "inclusion" else
+                "a rate-independent operator with discrete memory (relays that switch at "
+                "thresholds), whose output jumps")
+        raise ValueError(_NOT_SMOOTH.format(law=type(el).__name__, name=e.name,
+                                            kind=f"an {el.kind}", what=what))
+
+
 # -- the problem -------------------------------------------------------------------------------
 class OutputErrorProblem:
     """Residuals and exact Jacobian of the output error of ``assembly`` over
@@ -346,9 +400,7 @@ class OutputErrorProblem:
         from ..systems.codegen import build_sensitivity, param_columns
         from ..systems.model import Model
 
-        if any(e.element.kind != "smooth" for e in assembly.elements):
-            raise ValueError("output-error identification needs smooth elements (ODE laws); "
-                             "inclusions and operators have no sensitivity equations")
+        refuse_non_smooth(assembly)
         if isinstance(experiments, Experiment):
             experiments = [experiments]
         if not experiments:
@@ -375,6 +427,11 @@ class OutputErrorProblem:
         self.cols = np.array([f.col for f in self.free], dtype=np.int64)
         self.mult = np.array([f.mult for f in self.free], dtype=np.int64)
         self.theta0 = self.values_of(assembly)
+        names = [x.name for x in experiments]
+        for f in self.free:
+            if f.exp is not None and names.count(f.exp) != 1:
+                raise ValueError(f"free parameter {f.name!r}: the experiments must include "
+                                 f"exactly one named {f.exp!r} (names: {', '.join(names)})")
         self.exps = [self._prepare(x) for x in experiments]
         self.n_sim = 0
 
@@ -468,8 +525,9 @@ class OutputErrorProblem:
                     return str(err)
         return None
 
-    def numbers(self, theta):
-        """(Params, y0, S0, gains) at θ."""
+    def numbers(self, theta, exp_name=None):
+        """(Params, y0, S0, gains) at θ for the experiment called ``exp_name`` (its own
+        initial states "<state>0@<name>" apply on top of the shared ones)."""
         prm = self.model.prm
         fields = {k: np.array(getattr(prm, k), float, copy=True)
                   for k in ("mass", "k", "u0", "pre", "c", "P")}
@@ -478,19 +536,25 @@ class OutputErrorProblem:
         S0 = np.zeros((y0.size, len(self.free)))
         for c, (f, v) in enumerate(zip(self.free, theta)):
             if f.kind == "init":
-                y0[f.index] = v
-                S0[f.index, c] = 1.0
+                if f.exp is None:
+                    y0[f.index] = v
+                    S0[f.index, c] = 1.0
             elif f.kind == "gain":
                 gain[f.index] = v
             else:
                 fields[f.kind][f.index] = v
+        for c, (f, v) in enumerate(zip(self.free, theta)):
+            if f.kind == "init" and f.exp is not None and f.exp == exp_name:
+                S0[f.index, :] = 0.0       # the experiment's own value replaces a shared one
+                y0[f.index] = v
+                S0[f.index, c] = 1.0
         return prm._replace(**fields), y0, S0, gain
 
     def simulate(self, theta, exp_index: int = 0, with_s: bool = False, x=None):
         """(Y (n, channels), S (n, channels, p) or None) of experiment ``exp_index`` (or of
         another Experiment ``x`` with the same channels) at θ."""
         d = self.exps[exp_index] if x is None else self._prepare(x)
-        prm, y0, S0, gain = self.numbers(np.asarray(theta, float))
+        prm, y0, S0, gain = self.numbers(np.asarray(theta, float), d["x"].name)
         xe = d["x"]
         n, no = xe.n, d["oidx"].size
         p = len(self.free)
@@ -600,7 +664,8 @@ def fit_assembly(assembly, free, experiments, *, x0=None, bounds=None, starts: i
     free: names of the free parameters: "<dof>.m" [kg], "<spring>.k" [N/m],
     "<spring>.u0" [m], "<spring>.preload" [N], "<damper>.c" [N s/m],
     "<element>.<parameter>" (the law's p_layout names, e.g. "hysteresis.A"),
-    "<state>0" for an initial state (e.g. "y.x0", "hysteresis.z0"), "<force>.gain" (a
+    "<state>0" for an initial state (e.g. "y.x0", "hysteresis.z0"; shared by every
+    experiment) or "<state>0@<experiment name>" (that experiment's own), "<force>.gain" (a
     factor on the measured force); x0: initial values (default: the assembly's);
     bounds: (lo, hi) sequences or {name: (lo, hi)} (default unbounded); starts: extra
     random starts, x0·(1 + spread·N(0, 1)) clipped into the bounds, those the laws

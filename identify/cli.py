@@ -7,27 +7,33 @@ from pathlib import Path
 from ._cliopts import add_data_arguments, load_from_args
 
 LAWS = ("dahl", "lugre", "bouc-wen", "maxwell-slip", "viscous-dahl", "asymmetric-viscous-dahl",
-        "modified-dahl", "masing", "preisach")
-# not offered: Duhem (its envelope functions are code, not parameters), the linear
-# elements (a linear least-squares fit needs no tool), Relay/Prandtl-Ishlinskii (fit a
-# Preisach kernel, their general form)
+        "modified-dahl", "masing", "preisach", "relay", "prandtl-ishlinskii", "duhem")
+# not offered: the linear elements (a linear least-squares fit needs no tool)
 
 
 def add_arguments(p) -> None:
     p.add_argument("law", choices=LAWS, help="law to identify (dahl, lugre, bouc-wen, "
                    "maxwell-slip: output-error least squares from starts read off the data; "
-                   "the others: the papers' methods, refined by output error)")
+                   "duhem: polynomial envelopes, exact segment map, variable projection; "
+                   "relay: thresholds from the switching samples; prandtl-ishlinskii: "
+                   "least squares with the exact Jacobian; the others: the papers' methods, "
+                   "refined by output error)")
     add_data_arguments(p)
     p.add_argument("--out", default=None, help="output directory (default runs/identify-LAW)")
     p.add_argument("--d", type=float, default=None,
-                   help="preisach: rounding tolerance of the input (default range/40)")
+                   help="preisach: rounding tolerance of the input (default range/40); "
+                   "prandtl-ishlinskii: relay spacing of the scenario element (default "
+                   "amplitude/250)")
     p.add_argument("--vmin", type=float, default=None,
                    help="viscous-dahl: speed [m/s] above which Proposition 1 windows are taken")
+    p.add_argument("--degree", type=int, default=3,
+                   help="duhem: degree of the polynomial envelopes h_u, h_l (default 3)")
     p.add_argument("--elements", type=int, default=3,
-                   help="maxwell-slip: number of elasto-slip elements (default 3)")
+                   help="maxwell-slip: number of elasto-slip elements; prandtl-ishlinskii: "
+                   "number of play operators (default 3)")
 
 
-def identify(law: str, ds, *, d=None, vmin=None, elements=3):
+def identify(law: str, ds, *, d=None, vmin=None, elements=3, degree=3):
     """Run the identification named ``law`` (see LAWS) on ds; returns a FitResult.
 
     Degenerate data (constant displacement or force, overflowing values) is a ValueError
@@ -39,7 +45,7 @@ def identify(law: str, ds, *, d=None, vmin=None, elements=3):
         raise ValueError(f"law must be one of {', '.join(LAWS)} (got {law!r})")
     ds.check_usable("an identification")
     try:
-        res = _identify(law, ds, d=d, vmin=vmin, elements=elements)
+        res = _identify(law, ds, d=d, vmin=vmin, elements=elements, degree=degree)
     except ParameterRangeError as e:
         # the value was computed by the fit, not typed by the user: say so
         raise FitNotDetermined(f"the fit drove {e.name} to {e.value:.6g}, outside its "
@@ -94,7 +100,7 @@ def check_fit_finite(res) -> None:
             raise NonFiniteResult(f"the fit's {k} = {v} is not finite; nothing was written")
 
 
-def _identify(law: str, ds, *, d=None, vmin=None, elements=3):
+def _identify(law: str, ds, *, d=None, vmin=None, elements=3, degree=3):
     import numpy as np
 
     from . import laws, metrics
@@ -137,6 +143,15 @@ def _identify(law: str, ds, *, d=None, vmin=None, elements=3):
         return FitResult(law="Preisach", params=params, data=ds, predicted=run.force,
                          details={"n_cells": f.mesh.n, "d": d, "grid": [m, n],
                                   "nrmse_rounded_input": rounded["nrmse"]})
+    if law == "duhem":
+        from .duhem import fit_duhem
+        return fit_duhem(ds, degree=degree)
+    if law == "relay":
+        from .prandtl_ishlinskii import fit_relay
+        return fit_relay(ds)
+    if law == "prandtl-ishlinskii":
+        from .prandtl_ishlinskii import fit_prandtl_ishlinskii
+        return fit_prandtl_ishlinskii(ds, elements=elements, h=d)
     raise ValueError(f"law must be one of {', '.join(LAWS)} (got {law!r})")
 
 
@@ -159,7 +174,10 @@ def main(args) -> int:
     check_memory(ds.t.size * 8.0 * 32, f"an identification on {ds.t.size} samples")
     if args.elements < 1:
         raise ValueError(f"--elements must be in [1, inf) (got {args.elements})")
-    res = identify(args.law, ds, d=args.d, vmin=args.vmin, elements=args.elements)
+    if not 0 <= args.degree <= 7:
+        raise ValueError(f"--degree must be in [0, 7] (got {args.degree})")
+    res = identify(args.law, ds, d=args.d, vmin=args.vmin, elements=args.elements,
+                   degree=args.degree)
     out = prepare_out_dir(out)
     with OutputLock(out):
         _write(args, res, out)

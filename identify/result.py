@@ -28,6 +28,8 @@ class FitResult:
     predicted: np.ndarray | None = field(default=None, repr=False)
     details: dict = field(default_factory=dict, repr=False)
     uncertainty: object = field(default=None, repr=False)
+    # a named classmethod of the law that takes params (e.g. Duhem.polynomial), or None
+    constructor: str | None = None
 
     def __post_init__(self):
         if self.data is not None and self.predicted is not None and not self.merit:
@@ -57,7 +59,8 @@ class FitResult:
         """The fitted force element (a hystmech.components class)."""
         from ..components import get_element_class
 
-        return get_element_class(self.law)(**self.params)
+        cls = get_element_class(self.law)
+        return (getattr(cls, self.constructor) if self.constructor else cls)(**self.params)
 
     def plot(self, ax=None, title: str | None = None):
         """Measured and fitted force against time and against displacement.
@@ -104,6 +107,8 @@ class FitResult:
             if isinstance(v, (int, float)) and np.isfinite(v):
                 lines.append(f"# {k} = {v:.6g}")
         lines += ["", "[element]", f"type = {_toml_value(self.law)}"]
+        if self.constructor:
+            lines.append(f"constructor = {_toml_value(self.constructor)}")
         for k, v in self.params.items():
             lines.append(f"{k} = {_toml_value(v)}")
         lines += ["", "[input]"]

@@ -111,3 +111,15 @@ def dahl_exact(u, rho, Fc, w0=0.0):
         s = 1.0 if du > 0 else -1.0
         w[k + 1] = s + (w[k] - s) * np.exp(-rho * abs(du)) if du != 0 else w[k]
     return Fc * w
+
+
+def duhem(t, Aw, A, cu, cl, F0=0.0):
+    """Bastien et al. (2007) eq. (2): Ḟ = A u̇ (h_u(u) − F) (u̇ ≥ 0), −A u̇ (h_l(u) − F)
+    (u̇ < 0), polynomial envelopes h = Σ c_i u^i."""
+    u, ud = _uv(Aw)
+
+    def rhs(s, x):
+        v, us = ud(s), u(s)
+        h = np.polynomial.polynomial.polyval(us, cu if v >= 0 else cl)
+        return [A * abs(v) * (h - x[0])]
+    return _integrate(rhs, t, [F0])[0]
