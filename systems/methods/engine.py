@@ -33,11 +33,42 @@ import math
 import os
 
 import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+from numba.np.arrayobj import populate_array
 
 from .. import compile_cache
 from ..codegen import DECOR, DECOR_INLINE, Compiled, Templates, inline_calls
 from ..templates import eval_samples, templates
 from . import projection
+
+@intrinsic
+def span(typingctx, a, start, n):
+    """a[start:start + n] of a 1-D C array without a reference count (meminfo NULL): a
+    view that must not outlive ``a``. A slice made per element and call costs numba an
+    atomic increment and decrement of ``a``'s count (calls of NRT_incref/NRT_decref) it
+    cannot prune across the law switch's branches; this view costs none (the same trick
+    as core/drive.py's ``_borrowed``). No bounds check: the model record's offsets are
+    checked when it is built (codegen.Params)."""
+    if not (isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C"):
+        return None
+    ret = types.Array(a.dtype, 1, "C")
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        i0 = context.cast(builder, args[1], sig.args[1], types.intp)
+        cnt = context.cast(builder, args[2], sig.args[2], types.intp)
+        out = context.make_array(ret)(context, builder)
+        isz = context.get_constant(types.intp, context.get_abi_sizeof(
+            context.get_data_type(a.dtype)))
+        populate_array(out, data=builder.gep(ary.data, [i0]),
+                       shape=cgutils.pack_array(builder, [cnt]),
+                       strides=cgutils.pack_array(builder, [isz]), itemsize=isz,
+                       meminfo=None)
+        return out._getvalue()
+    return ret(a, start, n), codegen
+
 
 # the generic structure functions: same signatures as the generated ones (codegen.py);
 # temporaries are prefixed g_ so that, inlined into a template, they meet none of its
@@ -46,78 +77,59 @@ from . import projection
 
 def core(t, y, prm, dy, w, V):
     """GENERIC right-hand side ẏ of the smooth part with the inputs already in w (see
-    codegen._core): springs, dampers, elements, external forces, in that order."""
+    codegen._core): springs, dampers, elements, external forces, in that order.
+
+    V = (positions, velocities, forces) of the nodes: DOFs, imposed motions, then the
+    ground in the last slot, which the record's ground index −1 reaches (numba wraps a
+    negative index as Python does): every connection reads and writes its two ends
+    without a branch."""
     g_nq = prm.mass.size
     g_nb = prm.HU.shape[0]
     g_nf = prm.HF.shape[0]
     g_ne = prm.EL.shape[0]
     g_A = g_nf + 2 * g_nb
-    g_fn = V[0]
     for g_i in range(g_nq):
-        g_fn[g_i] = prm.mass[g_i] * prm.grav
+        V[0][g_i] = y[g_i]
+        V[1][g_i] = y[g_nq + g_i]
+        V[2][g_i] = prm.mass[g_i] * prm.grav
     for g_i in range(g_nb):
-        g_fn[g_nq + g_i] = 0.0
+        V[0][g_nq + g_i] = w[g_nf + g_i]
+        V[1][g_nq + g_i] = w[g_nf + g_nb + g_i]
+        V[2][g_nq + g_i] = 0.0
     for g_s in range(prm.SA.size):
         g_a = prm.SA[g_s]
         g_b = prm.SB[g_s]
-        g_xa = 0.0
-        if g_a >= 0:
-            g_xa = y[g_a] if g_a < g_nq else w[g_nf + g_a - g_nq]
-        g_xb = 0.0
-        if g_b >= 0:
-            g_xb = y[g_b] if g_b < g_nq else w[g_nf + g_b - g_nq]
-        g_F = prm.k[g_s] * (g_xa - g_xb - prm.u0[g_s]) + prm.pre[g_s]
-        if g_a >= 0:
-            g_fn[g_a] -= g_F
-        if g_b >= 0:
-            g_fn[g_b] += g_F
+        g_F = prm.k[g_s] * (V[0][g_a] - V[0][g_b] - prm.u0[g_s]) + prm.pre[g_s]
+        V[2][g_a] -= g_F
+        V[2][g_b] += g_F
     for g_s in range(prm.DA.size):
         g_a = prm.DA[g_s]
         g_b = prm.DB[g_s]
-        g_va = 0.0
-        if g_a >= 0:
-            g_va = y[g_nq + g_a] if g_a < g_nq else w[g_nf + g_nb + g_a - g_nq]
-        g_vb = 0.0
-        if g_b >= 0:
-            g_vb = y[g_nq + g_b] if g_b < g_nq else w[g_nf + g_nb + g_b - g_nq]
-        g_F = prm.c[g_s] * (g_va - g_vb)
-        if g_a >= 0:
-            g_fn[g_a] -= g_F
-        if g_b >= 0:
-            g_fn[g_b] += g_F
+        g_F = prm.c[g_s] * (V[1][g_a] - V[1][g_b])
+        V[2][g_a] -= g_F
+        V[2][g_b] += g_F
     for g_e in range(g_ne):
         g_a = prm.EL[g_e, 0]
         g_b = prm.EL[g_e, 1]
         g_o = prm.EL[g_e, 2]
         g_n = prm.EL[g_e, 3]
-        g_xa = 0.0
-        g_va = 0.0
-        if g_a >= 0:
-            g_xa = y[g_a] if g_a < g_nq else w[g_nf + g_a - g_nq]
-            g_va = y[g_nq + g_a] if g_a < g_nq else w[g_nf + g_nb + g_a - g_nq]
-        g_xb = 0.0
-        g_vb = 0.0
-        if g_b >= 0:
-            g_xb = y[g_b] if g_b < g_nq else w[g_nf + g_b - g_nq]
-            g_vb = y[g_nq + g_b] if g_b < g_nq else w[g_nf + g_nb + g_b - g_nq]
-        g_u = g_xa - g_xb
-        g_v = g_va - g_vb
-        g_F = law_force_rate(prm.EL[g_e, 6], y[g_o:g_o + g_n], g_u, g_v,  # noqa: F821
-                             prm.P[prm.EL[g_e, 4]:prm.EL[g_e, 5]], dy[g_o:g_o + g_n])
+        g_u = V[0][g_a] - V[0][g_b]
+        g_v = V[1][g_a] - V[1][g_b]
+        g_F = law_force_rate(prm.EL[g_e, 6], span(y, g_o, g_n), g_u, g_v,  # noqa: F821
+                             span(prm.P, prm.EL[g_e, 4], prm.EL[g_e, 5] - prm.EL[g_e, 4]),
+                             span(dy, g_o, g_n))
         w[g_A + g_e] = g_F
         w[g_A + g_ne + g_e] = g_u
         w[g_A + 2 * g_ne + g_e] = g_v
-        if g_a >= 0:
-            g_fn[g_a] -= g_F
-        if g_b >= 0:
-            g_fn[g_b] += g_F
+        V[2][g_a] -= g_F
+        V[2][g_b] += g_F
     for g_j in range(prm.FD.size):
-        g_fn[prm.FD[g_j]] += w[g_j]
+        V[2][prm.FD[g_j]] += w[g_j]
     for g_i in range(g_nq + g_nb):
-        w[g_A + 3 * g_ne + g_i] = g_fn[g_i]
+        w[g_A + 3 * g_ne + g_i] = V[2][g_i]
     for g_i in range(g_nq):
         dy[g_i] = y[g_nq + g_i]
-        dy[g_nq + g_i] = g_fn[g_i] / prm.mass[g_i]
+        dy[g_nq + g_i] = V[2][g_i] / prm.mass[g_i]
     return 0
 
 
@@ -144,49 +156,39 @@ def inputs_rot(t, p, cs, prm, TF, TU, TV, w):
 
 
 def step(y, dy, h, lo, hi, yn):
-    """GENERIC Euler step + projection on the boxes (see codegen._step); a component
-    without a box is not clipped (a NaN stays a NaN for the finite check)."""
+    """GENERIC Euler step + projection on the boxes (see codegen._step). Every component
+    is clipped, a free one to (−inf, inf), which leaves a finite value as it is (and a
+    non-finite one non-finite, for the finite check of the sum); no branch."""
     g_acc = 0.0
     for g_i in range(y.size):
-        g_z = y[g_i] + h * dy[g_i]
-        if lo[g_i] > -math.inf or hi[g_i] < math.inf:
-            g_z = min(max(g_z, lo[g_i]), hi[g_i])
+        g_z = min(max(y[g_i] + h * dy[g_i], lo[g_i]), hi[g_i])
         yn[g_i] = g_z
         g_acc += g_z
     return g_acc
 
 
 def signal(y, w, prm):
-    """GENERIC observed connection-force sum (see codegen._signal)."""
-    g_nq = prm.mass.size
-    g_nb = prm.HU.shape[0]
+    """GENERIC observed connection-force sum (see codegen._signal) at the state core
+    was last evaluated at: it reads the nodes' positions and velocities core left in
+    the scratch V (every template observes right after an evaluation; the RK45 loop
+    evaluates at a dense-output point first: SIGNAL_NEEDS_W). Only ever inlined."""
     g_nf = prm.HF.shape[0]
+    g_nb = prm.HU.shape[0]
     g_sg = 0.0
     for g_r in range(prm.OB.shape[0]):
         g_i = prm.OB[g_r, 1]
-        if prm.OB[g_r, 0] == 2:
+        g_kind = prm.OB[g_r, 0]
+        if g_kind == 2:
             g_sg += w[g_nf + 2 * g_nb + g_i]
-        elif prm.OB[g_r, 0] == 0:
-            g_a = prm.SA[g_i]
-            g_b = prm.SB[g_i]
-            g_xa = 0.0
-            if g_a >= 0:
-                g_xa = y[g_a] if g_a < g_nq else w[g_nf + g_a - g_nq]
-            g_xb = 0.0
-            if g_b >= 0:
-                g_xb = y[g_b] if g_b < g_nq else w[g_nf + g_b - g_nq]
-            g_sg += prm.k[g_i] * (g_xa - g_xb - prm.u0[g_i]) + prm.pre[g_i]
+        elif g_kind == 0:
+            g_x = V[0][prm.SA[g_i]] - V[0][prm.SB[g_i]] - prm.u0[g_i]  # noqa: F821
+            g_sg += prm.k[g_i] * g_x + prm.pre[g_i]
         else:
-            g_a = prm.DA[g_i]
-            g_b = prm.DB[g_i]
-            g_va = 0.0
-            if g_a >= 0:
-                g_va = y[g_nq + g_a] if g_a < g_nq else w[g_nf + g_nb + g_a - g_nq]
-            g_vb = 0.0
-            if g_b >= 0:
-                g_vb = y[g_nq + g_b] if g_b < g_nq else w[g_nf + g_nb + g_b - g_nq]
-            g_sg += prm.c[g_i] * (g_va - g_vb)
+            g_sg += prm.c[g_i] * (V[1][prm.DA[g_i]] - V[1][prm.DB[g_i]])  # noqa: F821
     return g_sg
+
+
+SIGNAL_NEEDS_W = True
 
 
 def powers(y, w, prm, pw, off):
@@ -232,9 +234,11 @@ def stop(t, y):
 
 
 def scratch(prm):
-    """GENERIC scratch: the node forces (nq + nb); one array whatever the structure, so
-    the engine's argument types do not depend on it."""
-    return (np.empty(prm.mass.size + prm.HU.shape[0]),)
+    """GENERIC scratch: the nodes' positions, velocities and forces (nq + nb + 1, the
+    ground last, held at 0; see core); three arrays whatever the structure, so the
+    engine's argument types do not depend on it."""
+    n = prm.mass.size + prm.HU.shape[0] + 1
+    return (np.zeros(n), np.zeros(n), np.zeros(n))
 
 
 # opt-in: "1" runs the models it can on the engine. Not the default yet: a step of the
@@ -307,7 +311,9 @@ def source() -> str:
             'shipped law set."""', "import math", "", "import numpy as np",
             "from numba import njit", "",
             "from hystmech.systems.compile_cache import resolve",
-            "from hystmech.systems.observers import observe", ""]
+            "from hystmech.systems.methods.engine import span",
+            "from hystmech.systems.observers import observe", "",
+            "SIGNAL_NEEDS_W = True", ""]
     for i, (f, r, _, _) in enumerate(laws):
         for pre, fn in (("force", f), ("rate", r)):
             mod, qual = compile_cache.kernel_ref(fn)
@@ -322,7 +328,7 @@ def source() -> str:
     for fn in (projection.projection, eval_samples):
         loops += f"\n\n{DECOR}\n" + inspect.getsource(fn)
     fn_texts = [t for t, fn in zip(texts, _FUNCTIONS) if fn.__name__ in _HOT]
-    return src + inline_calls(loops, fn_texts, tpl.inline, 1)
+    return src + inline_calls(loops, fn_texts, tpl.inline, 3)
 
 
 def modules() -> list:
