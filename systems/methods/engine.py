@@ -39,9 +39,9 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import populate_array
 
 from .. import compile_cache
-from ..codegen import DECOR, DECOR_INLINE, Compiled, Templates, inline_calls
+from ..codegen import DECOR, DECOR_INLINE, Compiled, Templates, _first_def, inline_calls
 from ..templates import eval_samples, templates
-from . import projection
+from . import projection, rk45
 
 @intrinsic
 def span(typingctx, a, start, n):
@@ -155,6 +155,37 @@ def inputs_rot(t, p, cs, prm, TF, TU, TV, w):
     return 0
 
 
+def inputs(t, prm, w):
+    """GENERIC inputs at time t [s]: every row Harmonic (a model with sampled tables or
+    compiled callables runs its generated code for the methods that need inputs at any
+    t; see codegen._input_lines)."""
+    g_nf = prm.HF.shape[0]
+    g_nb = prm.HU.shape[0]
+    for g_j in range(g_nf):
+        w[g_j] = prm.HF[g_j, 0] + prm.HF[g_j, 1] * math.cos(prm.HF[g_j, 2] * t + prm.HF[g_j, 3])
+    for g_j in range(g_nb):
+        w[g_nf + g_j] = prm.HU[g_j, 0] + prm.HU[g_j, 1] * math.cos(prm.HU[g_j, 2] * t
+                                                                  + prm.HU[g_j, 3])
+        w[g_nf + g_nb + g_j] = prm.HV[g_j, 0] + prm.HV[g_j, 1] * math.cos(prm.HV[g_j, 2] * t
+                                                                          + prm.HV[g_j, 3])
+    return 0
+
+
+def _fun_full_source() -> str:
+    """GENERIC ``fun_full(t, y, prm, dy, w, V, energy)``: inputs at t, then core, then
+    (energy) the energy integrands into dy[N:], written out in one body as codegen._fun
+    writes the generated one (the templates inline it at their stage calls)."""
+    _, _, ins, _ = _first_def(inspect.getsource(inputs))
+    _, _, body, _ = _first_def(inspect.getsource(core))
+    return "\n".join(["def fun_full(t, y, prm, dy, w, V, energy):", *ins, *body,
+                      "    if energy:",
+                      "        g_N = 2 * g_nq",
+                      "        for g_e in range(g_ne):",
+                      "            g_N += prm.EL[g_e, 3]",
+                      "        powers(y, w, prm, dy, g_N)",
+                      "    return 0"]) + "\n"
+
+
 def step(y, dy, h, lo, hi, yn):
     """GENERIC Euler step + projection on the boxes (see codegen._step). Every component
     is clipped, a free one to (−inf, inf), which leaves a finite value as it is (and a
@@ -188,7 +219,50 @@ def signal(y, w, prm):
     return g_sg
 
 
-SIGNAL_NEEDS_W = True
+def signal_yw(y, w, prm):
+    """GENERIC observed connection-force sum from the state y and the inputs in w (the
+    RK45 loop's outputs, where the scratch V may hold another point; see signal)."""
+    g_nq = prm.mass.size
+    g_nb = prm.HU.shape[0]
+    g_nf = prm.HF.shape[0]
+    g_sg = 0.0
+    for g_r in range(prm.OB.shape[0]):
+        g_i = prm.OB[g_r, 1]
+        g_kind = prm.OB[g_r, 0]
+        if g_kind == 2:
+            g_sg += w[g_nf + 2 * g_nb + g_i]
+        else:
+            g_a = prm.SA[g_i] if g_kind == 0 else prm.DA[g_i]
+            g_b = prm.SB[g_i] if g_kind == 0 else prm.DB[g_i]
+            g_off = 0 if g_kind == 0 else g_nq
+            g_woff = g_nf if g_kind == 0 else g_nf + g_nb
+            g_qa = 0.0
+            if g_a >= 0:
+                g_qa = y[g_off + g_a] if g_a < g_nq else w[g_woff + g_a - g_nq]
+            g_qb = 0.0
+            if g_b >= 0:
+                g_qb = y[g_off + g_b] if g_b < g_nq else w[g_woff + g_b - g_nq]
+            if g_kind == 0:
+                g_sg += prm.k[g_i] * (g_qa - g_qb - prm.u0[g_i]) + prm.pre[g_i]
+            else:
+                g_sg += prm.c[g_i] * (g_qa - g_qb)
+    return g_sg
+
+
+def signal_needs_w(prm):
+    """GENERIC (codegen._signal's SIGNAL_NEEDS_W, known at run time here): whether the
+    observed signal reads the work vector (an element's force or an imposed motion)."""
+    g_nq = prm.mass.size
+    g_needs = False
+    for g_r in range(prm.OB.shape[0]):
+        g_i = prm.OB[g_r, 1]
+        if prm.OB[g_r, 0] == 2:
+            g_needs = True
+        elif prm.OB[g_r, 0] == 0:
+            g_needs = g_needs or prm.SA[g_i] >= g_nq or prm.SB[g_i] >= g_nq
+        else:
+            g_needs = g_needs or prm.DA[g_i] >= g_nq or prm.DB[g_i] >= g_nq
+    return g_needs
 
 
 def powers(y, w, prm, pw, off):
@@ -246,9 +320,10 @@ def scratch(prm):
 # structure's first result drops from ~6 s to ~1 s of CPU (docs/layout.md)
 ENV = "HYSTMECH_ENGINE"
 
-_FUNCTIONS = (core, inputs_rot, step, signal, powers, ops, stop, scratch)
+_FUNCTIONS = (core, inputs, inputs_rot, step, signal, signal_yw, signal_needs_w, powers, ops,
+              stop, scratch)
 # the functions of the generated path's "hot" set: inlined where marked (codegen.py)
-_HOT = ("core", "inputs_rot", "step", "signal")
+_HOT = ("core", "inputs_rot", "step", "signal", "signal_yw", "signal_needs_w", "fun_full")
 
 
 # -- the law set ----------------------------------------------------------------------------
@@ -312,29 +387,40 @@ def source() -> str:
             "from numba import njit", "",
             "from hystmech.systems.compile_cache import resolve",
             "from hystmech.systems.methods.engine import span",
-            "from hystmech.systems.observers import observe", "",
-            "SIGNAL_NEEDS_W = True", ""]
+            "from hystmech.systems.observers import observe",
+            "from hystmech.systems.methods.rk45 import DP_A, DP_C, dp45_dense, dp45_factor, "
+            "dp45_norm", ""]
     for i, (f, r, _, _) in enumerate(laws):
         for pre, fn in (("force", f), ("rate", r)):
             mod, qual = compile_cache.kernel_ref(fn)
             head.append(f"{pre}_{i} = resolve({mod!r}, {qual!r})")
     src = "\n".join(head) + "\n\n\n" + _dispatch_source(laws)
-    texts = []
+    texts = {}
     for fn in _FUNCTIONS:
-        text = inspect.getsource(fn)
-        texts.append(text)
-        src += f"\n\n{DECOR_INLINE if fn.__name__ in _HOT else DECOR}\n" + text
+        texts[fn.__name__] = inspect.getsource(fn)
+    texts["fun_full"] = _fun_full_source()
+    for name, text in texts.items():
+        src += f"\n\n{DECOR_INLINE if name in _HOT else DECOR}\n" + text
     loops = ""
-    for fn in (projection.projection, eval_samples):
-        loops += f"\n\n{DECOR}\n" + inspect.getsource(fn)
-    fn_texts = [t for t, fn in zip(texts, _FUNCTIONS) if fn.__name__ in _HOT]
-    return src + inline_calls(loops, fn_texts, tpl.inline, 3)
+    for fn in (projection.projection, eval_samples, rk45.dopri_step, rk45.initial_step,
+               rk45.emit, rk45.rk45):
+        loops += f"\n\n{DECOR_INLINE if fn.__name__ in tpl.inline else DECOR}\n" + \
+            inspect.getsource(fn)
+    # the RK45 outputs observe the state they are at (the scratch V may hold the last
+    # stage's nodes): signal_yw, which reads y and w, and the run-time needs_w test
+    def observing_here(text):
+        return text.replace("sg = signal(zi, w, prm)  # INLINE",
+                            "sg = signal_yw(zi, w, prm)  # INLINE") \
+            .replace("SIGNAL_NEEDS_W", "signal_needs_w(prm)")
+    inline = {name: observing_here(text) for name, text in tpl.inline.items()}
+    fn_texts = [t for name, t in texts.items() if name in _HOT]
+    return src + inline_calls(observing_here(loops), fn_texts, inline, 3)
 
 
 def modules() -> list:
     """The modules the engine's compiled file depends on (its cache key)."""
     mods = {__name__, "hystmech.systems.observers", "hystmech.systems.templates",
-            projection.__name__}
+            projection.__name__, rk45.__name__, "hystmech.components._ode"}
     for f, r, _, _ in law_set():
         mods |= {compile_cache.kernel_ref(f)[0], compile_cache.kernel_ref(r)[0]}
     return sorted(mods)
