@@ -23,7 +23,8 @@ Structures are reproducible (seeded); each method gets its own sequence of
 structures, so no method profits from another's compiled structure.
 
 ``HYSTMECH_ENGINE=1`` (inherited by the processes) measures the generic engine
-(systems/methods/engine.py) where it applies (the projection scheme so far).
+(systems/methods/engine.py) where it applies (the projection scheme and RK45 so far);
+the "how" column says which path ran (``engine`` or the generated module's ``disk``).
 
 Then (``FIRST_RESULT_BELT=0`` skips it) the per-step cost of the belt rig (Masing
 tensioner, projection scheme, h = 1e-5 s over 2 s) on the generic engine
@@ -93,7 +94,7 @@ assert np.all(np.isfinite(r.y))
 print(json.dumps({"import": t_import - t_start, "simulate": t1 - t0,
                   "structure": f"{nq} DOF, {len(a.elements)} el: " +
                                ", ".join(type(e.element).__name__ for e in a.elements),
-                  "how": r.model.code.how}))
+                  "how": "engine" if r.model.engine() is not None else r.model.code.how}))
 """
 
 

@@ -434,7 +434,7 @@ def engine() -> Compiled | None:
     when the disk cache is disabled or unusable (models then run their generated code)."""
     d = str(compile_cache.cache_dir())
     if d not in _ENGINE:
-        mod, where = compile_cache.load(source(), modules())
+        mod, where = compile_cache.load_stamped("engine", source, modules())
         _ENGINE[d] = None if mod is None else Compiled(mod, "disk", where)
     return _ENGINE[d]
 
