@@ -230,3 +230,30 @@ def test_rk45_on_the_engine_reproduces_the_generated_code_and_scipy(monkeypatch)
     ref = _reference(a, te)
     err = np.max(np.abs(r.y - ref) / (np.max(np.abs(ref), axis=0) + 1e-300))
     assert err < 1e-6
+
+
+# -- event (and scipy's methods) on the engine's core ----------------------------------------
+
+def test_event_on_the_engine_reproduces_the_generated_code(monkeypatch):
+    # Masing (an inclusion: stick/slip events) and Bouc-Wen on a moving base
+    a = rig_imposed_inclusion()
+    te = np.linspace(0.0, 0.1, 41)
+    r = simulate(a, (0.0, 0.1), t_eval=te, method="event", energy=True)
+    assert r.model.engine() is not None
+    assert r.model._code is None                 # the generated module was not even built
+    _generated(monkeypatch)
+    g = simulate(a, (0.0, 0.1), t_eval=te, method="event", energy=True)
+    scale = np.max(np.abs(g.y), axis=0) + 1e-300
+    assert np.max(np.abs(r.y - g.y) / scale) < 1e-10
+    assert np.allclose(r.quad, g.quad, rtol=1e-10, atol=1e-14)
+
+
+def test_event_on_the_engine_against_scipy_on_the_equations_by_hand():
+    # no inclusion: the event method is DOP853 on the engine's core, at rtol 1e-10
+    a = rig_smooth()
+    te = np.linspace(0.0, 0.2, 41)
+    r = simulate(a, (0.0, 0.2), t_eval=te, method="event", energy=False)
+    assert r.model.engine() is not None
+    ref = _reference(a, te)
+    # (the difference is the two integrations' tolerances: 2.5e-8 measured)
+    assert np.max(np.abs(r.y - ref) / (np.max(np.abs(ref), axis=0) + 1e-300)) < 1e-6
