@@ -399,6 +399,7 @@ def source() -> str:
     for fn in _FUNCTIONS:
         texts[fn.__name__] = inspect.getsource(fn)
     texts["fun_full"] = _fun_full_source()
+    texts["fun_full_call"] = _fun_full_source().replace("def fun_full(", "def fun_full_call(")
     for name, text in texts.items():
         src += f"\n\n{DECOR_INLINE if name in _HOT else DECOR}\n" + text
     loops = ""
@@ -412,7 +413,19 @@ def source() -> str:
         return text.replace("sg = signal(zi, w, prm)  # INLINE",
                             "sg = signal_yw(zi, w, prm)  # INLINE") \
             .replace("SIGNAL_NEEDS_W", "signal_needs_w(prm)")
-    inline = {name: observing_here(text) for name, text in tpl.inline.items()}
+    def one_copy(text):
+        # fun_full, with every law inlined, is large: inlined only at the stage loop's
+        # call (the hot one); the first evaluation, the initial step and the outputs
+        # call one compiled copy (an RK45 loop with six inlined copies took 46 s of
+        # CPU to compile on a fresh install)
+        out = []
+        for ln in text.split("\n"):
+            if "fun_full(" in ln and "fun_full(ts, zs," not in ln:
+                ln = ln.replace("fun_full(", "fun_full_call(").replace("  # INLINE", "")
+            out.append(ln)
+        return "\n".join(out)
+    loops = one_copy(loops)
+    inline = {name: one_copy(observing_here(text)) for name, text in tpl.inline.items()}
     fn_texts = [t for name, t in texts.items() if name in _HOT]
     return src + inline_calls(observing_here(loops), fn_texts, inline, 3)
 
