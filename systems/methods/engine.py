@@ -18,12 +18,16 @@ body is inlined as the generated one is (:func:`codegen.inline_calls`). Every lo
 visits the connections in the order the generated code writes them, so the two paths
 compute the same floating-point operations in the same order.
 
-Methods on the engine so far: ``projection`` (and ``eval_samples``, the sample
-evaluation of every result). :func:`for_model` says whether a model can run on it:
-every element a law of the set and not an operator, inputs Harmonic or sampled tables,
-no compiled ``stop`` callback; other models run their generated code. Opt-in for now
-(``HYSTMECH_ENGINE=1``): a new structure's first result takes ~1 s of CPU instead of
-~6 s, but a step costs ~4x the generated code's (benchmarks/bench_first_result.py).
+Methods on the engine so far: ``projection``, ``RK45`` (the one Dormand–Prince
+template of methods/rk45.py over a generic ``fun_full``), ``event`` and scipy's methods'
+right-hand side (``core`` called from Python, methods/scipy_ivp.py) and ``eval_samples``,
+the sample evaluation of every result. :func:`for_model` says whether a model can run on
+it: every element a law of the set and not an operator, inputs Harmonic or sampled
+tables, no compiled ``stop`` callback; other models run their generated code. Opt-in for
+now (``HYSTMECH_ENGINE=1``): a new structure's first result takes 0.1–0.6 s of CPU
+instead of ~6 s, but a step of the belt rig costs 2.0–2.5x the generated code's with
+the projection scheme and 1.5–1.6x with RK45 (benchmarks/bench_first_result.py,
+docs/layout.md).
 """
 from __future__ import annotations
 
@@ -316,8 +320,9 @@ def scratch(prm):
 
 
 # opt-in: "1" runs the models it can on the engine. Not the default yet: a step of the
-# belt rig costs ~4x its generated code (benchmarks/run.py first-result), where a new
-# structure's first result drops from ~6 s to ~1 s of CPU (docs/layout.md)
+# belt rig costs 2-2.5x its generated code (projection; RK45 1.5x; benchmarks/run.py
+# first-result), where a new structure's first result drops from ~6 s to < 1 s of CPU
+# (docs/layout.md)
 ENV = "HYSTMECH_ENGINE"
 
 _FUNCTIONS = (core, inputs, inputs_rot, step, signal, signal_yw, signal_needs_w, powers, ops,
