@@ -23,12 +23,13 @@ Structures are reproducible (seeded); each method gets its own sequence of
 structures, so no method profits from another's compiled structure.
 
 ``HYSTMECH_ENGINE=1`` (inherited by the processes) measures the generic engine
-(systems/methods/engine.py) where it applies (the projection scheme so far).
+(systems/methods/engine.py) where it applies (the projection scheme and RK45 so far);
+the "how" column says which path ran (``engine`` or the generated module's ``disk``).
 
-Then (``FIRST_RESULT_BELT=0`` skips it) the per-step cost of the belt rig (Masing
-tensioner, projection scheme, h = 1e-5 s over 2 s) on the generic engine
-(systems/methods/engine.py) against the rig's generated code, best of two each, in
-this process with the default caches: target generic / generated <= 1.2.
+Then (``FIRST_RESULT_BELT=0`` skips it) the per-step cost of the belt rig on the generic
+engine (systems/methods/engine.py) against the rig's generated code in this process
+with the default caches (:func:`belt_per_step`: Masing tensioner with the projection
+scheme, modified Dahl with RK45): target generic / generated <= 1.2.
 """
 from __future__ import annotations
 
@@ -93,7 +94,7 @@ assert np.all(np.isfinite(r.y))
 print(json.dumps({"import": t_import - t_start, "simulate": t1 - t0,
                   "structure": f"{nq} DOF, {len(a.elements)} el: " +
                                ", ".join(type(e.element).__name__ for e in a.elements),
-                  "how": r.model.code.how}))
+                  "how": "engine" if r.model.engine() is not None else r.model.code.how}))
 """
 
 
@@ -106,35 +107,47 @@ def run_one(seed: int, method: str, env: dict) -> dict:
 
 
 def belt_per_step(t_end: float = 2.0) -> float | None:
-    """ns per projection step of the belt rig (Masing tensioner, h = 1e-5 s) on the
-    generic engine and on the generated code, in this process (compiles excluded);
-    returns the ratio generic / generated (None without the engine)."""
+    """Per-step cost of the belt rig on the generic engine against the rig's generated
+    code, in this process (compiles excluded): CPU time of a run to t0 + 0.5 + t_end
+    minus that of a run to t0 + 0.5 (the fixed cost of a simulate() call cancels), best
+    of three interleaved repeats. Masing tensioner, projection, h = 1e-5 s (ns per
+    step), and the modified Dahl tensioner, RK45 at rtol 1e-8 (CPU ms per simulated
+    second). Returns the projection ratio generic / generated (None without the engine)."""
     from hystmech.systems.model import Model
-    from hystmech.systems.rigs.belt_tensioner import paper_tensioner, simulate_belt
+    from hystmech.systems.rigs.belt_tensioner import T_START, paper_tensioner, simulate_belt
 
     if not hasattr(Model, "engine"):
         print("belt rig: no generic engine in this version")
         return None
-    el = paper_tensioner("masing")
-    n = t_end / 1e-5
-    times = {}
     engine = Model.engine
     os.environ["HYSTMECH_ENGINE"] = "1"      # opt-in (methods/engine.py)
-    for path in ("generated", "generic", "generated", "generic"):
-        Model.engine = engine if path == "generic" else (lambda self: None)
-        try:
-            simulate_belt(el, t_end=0.01, record=False)          # compile / load
-            tic = time.perf_counter()
-            r = simulate_belt(el, t_end=t_end, h=1e-5, record=False)
-            dt = time.perf_counter() - tic
-        finally:
-            Model.engine = engine
-        times[path] = min(times.get(path, float("inf")), dt)     # best of two
-        print(f"  belt rig {path:9s}: {1e9 * dt / n:6.1f} ns/step "
-              f"(T_max {r.info.get('T_max', float('nan')):.6g})", flush=True)
-    ratio = times["generic"] / times["generated"]
-    print(f"belt rig per step: generic / generated = {ratio:.2f} (target <= 1.2)")
-    return ratio
+    ratios = {}
+    for law, method, kw, unit, scale in (
+            ("masing", "projection", {}, "ns/step", 1e9 * 1e-5 / t_end),
+            ("mdm", "RK45", {"rtol": 1e-8}, "CPU ms per simulated s", 1e3 / t_end)):
+        el = paper_tensioner(law)
+        best, tmax = {}, {}
+        for _ in range(3):
+            for path in ("generated", "generic"):
+                Model.engine = engine if path == "generic" else (lambda self: None)
+                try:
+                    simulate_belt(el, t_end=T_START + 0.01, method=method, record=False, **kw)
+                    ts = []
+                    for t1 in (T_START + 0.5, T_START + 0.5 + t_end):
+                        tic = time.process_time()
+                        r = simulate_belt(el, t_end=t1, method=method, record=False, **kw)
+                        ts.append(time.process_time() - tic)
+                finally:
+                    Model.engine = engine
+                best[path] = min(best.get(path, float("inf")), ts[1] - ts[0])
+                tmax[path] = r.info.get("T_max", float("nan"))
+        for path in ("generated", "generic"):
+            print(f"  belt rig {law} {method:10s} {path:9s}: {best[path] * scale:7.1f} {unit} "
+                  f"(T_max {tmax[path]:.10g})", flush=True)
+        ratios[method] = best["generic"] / best["generated"]
+        print(f"belt rig {law} {method}: generic / generated = {ratios[method]:.2f} "
+              f"(target <= 1.2)", flush=True)
+    return ratios["projection"]
 
 
 def main() -> bool:

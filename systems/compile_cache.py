@@ -275,3 +275,82 @@ def load(source: str, modules):
         return None, f"cache not usable ({last_error})"
     _LOADED[d, h] = (mod, path)
     return mod, path
+
+
+def _stamps(modules) -> dict | None:
+    """{file: [mtime_ns, size]} of every source file whose bytes enter the cache key of
+    ``modules`` (their transitive closure, as module_hashes follows it), or None."""
+    out = {}
+    for name in module_hashes(modules):
+        mod = sys.modules.get(name)
+        file = getattr(mod, "__file__", None) if mod is not None else _spec_origin(name)
+        if not file or not file.endswith(".py"):
+            continue
+        try:
+            st = os.stat(file)
+        except OSError:
+            return None
+        out[file] = [st.st_mtime_ns, st.st_size]
+    return out
+
+
+def load_stamped(tag: str, make_source, modules):
+    """:func:`load` for a module whose source is costly to make and hash (the generic
+    engine, methods/engine.py), through a stamp file ``<tag>.stamp.json`` in the cache
+    directory: when the versions and the (mtime, size) of every file its key was
+    computed from are as recorded, the recorded file is imported without making the
+    source or reading those files (the check of a .pyc); else as :func:`load`, and the
+    stamps are recorded anew. ``make_source()`` returns the source."""
+    import json
+
+    import numba
+
+    from .. import __version__ as hystmech_version
+
+    d = cache_dir()
+    if d is None:
+        return None, f"disabled by ${ENV}"
+    versions = f"{hystmech_version} {numba.__version__} {sys.version} {sys.implementation.cache_tag}"
+    memo = d / f"{tag}.stamp.json"
+    try:
+        rec = json.loads(memo.read_text())
+        ok = rec["versions"] == versions and all(
+            [os.stat(f).st_mtime_ns, os.stat(f).st_size] == st for f, st in rec["files"].items())
+        path = d / f"{PREFIX}{rec['hash']}.py"
+        if ok and path.is_file():
+            hit = _import_cached(d, rec["hash"], path)
+            if hit is not None:
+                return hit
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    mod, where = load(make_source(), modules)
+    if mod is not None:
+        stamps = _stamps(modules)
+        if stamps is not None:
+            h = Path(where).stem[len(PREFIX):]
+            try:
+                _write_once(memo, json.dumps({"versions": versions, "hash": h,
+                                              "files": stamps}))
+            except OSError:
+                pass
+    return mod, where
+
+
+def _import_cached(d: Path, h: str, path: Path):
+    # import an existing cached module file by the name load() gives it (None if that fails)
+    where = hashlib.sha256(str(os.path.abspath(d)).encode()).hexdigest()[:8]
+    name = f"_hystmech_{PREFIX}{h}_{where}"
+    if (d, h) in _LOADED:
+        sys.modules[name] = _LOADED[d, h][0]
+        return _LOADED[d, h]
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    except Exception:  # noqa: BLE001 - any failure: the full path instead
+        sys.modules.pop(name, None)
+        return None
+    _LOADED[d, h] = (mod, path)
+    return mod, path
+

@@ -220,19 +220,35 @@ class Model:
                tuple(self.fkinds), tuple(self.ukinds), tuple(self.vkinds), self.observed,
                self.has_jac, tuple(sorted((k, id(f)) for k, f in kern.items())),
                id(callback), str(cache_dir()))  # a changed/disabled disk cache builds anew
-        hit = _CODE.get(key)
-        if hit is not None and hit[1] == list(kern.values()) and hit[2] is callback:
-            self.compiled, self.code = hit[0], hit[3]
-        else:
-            self.compiled = all(is_compiled(f) for f in kern.values())
-            self.code = build(self, kern, callback, templates())
-            if len(_CODE) > 256:
-                _CODE.clear()
-            # the kernels and callback are kept so their ids cannot be reused by others
-            _CODE[key] = (self.compiled, list(kern.values()), callback, self.code)
-        self.compile_cache = {"path": None if self.code.path is None else str(self.code.path),
-                              "reason": "cached on disk" if self.code.how == "disk"
-                              else getattr(self.code, "reason", "")}
+        self.compiled = all(is_compiled(f) for f in kern.values())
+        # built on first use (the property below): a model that runs on the generic
+        # engine (methods/engine.py) never generates, hashes nor imports its own module
+        self._code_key, self._kern, self._code = key, kern, None
+
+    @property
+    def code(self):
+        """The structure's generated module (systems/codegen.py), built or loaded from
+        the disk cache on first access."""
+        if self._code is None:
+            key, kern, callback = self._code_key, self._kern, self.callback
+            hit = _CODE.get(key)
+            if hit is not None and hit[1] == list(kern.values()) and hit[2] is callback:
+                self._code = hit[3]
+            else:
+                self._code = build(self, kern, callback, templates())
+                if len(_CODE) > 256:
+                    _CODE.clear()
+                # the kernels and callback are kept so their ids cannot be reused by others
+                _CODE[key] = (self.compiled, list(kern.values()), callback, self._code)
+        return self._code
+
+    @property
+    def compile_cache(self) -> dict:
+        """Where the generated module is cached: {"path", "reason"}."""
+        code = self.code
+        return {"path": None if code.path is None else str(code.path),
+                "reason": "cached on disk" if code.how == "disk"
+                else getattr(code, "reason", "")}
 
     # -- structure queries ----------------------------------------------------------------
     def _observed(self, names):

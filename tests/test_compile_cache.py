@@ -233,3 +233,33 @@ def test_an_unusable_cache_leaves_the_usable_one_importable(tmp_path, monkeypatc
     assert sys.modules[m1.__name__] is m1
     monkeypatch.setenv("HYSTMECH_CACHE", str(good))
     assert compile_cache.load("VALUE = 5\n", [])[0] is m1
+
+
+def test_stamped_load_skips_making_the_source_while_the_files_are_unchanged(tmp_path,
+                                                                           monkeypatch):
+    import json
+
+    from hystmech.systems import compile_cache as C
+
+    monkeypatch.setenv("HYSTMECH_CACHE", str(tmp_path))
+    made = []
+
+    def make():
+        made.append(1)
+        return "X = 41 + 1\n"
+    mods = ["hystmech.systems.observers"]
+    m1, p1 = C.load_stamped("t", make, mods)
+    assert m1.X == 42 and len(made) == 1
+    monkeypatch.setattr(C, "_LOADED", {})          # as in a new process
+    m2, p2 = C.load_stamped("t", make, mods)
+    assert p2 == p1 and m2.X == 42 and len(made) == 1     # the source was not made
+    # a file the key was computed from changed (its recorded size differs): made anew
+    memo = tmp_path / "t.stamp.json"
+    rec = json.loads(memo.read_text())
+    assert any(f.endswith("observers.py") for f in rec["files"])
+    f = next(iter(rec["files"]))
+    rec["files"][f][1] += 1
+    memo.write_text(json.dumps(rec))
+    monkeypatch.setattr(C, "_LOADED", {})
+    m3, p3 = C.load_stamped("t", make, mods)
+    assert len(made) == 2 and p3 == p1 and m3.X == 42

@@ -133,3 +133,127 @@ def test_law_set_holds_the_shipped_laws_by_kernel():
     el = Dahl(rho=1.0, Fc=1.0)
     i = E.law_id(el)
     assert E.law_set()[i][0] is el.force and E.law_set()[i][1] is el.rate
+
+
+# -- RK45 on the engine -------------------------------------------------------------------
+
+def rig_smooth():
+    """Two DOFs between ground and a moving base: DOF-DOF, ground and imposed-motion
+    ends, three smooth laws (Dahl, LuGre, Bouc-Wen), forces, gravity, preload."""
+    a = Assembly(gravity=9.81)
+    a.add_dof("m1", mass=1.0, x0=0.001)
+    a.add_dof("m2", mass=2.0)
+    a.impose("base", Harmonic(0.0, 1e-3, 30.0, 0.2))
+    a.add_spring("m1", "ground", k=1e3, u0=0.0005, preload=0.2)
+    a.add_spring("m2", "m1", k=5e2, name="link")
+    a.add_spring("m2", "base", k=3e2, name="kb")
+    a.add_damper("m1", "ground", c=2.0)
+    a.add_damper("m2", "m1", c=1.0, name="link_c")
+    a.add_element("dahl", Dahl(rho=2e4, Fc=1.0), "m1", "ground")
+    a.add_element("lugre", LuGre(sigma0=1e4, sigma1=30.0, Fc=1.0, Fs=1.5, vs=0.01), "m2", "m1")
+    a.add_element("bw", BoucWen(A=5e4, beta=800.0, gamma=-1100.0, n=1.0), "m2", "base")
+    a.add_force("m1", Harmonic(0.1, 2.0, 20.0, 0.3))
+    a.add_force("m2", Harmonic(0.0, 1.0, 45.0))
+    return a
+
+
+def _reference(a, t_eval):
+    """The same equations assembled by hand here (Newton's law per DOF from the
+    connection forces, the laws' own rate/force equations as plain Python) and solved by
+    scipy's DOP853 at rtol 1e-12: independent of the engine's record and loops."""
+    from scipy.integrate import solve_ivp
+
+    els = [e.element for e in a.elements]
+    base = a.imposed["base"]
+    f1, f2 = (f.f for f in a.forces)
+    sp = {s.name: s for s in a.springs}
+    names_s = [s.name for s in a.springs]
+    names_d = [d.name for d in a.dampers]
+    k_g, k_l, k_b = (sp[n] for n in names_s)
+    c_g, c_l = (d.c for d in a.dampers)
+    sizes = [el.n_states for el in els]
+    off = np.cumsum([4] + sizes)
+
+    def rhs(t, y):
+        x1, x2, v1, v2 = y[:4]
+        ub, vb = float(base.u(t)), float(base.v(t))
+        conn = [(x1, v1, 0.0, 0.0), (x2, v2, x1, v1), (x2, v2, ub, vb)]   # dahl, lugre, bw
+        dy = np.empty_like(y)
+        F = []
+        for i, (el, (xa, va, xb, vb_)) in enumerate(zip(els, conn)):
+            z = y[off[i]:off[i + 1]].copy()
+            F.append(el.force.py_func(z, xa - xb, va - vb_, el.p))
+            d = np.empty(sizes[i])
+            el.rate.py_func(z, xa - xb, va - vb_, el.p, d)
+            dy[off[i]:off[i + 1]] = d
+        Fg = k_g.k * (x1 - k_g.u0) + k_g.preload + c_g * v1
+        Fl = k_l.k * (x2 - x1 - k_l.u0) + k_l.preload + c_l * (v2 - v1)
+        Fb = k_b.k * (x2 - ub - k_b.u0) + k_b.preload
+        m1, m2 = a.dofs["m1"].mass, a.dofs["m2"].mass
+        f_1 = m1 * a.gravity - Fg + Fl - F[0] + F[1] + float(f1(t))
+        f_2 = m2 * a.gravity - Fl - Fb - F[1] - F[2] + float(f2(t))
+        dy[:4] = (v1, v2, f_1 / m1, f_2 / m2)
+        return dy
+
+    sol = solve_ivp(rhs, (t_eval[0], t_eval[-1]), a.initial_state(), method="DOP853",
+                    t_eval=t_eval, rtol=1e-12, atol=1e-14)
+    assert sol.success
+    return sol.y.T
+
+
+def test_rk45_on_the_engine_reproduces_the_generated_code_and_scipy(monkeypatch):
+    a = rig_smooth()
+    te = np.linspace(0.0, 0.3, 61)
+    obs = Observe(("kb", "link_c", "lugre"), window=0.1)
+    kw = dict(method="RK45", rtol=1e-9, energy=True, observe=obs)
+    r = simulate(a, (0.0, 0.3), t_eval=te, **kw)
+    assert r.model.engine() is not None
+    assert r.model.code.rk45.signatures == []          # the generated loop did not run
+    _generated(monkeypatch)
+    g = simulate(a, (0.0, 0.3), t_eval=te, **kw)
+    assert g.model.engine() is None
+    scale = np.max(np.abs(g.y), axis=0) + 1e-300
+    assert np.max(np.abs(r.y - g.y) / scale) < 1e-10
+    assert r.stats["nsteps"] == g.stats["nsteps"]
+    assert np.allclose(r.quad, g.quad, rtol=1e-10, atol=1e-14)
+    for k in ("max", "min", "amplitude"):
+        assert r.observed[k] == pytest.approx(g.observed[k], rel=1e-10, abs=1e-14)
+    # every-step output (no t_eval): the outputs observed where the last stage left w
+    r2 = simulate(a, (0.0, 0.3), **kw)
+    monkeypatch.undo()
+    monkeypatch.setenv(E.ENV, "1")
+    r3 = simulate(a, (0.0, 0.3), **kw)
+    assert r3.model.engine() is not None
+    assert np.max(np.abs(r3.y - r2.y) / scale) < 1e-10
+    assert r3.observed["amplitude"] == pytest.approx(r2.observed["amplitude"], rel=1e-10)
+    # against scipy's DOP853 on the equations written by hand (rtol 1e-9 here)
+    ref = _reference(a, te)
+    err = np.max(np.abs(r.y - ref) / (np.max(np.abs(ref), axis=0) + 1e-300))
+    assert err < 1e-6
+
+
+# -- event (and scipy's methods) on the engine's core ----------------------------------------
+
+def test_event_on_the_engine_reproduces_the_generated_code(monkeypatch):
+    # Masing (an inclusion: stick/slip events) and Bouc-Wen on a moving base
+    a = rig_imposed_inclusion()
+    te = np.linspace(0.0, 0.1, 41)
+    r = simulate(a, (0.0, 0.1), t_eval=te, method="event", energy=True)
+    assert r.model.engine() is not None
+    assert r.model._code is None                 # the generated module was not even built
+    _generated(monkeypatch)
+    g = simulate(a, (0.0, 0.1), t_eval=te, method="event", energy=True)
+    scale = np.max(np.abs(g.y), axis=0) + 1e-300
+    assert np.max(np.abs(r.y - g.y) / scale) < 1e-10
+    assert np.allclose(r.quad, g.quad, rtol=1e-10, atol=1e-14)
+
+
+def test_event_on_the_engine_against_scipy_on_the_equations_by_hand():
+    # no inclusion: the event method is DOP853 on the engine's core, at rtol 1e-10
+    a = rig_smooth()
+    te = np.linspace(0.0, 0.2, 41)
+    r = simulate(a, (0.0, 0.2), t_eval=te, method="event", energy=False)
+    assert r.model.engine() is not None
+    ref = _reference(a, te)
+    # (the difference is the two integrations' tolerances: 2.5e-8 measured)
+    assert np.max(np.abs(r.y - ref) / (np.max(np.abs(ref), axis=0) + 1e-300)) < 1e-6

@@ -18,12 +18,16 @@ body is inlined as the generated one is (:func:`codegen.inline_calls`). Every lo
 visits the connections in the order the generated code writes them, so the two paths
 compute the same floating-point operations in the same order.
 
-Methods on the engine so far: ``projection`` (and ``eval_samples``, the sample
-evaluation of every result). :func:`for_model` says whether a model can run on it:
-every element a law of the set and not an operator, inputs Harmonic or sampled tables,
-no compiled ``stop`` callback; other models run their generated code. Opt-in for now
-(``HYSTMECH_ENGINE=1``): a new structure's first result takes ~1 s of CPU instead of
-~6 s, but a step costs ~4x the generated code's (benchmarks/bench_first_result.py).
+Methods on the engine so far: ``projection``, ``RK45`` (the one Dormand–Prince
+template of methods/rk45.py over a generic ``fun_full``), ``event`` and scipy's methods'
+right-hand side (``core`` called from Python, methods/scipy_ivp.py) and ``eval_samples``,
+the sample evaluation of every result. :func:`for_model` says whether a model can run on
+it: every element a law of the set and not an operator, inputs Harmonic or sampled
+tables, no compiled ``stop`` callback; other models run their generated code. Opt-in for
+now (``HYSTMECH_ENGINE=1``): a new structure's first result takes 0.1–0.6 s of CPU
+instead of ~6 s, but a step of the belt rig costs 2.0–2.5x the generated code's with
+the projection scheme and 1.5–1.6x with RK45 (benchmarks/bench_first_result.py,
+docs/layout.md).
 """
 from __future__ import annotations
 
@@ -33,11 +37,42 @@ import math
 import os
 
 import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+from numba.np.arrayobj import populate_array
 
 from .. import compile_cache
-from ..codegen import DECOR, DECOR_INLINE, Compiled, Templates, inline_calls
+from ..codegen import DECOR, DECOR_INLINE, Compiled, Templates, _first_def, inline_calls
 from ..templates import eval_samples, templates
-from . import projection
+from . import projection, rk45
+
+@intrinsic
+def span(typingctx, a, start, n):
+    """a[start:start + n] of a 1-D C array without a reference count (meminfo NULL): a
+    view that must not outlive ``a``. A slice made per element and call costs numba an
+    atomic increment and decrement of ``a``'s count (calls of NRT_incref/NRT_decref) it
+    cannot prune across the law switch's branches; this view costs none (the same trick
+    as core/drive.py's ``_borrowed``). No bounds check: the model record's offsets are
+    checked when it is built (codegen.Params)."""
+    if not (isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C"):
+        return None
+    ret = types.Array(a.dtype, 1, "C")
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        i0 = context.cast(builder, args[1], sig.args[1], types.intp)
+        cnt = context.cast(builder, args[2], sig.args[2], types.intp)
+        out = context.make_array(ret)(context, builder)
+        isz = context.get_constant(types.intp, context.get_abi_sizeof(
+            context.get_data_type(a.dtype)))
+        populate_array(out, data=builder.gep(ary.data, [i0]),
+                       shape=cgutils.pack_array(builder, [cnt]),
+                       strides=cgutils.pack_array(builder, [isz]), itemsize=isz,
+                       meminfo=None)
+        return out._getvalue()
+    return ret(a, start, n), codegen
+
 
 # the generic structure functions: same signatures as the generated ones (codegen.py);
 # temporaries are prefixed g_ so that, inlined into a template, they meet none of its
@@ -46,78 +81,59 @@ from . import projection
 
 def core(t, y, prm, dy, w, V):
     """GENERIC right-hand side ẏ of the smooth part with the inputs already in w (see
-    codegen._core): springs, dampers, elements, external forces, in that order."""
+    codegen._core): springs, dampers, elements, external forces, in that order.
+
+    V = (positions, velocities, forces) of the nodes: DOFs, imposed motions, then the
+    ground in the last slot, which the record's ground index −1 reaches (numba wraps a
+    negative index as Python does): every connection reads and writes its two ends
+    without a branch."""
     g_nq = prm.mass.size
     g_nb = prm.HU.shape[0]
     g_nf = prm.HF.shape[0]
     g_ne = prm.EL.shape[0]
     g_A = g_nf + 2 * g_nb
-    g_fn = V[0]
     for g_i in range(g_nq):
-        g_fn[g_i] = prm.mass[g_i] * prm.grav
+        V[0][g_i] = y[g_i]
+        V[1][g_i] = y[g_nq + g_i]
+        V[2][g_i] = prm.mass[g_i] * prm.grav
     for g_i in range(g_nb):
-        g_fn[g_nq + g_i] = 0.0
+        V[0][g_nq + g_i] = w[g_nf + g_i]
+        V[1][g_nq + g_i] = w[g_nf + g_nb + g_i]
+        V[2][g_nq + g_i] = 0.0
     for g_s in range(prm.SA.size):
         g_a = prm.SA[g_s]
         g_b = prm.SB[g_s]
-        g_xa = 0.0
-        if g_a >= 0:
-            g_xa = y[g_a] if g_a < g_nq else w[g_nf + g_a - g_nq]
-        g_xb = 0.0
-        if g_b >= 0:
-            g_xb = y[g_b] if g_b < g_nq else w[g_nf + g_b - g_nq]
-        g_F = prm.k[g_s] * (g_xa - g_xb - prm.u0[g_s]) + prm.pre[g_s]
-        if g_a >= 0:
-            g_fn[g_a] -= g_F
-        if g_b >= 0:
-            g_fn[g_b] += g_F
+        g_F = prm.k[g_s] * (V[0][g_a] - V[0][g_b] - prm.u0[g_s]) + prm.pre[g_s]
+        V[2][g_a] -= g_F
+        V[2][g_b] += g_F
     for g_s in range(prm.DA.size):
         g_a = prm.DA[g_s]
         g_b = prm.DB[g_s]
-        g_va = 0.0
-        if g_a >= 0:
-            g_va = y[g_nq + g_a] if g_a < g_nq else w[g_nf + g_nb + g_a - g_nq]
-        g_vb = 0.0
-        if g_b >= 0:
-            g_vb = y[g_nq + g_b] if g_b < g_nq else w[g_nf + g_nb + g_b - g_nq]
-        g_F = prm.c[g_s] * (g_va - g_vb)
-        if g_a >= 0:
-            g_fn[g_a] -= g_F
-        if g_b >= 0:
-            g_fn[g_b] += g_F
+        g_F = prm.c[g_s] * (V[1][g_a] - V[1][g_b])
+        V[2][g_a] -= g_F
+        V[2][g_b] += g_F
     for g_e in range(g_ne):
         g_a = prm.EL[g_e, 0]
         g_b = prm.EL[g_e, 1]
         g_o = prm.EL[g_e, 2]
         g_n = prm.EL[g_e, 3]
-        g_xa = 0.0
-        g_va = 0.0
-        if g_a >= 0:
-            g_xa = y[g_a] if g_a < g_nq else w[g_nf + g_a - g_nq]
-            g_va = y[g_nq + g_a] if g_a < g_nq else w[g_nf + g_nb + g_a - g_nq]
-        g_xb = 0.0
-        g_vb = 0.0
-        if g_b >= 0:
-            g_xb = y[g_b] if g_b < g_nq else w[g_nf + g_b - g_nq]
-            g_vb = y[g_nq + g_b] if g_b < g_nq else w[g_nf + g_nb + g_b - g_nq]
-        g_u = g_xa - g_xb
-        g_v = g_va - g_vb
-        g_F = law_force_rate(prm.EL[g_e, 6], y[g_o:g_o + g_n], g_u, g_v,  # noqa: F821
-                             prm.P[prm.EL[g_e, 4]:prm.EL[g_e, 5]], dy[g_o:g_o + g_n])
+        g_u = V[0][g_a] - V[0][g_b]
+        g_v = V[1][g_a] - V[1][g_b]
+        g_F = law_force_rate(prm.EL[g_e, 6], span(y, g_o, g_n), g_u, g_v,  # noqa: F821
+                             span(prm.P, prm.EL[g_e, 4], prm.EL[g_e, 5] - prm.EL[g_e, 4]),
+                             span(dy, g_o, g_n))
         w[g_A + g_e] = g_F
         w[g_A + g_ne + g_e] = g_u
         w[g_A + 2 * g_ne + g_e] = g_v
-        if g_a >= 0:
-            g_fn[g_a] -= g_F
-        if g_b >= 0:
-            g_fn[g_b] += g_F
+        V[2][g_a] -= g_F
+        V[2][g_b] += g_F
     for g_j in range(prm.FD.size):
-        g_fn[prm.FD[g_j]] += w[g_j]
+        V[2][prm.FD[g_j]] += w[g_j]
     for g_i in range(g_nq + g_nb):
-        w[g_A + 3 * g_ne + g_i] = g_fn[g_i]
+        w[g_A + 3 * g_ne + g_i] = V[2][g_i]
     for g_i in range(g_nq):
         dy[g_i] = y[g_nq + g_i]
-        dy[g_nq + g_i] = g_fn[g_i] / prm.mass[g_i]
+        dy[g_nq + g_i] = V[2][g_i] / prm.mass[g_i]
     return 0
 
 
@@ -143,50 +159,114 @@ def inputs_rot(t, p, cs, prm, TF, TU, TV, w):
     return 0
 
 
+def inputs(t, prm, w):
+    """GENERIC inputs at time t [s]: every row Harmonic (a model with sampled tables or
+    compiled callables runs its generated code for the methods that need inputs at any
+    t; see codegen._input_lines)."""
+    g_nf = prm.HF.shape[0]
+    g_nb = prm.HU.shape[0]
+    for g_j in range(g_nf):
+        w[g_j] = prm.HF[g_j, 0] + prm.HF[g_j, 1] * math.cos(prm.HF[g_j, 2] * t + prm.HF[g_j, 3])
+    for g_j in range(g_nb):
+        w[g_nf + g_j] = prm.HU[g_j, 0] + prm.HU[g_j, 1] * math.cos(prm.HU[g_j, 2] * t
+                                                                  + prm.HU[g_j, 3])
+        w[g_nf + g_nb + g_j] = prm.HV[g_j, 0] + prm.HV[g_j, 1] * math.cos(prm.HV[g_j, 2] * t
+                                                                          + prm.HV[g_j, 3])
+    return 0
+
+
+def _fun_full_source() -> str:
+    """GENERIC ``fun_full(t, y, prm, dy, w, V, energy)``: inputs at t, then core, then
+    (energy) the energy integrands into dy[N:], written out in one body as codegen._fun
+    writes the generated one (the templates inline it at their stage calls)."""
+    _, _, ins, _ = _first_def(inspect.getsource(inputs))
+    _, _, body, _ = _first_def(inspect.getsource(core))
+    return "\n".join(["def fun_full(t, y, prm, dy, w, V, energy):", *ins, *body,
+                      "    if energy:",
+                      "        g_N = 2 * g_nq",
+                      "        for g_e in range(g_ne):",
+                      "            g_N += prm.EL[g_e, 3]",
+                      "        powers(y, w, prm, dy, g_N)",
+                      "    return 0"]) + "\n"
+
+
 def step(y, dy, h, lo, hi, yn):
-    """GENERIC Euler step + projection on the boxes (see codegen._step); a component
-    without a box is not clipped (a NaN stays a NaN for the finite check)."""
+    """GENERIC Euler step + projection on the boxes (see codegen._step). Every component
+    is clipped, a free one to (−inf, inf), which leaves a finite value as it is (and a
+    non-finite one non-finite, for the finite check of the sum); no branch."""
     g_acc = 0.0
     for g_i in range(y.size):
-        g_z = y[g_i] + h * dy[g_i]
-        if lo[g_i] > -math.inf or hi[g_i] < math.inf:
-            g_z = min(max(g_z, lo[g_i]), hi[g_i])
+        g_z = min(max(y[g_i] + h * dy[g_i], lo[g_i]), hi[g_i])
         yn[g_i] = g_z
         g_acc += g_z
     return g_acc
 
 
 def signal(y, w, prm):
-    """GENERIC observed connection-force sum (see codegen._signal)."""
+    """GENERIC observed connection-force sum (see codegen._signal) at the state core
+    was last evaluated at: it reads the nodes' positions and velocities core left in
+    the scratch V (every template observes right after an evaluation; the RK45 loop
+    evaluates at a dense-output point first: SIGNAL_NEEDS_W). Only ever inlined."""
+    g_nf = prm.HF.shape[0]
+    g_nb = prm.HU.shape[0]
+    g_sg = 0.0
+    for g_r in range(prm.OB.shape[0]):
+        g_i = prm.OB[g_r, 1]
+        g_kind = prm.OB[g_r, 0]
+        if g_kind == 2:
+            g_sg += w[g_nf + 2 * g_nb + g_i]
+        elif g_kind == 0:
+            g_x = V[0][prm.SA[g_i]] - V[0][prm.SB[g_i]] - prm.u0[g_i]  # noqa: F821
+            g_sg += prm.k[g_i] * g_x + prm.pre[g_i]
+        else:
+            g_sg += prm.c[g_i] * (V[1][prm.DA[g_i]] - V[1][prm.DB[g_i]])  # noqa: F821
+    return g_sg
+
+
+def signal_yw(y, w, prm):
+    """GENERIC observed connection-force sum from the state y and the inputs in w (the
+    RK45 loop's outputs, where the scratch V may hold another point; see signal)."""
     g_nq = prm.mass.size
     g_nb = prm.HU.shape[0]
     g_nf = prm.HF.shape[0]
     g_sg = 0.0
     for g_r in range(prm.OB.shape[0]):
         g_i = prm.OB[g_r, 1]
-        if prm.OB[g_r, 0] == 2:
+        g_kind = prm.OB[g_r, 0]
+        if g_kind == 2:
             g_sg += w[g_nf + 2 * g_nb + g_i]
-        elif prm.OB[g_r, 0] == 0:
-            g_a = prm.SA[g_i]
-            g_b = prm.SB[g_i]
-            g_xa = 0.0
-            if g_a >= 0:
-                g_xa = y[g_a] if g_a < g_nq else w[g_nf + g_a - g_nq]
-            g_xb = 0.0
-            if g_b >= 0:
-                g_xb = y[g_b] if g_b < g_nq else w[g_nf + g_b - g_nq]
-            g_sg += prm.k[g_i] * (g_xa - g_xb - prm.u0[g_i]) + prm.pre[g_i]
         else:
-            g_a = prm.DA[g_i]
-            g_b = prm.DB[g_i]
-            g_va = 0.0
+            g_a = prm.SA[g_i] if g_kind == 0 else prm.DA[g_i]
+            g_b = prm.SB[g_i] if g_kind == 0 else prm.DB[g_i]
+            g_off = 0 if g_kind == 0 else g_nq
+            g_woff = g_nf if g_kind == 0 else g_nf + g_nb
+            g_qa = 0.0
             if g_a >= 0:
-                g_va = y[g_nq + g_a] if g_a < g_nq else w[g_nf + g_nb + g_a - g_nq]
-            g_vb = 0.0
+                g_qa = y[g_off + g_a] if g_a < g_nq else w[g_woff + g_a - g_nq]
+            g_qb = 0.0
             if g_b >= 0:
-                g_vb = y[g_nq + g_b] if g_b < g_nq else w[g_nf + g_nb + g_b - g_nq]
-            g_sg += prm.c[g_i] * (g_va - g_vb)
+                g_qb = y[g_off + g_b] if g_b < g_nq else w[g_woff + g_b - g_nq]
+            if g_kind == 0:
+                g_sg += prm.k[g_i] * (g_qa - g_qb - prm.u0[g_i]) + prm.pre[g_i]
+            else:
+                g_sg += prm.c[g_i] * (g_qa - g_qb)
     return g_sg
+
+
+def signal_needs_w(prm):
+    """GENERIC (codegen._signal's SIGNAL_NEEDS_W, known at run time here): whether the
+    observed signal reads the work vector (an element's force or an imposed motion)."""
+    g_nq = prm.mass.size
+    g_needs = False
+    for g_r in range(prm.OB.shape[0]):
+        g_i = prm.OB[g_r, 1]
+        if prm.OB[g_r, 0] == 2:
+            g_needs = True
+        elif prm.OB[g_r, 0] == 0:
+            g_needs = g_needs or prm.SA[g_i] >= g_nq or prm.SB[g_i] >= g_nq
+        else:
+            g_needs = g_needs or prm.DA[g_i] >= g_nq or prm.DB[g_i] >= g_nq
+    return g_needs
 
 
 def powers(y, w, prm, pw, off):
@@ -232,19 +312,23 @@ def stop(t, y):
 
 
 def scratch(prm):
-    """GENERIC scratch: the node forces (nq + nb); one array whatever the structure, so
-    the engine's argument types do not depend on it."""
-    return (np.empty(prm.mass.size + prm.HU.shape[0]),)
+    """GENERIC scratch: the nodes' positions, velocities and forces (nq + nb + 1, the
+    ground last, held at 0; see core); three arrays whatever the structure, so the
+    engine's argument types do not depend on it."""
+    n = prm.mass.size + prm.HU.shape[0] + 1
+    return (np.zeros(n), np.zeros(n), np.zeros(n))
 
 
 # opt-in: "1" runs the models it can on the engine. Not the default yet: a step of the
-# belt rig costs ~4x its generated code (benchmarks/run.py first-result), where a new
-# structure's first result drops from ~6 s to ~1 s of CPU (docs/layout.md)
+# belt rig costs 2-2.5x its generated code (projection; RK45 1.5x; benchmarks/run.py
+# first-result), where a new structure's first result drops from ~6 s to < 1 s of CPU
+# (docs/layout.md)
 ENV = "HYSTMECH_ENGINE"
 
-_FUNCTIONS = (core, inputs_rot, step, signal, powers, ops, stop, scratch)
+_FUNCTIONS = (core, inputs, inputs_rot, step, signal, signal_yw, signal_needs_w, powers, ops,
+              stop, scratch)
 # the functions of the generated path's "hot" set: inlined where marked (codegen.py)
-_HOT = ("core", "inputs_rot", "step", "signal")
+_HOT = ("core", "inputs_rot", "step", "signal", "signal_yw", "signal_needs_w", "fun_full")
 
 
 # -- the law set ----------------------------------------------------------------------------
@@ -307,28 +391,54 @@ def source() -> str:
             'shipped law set."""', "import math", "", "import numpy as np",
             "from numba import njit", "",
             "from hystmech.systems.compile_cache import resolve",
-            "from hystmech.systems.observers import observe", ""]
+            "from hystmech.systems.methods.engine import span",
+            "from hystmech.systems.observers import observe",
+            "from hystmech.systems.methods.rk45 import DP_A, DP_C, dp45_dense, dp45_factor, "
+            "dp45_norm", ""]
     for i, (f, r, _, _) in enumerate(laws):
         for pre, fn in (("force", f), ("rate", r)):
             mod, qual = compile_cache.kernel_ref(fn)
             head.append(f"{pre}_{i} = resolve({mod!r}, {qual!r})")
     src = "\n".join(head) + "\n\n\n" + _dispatch_source(laws)
-    texts = []
+    texts = {}
     for fn in _FUNCTIONS:
-        text = inspect.getsource(fn)
-        texts.append(text)
-        src += f"\n\n{DECOR_INLINE if fn.__name__ in _HOT else DECOR}\n" + text
+        texts[fn.__name__] = inspect.getsource(fn)
+    texts["fun_full"] = _fun_full_source()
+    texts["fun_full_call"] = _fun_full_source().replace("def fun_full(", "def fun_full_call(")
+    for name, text in texts.items():
+        src += f"\n\n{DECOR_INLINE if name in _HOT else DECOR}\n" + text
     loops = ""
-    for fn in (projection.projection, eval_samples):
-        loops += f"\n\n{DECOR}\n" + inspect.getsource(fn)
-    fn_texts = [t for t, fn in zip(texts, _FUNCTIONS) if fn.__name__ in _HOT]
-    return src + inline_calls(loops, fn_texts, tpl.inline, 1)
+    for fn in (projection.projection, eval_samples, rk45.dopri_step, rk45.initial_step,
+               rk45.emit, rk45.rk45):
+        loops += f"\n\n{DECOR_INLINE if fn.__name__ in tpl.inline else DECOR}\n" + \
+            inspect.getsource(fn)
+    # the RK45 outputs observe the state they are at (the scratch V may hold the last
+    # stage's nodes): signal_yw, which reads y and w, and the run-time needs_w test
+    def observing_here(text):
+        return text.replace("sg = signal(zi, w, prm)  # INLINE",
+                            "sg = signal_yw(zi, w, prm)  # INLINE") \
+            .replace("SIGNAL_NEEDS_W", "signal_needs_w(prm)")
+    def one_copy(text):
+        # fun_full, with every law inlined, is large: inlined only at the stage loop's
+        # call (the hot one); the first evaluation, the initial step and the outputs
+        # call one compiled copy (an RK45 loop with six inlined copies took 46 s of
+        # CPU to compile on a fresh install)
+        out = []
+        for ln in text.split("\n"):
+            if "fun_full(" in ln and "fun_full(ts, zs," not in ln:
+                ln = ln.replace("fun_full(", "fun_full_call(").replace("  # INLINE", "")
+            out.append(ln)
+        return "\n".join(out)
+    loops = one_copy(loops)
+    inline = {name: one_copy(observing_here(text)) for name, text in tpl.inline.items()}
+    fn_texts = [t for name, t in texts.items() if name in _HOT]
+    return src + inline_calls(observing_here(loops), fn_texts, inline, 3)
 
 
 def modules() -> list:
     """The modules the engine's compiled file depends on (its cache key)."""
     mods = {__name__, "hystmech.systems.observers", "hystmech.systems.templates",
-            projection.__name__}
+            projection.__name__, rk45.__name__, "hystmech.components._ode"}
     for f, r, _, _ in law_set():
         mods |= {compile_cache.kernel_ref(f)[0], compile_cache.kernel_ref(r)[0]}
     return sorted(mods)
@@ -342,7 +452,7 @@ def engine() -> Compiled | None:
     when the disk cache is disabled or unusable (models then run their generated code)."""
     d = str(compile_cache.cache_dir())
     if d not in _ENGINE:
-        mod, where = compile_cache.load(source(), modules())
+        mod, where = compile_cache.load_stamped("engine", source, modules())
         _ENGINE[d] = None if mod is None else Compiled(mod, "disk", where)
     return _ENGINE[d]
 

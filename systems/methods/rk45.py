@@ -250,8 +250,11 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
     nquad = model.nquad if energy else 0
     z0 = np.concatenate([y0, np.zeros(nquad)])
     te = np.zeros(0) if t_eval is None else np.ascontiguousarray(t_eval, dtype=float)
+    # the generic engine when the model can run there (no compile for a new structure),
+    # else the structure's generated code: the same loop either way
+    code = model.engine() or model.code
     with watching() as irq:
-        status, t_r, T, Z, nfev, nsteps, nrej, z_last = model.code.rk45(
+        status, t_r, T, Z, nfev, nsteps, nrej, z_last = code.rk45(
             float(t0), float(t1), z0, model.prm, rtol, atol, first_step, max_step, te, t_out0,
             max_steps, bool(energy), model.N, model.layout.n_work, model.obs_or_dummy(obs),
             obs is not None, irq)

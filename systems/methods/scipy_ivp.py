@@ -42,7 +42,9 @@ def rhs_python(model, energy):
     """(fun(t, z), last) for solve_ivp: the compiled core with inputs from Python;
     raises _NonFinite on a non-finite derivative. last[0] is the last time evaluated."""
     N, nquad = model.N, model.nquad
-    code, prm = model.code, model.prm
+    # the generic engine's core when the model can run there (no compile for a new
+    # structure; the inputs come from Python either way), else the generated one
+    code, prm = model.engine() or model.code, model.prm
     L = model.layout
     nf, nb = L.nf, L.nb
     dy = np.empty(N)
