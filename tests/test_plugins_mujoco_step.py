@@ -63,8 +63,15 @@ def reference(law, P, k, T):
     return r.y[0]
 
 
+def config(P):
+    """MJCF <config> lines of the constructor keywords P (lists: whitespace-separated)."""
+    return "".join(f'<config key="{a}" value="'
+                   f'{" ".join(map(repr, b)) if isinstance(b, list) else repr(b)}"/>'
+                   for a, b in P.items())
+
+
 def slider_xml(law, P, k, integrator):
-    cfg = "".join(f'<config key="{a}" value="{b!r}"/>' for a, b in P.items())
+    cfg = config(P)
     return f"""<mujoco><option timestep="{H}" gravity="0 0 0" integrator="{integrator}"/>
 <extension><plugin plugin="hystmech.{law}"><instance name="f">{cfg}
 <config key="joint" value="x"/></instance></plugin></extension>
@@ -117,25 +124,38 @@ def test_stiff_dahl_and_bouc_wen_sliders_at_the_default_step(law, P, k, T):
     check(law, P, k, T)
 
 
-def test_lugre_step_mean_is_the_exact_mean():
+def test_lugre_step_force_is_the_exact_mean_at_the_implicit_velocity():
     """The force handed to MuJoCo on a fresh element's first Euler step is the exact
-    mean over [0, h] of F = σ0 z + σ1 ż at the constant velocity V0 from z = 0:
-    z(t) = z_ss (1 − e^(−a t)), a = σ0 V0/g(V0), so mean F = σ0 z_ss (1 − φ) + σ1 z_ss
-    a φ with φ = (1 − e^(−a h))/(a h) (integrated by hand, not by the kernel)."""
+    mean over [0, h] of F = σ0 z + σ1 ż at the constant velocity w from z = 0:
+    z(t) = z_ss (1 − e^(−a t)), a = σ0 w/g(w), z_ss = w/a, so mean F(w) = σ0 z_ss (1 − φ)
+    + σ1 z_ss a φ, φ = (1 − e^(−a h))/(a h) (integrated by hand, not by the kernel), at
+    the velocity the 1 kg slider reaches under it: w = V0 − h·F(w)/m (the element's
+    backward Euler step, solved here by brentq)."""
+    from scipy.optimize import brentq
+
     m = mujoco.MjModel.from_xml_string(slider_xml("LuGre", LUGRE, 0.0, "Euler"))
     d = mujoco.MjData(m)
     d.qvel[0] = V0
     mujoco.mj_forward(m, d)
     s0, s1, fc, fs, vs = (LUGRE[k] for k in ("sigma0", "sigma1", "Fc", "Fs", "vs"))
-    g = fc + (fs - fc) * math.exp(-V0 / vs)
-    a = s0 * V0 / g
-    zss = V0 / a
-    phi = -math.expm1(-a * H) / (a * H)
-    mean = s0 * zss * (1 - phi) + s1 * zss * a * phi
-    assert -d.qfrc_passive[0] == pytest.approx(mean, rel=1e-12)
+
+    def mean(w):
+        g = fc + (fs - fc) * math.exp(-w / vs)
+        a = s0 * w / g
+        zss = w / a
+        phi = -math.expm1(-a * H) / (a * H)
+        return s0 * zss * (1 - phi) + s1 * zss * a * phi
+
+    w = brentq(lambda w: w - V0 + H * mean(w) / MASS, 0.4, V0, xtol=1e-15, rtol=1e-15)
+    assert -d.qfrc_passive[0] == pytest.approx(mean(w), rel=1e-10)
     # = Fc + σ1·z_ss/h (the transient's impulse σ1·Δz spread over the step): 2.57 N,
     # where the pointwise force σ1·V0 = 158 N gave 60 times the impulse
-    assert mean == pytest.approx(fc + s1 * zss / H, rel=1e-2)
+    assert mean(w) == pytest.approx(fc + s1 * Fs_over(s0, fc) / H, rel=1e-2)
+
+
+def Fs_over(s0, fc):
+    """z_ss while sliding well above vs: Fc/σ0."""
+    return fc / s0
 
 
 def chain_xml(integrator, c=0.0, n=20, L=0.1, m=0.1):
