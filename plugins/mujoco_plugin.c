@@ -1061,12 +1061,17 @@ static double hm_implicit_step(hm_inst_t *I, const double *xs, double u, double 
     F0 = hm_step_force(I, base, u, w0, hf, Fb, whole);
     G0 = w0 - v + beta * F0;
     if (!(beta > 0.0) || !isfinite(F0)) return F0;
-    /* gate (RK4): NAN where the element is not stiff on this step: its force changes by
-       less than itself over the explicit step's own velocity change β·F (β·dF/dw < 1,
-       e.g. 1 kg sliding at the default step); RK4's stages resolve it to fourth order */
+    /* gate: where the element is not stiff on this step (its force changes by less
+       than itself over the explicit step's own velocity change β·F: β·dF/dw < 1, e.g.
+       1 kg sliding at the default step, or a sticking bristle with ω·h < 1.4) the
+       explicit force is stable: RK4 (gate 1, NAN) resolves it by its stages to fourth
+       order, the semi-implicit integrators (gate 2) take F(v) (no iteration) */
     if (gate) {
         F1 = hm_step_force(I, base, u, v0 - beta * F0, hf, Fb, whole);
-        if (!(fabs(F1 - F0) >= fabs(F0))) return NAN;
+        if (!(fabs(F1 - F0) >= fabs(F0))) {
+            I->w_pred = v0 - beta * F0;
+            return gate == 1 ? NAN : F0;
+        }
     }
     if (G0 == 0.0) return F0;
     w1 = v - beta * F0;
@@ -1082,8 +1087,10 @@ static double hm_implicit_step(hm_inst_t *I, const double *xs, double u, double 
     }
     if (!(G0 * G1 <= 0.0)) return hm_step_force(I, base, u, v, hf, Fb, whole);
     for (k = 0; k < 100 && G1 != 0.0; k++) {
+        /* converged: G at rounding level (a linear G, a sticking bristle, is solved by
+           the first secant step) or the bracket closed */
         tol = 1e-13 * (fabs(v) + fabs(w1) + beta * fabs(F1)) + 1e-300;
-        if (fabs(w1 - w0) <= tol) break;
+        if (fabs(G1) <= 0.01 * tol || fabs(w1 - w0) <= tol) break;
         w2 = w1 - G1 * (w1 - w0) / (G1 - G0);
         if (!(w2 != w1 && w2 != w0 && (w2 - w0) * (w2 - w1) < 0.0)) w2 = 0.5 * (w0 + w1);
         F2 = hm_step_force(I, base, u, w2, hf, Fb, whole);
@@ -1095,7 +1102,7 @@ static double hm_implicit_step(hm_inst_t *I, const double *xs, double u, double 
     (void)F0;
     /* the committed path is MuJoCo's: advance() follows the velocity it computes */
     I->w_pred = w1 - (v - v0);             /* the element's own share of the change */
-    return hm_step_force(I, base, u, w1, hf, Fb, whole);
+    return F1;
 }
 
 HM_HOT void hm_commit_to(hm_inst_t *I, double *x, double uc, double tc, double u, double t,

@@ -151,8 +151,8 @@ def check(law, P, k, T, tol=0.02):
 @pytest.mark.parametrize("k, T", [(0.0, 1.0), (100.0, 2.0)])
 def test_lugre_slider_at_the_default_step(k, T):
     """Guide LuGre, 1 kg from 0.5 m/s at h = 2e-3: max|q − q_ref| <= 2 % of max|q_ref|
-    (measured: 0.40 % sliding to rest, 1.07 % with the spring under Euler, implicit and
-    implicitfast; <= 0.07 % under RK4). The pointwise force gave 86 % / 73 % (19 % RK4)."""
+    (measured: 0.40 % sliding to rest, 0.25 % with the spring under Euler, implicit and
+    implicitfast; <= 0.08 % under RK4). The pointwise force gave 86 % / 73 % (19 % RK4)."""
     errs = check("LuGre", LUGRE, k, T)
     # the slide to rest is a single Coulomb-like deceleration: the step mean leaves only
     # the first step's O(h) share
