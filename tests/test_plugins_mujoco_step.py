@@ -211,12 +211,8 @@ def test_lugre_step_force_is_the_exact_mean_at_the_implicit_velocity():
     assert -d.qfrc_passive[0] == pytest.approx(mean(w), rel=1e-10)
     # = Fc + σ1·z_ss/h (the transient's impulse σ1·Δz spread over the step): 2.57 N,
     # where the pointwise force σ1·V0 = 158 N gave 60 times the impulse
-    assert mean(w) == pytest.approx(fc + s1 * Fs_over(s0, fc) / H, rel=1e-2)
-
-
-def Fs_over(s0, fc):
-    """z_ss while sliding well above vs: Fc/σ0."""
-    return fc / s0
+    # (z_ss = Fc/σ0 sliding well above vs)
+    assert mean(w) == pytest.approx(fc + s1 * (fc / s0) / H, rel=1e-2)
 
 
 def chain_xml(integrator, c=0.0, n=20, L=0.1, m=0.1):
