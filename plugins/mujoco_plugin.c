@@ -222,12 +222,23 @@ typedef struct {
     double ref, rtol, cimp;
     double *p, *x0, *xt;               /* parameters, initial state, trial scratch */
     double *xb;                        /* |x[i]| <= xb[i]: the law's invariant set */
+    double *ej;                        /* nv scratch: M^-1 e_j (hm_minv), or NULL */
+    int nv;                            /* size of ej */
     long failures;
     int warned;
     /* where the first step of a not-started element began (its first evaluation; see
        hm_start): a trial cache for RK4's later stages, never committed physics */
     int has_start;
     double u_start, t_start;
+    /* RK4 and a stiff fast-transient law: the step force computed at the step's first
+       stage (time rk_t), handed over at every stage of that step (hm_eval) */
+    double rk_t, rk_F;
+    int rk_ok;
+    /* the implicit step's predicted velocity of this step (w_t: its time) and the part
+       of the last step's velocity change the element did not predict (the other forces
+       and joints, e_v, plugin_state[nx + 2]): added to the next prediction */
+    double w_pred, w_t;
+    int has_e;                         /* plugin_state holds e_v after [x, u_c, t_c] */
     char name[64];
 } hm_inst_t;
 
@@ -530,7 +541,7 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
         if (!err) {
             I->p = (double *)calloc(I->np > 0 ? I->np : 1, sizeof(double));
             I->x0 = (double *)calloc(I->nx > 0 ? I->nx : 1, sizeof(double));
-            I->xt = (double *)calloc(I->nx > 0 ? I->nx : 1, sizeof(double));
+            I->xt = (double *)calloc(I->nx > 0 ? 2 * I->nx : 1, sizeof(double));
             I->xb = (double *)calloc(I->nx > 0 ? I->nx : 1, sizeof(double));
             if (!I->p || !I->x0 || !I->xt || !I->xb) err = "out of memory";
             else for (k = 0; k < I->nx; k++) I->xb[k] = INFINITY;
@@ -620,13 +631,18 @@ static const char *hm_configure(const mjModel *m, int instance, hm_inst_t *I, ch
         }
         I->cimp = val;
     }
+    /* a fast-transient law on a joint takes its step force at the joint's implicit
+       velocity (hm_implicit_step), which needs the last step's unpredicted velocity
+       change: one more double of state, saved and restored with the rest */
+    I->has_e = I->has_mean && !I->has_sw && I->kind == 0 && I->cimp == 0.0;
+    I->nstate = I->nx + 2 + I->has_e;
     return NULL;
 }
 
 static void hm_free(hm_inst_t *I)
 {
     if (!I) return;
-    free(I->p); free(I->x0); free(I->xt); free(I->xb);
+    free(I->p); free(I->x0); free(I->xt); free(I->xb); free(I->ej);
     free(I);
 }
 
@@ -658,6 +674,7 @@ static void hm_restart(const hm_inst_t *I, mjtNum *s)
     memcpy(s, I->x0, sizeof(double) * I->nx);
     s[I->nx] = NAN;            /* u_c: not started */
     s[I->nx + 1] = 0.0;        /* t_c */
+    if (I->has_e) s[I->nx + 2] = 0.0;   /* e_v */
 }
 
 static int hm_init(const mjModel *m, mjData *d, int instance)
@@ -679,6 +696,9 @@ static int hm_init(const mjModel *m, mjData *d, int instance)
         d->plugin_data[instance] = 0;
         return -1;
     }
+    I->nv = m->nv;
+    I->ej = (double *)calloc(m->nv > 0 ? 2 * m->nv : 1, sizeof(double));
+    if (!I->ej) { hm_free(I); d->plugin_data[instance] = 0; return -1; }
     d->plugin_data[instance] = (uintptr_t)I;
     return 0;
 }
@@ -700,20 +720,22 @@ static void hm_copy(mjData *dest, const mjModel *m, const mjData *src, int insta
     *I = *S;
     I->p = (double *)malloc(sizeof(double) * (S->np > 0 ? S->np : 1));
     I->x0 = (double *)malloc(sizeof(double) * (S->nx > 0 ? S->nx : 1));
-    I->xt = (double *)malloc(sizeof(double) * (S->nx > 0 ? S->nx : 1));
+    I->xt = (double *)malloc(sizeof(double) * (S->nx > 0 ? 2 * S->nx : 1));
     I->xb = (double *)malloc(sizeof(double) * (S->nx > 0 ? S->nx : 1));
     if (!I->p || !I->x0 || !I->xt || !I->xb) mju_error("hystmech plugin: out of memory");
     memcpy(I->p, S->p, sizeof(double) * S->np);
     memcpy(I->x0, S->x0, sizeof(double) * S->nx);
     memcpy(I->xb, S->xb, sizeof(double) * S->nx);
+    I->ej = (double *)calloc(S->nv > 0 ? 2 * S->nv : 1, sizeof(double));
+    if (!I->ej) mju_error("hystmech plugin: out of memory");
     dest->plugin_data[instance] = (uintptr_t)I;
 }
 
 static void hm_reset(const mjModel *m, mjtNum *plugin_state, void *plugin_data, int instance)
 {
-    const hm_inst_t *I = (const hm_inst_t *)plugin_data;
+    hm_inst_t *I = (hm_inst_t *)plugin_data;
     (void)m; (void)instance;
-    if (I) hm_restart(I, plugin_state);
+    if (I) { hm_restart(I, plugin_state); I->w_t = NAN; I->rk_ok = 0; }
 }
 
 /* the parts' kernels on their slices (components/combine.py) */
@@ -777,6 +799,7 @@ static const char *hm_bad_state_slow(const hm_inst_t *I, const mjtNum *s)
             return msg;
         }
     if (!isfinite(s[I->nx + 1])) return "non-finite committed time";
+    if (I->has_e && !isfinite(s[I->nx + 2])) return "non-finite velocity prediction";
     if (isinf(s[I->nx])) return "infinite committed input";
     for (i = 0; i < I->nparts; i++)
         if (I->law[i]->check) {
@@ -796,7 +819,8 @@ static inline const char *hm_bad_state(const hm_inst_t *I, const mjtNum *s)
         z += s[i] * 0.0;
         out |= fabs(s[i]) > I->xb[i];
     }
-    if (z != 0.0 || out || !isfinite(s[I->nx + 1]) || isinf(s[I->nx]) || I->has_check)
+    if (z != 0.0 || out || !isfinite(s[I->nx + 1]) || isinf(s[I->nx]) || I->has_check
+        || (I->has_e && !isfinite(s[I->nx + 2])))
         return hm_bad_state_slow(I, s);
     return NULL;
 }
@@ -980,6 +1004,131 @@ static double hm_rk4_mean(const mjModel *m, const mjData *d, hm_inst_t *I, const
     return y * h / (w1 - w0) > 1.0 ? F : NAN;
 }
 
+/* (M^-1)_jj of the element's joint in the current configuration, from the factor of the
+ * inertia MuJoCo made at the position stage (before the passive forces); 0 on a tendon */
+static double hm_minv(const mjModel *m, mjData *d, hm_inst_t *I)
+{
+    double r;
+    if (I->kind != 0 || !I->ej || I->nv != m->nv) return 0.0;
+    if (m->nv == 1) return d->qLDiagInv[0];
+    I->ej[I->dadr] = 1.0;                  /* ej[0, nv) = e_j, kept zero otherwise */
+    mj_solveM(m, d, I->ej + m->nv, I->ej, 1);
+    I->ej[I->dadr] = 0.0;
+    r = 0.0;
+    { int k; for (k = 0; k < m->nv; k++) r += fabs(I->ej[m->nv + k]); }
+    return r > 0.0 && isfinite(r) ? r : 0.0;
+}
+
+/* the step force of a fast-transient law if the front half of the window [t, t + h/2]
+ * (whole: the step [t, t + h]) is travelled at the velocity w from the trial state xs
+ * at u; Fb the back half's mean (NAN: none) */
+static double hm_step_force(const hm_inst_t *I, const double *xs, double u, double w,
+                            double hf, double Fb, int whole)
+{
+    double y, Ff, T = whole ? 2.0 * hf : hf;
+    memcpy(I->xt, xs, sizeof(double) * I->nx);
+    Ff = hm_piece(I, I->xt, u, u + T * w, T, w, w, &y);
+    return whole ? Ff : 0.5 * (Fb + Ff);
+}
+
+/* Passive step force of a fast-transient law (LuGre's bristles) on a joint, under the
+ * semi-implicit integrators: the force F(w) of the step travelled at the velocity w the
+ * joint reaches under it, w = v − β·F(w), β = h·(M⁻¹)_jj (the joint's own response;
+ * the other forces and joints stay explicit, as MuJoCo's implicit damping takes its
+ * velocity derivative). At the step's start velocity (F(v), explicit) a sticking
+ * bristle is a spring of stiffness σ0 with ω·h up to ~35 on a light link, which the
+ * explicit force overshoots every step, and the saturated friction flips sign with the
+ * velocity: the joint chatters and gains energy. The root of w (bracketed between v
+ * and the explicit prediction v − β·F(v), then Illinois regula falsi) is the backward
+ * Euler step of the element's own degree of freedom: a sticking bristle is then the
+ * spring through the step's mean displacement, unconditionally stable, and a slipping
+ * contact never reverses the joint by itself (F·w >= 0 when F is monotone in w: the
+ * element only takes energy out). Stribeck's negative slope may give several roots: the
+ * first one from v towards the explicit prediction is taken. xs: the trial state at u
+ * (copied to xt + nx, the iteration's base). */
+static double hm_implicit_step(hm_inst_t *I, const double *xs, double u, double v0,
+                               double e, double hf, double Fb, int whole, double beta,
+                               int gate)
+{
+    double *base = I->xt + I->nx, w0, w1, w2, F0, F1, F2, G0, G1, G2, tol;
+    double v = v0 + e;
+    int k;
+    if (xs != base) memcpy(base, xs, sizeof(double) * I->nx);
+    I->w_pred = v0;
+    /* from the joint's velocity now: of several roots (Stribeck) the one the motion
+       continues on, not the slip branch the prediction v may point into */
+    w0 = v0;
+    F0 = hm_step_force(I, base, u, w0, hf, Fb, whole);
+    G0 = w0 - v + beta * F0;
+    if (!(beta > 0.0) || !isfinite(F0)) return F0;
+    /* gate: where the element is not stiff on this step (its force changes by less
+       than itself over the explicit step's own velocity change β·F: β·dF/dw < 1, e.g.
+       1 kg sliding at the default step, or a sticking bristle with ω·h < 1.4) the
+       explicit force is stable: RK4 (gate 1, NAN) resolves it by its stages to fourth
+       order, the semi-implicit integrators (gate 2) take F(v) (no iteration) */
+    if (gate) {
+        F1 = hm_step_force(I, base, u, v0 - beta * F0, hf, Fb, whole);
+        if (!(fabs(F1 - F0) >= fabs(F0))) {
+            I->w_pred = v0 - beta * F0;
+            return gate == 1 ? NAN : F0;
+        }
+    }
+    if (G0 == 0.0) return F0;
+    w1 = v - beta * F0;
+    if (w1 == w0) return F0;
+    F1 = hm_step_force(I, base, u, w1, hf, Fb, whole);
+    G1 = w1 - v + beta * F1;
+    for (k = 0; k < 40 && G0 * G1 > 0.0 && isfinite(G1); k++) {   /* widen the bracket */
+        w2 = w1 + 2.0 * (w1 - w0);
+        w0 = w1; F0 = F1; G0 = G1;
+        w1 = w2;
+        F1 = hm_step_force(I, base, u, w1, hf, Fb, whole);
+        G1 = w1 - v + beta * F1;
+    }
+    if (!(G0 * G1 <= 0.0)) return hm_step_force(I, base, u, v, hf, Fb, whole);
+    for (k = 0; k < 100 && G1 != 0.0; k++) {
+        /* converged: G at rounding level (a linear G, a sticking bristle, is solved by
+           the first secant step) or the bracket closed */
+        tol = 1e-13 * (fabs(v) + fabs(w1) + beta * fabs(F1)) + 1e-300;
+        if (fabs(G1) <= 0.01 * tol || fabs(w1 - w0) <= tol) break;
+        w2 = w1 - G1 * (w1 - w0) / (G1 - G0);
+        if (!(w2 != w1 && w2 != w0 && (w2 - w0) * (w2 - w1) < 0.0)) w2 = 0.5 * (w0 + w1);
+        F2 = hm_step_force(I, base, u, w2, hf, Fb, whole);
+        G2 = w2 - v + beta * F2;
+        if (G2 * G1 < 0.0) { w0 = w1; F0 = F1; G0 = G1; }
+        else G0 *= 0.5;                    /* Illinois: the kept end's value halved */
+        w1 = w2; F1 = F2; G1 = G2;
+    }
+    (void)F0;
+    /* the committed path is MuJoCo's: advance() follows the velocity it computes */
+    I->w_pred = w1 - (v - v0);             /* the element's own share of the change */
+    return F1;
+}
+
+HM_HOT void hm_commit_to(hm_inst_t *I, double *x, double uc, double tc, double u, double t,
+                         double v);
+
+/* after the integration: what the last implicit step did not predict of the joint's
+ * velocity (the other forces and joints), for the next step's prediction; 0 when the
+ * last step was not an implicit one */
+HM_HOT void hm_note_velocity(const mjModel *m, const mjData *d, hm_inst_t *I, mjtNum *s)
+{
+    double w;
+    if (!I->has_e || isnan(I->w_t)) return;    /* noted already (generic fallback) */
+    w = d->qvel[I->dadr];
+    /* RK4: the chord of the step from its start (committed there) */
+    if (m->opt.integrator == mjINT_RK4 && I->kind == 0)
+        w = (d->qpos[I->qadr] - I->ref - s[I->nx]) / (d->time - s[I->nx + 1]);
+    s[I->nx + 2] = I->w_t == d->time && isfinite(w) ? w - I->w_pred : 0.0;
+    I->w_t = NAN;
+}
+
+/* 1 where the step force is taken at the joint's implicit velocity (hm_implicit_step) */
+HM_HOT int hm_implicit(const mjModel *m, const hm_inst_t *I)
+{
+    return I->has_e && m->opt.integrator != mjINT_RK4;
+}
+
 /* the element's force at the current configuration (trial state: a copy of the
  * committed state advanced from (u_c, t_c) to (u, t)); NAN when the instance is
  * unusable. Windowed (switch laws under the semi-implicit integrators): the committed
@@ -1009,6 +1158,34 @@ static __attribute__((noinline)) double hm_eval(const mjModel *m, mjData *d, int
         uc = I->u_start;
         tc = I->t_start;
     }
+    if (I->has_e && m->opt.integrator == mjINT_RK4) {
+        /* RK4 and a fast-transient law stiff on this step (a sticking bristle: ω·h up to
+           ~35 on a light link, beyond RK4's stability limit 2.8): at the step's first
+           stage, the implicit step force over [t, t + h] (hm_implicit_step), handed over
+           at every stage, so that RK4's weights add up to its impulse; not stiff: RK4's
+           stage forces below */
+        double h = m->opt.timestep;
+        if (isnan(uc) || d->time == tc) {
+            const double *x1 = s;
+            if (!isnan(uc) && u != uc) {
+                memcpy(I->xt + I->nx, s, sizeof(double) * I->nx);
+                hm_commit_to(I, I->xt + I->nx, uc, tc, u, d->time, v);
+                x1 = I->xt + I->nx;
+            }
+            /* RK4 with a constant stage force moves along the chord (v + v+)/2 = v − β/2·F:
+               the implicit midpoint rule for the element's own degree of freedom */
+            I->rk_F = hm_implicit_step(I, x1, u, v, s[I->nx + 2], 0.5 * h, NAN, 1,
+                                       0.5 * h * hm_minv(m, d, I), 1);
+            I->w_t = isnan(I->rk_F) ? -INFINITY : d->time + h;
+            hm_check_fail(I);
+            I->rk_t = d->time;
+            I->rk_ok = 1;
+            if (!isnan(I->rk_F)) return I->rk_F;
+        } else if (I->rk_ok && tc == I->rk_t && !isnan(I->rk_F)
+                   && (d->time == tc + 0.5 * h || d->time == tc + h)) {
+            return I->rk_F;
+        }
+    }
     if (I->has_mean && m->opt.integrator == mjINT_RK4) {
         /* a fresh element's first stage: the step starts here */
         double Fm = isnan(uc) ? hm_rk4_mean(m, d, I, s, u, d->time, u, v)
@@ -1029,6 +1206,14 @@ static __attribute__((noinline)) double hm_eval(const mjModel *m, mjData *d, int
         }
         hm_check_fail(I);
         xs = I->xt;
+    }
+    if (hm_implicit(m, I)) {
+        hm_check_fail(I);
+        F = hm_implicit_step(I, xs, u, v, s[I->nx + 2], 0.5 * m->opt.timestep, Fb, isnan(Fb),
+                             m->opt.timestep * hm_minv(m, d, I), 0);
+        I->w_t = d->time + m->opt.timestep;
+        hm_check_fail(I);
+        return F;
     }
     F = hm_force(I, xs, u, v);
     if (win) {
@@ -1136,6 +1321,8 @@ static void hm_advance(const mjModel *m, mjData *d, int instance)
     mjtNum *s;
     double u, v, u0, uc, tc, h = m->opt.timestep;
     if (!I) return;
+    s = d->plugin_state + m->plugin_stateadr[instance];
+    hm_note_velocity(m, d, I, s);
     s = d->plugin_state + m->plugin_stateadr[instance];
     if (hm_bad_state(I, s)) { hm_guard(m, d, instance, I, s); return; }
     uc = s[I->nx]; tc = s[I->nx + 1];
@@ -1254,10 +1441,18 @@ static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capabi
         double u, v, dt, vs, Fb, Ff, y, hf = 0.5 * m->opt.timestep;                      \
         hm_target(m, d, I, &u, &v);                                                      \
         if (s[NX + 1] == hm_mid_time(m, d) && u != s[NX] && v != 0.0                     \
-            && hm_all_finite(NX, s, u, v, I->xb)) {                                      \
+            && hm_all_finite(NX, s, u, v, I->xb) && (!I->has_e || isfinite(s[NX + 2]))) {\
             memcpy(I->xt, s, sizeof(double) * NX);                                       \
             hm_segment(s[NX], s[NX + 1], u, d->time, v, &dt, &vs);                       \
             Fb = P##_mean(I->xt, s[NX], u, dt, vs, v, I->p, &y);                         \
+            if (hm_implicit(m, I)) {                                                     \
+                Ff = hm_implicit_step(I, I->xt, u, v, s[NX + 2], hf, Fb, 0,              \
+                                      m->opt.timestep * hm_minv(m, d, I), 0);            \
+                I->w_t = d->time + m->opt.timestep;                                      \
+                hm_check_fail(I);                                                        \
+                hm_apply(m, d, I, Ff, v);                                                \
+                return;                                                                  \
+            }                                                                            \
             Ff = P##_mean(I->xt, u, u + hf * v, hf, v, v, I->p, &y);                     \
             hm_apply(m, d, I, 0.5 * (Fb + Ff), v);                                       \
             return;                                                                      \
@@ -1268,6 +1463,7 @@ static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capabi
 static void hm_advance_##P(const mjModel *m, mjData *d, int instance)                    \
 {                                                                                        \
     hm_inst_t *I = HM_INST(d, instance);                                                 \
+    if (I) hm_note_velocity(m, d, I, d->plugin_state + m->plugin_stateadr[instance]);    \
     if (I && I->kind == 0 && I->nparts == 1 && I->law[0]->force == P##_force             \
         && m->opt.integrator != mjINT_RK4) {                                             \
         mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                      \

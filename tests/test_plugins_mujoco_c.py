@@ -125,9 +125,10 @@ def test_c_program_matches_python_bitwise(c_runner, tmp_path):
     assert nplugin == 4
     assert bitwise(c_file, py)
     assert bitwise(c_dir, py)
-    # the plugin_state is the law states plus the committed (u, t): LuGre 1 + 2,
-    # Preisach 3 + 2·16 + 2, Dahl + spring 1 + 2, Maxwell 3 + 2
-    assert list(model.plugin_statenum) == [3, 37, 3, 5]
+    # the plugin_state is the law states plus the committed (u, t): LuGre 1 + 2 + 1
+    # (the velocity its implicit step force predicts from the last step), Preisach
+    # 3 + 2·16 + 2, Dahl + spring 1 + 2, Maxwell 3 + 2
+    assert list(model.plugin_statenum) == [4, 37, 3, 5]
     bare = run_py(mujoco.MjModel.from_xml_string(
         MJCF.split("<extension>")[0] + MJCF.split("</extension>")[1]), N)
     assert np.max(np.abs(bare[:, :3] - py[:, :3])) > 1e-3
@@ -171,11 +172,15 @@ def test_saved_xml_replays_bitwise_for_every_law(c_runner, tmp_path):
     sums included, with stable plugin names: a fresh Python process and the C program
     replay the in-process run bit for bit. Each element's plugin_state is its law's
     own state (n_states of the Python law) plus the committed input and time, switch
-    laws included (no window force or parameter stored there)."""
+    laws included (no window force or parameter stored there), and for LuGre the
+    velocity prediction of its implicit step force."""
     spec, names = _all_laws_spec()
     model = spec.compile()
     for i, name in enumerate(names):
-        assert model.plugin_statenum[i] == CASES[name][0]().n_states + 2, name
+        el = CASES[name][0]()
+        # + 1 for LuGre alone on a joint: its implicit step force's velocity prediction
+        assert model.plugin_statenum[i] == el.n_states + 2 + (type(el).__name__ == "LuGre"), \
+            name
     assert any(CASES[n][0]().kind != "smooth" for n in names)
     xml = tmp_path / "all.xml"
     xml.write_text(spec.to_xml())

@@ -170,7 +170,7 @@ def run_state(m, rng):
         nx = len(hmj.element_state(m, d, mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_PLUGIN, i)))
         blk = d.plugin_state[a:a + k]
         bad |= (not np.all(np.isfinite(blk[:nx]))) or not np.isfinite(blk[nx + 1]) \
-            or bool(np.any(np.isinf(blk[nx:])))
+            or bool(np.any(np.isinf(blk[nx:]))) or not np.all(np.isfinite(blk[nx + 2:]))
     for _ in range(40):
         d.qfrc_applied[0] = 5.0
         mujoco.mj_step(m, d)
@@ -359,9 +359,14 @@ def run_law_state(m, nx, bound, seed):
         d.plugin_state[a + nx] = rng.choice([np.nan, np.inf, 1e308, rng.normal()])
     if rng.random() < 0.2:
         d.plugin_state[a + nx + 1] = rng.choice([np.nan, -np.inf, -1.0, 1e9])
-    blk = np.array(d.plugin_state[a:a + nx + 2])
+    # LuGre on a joint: one more double, the velocity its implicit step force predicts
+    # from the last step (must be finite)
+    extra = int(m.plugin_statenum[0]) - nx - 2
+    if extra and rng.random() < 0.2:
+        d.plugin_state[a + nx + 2] = rng.choice([np.nan, np.inf, 1e308, rng.normal()])
+    blk = np.array(d.plugin_state[a:a + nx + 2 + extra])
     bad = bool(not np.all(np.isfinite(blk[:nx])) or not np.isfinite(blk[nx + 1])
-               or np.isinf(blk[nx]))
+               or np.isinf(blk[nx]) or not np.all(np.isfinite(blk[nx + 2:])))
     if bound is not None:
         bad |= bool(np.any(np.abs(blk[:nx]) > np.asarray(bound) * (1 + 1e-6)))
     inside = bool(bound is not None and np.all(np.abs(blk[:nx]) <= 0.99 * np.asarray(bound)))
