@@ -192,7 +192,9 @@ def dp45_solve(fun, t0, t1, y, args, atol, rtol, h0, K, y_new):
                 y[i] = y_new[i]
                 K[0, i] = K[6, i]
             steps += 1
-        h = h * dp45_factor(err)
+        if t < t1:
+            # the next step's size (none after the last: a pow less per segment)
+            h = h * dp45_factor(err)
     return steps
 
 

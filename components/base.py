@@ -46,6 +46,10 @@ Kernels (plain numeric functions, numba-compiled, kept apart from the class):
 ``slope(x, u, v, p) -> dF/du`` (optional)
     the tangent on the active branch (direction sgn(v), increasing for v = 0), for
     Newton solvers (the rod) and stability bounds.
+``state_copy(src, dst, p)`` (optional)
+    copies into dst the part of the state src that advance and force read (a Preisach
+    operator: the live part of its memory stack), so that a host's trial copy costs
+    what the memory holds, not its capacity; ``None``: hosts copy every state.
 
 Declared attributes and methods that hosts read (every host reads these and nothing
 else; no host switches on a class name):
@@ -250,6 +254,8 @@ class ForceElement:
     affine: Callable | None = None
 
     slope: Callable | None = None
+    # state_copy(src, dst, p): copy the states advance and force read; None: all of them
+    state_copy: Callable | None = None
 
     # inclusions: the box that confines the state (arrays of length n_states)
     box_lo: np.ndarray | None = None

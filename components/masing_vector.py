@@ -56,22 +56,34 @@ def masing_vector_advance(x, u0, u1, dt, v, p, rtol):
     r = math.sqrt(b0 * b0 + b1 * b1)
     b0 = eta * b0 / r
     b1 = eta * b1 / r
-    L = (1.0 - s) * math.sqrt(dd)
-    gam = math.atan2(d1, d0)
-    phi0 = gam - math.atan2(b1, b0)
-    if phi0 > math.pi:
-        phi0 -= 2.0 * math.pi
-    elif phi0 <= -math.pi:
-        phi0 += 2.0 * math.pi
-    if phi0 == 0.0 or abs(phi0) == math.pi:
+    # on the circle: tan(φ/2) = tan(φ0/2)·exp(−L/η), φ the angle from w to e, written
+    # with cos φ0 = ŵ·e and sin φ0 = ŵ × e (no angle computed: one exp per segment)
+    ld = math.sqrt(dd)
+    L = (1.0 - s) * ld
+    e0 = d0 / ld
+    e1 = d1 / ld
+    c0 = (b0 * e0 + b1 * e1) / eta
+    s0 = (b0 * e1 - b1 * e0) / eta
+    if s0 == 0.0:
         # w along ±e: the uniaxial case, the stop operator exactly
         x[0] = b0
         x[1] = b1
         return
-    phi = 2.0 * math.atan(math.tan(0.5 * phi0) * math.exp(-L / eta))
-    beta = gam - phi
-    x[0] = eta * math.cos(beta)
-    x[1] = eta * math.sin(beta)
+    # tan(φ0/2) by whichever half-angle formula is well conditioned
+    t = s0 / (1.0 + c0) if c0 >= 0.0 else (1.0 - c0) / s0
+    t *= math.exp(-L / eta)
+    if abs(t) <= 1.0:
+        q = 1.0 + t * t
+        cp = (1.0 - t * t) / q
+        sp = 2.0 * t / q
+    else:
+        r = 1.0 / t
+        q = r * r + 1.0
+        cp = (r * r - 1.0) / q
+        sp = 2.0 * r / q
+    # w = η·(e rotated by −φ)
+    x[0] = eta * (e0 * cp + e1 * sp)
+    x[1] = eta * (e1 * cp - e0 * sp)
 
 
 @njit(cache=True)

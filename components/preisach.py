@@ -344,6 +344,19 @@ def preisach_advance(x, u0, u1, dt, v, p, rtol):
 
 
 @njit(cache=True)
+def preisach_state_copy(src, dst, p):
+    # the live memory: c, n, the type of stack[0], the n stack entries and their n
+    # prefix sums (the kernels never read past n; a host's trial copy costs O(n), not
+    # O(max_depth))
+    D = int(p[2])
+    n = int(src[1])
+    for k in range(3 + n):
+        dst[k] = src[k]
+    for k in range(3 + D, 3 + D + n):
+        dst[k] = src[k]
+
+
+@njit(cache=True)
 def preisach_force(x, u, v, p):
     P, a, rising = _anchor(x, p, u)
     if rising:
@@ -464,6 +477,7 @@ class Preisach(ForceElement):
 
     advance = staticmethod(preisach_advance)
     force = staticmethod(preisach_force)
+    state_copy = staticmethod(preisach_state_copy)
     slope = staticmethod(preisach_slope)
 
     MAX_TABLE = 50_000_000

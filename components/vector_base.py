@@ -33,6 +33,7 @@ class VectorForceElement:
     citation: str = ""
     advance = None
     force = None
+    state_copy = None     # as components/base.py: None, hosts copy every state
 
     def _setup(self, params: dict, p, x0):
         self.params = dict(params)

@@ -50,45 +50,72 @@ __all__ = ["add_hysteretic_bending", "HystereticBendingMemory", "HystereticBendi
            "ElementMemory"]
 
 
-def _scalar_axes(advance, force, a0, a1):
-    """Kernel of the scalar law on strain axes a0 .. a1-1 of node i (trial in X)."""
+def _scalar_axes(advance, force, copy, a0, a1):
+    """Kernel of the scalar law on strain axes a0 .. a1-1 of node i: the node's trial
+    states (``ns`` each, from offset oXt of buf) start from the committed ones (oX) —
+    or, when the pending trial is being committed, are copied to them — then advance
+    from the committed strain (Kc) to the trial strain (Kt); the couples go to M."""
     @njit(cache=False)
-    def step(i, X, Kc, Kt, dt, p, rtol, M, tmp):
+    def step(i, buf, oX, oXt, ns, commit, oKc, oKt, oM, dt, p, rtol, u0v, u1v, vv, out):
         for a in range(a0, a1):
-            x = X[i, a - a0]
-            u0 = Kc[i, a]
-            u1 = Kt[i, a]
+            o = (a - a0) * ns
+            xc = buf[oX + o:oX + o + ns]
+            x = buf[oXt + o:oXt + o + ns]
+            if commit:
+                copy(x, xc, p)
+            else:
+                copy(xc, x, p)
+            u0 = buf[oKc + 3 * i + a]
+            u1 = buf[oKt + 3 * i + a]
             v = 0.0
             if dt > 0.0:
                 v = (u1 - u0) / dt
                 advance(x, u0, u1, dt, v, p, rtol)
             elif u1 != u0:
                 advance(x, u0, u1, 0.0, 0.0, p, rtol)
-            M[i, a] = force(x, u1, v, p)
+            buf[oM + 3 * i + a] = force(x, u1, v, p)
     return step
 
 
-def _vector_axes(advance, force):
-    """Kernel of a vector (two-input) law on the bending pair of node i."""
+def _vector_axes(advance, force, copy):
+    """Kernel of a vector (two-input) law on the bending pair of node i (as
+    _scalar_axes; u0v, u1v, vv, out: the 2-vectors handed to the law's kernels)."""
     @njit(cache=False)
-    def step(i, X, Kc, Kt, dt, p, rtol, M, tmp):
-        x = X[i, 0]
-        u0, u1, v, out = tmp[0], tmp[1], tmp[2], tmp[3]
+    def step(i, buf, oX, oXt, ns, commit, oKc, oKt, oM, dt, p, rtol, u0v, u1v, vv, out):
+        xc = buf[oX:oX + ns]
+        x = buf[oXt:oXt + ns]
+        if commit:
+            copy(x, xc, p)
+        else:
+            copy(xc, x, p)
         for a in range(2):
-            u0[a] = Kc[i, a]
-            u1[a] = Kt[i, a]
-            v[a] = (u1[a] - u0[a]) / dt if dt > 0.0 else 0.0
-        if dt > 0.0 or u1[0] != u0[0] or u1[1] != u0[1]:
-            advance(x, u0, u1, dt if dt > 0.0 else 0.0, v, p, rtol)
-        force(x, u1, v, p, out)
-        M[i, 0] = out[0]
-        M[i, 1] = out[1]
+            u0v[a] = buf[oKc + 3 * i + a]
+            u1v[a] = buf[oKt + 3 * i + a]
+            vv[a] = (u1v[a] - u0v[a]) / dt if dt > 0.0 else 0.0
+        if dt > 0.0 or u1v[0] != u0v[0] or u1v[1] != u0v[1]:
+            advance(x, u0v, u1v, dt if dt > 0.0 else 0.0, vv, p, rtol)
+        force(x, u1v, vv, p, out)
+        buf[oM + 3 * i] = out[0]
+        buf[oM + 3 * i + 1] = out[1]
     return step
 
 
 @njit(cache=False)
-def _no_torsion(i, X, Kc, Kt, dt, p, rtol, M, tmp):
-    M[i, 2] = 0.0
+def _no_torsion(i, buf, oX, oXt, ns, commit, oKc, oKt, oM, dt, p, rtol, u0v, u1v, vv, out):
+    buf[oM + 3 * i + 2] = 0.0
+
+
+@njit(cache=False)
+def _no_bending(i, buf, oX, oXt, ns, commit, oKc, oKt, oM, dt, p, rtol, u0v, u1v, vv, out):
+    buf[oM + 3 * i] = 0.0
+    buf[oM + 3 * i + 1] = 0.0
+
+
+@njit(cache=True)
+def _copy_all(src, dst, p):
+    # the host's trial copy for a law without its own state_copy kernel: every state
+    for k in range(src.size):
+        dst[k] = src[k]
 
 
 @njit(cache=True)
@@ -193,6 +220,31 @@ def _commit(buf, ell):
     return 0
 
 
+@register_jitable
+def _offsets(buf):
+    # the sizes and the start of every block of _views, as integers: the per-step
+    # kernel indexes buf directly (views built per call cost microseconds)
+    nv, nab, nsb = int(buf[H_NV]), int(buf[H_NAB]), int(buf[H_NSB])
+    nss, npb, nps = int(buf[H_NSS]), int(buf[H_NPB]), int(buf[H_NPS])
+    sz = _sizes(nv, nab, nsb, nss, npb, nps)
+    o0 = HDR
+    o1 = o0 + sz[0]
+    o2 = o1 + sz[1]
+    o3 = o2 + sz[2]
+    o4 = o3 + sz[3]
+    o5 = o4 + sz[4]
+    o6 = o5 + sz[5]
+    o7 = o6 + sz[6]
+    o8 = o7 + sz[7]
+    o9 = o8 + sz[8]
+    o10 = o9 + sz[9]
+    o11 = o10 + sz[10]
+    o12 = o11 + sz[11]
+    o13 = o12 + sz[12]
+    return ((nv, nab, nsb, nss, npb, nps),
+            (o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, o11, o12, o13))
+
+
 _KERNELS: dict = {}
 
 
@@ -201,37 +253,57 @@ def _kernel(bend, tors):
     every node's trial (bending law, torsion law) on the strains κ − κ_rest, and the
     couples transcribed into the rod's external torques. Returns 1 if a trial was
     committed, −1 if the forcing was evaluated twice within a step (nothing done).
-    Compiled once per (bending kernel, torsion kernel) pair and kept."""
+    Compiled once per (bending kernel, torsion kernel) pair and kept.
+
+    Node by node: the commit of node i (couple work, committed couple and strain, the
+    law's states copied from the trial block by the law's state_copy), then its trial
+    from there — one pass over the buffer, one copy of each node's live states per step
+    (the trial block already holds the accepted states after a commit)."""
     key = (bend, tors)
     if key in _KERNELS:
         return _KERNELS[key]
 
     @njit(cache=False)
     def run(kappa, rest, vdil, rvl, ext, buf, time):
-        committed = 0
+        commit = False
         if buf[H_PENDING] != 0.0:
             if buf[H_CALLBACK] != 0.0 and buf[H_ACCEPTED] == 0.0:
                 return -1
-            _commit_buf(buf, rvl)
-            committed = 1
-        Xb, Xbt, Xs, Xst, Kc, Kt, M, Mc, work, pb, ps, tmp, c, q = _views(buf)
+            commit = True
+            buf[H_TC] = buf[H_TT]
+            buf[H_PENDING] = 0.0
+            buf[H_ACCEPTED] = 0.0
+        (nv, nab, nsb, nss, npb, nps), (oXb, oXbt, oXs, oXst, oKc, oKt, oM, oMc, ow, opb,
+                                        ops, otmp, oc, oq) = _offsets(buf)
         dt = time - buf[H_TC]
         rtol = buf[H_RTOL]
-        nv = kappa.shape[1]
+        pb = buf[opb:opb + npb]
+        ps = buf[ops:ops + nps]
+        u0v = buf[otmp:otmp + 2]
+        u1v = buf[otmp + 2:otmp + 4]
+        vv = buf[otmp + 4:otmp + 6]
+        out = buf[otmp + 6:otmp + 8]
+        nb = nab * nsb
         for i in range(nv):
+            if commit:
+                # accept node i's trial; the step's moment work ½(M_old + M_new)·Δ(κ − κ_rest)·ℓ
+                for a in range(3):
+                    k = 3 * i + a
+                    buf[ow + k] += 0.5 * (buf[oMc + k] + buf[oM + k]) * \
+                        (buf[oKt + k] - buf[oKc + k]) * rvl[i]
+                    buf[oMc + k] = buf[oM + k]
+                    buf[oKc + k] = buf[oKt + k]
             for a in range(3):
-                Kt[i, a] = kappa[a, i] - rest[a, i]
-            for j in range(Xb.shape[1]):
-                for k in range(Xb.shape[2]):
-                    Xbt[i, j, k] = Xb[i, j, k]
-            bend(i, Xbt, Kc, Kt, dt, pb, rtol, M, tmp)
-            for k in range(Xs.shape[2]):
-                Xst[i, 0, k] = Xs[i, 0, k]
-            tors(i, Xst, Kc, Kt, dt, ps, rtol, M, tmp)
-        _torques(M, kappa, rvl, vdil, ext, c, q)
+                buf[oKt + 3 * i + a] = kappa[a, i] - rest[a, i]
+            bend(i, buf, oXb + i * nb, oXbt + i * nb, nsb, commit, oKc, oKt, oM, dt, pb,
+                 rtol, u0v, u1v, vv, out)
+            tors(i, buf, oXs + i * nss, oXst + i * nss, nss, commit, oKc, oKt, oM, dt, ps,
+                 rtol, u0v, u1v, vv, out)
+        _torques(buf[oM:oM + 3 * nv].reshape((nv, 3)), kappa, rvl, vdil, ext,
+                 buf[oc:oc + 3 * nv].reshape((3, nv)), buf[oq:oq + 3 * nv].reshape((3, nv)))
         buf[H_TT] = time
         buf[H_PENDING] = 1.0
-        return committed
+        return 1 if commit else 0
 
     _KERNELS[key] = run
     return run
@@ -306,14 +378,19 @@ class HystereticBendingMemory:
         if law is None:
             bend = _no_bending
         elif self.vector:
-            bend = _cached(("v", law.advance, law.force),
-                           lambda: _vector_axes(law.advance, law.force))
+            cp = _copy_of(law)
+            bend = _cached(("v", law.advance, law.force, cp),
+                           lambda: _vector_axes(law.advance, law.force, cp))
         else:
-            bend = _cached(("s", law.advance, law.force, 0, 2),
-                           lambda: _scalar_axes(law.advance, law.force, 0, 2))
-        tors = _no_torsion if torsion is None else _cached(
-            ("s", torsion.advance, torsion.force, 2, 3),
-            lambda: _scalar_axes(torsion.advance, torsion.force, 2, 3))
+            cp = _copy_of(law)
+            bend = _cached(("s", law.advance, law.force, cp, 0, 2),
+                           lambda: _scalar_axes(law.advance, law.force, cp, 0, 2))
+        if torsion is None:
+            tors = _no_torsion
+        else:
+            cp = _copy_of(torsion)
+            tors = _cached(("s", torsion.advance, torsion.force, cp, 2, 3),
+                           lambda: _scalar_axes(torsion.advance, torsion.force, cp, 2, 3))
         self._run = _kernel(bend, tors)
         self.ell = rod.rest_voronoi_lengths
         self._tlast = [None, None]  # the last two evaluation times (no callback)
@@ -403,16 +480,16 @@ class HystereticBendingMemory:
 _KERNEL_PARTS: dict = {}
 
 
+def _copy_of(law):
+    # the law's own trial-copy kernel (state_copy: only the states its kernels read,
+    # e.g. the live part of a Preisach memory stack), or a copy of every state
+    return _copy_all if law.state_copy is None else law.state_copy
+
+
 def _cached(key, make):
     if key not in _KERNEL_PARTS:
         _KERNEL_PARTS[key] = make()
     return _KERNEL_PARTS[key]
-
-
-@njit(cache=False)
-def _no_bending(i, X, Kc, Kt, dt, p, rtol, M, tmp):
-    M[i, 0] = 0.0
-    M[i, 1] = 0.0
 
 
 def cable_hysteresis(levels: int = 30):

@@ -132,6 +132,35 @@ def test_return_point_memory(prefix, v, cont):
 
 @pytest.mark.parametrize("cont", [False, True])
 @SETTINGS
+@given(u=st.lists(any_vals, min_size=2, max_size=40), v=st.lists(any_vals, min_size=1,
+                                                                 max_size=20))
+def test_state_copy_is_a_copy_of_the_live_memory(u, v, cont):
+    """The trial copy a host makes with state_copy (the live stack only) continues
+    exactly as a full copy: after the history u, a state filled with garbage and given
+    the live part by state_copy yields, along any continuation v, the same outputs and
+    the same live memory as the full copy (bitwise)."""
+    P = smooth_preisach(n=20, continuous=cont)
+    x = P.state_after(u)
+    full = x.copy()
+    live = np.full_like(x, np.nan)
+    P.state_copy(x, live, P.p)
+    D = int(P.p[2])
+    n = int(x[1])
+    assert np.isnan(live[3 + n:3 + D]).all()               # nothing past the stack copied
+    prev = float(x[0])
+    for w in v:
+        P.advance(full, prev, w, 1.0, 0.0, P.p, 1e-8)
+        P.advance(live, prev, w, 1.0, 0.0, P.p, 1e-8)
+        prev = w
+        assert P.force_of(live, w, 0.0) == P.force_of(full, w, 0.0)
+        m = int(full[1])
+        assert live[1] == m
+        np.testing.assert_array_equal(live[:3 + m], full[:3 + m])
+        np.testing.assert_array_equal(live[3 + D:3 + D + m], full[3 + D:3 + D + m])
+
+
+@pytest.mark.parametrize("cont", [False, True])
+@SETTINGS
 @given(u=st.lists(any_vals, min_size=2, max_size=30), seed=st.integers(0, 1000))
 def test_rate_independence_and_trial_copies(u, seed, cont):
     P = smooth_preisach(n=20, continuous=cont)
