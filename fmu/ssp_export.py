@@ -17,7 +17,10 @@ The package (a zip, ``*.ssp``) holds ``SystemStructure.ssd`` and ``resources/``:
 * the DefaultExperiment (start, stop) and the units of every connector.
 
 External forces must be constants or :class:`~hystmech.systems.Harmonic` (integrated
-exactly by the mass FMU); imposed DOFs are not exported (refused, naming them).
+exactly by the mass FMU). An imposed DOF becomes a motion-source FMU (outputs x, v):
+a Harmonic motion exactly, a callable one as a table of its position and velocity
+sampled on [t_start, t_stop] (knots every ``table_step``; a jump of the velocity at a
+knot is kept as a repeated knot) and interpolated by cubic Hermite.
 """
 from __future__ import annotations
 
@@ -33,7 +36,7 @@ import numpy as np
 
 from ..systems.assembly import GROUND, Assembly, Harmonic
 from .export import FMUExportError, _unit_defs, export_fmu, unit_exponents
-from .ssp_parts import Part, build_part, link_part, mass_part, relative_part
+from .ssp_parts import Part, build_part, link_part, mass_part, motion_part, relative_part
 
 SSD_NS = "http://ssp-standard.org/SSP1/SystemStructureDescription"
 SSC_NS = "http://ssp-standard.org/SSP1/SystemStructureCommon"
@@ -114,20 +117,70 @@ def _harmonic(f, what):
                          f"package holds no Python callables); got {type(f).__name__}")
 
 
-def describe(asm: Assembly, *, extrapolate: bool = True) -> SSPSystem:
-    """The SSP system of ``asm`` (components, connections, parameters), not yet written."""
+def _call(f, t):
+    try:
+        r = np.asarray(f(t), dtype=float)
+        if r.shape == t.shape:
+            return r
+    except (TypeError, ValueError):
+        pass
+    return np.array([float(f(float(s))) for s in t])
+
+
+def _motion_table(imp, t_start, t_stop, table_step):
+    """(t, x, v) knots of the callable imposed motion ``imp`` on [t_start, t_stop]; an
+    interior knot where v jumps (its value just before the knot differs) is repeated,
+    the last knot carries v's left limit."""
+    n = int(math.ceil((t_stop - t_start) / table_step - 1e-9)) + 1
+    T = t_start + (t_stop - t_start) * np.arange(max(n, 2)) / (max(n, 2) - 1)
+    X = _call(imp.u, T)
+    if imp.v is not None:
+        V = _call(imp.v, T)
+        Tm = np.nextafter(T[1:], -np.inf)
+        Vm = _call(imp.v, Tm)
+        V[-1] = Vm[-1]                  # the last knot ends the last interval: left limit
+        Vm = Vm[:-1]
+    else:                               # as the Assembly does: a central difference
+        dl = 1e-6 * max(1.0, float(np.max(np.abs(T))))
+        V = (_call(imp.u, T + dl) - _call(imp.u, T - dl)) / (2 * dl)
+        Vm = V[1:-1]
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(V))):
+        raise FMUExportError(f"SSP export: imposed DOF {imp.name!r} is not finite on "
+                             f"[{t_start:g}, {t_stop:g}] s")
+    scale = float(np.max(np.abs(V))) or 1.0
+    jump = np.flatnonzero(np.abs(Vm - V[1:-1]) > 1e-9 * scale) + 1
+    if len(jump):
+        T = np.insert(T, jump, T[jump])
+        X = np.insert(X, jump, X[jump])
+        V = np.insert(V, jump, Vm[jump - 1])
+    return T, X, V
+
+
+def describe(asm: Assembly, *, extrapolate: bool = True, t_start: float = 0.0,
+             t_stop: float = 1.0, table_step: float | None = None) -> SSPSystem:
+    """The SSP system of ``asm`` (components, connections, parameters), not yet written.
+    t_start, t_stop [s]: the span a callable imposed motion is tabulated on, with knots
+    every table_step [s] (default min(1e-3, span/1000))."""
     if not isinstance(asm, Assembly):
         raise FMUExportError(f"export_ssp needs a hystmech Assembly (got {type(asm).__name__})")
-    if asm.imposed:
-        raise FMUExportError(f"SSP export: imposed DOFs ({', '.join(asm.imposed)}) are not "
-                             f"supported; give them masses or export without them")
     if not asm.dofs:
         raise FMUExportError("SSP export: the assembly has no DOF")
+    if table_step is None:
+        table_step = min(1e-3, (t_stop - t_start) / 1000.0)
     sysm = SSPSystem("assembly")
+    for imp in asm.imposed.values():
+        _check_name(imp.name)
+        if isinstance(imp.u, Harmonic):
+            part = motion_part(imp.name, f0=imp.u.f0, A=imp.u.amplitude, omega=imp.u.omega,
+                               phi=imp.u.phase)
+        else:
+            part = motion_part(imp.name, table=_motion_table(imp, t_start, t_stop,
+                                                             table_step))
+        sysm.components.append(_part_component(part, "motion"))
+    forces_at = {d: [] for d in asm.dofs}        # dof -> [(connection, sign)]
     links = [(s.name, s.a, s.b, dict(k=s.k, u0=s.u0, preload=s.preload), "spring")
              for s in asm.springs]
     links += [(d.name, d.a, d.b, dict(c=d.c), "damper") for d in asm.dampers]
-    forces_at = {d: [] for d in asm.dofs}        # dof -> [(connection, sign)]
     conns = sysm.connections
     for name, a, b, kw, role in links:
         _check_name(name)
@@ -137,7 +190,8 @@ def describe(asm: Assembly, *, extrapolate: bool = True) -> SSPSystem:
             if node != GROUND:
                 conns.append((node, "x", name, f"x{end}"))
                 conns.append((node, "v", name, f"v{end}"))
-                forces_at[node].append((name, -1.0 if end == "a" else 1.0))
+                if node in forces_at:
+                    forces_at[node].append((name, -1.0 if end == "a" else 1.0))
     for e in asm.elements:
         _check_name(e.name)
         el = _element_with_x0(e.name, e.element, e.x0)
@@ -161,7 +215,7 @@ def describe(asm: Assembly, *, extrapolate: bool = True) -> SSPSystem:
             conns.append((rel, "u", e.name, "u"))
             conns.append((rel, "v", e.name, "v"))
         for end, node in (("a", e.a), ("b", e.b)):
-            if node != GROUND:
+            if node in forces_at:
                 forces_at[node].append((e.name, -1.0 if end == "a" else 1.0))
     for d in asm.dofs.values():
         _check_name(d.name)
@@ -306,7 +360,7 @@ def schema_problems(path) -> list[str]:
 
 def export_ssp(system, path, *, t_start: float | None = None, t_stop: float = 1.0,
                step_size: float = 1e-4, extrapolate: bool = True,
-               progress: bool = False) -> SSPPath:
+               table_step: float | None = None, progress: bool = False) -> SSPPath:
     """Write the Assembly ``system`` (or an ``(assembly, info)`` pair as the rigs' builders
     return, e.g. ``belt_assembly``) as an SSP 1.0 package at ``path`` (``*.ssp``).
 
@@ -315,7 +369,8 @@ def export_ssp(system, path, *, t_start: float | None = None, t_stop: float = 1.
     its communication step). ``extrapolate`` (default True): masses extrapolate their
     input forces linearly over a communication step and links report their force at the
     endpoint motion predicted at the step's end (second order in the step for smooth
-    systems; False holds inputs: first order). Returns the path; ``.system`` lists the
+    systems; False holds inputs: first order). table_step [s]: knot spacing of a callable
+    imposed motion's table (default min(1e-3, (t_stop − t_start)/1000)). Returns the path; ``.system`` lists the
     components and connections. FMUExportError (a ValueError) names what cannot be
     exported."""
     asm, info = (system if isinstance(system, tuple) else (system, {}))
@@ -331,7 +386,11 @@ def export_ssp(system, path, *, t_start: float | None = None, t_stop: float = 1.
         raise FMUExportError(f"t_stop must be > t_start = {t_start:g} s (got {t_stop!r})")
     if not step_size > 0:
         raise FMUExportError(f"step_size must be > 0 s (got {step_size!r})")
-    sysm = describe(asm, extrapolate=extrapolate)
+    if table_step is not None and not (isinstance(table_step, (int, float))
+                                       and math.isfinite(table_step) and table_step > 0):
+        raise FMUExportError(f"table_step must be > 0 s (got {table_step!r})")
+    sysm = describe(asm, extrapolate=extrapolate, t_start=float(t_start),
+                    t_stop=float(t_stop), table_step=table_step)
     sysm.start, sysm.stop, sysm.step = float(t_start), float(t_stop), float(step_size)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

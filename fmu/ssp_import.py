@@ -8,7 +8,9 @@ element FMUs become the native law when the FMU is hystmech's own (generationToo
 :class:`~hystmech.fmu.FMUElement` on the FMU (extracted to ``workdir``). The rule of
 export_ssp maps back: an element fed by a DOF's x, v sees u = x_a (b = ground), one fed
 by a relative-motion part sees x_a − x_b; the masses' harmonic forces and f0 become
-forces (gravity is inside f0, so the imported Assembly has gravity 0).
+forces (gravity is inside f0, so the imported Assembly has gravity 0); a motion-source
+part becomes an imposed DOF (a Harmonic, or the cubic Hermite interpolant of its table
+resources/motion.csv, the function the FMU evaluates).
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from xml.etree import ElementTree as ET
 import numpy as np
 
 from ..systems.assembly import GROUND, Assembly, Harmonic
-from .ssp_parts import GENERATOR
+from .ssp_parts import GENERATOR, TABLE_FILE, hermite
 
 NS = {"ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
       "ssc": "http://ssp-standard.org/SSP1/SystemStructureCommon",
@@ -44,6 +46,29 @@ def _fmu_header(z: zipfile.ZipFile, source: str):
                 sv.get("causality") == "parameter":
             start[sv.get("name")] = float(r.get("start"))
     return md.get("generationTool", ""), md.get("modelName", ""), start
+
+
+def _fmu_table(z: zipfile.ZipFile, source: str):
+    """(t, x, v) of a motion part's resources/motion.csv, or None."""
+    import io
+
+    with zipfile.ZipFile(io.BytesIO(z.read(source))) as f:
+        name = f"resources/{TABLE_FILE}"
+        if name not in f.namelist():
+            return None
+        a = np.loadtxt(io.StringIO(f.read(name).decode()), delimiter=",", skiprows=1, ndmin=2)
+    return a[:, 0], a[:, 1], a[:, 2]
+
+
+class _Table:
+    """x(t) or v(t) of a motion table (cubic Hermite, as the motion FMU)."""
+
+    def __init__(self, table, offset, which):
+        self.table, self.offset, self.which = table, offset, which
+
+    def __call__(self, t):
+        r = self.offset(t) + hermite(self.table, t)[self.which]
+        return r if np.ndim(r) else float(r)
 
 
 def _ssv(z: zipfile.ZipFile, source: str) -> dict:
@@ -106,7 +131,8 @@ def import_ssp(path, *, native: bool = True, workdir=None, fmu_options=None) -> 
             m = re.match(re.escape(GENERATOR) + r" \((\w+)\)", tool)
             kind = m.group(1) if m else "element"
             comps[name] = dict(kind=kind, model=model, params=params, source=source,
-                               tool=tool)
+                               tool=tool, table=_fmu_table(z, source)
+                               if kind == "motion" else None)
         conns = [(c.get("startElement"), c.get("startConnector"), c.get("endElement"),
                   c.get("endConnector")) for c in ssd.iter(f"{{{NS['ssd']}}}Connection")]
         feeds = {}                       # (element, connector) -> (element, connector)
@@ -117,9 +143,9 @@ def import_ssp(path, *, native: bool = True, workdir=None, fmu_options=None) -> 
             src = feeds.get((comp, conn))
             if src is None:
                 return GROUND
-            if comps.get(src[0], {}).get("kind") != "mass":
+            if comps.get(src[0], {}).get("kind") not in ("mass", "motion"):
                 raise SSPImportError(f"{comp}.{conn} is fed by {src[0]}.{src[1]}, not by a "
-                                     f"mass part")
+                                     f"mass or motion part")
             return src[0]
 
         asm = Assembly(gravity=0.0)
@@ -136,6 +162,18 @@ def import_ssp(path, *, native: bool = True, workdir=None, fmu_options=None) -> 
                 asm.add_force(name, Harmonic(f0 if i == 0 else 0.0, p[f"A_{j}"],
                                              p[f"omega_{j}"], p[f"phi_{j}"]),
                               name=f"{name}_force{j}")
+        for name, c in comps.items():
+            if c["kind"] != "motion":
+                continue
+            p = c["params"]
+            hm = Harmonic(p.get("f0", 0.0), p.get("A", 0.0), p.get("omega", 0.0),
+                          p.get("phi", 0.0))
+            if c["table"] is None:
+                asm.impose(name, u=hm)
+            else:
+                vh = Harmonic(0.0, -hm.amplitude * hm.omega, hm.omega,
+                              hm.phase - np.pi / 2)
+                asm.impose(name, u=_Table(c["table"], hm, 0), v=_Table(c["table"], vh, 1))
         tmp = None
         for name, c in comps.items():
             p = c["params"]
@@ -174,6 +212,6 @@ def import_ssp(path, *, native: bool = True, workdir=None, fmu_options=None) -> 
                 if not isinstance(el, ForceElement):
                     raise SSPImportError(f"element {name!r}: not a force element")
                 asm.add_element(name, el, a, b)
-            elif c["kind"] not in ("mass", "relative"):
+            elif c["kind"] not in ("mass", "relative", "motion"):
                 raise SSPImportError(f"component {name!r}: unknown part kind {c['kind']!r}")
     return asm

@@ -9,6 +9,10 @@
  *                  (a spring: c = 0; a damper: k = u0 = preload = 0)
  *   PART_RELATIVE  u = xa − xb, v = va − vb                               outputs u, v
  *                  (what a force element between two DOFs sees)
+ *   PART_MOTION    x(t) = f0 + A·cos(ω·t + φ) + table(t), v(t) = dx/dt   outputs x, v
+ *                  (an imposed DOF; table: N_TAB knots TAB_T, TAB_X, TAB_V compiled in
+ *                  part_config.h, cubic Hermite between knots, v the Hermite
+ *                  derivative; a repeated knot time carries a jump of v)
  *
  * Within a communication step [t, t + h] the mass integrates its motion exactly with its
  * inputs held (extrapolate = 0) or extrapolated linearly from the last two communication
@@ -28,6 +32,7 @@
 #define PART_MASS 0
 #define PART_LINK 1
 #define PART_RELATIVE 2
+#define PART_MOTION 3
 
 typedef struct {
     double r[N_REAL];
@@ -50,6 +55,39 @@ static void say(Part *p, fmi2Status st, const char *fmt, ...) {
                       st == fmi2OK ? "logEvents" : "logStatusError", "%s", buf);
 }
 
+#if PART_KIND == PART_MOTION
+/* 1 when t is outside the table's knots [TAB_T[0], TAB_T[N_TAB-1]] (beyond a relative
+ * 1e-9 of the span): the imposed motion is not defined there */
+static int motion_at(double t, double *x, double *v, const double *r) {
+    double w = r[I_OMEGA], ph = r[I_PHI];
+    *x = r[I_F0] + r[I_A] * cos(w * t + ph);
+    *v = -r[I_A] * w * sin(w * t + ph);
+#if N_TAB > 0
+    double span = TAB_T[N_TAB - 1] - TAB_T[0], tol = 1e-9 * (span > 0 ? span : 1.0);
+    if (t < TAB_T[0] - tol || t > TAB_T[N_TAB - 1] + tol) return 1;
+    /* the last knot interval [T_i, T_i+1] of positive length with T_i <= t */
+    int lo = 0, hi = N_TAB - 1;
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (TAB_T[mid] <= t) lo = mid; else hi = mid;
+    }
+    while (lo > 0 && TAB_T[lo + 1] == TAB_T[lo]) lo--;
+    double d = TAB_T[lo + 1] - TAB_T[lo];
+    if (!(d > 0.0)) { lo++; d = TAB_T[lo + 1] - TAB_T[lo]; }
+    double s = (t - TAB_T[lo]) / d;
+    if (s < 0.0) s = 0.0;
+    if (s > 1.0) s = 1.0;
+    double x0 = TAB_X[lo], x1 = TAB_X[lo + 1], m0 = TAB_V[lo] * d, m1 = TAB_V[lo + 1] * d;
+    double s2 = s * s, s3 = s2 * s;
+    *x += (2 * s3 - 3 * s2 + 1) * x0 + (s3 - 2 * s2 + s) * m0 + (-2 * s3 + 3 * s2) * x1
+          + (s3 - s2) * m1;
+    *v += ((6 * s2 - 6 * s) * x0 + (3 * s2 - 4 * s + 1) * m0 + (-6 * s2 + 6 * s) * x1
+           + (3 * s2 - 2 * s) * m1) / d;
+#endif
+    return 0;
+}
+#endif
+
 static void outputs(Part *p, double h) {
     double *r = p->r;
 #if PART_KIND == PART_LINK || PART_KIND == PART_RELATIVE
@@ -65,6 +103,9 @@ static void outputs(Part *p, double h) {
     r[I_U] = u;
     r[I_V] = v;
 #endif
+#elif PART_KIND == PART_MOTION
+    (void)h;
+    motion_at(p->t, &r[I_X], &r[I_V], r);
 #else
     (void)p; (void)h; (void)r;
 #endif
@@ -101,6 +142,8 @@ static void step(Part *p, double t, double h) {
     r[I_X] += r[I_V] * h + dx / m;
     r[I_V] += dv / m;
     p->prev[0] = F;
+#elif PART_KIND == PART_MOTION
+    (void)h; (void)t;
 #else
     (void)t;
     outputs(p, h);
@@ -157,6 +200,16 @@ fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
     }
     p->r[I_X] = p->r[I_X0];
     p->r[I_V] = p->r[I_V0];
+#endif
+#if PART_KIND == PART_MOTION
+    {
+        double x, v;
+        if (motion_at(p->t, &x, &v, p->r)) {
+            say(p, fmi2Error, "the imposed motion's table starts at t = %.17g s, after the "
+                "start time %.17g s", TAB_T[0], p->t);
+            return fmi2Error;
+        }
+    }
 #endif
     outputs(p, 0.0);
     p->started = 1;
@@ -301,8 +354,22 @@ fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolean newSt
         say(p, fmi2Error, "communication step must be > 0 s (got %g at t = %g)", h, t);
         return fmi2Error;
     }
+#if PART_KIND == PART_MOTION
+    {
+        double x, v;
+        if (motion_at(t + h, &x, &v, p->r)) {
+            say(p, fmi2Error, "the imposed motion's table covers t = [%.17g, %.17g] s only "
+                "(asked for t = %.17g s): export with a later t_stop", TAB_T[0],
+                TAB_T[N_TAB > 0 ? N_TAB - 1 : 0], t + h);
+            return fmi2Error;
+        }
+    }
+#endif
     step(p, t, h);
     p->t = t + h;
+#if PART_KIND == PART_MOTION
+    outputs(p, h);
+#endif
 #if PART_KIND == PART_MASS
     if (!isfinite(p->r[I_X]) || !isfinite(p->r[I_V]) || fabs(p->r[I_X]) > 1e100) {
         say(p, fmi2Error, "the motion diverged at t = %g s (x = %g m): the communication step "

@@ -12,6 +12,10 @@ Variables (all Real; value references in this order):
 * link (spring or damper): output F [N]; inputs xa, va, xb, vb; parameters k [N/m],
   c [N.s/m], u0 [m], preload [N], extrapolate: F = k·(xa − xb − u0) + c·(va − vb) + preload.
 * relative: outputs u [m], v [m/s] = xa − xb, va − vb; inputs xa, va, xb, vb.
+* motion (an imposed DOF): outputs x [m], v [m/s]; parameters f0 [m], A [m], omega
+  [rad/s], phi [rad]: x = f0 + A·cos(omega·t + phi) + table(t), v = dx/dt; the table
+  (knots t, x, v; cubic Hermite between knots, v its derivative; a repeated knot time
+  carries a jump of v) is compiled into the FMU and shipped as resources/motion.csv.
 """
 from __future__ import annotations
 
@@ -25,9 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+import numpy as np
+
 HERE = Path(__file__).resolve().parent
 C_FILE = HERE / "ssp_parts.c"
-KIND_CODE = {"mass": 0, "link": 1, "relative": 2}
+KIND_CODE = {"mass": 0, "link": 1, "relative": 2, "motion": 3}
+TABLE_FILE = "motion.csv"
 GENERATOR = "hystmech SSP part"
 
 
@@ -51,6 +58,7 @@ class Part:
     vars: list = field(default_factory=list)
     n_in: int = 0
     n_harm: int = 0
+    table: tuple | None = None     # motion: (t, x, v) knots
 
     def add(self, name, causality, start, unit, desc, macro=""):
         self.vars.append(PartVar(name, causality, float(start), unit, desc, macro))
@@ -122,6 +130,52 @@ def relative_part(name: str, *, extrapolate: bool) -> Part:
     return p
 
 
+def motion_part(name: str, *, f0: float = 0.0, A: float = 0.0, omega: float = 0.0,
+                phi: float = 0.0, table=None) -> Part:
+    """An imposed DOF: x(t) = f0 + A·cos(omega·t + phi) + table(t) [m], v = dx/dt [m/s].
+    table: None or (t, x, v) knot arrays, t non-decreasing (a repeated t: a jump of v)."""
+    p = Part("motion", name, f"imposed motion {name}: x = f0 + A·cos(omega·t + phi)"
+             + (" + cubic Hermite table (resources/motion.csv)" if table is not None else "")
+             + "; outputs x [m], v [m/s]")
+    if table is not None:
+        T, X, V = (np.asarray(a, dtype=float) for a in table)
+        if T.ndim != 1 or len(T) < 2 or X.shape != T.shape or V.shape != T.shape:
+            raise ValueError(f"table of imposed motion {name!r}: t, x, v must be 1-D arrays "
+                             f"of one length >= 2")
+        if not (np.all(np.isfinite(T)) and np.all(np.isfinite(X)) and np.all(np.isfinite(V))):
+            raise ValueError(f"table of imposed motion {name!r} must be finite")
+        d = np.diff(T)
+        if np.any(d < 0) or T[-1] <= T[0] or np.any((d[1:] == 0) & (d[:-1] == 0)):
+            raise ValueError(f"table of imposed motion {name!r}: t must be non-decreasing "
+                             f"(a time at most twice)")
+        p.table = (T, X, V)
+    p.add("x", "output", 0.0, "m", "imposed position", "I_X")
+    p.add("v", "output", 0.0, "m/s", "imposed velocity", "I_V")
+    p.add("f0", "parameter", f0, "m", "constant part of x", "I_F0")
+    p.add("A", "parameter", A, "m", "amplitude of the harmonic part of x", "I_A")
+    p.add("omega", "parameter", omega, "rad/s", "pulsation of the harmonic part", "I_OMEGA")
+    p.add("phi", "parameter", phi, "rad", "phase of the harmonic part", "I_PHI")
+    return p
+
+
+def hermite(table, t):
+    """The table's cubic Hermite interpolant at t (as the motion FMU evaluates it):
+    (x [m], v [m/s]); knots (T, X, V), a repeated knot time is a jump of v."""
+    T, X, V = (np.asarray(a, dtype=float) for a in table)
+    t = np.asarray(t, dtype=float)
+    i = np.clip(np.searchsorted(T, t, side="right") - 1, 0, len(T) - 2)
+    i = np.where(T[i + 1] == T[i], i - 1, i)       # only at the last knot: step back
+    d = T[i + 1] - T[i]
+    s = np.clip((t - T[i]) / d, 0.0, 1.0)
+    x0, x1, m0, m1 = X[i], X[i + 1], V[i] * d, V[i + 1] * d
+    s2, s3 = s * s, s * s * s
+    x = (2 * s3 - 3 * s2 + 1) * x0 + (s3 - 2 * s2 + s) * m0 + (-2 * s3 + 3 * s2) * x1 \
+        + (s3 - s2) * m1
+    v = ((6 * s2 - 6 * s) * x0 + (3 * s2 - 4 * s + 1) * m0 + (-6 * s2 + 6 * s) * x1
+         + (3 * s2 - 2 * s) * m1) / d
+    return x, v
+
+
 def _endpoint_inputs(p: Part) -> None:
     p.add("xa", "input", 0.0, "m", "position of end a (0: ground)", "I_XA")
     p.add("va", "input", 0.0, "m/s", "velocity of end a", "I_VA")
@@ -143,6 +197,14 @@ def _config_h(part: Part, guid: str) -> str:
     for m in ("I_HARM", "I_FIN", "I_SIGN"):
         if part.kind == "mass" and not any(v.macro == m for v in part.vars):
             lines.append(f"#define {m} 0")
+    if part.kind == "motion":
+        T, X, V = part.table if part.table is not None else ([0.0], [0.0], [0.0])
+        n = len(T) if part.table is not None else 0
+        lines.append(f"#define N_TAB {n}")
+        for nm, arr in (("TAB_T", T), ("TAB_X", X), ("TAB_V", V)):
+            body = ",\n".join(", ".join(_g(a) for a in arr[i:i + 6])
+                              for i in range(0, len(arr), 6))
+            lines.append(f"static const double {nm}[{max(n, 1)}] = {{\n{body}}};")
     st = ", ".join(_g(v.start) for v in part.vars)
     sa = ", ".join("1" if v.causality == "input" else "0" for v in part.vars)
     lines.append(f"static const double START[N_REAL] = {{{st}}};")
@@ -231,6 +293,11 @@ def build_part(part: Part, path, *, cc: str | None = None) -> Path:
         shutil.copy(C_FILE, src / C_FILE.name)
         (src / "part_config.h").write_text(_config_h(part, guid))
         (root / "modelDescription.xml").write_text(_model_description(part, guid, ident))
+        if part.table is not None:
+            (root / "resources").mkdir()
+            T, X, V = part.table
+            (root / "resources" / TABLE_FILE).write_text(
+                "t,x,v\n" + "".join(f"{_g(a)},{_g(b)},{_g(c)}\n" for a, b, c in zip(T, X, V)))
         bindir = root / "binaries" / "linux64"
         bindir.mkdir(parents=True)
         _compile(src, C_FILE.name, bindir / f"{ident}.so", linux64_compiler(cc))
