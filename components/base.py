@@ -260,6 +260,9 @@ class ForceElement:
     # inclusions: the box that confines the state (arrays of length n_states)
     box_lo: np.ndarray | None = None
     box_hi: np.ndarray | None = None
+    # inclusions with a symmetric box set by parameters: box_p[j] is the index in p of
+    # the half-width of state j's box (identify/assembly.py differentiates the projection)
+    box_p: np.ndarray | None = None
 
     # the parallel parts of a sum; () for a single law (see combine.SumElement)
     parts: tuple = ()

@@ -52,6 +52,20 @@ def masing_jac(x, u, v, p, J):
 
 
 @njit(cache=True)
+def masing_pjac(x, u, v, p, Jp):
+    """∂(ẇ, F)/∂p for p = [k, k0, η, F0, c] (rows ẇ, F): ∂F/∂(k, k0, F0, c) =
+    (w, u, −1, u̇); η acts through the box [−η, η] only (identify/assembly.py projects
+    onto it and differentiates the projection)."""
+    for j in range(5):
+        Jp[0, j] = 0.0
+        Jp[1, j] = 0.0
+    Jp[1, 0] = x[0]
+    Jp[1, 1] = u
+    Jp[1, 3] = -1.0
+    Jp[1, 4] = v
+
+
+@njit(cache=True)
 def masing_slope(x, u, v, p):
     # tangent dF/du on the active branch: k + k0 while sticking, k0 while slipping
     eta = p[2]
@@ -95,6 +109,7 @@ class Masing(ForceElement):
     force = staticmethod(masing_force)
     rate = staticmethod(masing_rate)
     jac = staticmethod(masing_jac)
+    pjac = staticmethod(masing_pjac)
     slope = staticmethod(masing_slope)
 
     def __init__(self, *, k, k0, alpha, F0=0.0, c=0.0, w0=0.0):
@@ -115,6 +130,7 @@ class Masing(ForceElement):
         self.eta = eta
         self.box_lo = np.array([-eta])
         self.box_hi = np.array([eta])
+        self.box_p = np.array([2])          # the box is [−p[2], p[2]]
         self.x_scale = np.array([eta])
 
     def stored_energy(self, X, U):

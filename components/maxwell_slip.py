@@ -60,6 +60,16 @@ def maxwell_slip_jac(x, u, v, p, J):
 
 
 @njit(cache=True)
+def maxwell_slip_pjac(x, u, v, p, Jp):
+    """∂(Ż, F)/∂p for p = [n, k_1..k_n, Δ_1..Δ_n]: ∂F/∂k_i = Z_i (eq. 7); Δ_i acts
+    through the box [−Δ_i, Δ_i] only (identify/assembly.py projects onto it)."""
+    n = int(p[0])
+    Jp[:, :] = 0.0
+    for i in range(n):
+        Jp[n, 1 + i] = x[i]
+
+
+@njit(cache=True)
 def maxwell_slip_slope(x, u, v, p):
     # sum of the stiffnesses of the asperities that stick when u moves with sign(v)
     n = int(p[0])
@@ -106,6 +116,7 @@ class MaxwellSlip(ForceElement):
     force = staticmethod(maxwell_slip_force)
     rate = staticmethod(maxwell_slip_rate)
     jac = staticmethod(maxwell_slip_jac)
+    pjac = staticmethod(maxwell_slip_pjac)
     slope = staticmethod(maxwell_slip_slope)
 
     def __init__(self, *, k, delta, z0=None):
@@ -141,6 +152,7 @@ class MaxwellSlip(ForceElement):
         self.state_names = tuple(f"Z{i + 1}" for i in range(n))
         self.box_lo = -delta.copy()
         self.box_hi = delta.copy()
+        self.box_p = 1 + k.size + np.arange(k.size)    # Z_i in [−p[1+n+i], p[1+n+i]]
         scale = np.where(delta > 0, delta, max(float(delta.max()), 1e-12))
         self.x_scale = scale
 

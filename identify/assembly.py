@@ -23,6 +23,10 @@ the sensitivity equations is the derivative of the step itself), with
 ∂f/∂y the generated ``jac_core`` (the elements' ``jac`` kernels) and ∂f/∂θ the
 generated ``pjac_core`` (the elements' ``pjac`` kernels; systems/codegen.py,
 :func:`~hystmech.systems.codegen.build_sensitivity`). No finite differences of runs.
+Inclusions whose box is set by their parameters (Masing, Maxwell-slip: ``box_p``)
+have every stage state and every step's result projected onto the box
+(:func:`sens_project`); the sensitivities differentiate that projection, so they are
+exact for the projected scheme too. Operators (relays) are refused.
 
 Uncertainty: :func:`hystmech.identify.uncertainty.analyse` (sandwich/HAC covariance,
 intervals, residual tests, identifiability and on-bound warnings) on the weighted
@@ -73,13 +77,41 @@ def sens_stage(t, y, S, iw, prm, UF, UB, VB, gain, cols, mult, dy, dS, w, V, J, 
     return 0
 
 
+def sens_project(y, S, prm, bidx, bpidx, bcol, with_s):
+    """TEMPLATE: the projection of the inclusions' states onto their boxes
+    [−P[bpidx], P[bpidx]] (Masing's w, Maxwell-slip's Z_i) and its derivative: a
+    clipped state's sensitivity is that of the bound (+-1 in the column of a free
+    half-width bcol >= 0, else 0)."""
+    ns = S.shape[1]
+    for j in range(bidx.size):
+        i = bidx[j]
+        eta = prm.P[bpidx[j]]
+        sg = 0.0
+        if y[i] > eta:
+            y[i] = eta
+            sg = 1.0
+        elif y[i] < -eta:
+            y[i] = -eta
+            sg = -1.0
+        if with_s and sg != 0.0:
+            for c in range(ns):
+                S[i, c] = 0.0
+            if bcol[j] >= 0:
+                S[i, bcol[j]] = sg
+    return 0
+
+
 def sens_simulate(y0, S0, prm, UF, UB, VB, gain, r, h, t0, n_out, cols, mult, oidx, oder,
-                  nw, NT, nc, Yo, So, with_s):
+                  nw, NT, nc, Yo, So, with_s, bidx, bpidx, bcol):
     """TEMPLATE: RK4 with ``r`` steps of h [s] per sample from y0 (and S0 = ∂y0/∂θ) at t0;
     output o at sample k: Yo[k, o] = y[oidx[o]] (oder[o] = 0), ẏ[oidx[o]] (1) or the
     force of connection oidx[o] (2, ``conn_core``; nc connections), and So[k, o, :] its
     derivative. UF/UB/VB rows 2·step + (0, 1, 2) are the inputs at a
-    step's start, middle and end. Returns the samples computed (< n_out: non-finite)."""
+    step's start, middle and end. Inclusions (states bidx with half-widths P[bpidx]):
+    every stage state and every step's result projected onto the box
+    (:func:`sens_project`), so a slipping state stays on its bound through the stages
+    and the sensitivities are those of this projected scheme. Returns the samples
+    computed (< n_out: non-finite)."""
     N = y0.size
     ns = S0.shape[1]
     y = y0.copy()
@@ -153,6 +185,7 @@ def sens_simulate(y0, S0, prm, UF, UB, VB, gain, r, h, t0, n_out, cols, mult, oi
                 if with_s:
                     for c in range(ns):
                         St[i, c] = S[i, c] + 0.5 * h * K1[i, c]
+            sens_project(yt, St, prm, bidx, bpidx, bcol, with_s)
             sens_stage(t + 0.5 * h, yt, St, 2 * st + 1, prm, UF, UB, VB, gain, cols, mult,
                        k2, K2, w, V, J, G, with_s)
             for i in range(N):
@@ -160,6 +193,7 @@ def sens_simulate(y0, S0, prm, UF, UB, VB, gain, r, h, t0, n_out, cols, mult, oi
                 if with_s:
                     for c in range(ns):
                         St[i, c] = S[i, c] + 0.5 * h * K2[i, c]
+            sens_project(yt, St, prm, bidx, bpidx, bcol, with_s)
             sens_stage(t + 0.5 * h, yt, St, 2 * st + 1, prm, UF, UB, VB, gain, cols, mult,
                        k3, K3, w, V, J, G, with_s)
             for i in range(N):
@@ -167,6 +201,7 @@ def sens_simulate(y0, S0, prm, UF, UB, VB, gain, r, h, t0, n_out, cols, mult, oi
                 if with_s:
                     for c in range(ns):
                         St[i, c] = S[i, c] + h * K3[i, c]
+            sens_project(yt, St, prm, bidx, bpidx, bcol, with_s)
             sens_stage(t + h, yt, St, 2 * st + 2, prm, UF, UB, VB, gain, cols, mult,
                        k4, K4, w, V, J, G, with_s)
             for i in range(N):
@@ -175,6 +210,7 @@ def sens_simulate(y0, S0, prm, UF, UB, VB, gain, r, h, t0, n_out, cols, mult, oi
                     for c in range(ns):
                         S[i, c] += h / 6.0 * (K1[i, c] + 2.0 * K2[i, c] + 2.0 * K3[i, c]
                                               + K4[i, c])
+            sens_project(y, S, prm, bidx, bpidx, bcol, with_s)
     return n_out
 
 
@@ -182,7 +218,7 @@ def _template_source() -> str:
     import inspect
 
     return "".join("\n\n@njit(cache=True)\n" + inspect.getsource(fn)
-                   for fn in (sens_stage, sens_simulate))
+                   for fn in (sens_stage, sens_project, sens_simulate))
 
 
 # -- experiments ------------------------------------------------------------------------------
@@ -368,7 +404,8 @@ def _element_prefix(nm, els):
 _NOT_SMOOTH = ("{law} (element {name!r}) is {kind}: {what}, so its output is not a "
                "differentiable function of the parameters along the Runge-Kutta stages the "
                "forward sensitivity equations follow (no pjac kernel, no sensitivity "
-               "equations); fit_assembly supports smooth (ODE) laws only. Fit the law to force "
+               "equations); fit_assembly supports smooth (ODE) laws and inclusions with a box "
+               "set by their parameters (Masing, MaxwellSlip) only. Fit the law to force "
                "measured under imposed displacement with hystmech.identify.fit_element (or a "
                "dedicated fitter: fit_masing, fit_preisach) or `hystmech identify`, then fit "
                "the rest of the assembly with the law's parameters fixed")
@@ -379,7 +416,8 @@ def refuse_non_smooth(assembly):
     :data:`_NOT_SMOOTH`)."""
     for e in assembly.elements:
         el = e.element
-        if el.kind == "smooth":
+        if el.kind == "smooth" or (el.kind == "inclusion" and el.box_p is not None
+                                   and el.pjac is not None and not el.parts):
             continue
         what = ("its state is confined to a box by a projection (a stop/play operator), "
                 "whose output has kinks where the state reaches the box"
@@ -424,6 +462,20 @@ class OutputErrorProblem:
         self.code = build_sensitivity(m, kern, _template_source(), (__name__,)).mod
         self.NT = param_columns(m)["n"]
         self.nconn = len(assembly.springs) + len(assembly.dampers) + len(assembly.elements)
+        # inclusions: their states' boxes [−P[bpidx], P[bpidx]] (sens_project)
+        bidx, bpidx, bcol = [], [], []
+        pfree = {f.index: c for c, f in enumerate(self.free) if f.kind == "P"}
+        for e, ae in enumerate(assembly.elements):
+            if ae.element.kind != "inclusion":
+                continue
+            o, p0 = m.el_struct[e][2], m.el_struct[e][4]
+            for j, q in enumerate(ae.element.box_p):
+                bidx.append(o + j)
+                bpidx.append(p0 + int(q))
+                bcol.append(pfree.get(p0 + int(q), -1))
+        self.bidx = np.array(bidx, dtype=np.int64)
+        self.bpidx = np.array(bpidx, dtype=np.int64)
+        self.bcol = np.array(bcol, dtype=np.int64)
         self.cols = np.array([f.col for f in self.free], dtype=np.int64)
         self.mult = np.array([f.mult for f in self.free], dtype=np.int64)
         self.theta0 = self.values_of(assembly)
@@ -515,6 +567,8 @@ class OutputErrorProblem:
             if f.kind == "c" and v < 0:
                 return f"{f.name} must be >= 0"
             if f.kind == "P":
+                if f.index in self.bpidx and not v > 0:
+                    return f"{f.name} (an inclusion's box half-width) must be > 0"
                 changes.setdefault(f.element, {})[f.pname] = v
         for e, ch in changes.items():
             el = self.asm.elements[e].element
@@ -566,7 +620,7 @@ class OutputErrorProblem:
         self.code.sens_simulate(y0, S0c, prm, d["UF"], d["UB"], d["VB"], gain, d["r"],
                                 xe.dt / d["r"], xe.t0, n, self.cols, self.mult, d["oidx"],
                                 d["oder"], self.model.layout.n_work, self.NT, self.nconn,
-                                Yo, So_c, with_s)
+                                Yo, So_c, with_s, self.bidx, self.bpidx, self.bcol)
         return Yo, (So if with_s else None)
 
     def residuals(self, theta, with_jac: bool = False):

@@ -74,6 +74,7 @@ def laws():
         "linear-damper": LinearDamper(c=0.7),
         "spring-damper": SpringDamper(k=50.0, c=0.7, u0=1e-3),
         "sum": SumElement(Dahl(rho=300.0, Fc=2.0), SpringDamper(k=50.0, c=0.7)),
+        "masing": Masing(k=300.0, k0=50.0, alpha=1.5, F0=0.2, c=0.3),
     }
 
 
@@ -280,14 +281,97 @@ def test_fit_assembly_recovers_a_laws_parameters_from_independent_clean_data(nam
         assert abs(v / truth[k[4:]] - 1) < 1e-3, (k, v, truth[k[4:]])
 
 
-# -- inclusions and operators: refused, naming the law, the reason and the alternative -------
+# -- inclusions: the projected RK4 scheme and its exact sensitivities ------------------------
+def masing_reference(p, w0=0.0):
+    """Bastien et al. (2007) eq. (11) on the one-DOF rig, F = k w + k0 u + c u̇ − F0:
+    stick (ẇ = u̇) while |w| < η = α/k, slip (ẇ = 0 at w = ±η) until u̇ changes sign;
+    DOP853 at rtol 1e-11 with the switches located as events."""
+    eta = p["alpha"] / p["k"]
+
+    def F(x, v, w):
+        return p["k"] * w + p["k0"] * x + p["c"] * v - p["F0"]
+
+    def rhs(t, s, slip):
+        x, v, w = s
+        return [v, (force_in(t) - K * x - C * v - F(x, v, w)) / p["m"], 0.0 if slip else v]
+    t, s, slip = 0.0, np.array([0.0, 0.0, w0]), 0
+    out = np.full((T.size, 3), np.nan)
+    while True:
+        if slip:
+            def ev(tt, ss, sl):
+                return ss[1]
+            ev.direction = -slip
+        else:
+            def ev(tt, ss, sl):
+                return (ss[2] - eta) * (ss[2] + eta)
+            ev.direction = 1
+        ev.terminal = True
+        sol = solve_ivp(rhs, (t, T[-1]), s, method="DOP853", rtol=1e-11, atol=1e-14,
+                        t_eval=T[T >= t], events=ev, args=(slip,))
+        k = np.searchsorted(T, sol.t[0]) if sol.t.size else T.size
+        out[k:k + sol.t.size] = sol.y.T
+        if sol.status != 1:
+            break
+        t, s = sol.t_events[0][0], sol.y_events[0][0].copy()
+        if slip:
+            slip = 0
+        else:
+            slip = 1 if s[2] > 0 else -1
+            s[2] = slip * eta
+    assert not np.isnan(out).any()
+    return np.column_stack([out[:, 0], [F(*r) for r in out]])
+
+
+@pytest.mark.parametrize("law, free", [
+    (Masing(k=300.0, k0=50.0, alpha=1.5, F0=0.2, c=0.3),
+     ["law.k", "law.k0", "law.eta", "law.F0", "law.c", "m.m", "law.w0"]),
+    (MaxwellSlip(k=[200.0, 100.0], delta=[2e-3, 6e-3]),
+     ["law.k_1", "law.k_2", "law.Delta_1", "law.Delta_2", "m.m", "law.Z20"]),
+])
+def test_inclusions_sensitivities_are_exact_for_the_projected_scheme(law, free):
+    """Every stage state projected onto the box: the sensitivities (the projection's
+    derivative: a clipped state follows its bound) against central differences of the
+    same discrete model."""
+    a = one_dof(law)
+    st = [c for c in a.state_names() if c.startswith("law.")]
+    x = Experiment(dt=1 / FS, inputs={"u": force_in(T)},
+                   outputs={"m.x": 0 * T, "law.F": 0 * T, **{c: 0 * T for c in st}},
+                   interpolation="cubic", substeps=8)
+    P = OutputErrorProblem(a, free, [x])
+    th = P.theta0.copy()
+    th[-1] = 1e-3                          # an initial state inside the box
+    Y, S = P.simulate(th, 0, True)
+    assert np.abs(Y[:, 2]).max() == pytest.approx(float(law.box_hi[0]))   # it slips
+    for c, nm in enumerate(free):
+        d = 1e-7 * max(abs(th[c]), 1e-3)
+        tp, tm = th.copy(), th.copy()
+        tp[c] += d
+        tm[c] -= d
+        fd = (P.simulate(tp)[0] - P.simulate(tm)[0]) / (2 * d)
+        for o in range(Y.shape[1]):
+            err = np.linalg.norm(fd[:, o] - S[:, o, c]) / max(np.linalg.norm(S[:, o, c]), 1e-300)
+            assert err < 1e-5, (nm, o, err)
+
+
+def test_fit_assembly_recovers_masing_from_an_independent_event_driven_reference():
+    truth = dict(k=300.0, k0=50.0, alpha=1.5, F0=0.2, c=0.3, m=M)
+    Y = masing_reference(truth)
+    a = one_dof(Masing(k=250.0, k0=60.0, alpha=1.2, F0=0.2, c=0.3))
+    x = Experiment(dt=1 / FS, inputs={"u": force_in(T)}, outputs={"m.x": Y[:, 0]},
+                   sigma=1e-4, interpolation="cubic", substeps=16)
+    res = fit_assembly(a, ["law.k", "law.k0", "law.eta"], [x], uncertainty=None)
+    want = {"law.k": 300.0, "law.k0": 50.0, "law.eta": 1.5 / 300.0}
+    for k, v in res.values.items():
+        assert abs(v / want[k] - 1) < 1e-3, (k, v, want[k])
+
+
+# -- operators: refused, naming the law, the reason and the alternative ---------------------
 @pytest.mark.parametrize("law", [
-    Masing(k=100.0, k0=10.0, alpha=1.0),
-    MaxwellSlip(k=[100.0, 50.0], delta=[1e-3, 2e-3]),
     Relay(a1=-0.001, a2=0.001),
     PrandtlIshlinskii(r=[1e-3, 2e-3], weights=[10.0, 5.0], h=1e-4, u_bound=0.02),
+    SumElement(Masing(k=100.0, k0=10.0, alpha=1.0), LinearDamper(c=0.5)),
 ])
-def test_inclusions_and_operators_are_refused_with_the_reason_and_the_alternative(law):
+def test_operators_and_undeclared_boxes_are_refused_with_the_reason_and_the_alternative(law):
     a = one_dof(law)
     x = Experiment(dt=1 / FS, inputs={"u": force_in(T)}, outputs={"m.x": 0 * T})
     with pytest.raises(ValueError) as e:
