@@ -16,11 +16,13 @@ its own scalar law. Default bending law: the hysteretic part κK − P[K] of the
 law of Manfredo, Dörlich, Linn & Arnold (2023) (``systems.rigs.rod_cases.cable_preisach``),
 with the rod's own bend matrix as the elastic part EI_el.
 
-Every node's trial and the torque transcription are one compiled call per step
-(numba, batched over nodes). Host discipline: the forcing evaluates a trial copy of
+Every node's commit, trial and the torque transcription are one compiled call per step
+(numba, batched over nodes, indexing the memory buffer directly; each node's states are
+copied once per step, and only the part the law reads: ``state_copy`` of the element
+protocol, e.g. a Preisach memory's live stack rather than its capacity). Host discipline: the forcing evaluates a trial copy of
 the committed memories at the step's strains; a callback commits once per step (or,
 for the bare forcing class, the next step's evaluation does). Steppers: PyElastica
-documents two for rods, PositionVerlet and PEFRL. PositionVerlet is supported (one force
+1.0 has two, PositionVerlet and PEFRL (no explicit steppers). PositionVerlet is supported (one force
 evaluation per step, at the half step). PEFRL is refused: it evaluates the forcing at four
 stages per step while PyElastica zeroes the external forces and torques only at the
 step's end, so every forcing's torque (PyElastica's own included) is summed over the
@@ -772,8 +774,10 @@ def add_element(sim, system, law: ForceElement, *, direction, node: int = 0,
 
 def integrate(sim, final_time: float, total_steps: int, *, stepper=None, progress=False):
     """``elastica.integrate`` with PositionVerlet (the only stepper the hysteretic
-    bending allows); ValueError naming PositionVerlet for any other (PEFRL, the other
-    stepper PyElastica documents for rods, included: see the module docstring)."""
+    bending allows); ValueError naming PositionVerlet and the stepper for any other.
+    PyElastica 1.0 has two steppers, PositionVerlet and PEFRL (no explicit ones: the
+    RungeKutta4 and EulerForward of earlier releases are gone); PEFRL is refused for
+    the reason in the module docstring."""
     ea = engine("elastica")
     stepper = ea.PositionVerlet() if stepper is None else stepper
     if not isinstance(stepper, ea.PositionVerlet):

@@ -249,6 +249,32 @@ def test_position_verlet_is_required():
         ea.integrate(ea.PEFRL(), sim, 1e-3, 10, progress_bar=False)
 
 
+def test_every_stepper_pyelastica_offers_is_supported_or_refused_by_name():
+    """The steppers of the installed PyElastica (1.0: the symplectic PositionVerlet and
+    PEFRL; its timestepper package has no explicit steppers, the RungeKutta4 and
+    EulerForward of earlier releases are gone): PositionVerlet runs (one commit per
+    step), every other one is refused by integrate with a ValueError naming it."""
+    import importlib.util
+    import inspect
+
+    from elastica.timestepper.symplectic_steppers import SymplecticStepperMixin
+    offered = {c for mod in (ea, ea.timestepper)
+               for _, c in inspect.getmembers(mod, inspect.isclass)
+               if issubclass(c, SymplecticStepperMixin) and c is not SymplecticStepperMixin}
+    assert {c.__name__ for c in offered} >= {"PositionVerlet", "PEFRL"}
+    assert importlib.util.find_spec("elastica.timestepper.explicit_steppers") is None
+    LinearSpring = get_element_class("LinearSpring")
+    for cls in offered:
+        sim, rod, mem = cantilever(8, 0.4, 0.005, 1e6, 1000.0, tip=[0, 0.01, 0],
+                                   ramp=0.01, law=LinearSpring(k=1e-4))
+        if cls is ea.PositionVerlet:
+            hel.integrate(sim, 1e-3, 10, stepper=cls())
+            assert mem.commits == 10
+        else:
+            with pytest.raises(ValueError, match=cls.__name__):
+                hel.integrate(sim, 1e-3, 10, stepper=cls())
+
+
 def test_pefrl_sums_external_torques_over_its_stages():
     """The documented reason PEFRL (the other stepper PyElastica documents for rods) is
     refused: a forcing adding a constant torque T0 at each evaluation sees, under PEFRL,
