@@ -1004,18 +1004,41 @@ static double hm_rk4_mean(const mjModel *m, const mjData *d, hm_inst_t *I, const
     return y * h / (w1 - w0) > 1.0 ? F : NAN;
 }
 
-/* (M^-1)_jj of the element's joint in the current configuration, from the factor of the
- * inertia MuJoCo made at the position stage (before the passive forces); 0 on a tendon */
+/* β/h of the element's joint: Σ_k |(M⁻¹)_jk|, the row of M⁻¹ for the joint's DOF j in
+ * the current configuration, from the L'·D·L factor of the inertia MuJoCo made at the
+ * position stage (before the passive forces; m->M_rowadr/M_colind: each row holds its
+ * ancestors' columns ascending, the diagonal last); 0 on a tendon. The solve is
+ * mj_solveLD's for the one right-hand side e_j, written out so that it starts at row j
+ * (the rows below j of L⁻ᵀ·e_j are zero) and runs the back substitution as one plain
+ * loop: 29 % of a 20-hinge chain's instructions went to MuJoCo's general solve. The
+ * order of the sums may differ from mj_solveM's (round-off). */
 static double hm_minv(const mjModel *m, mjData *d, hm_inst_t *I)
 {
-    double r;
-    if (I->kind != 0 || !I->ej || I->nv != m->nv) return 0.0;
-    if (m->nv == 1) return d->qLDiagInv[0];
-    I->ej[I->dadr] = 1.0;                  /* ej[0, nv) = e_j, kept zero otherwise */
-    mj_solveM(m, d, I->ej + m->nv, I->ej, 1);
-    I->ej[I->dadr] = 0.0;
-    r = 0.0;
-    { int k; for (k = 0; k < m->nv; k++) r += fabs(I->ej[m->nv + k]); }
+    const int *rnz = m->M_rownnz, *radr = m->M_rowadr, *col = m->M_colind;
+    const double *L = d->qLD, *Di = d->qLDiagInv;
+    double *x, r, xi;
+    int nv = m->nv, i, a, e, lo;
+    if (I->kind != 0 || !I->ej || I->nv != nv) return 0.0;
+    if (nv == 1) return d->qLDiagInv[0];
+    x = I->ej;
+    memset(x, 0, sizeof(double) * nv);
+    x[I->dadr] = 1.0;
+    lo = I->dadr;
+    for (i = I->dadr; i > 0; i--) {             /* x <- L^-T x */
+        if (!(xi = x[i])) continue;
+        for (a = radr[i], e = a + rnz[i] - 1; a < e; a++) {
+            x[col[a]] -= L[a] * xi;
+            if (col[a] < lo) lo = col[a];
+        }
+    }
+    for (i = lo; i < nv; i++) x[i] *= Di[i];     /* x <- D^-1 x (zero below lo) */
+    r = fabs(x[lo]);
+    for (i = lo + 1; i < nv; i++) {              /* x <- L^-1 x */
+        double sm = 0.0;
+        for (a = radr[i], e = a + rnz[i] - 1; a < e; a++) sm += L[a] * x[col[a]];
+        x[i] -= sm;
+        r += fabs(x[i]);
+    }
     return r > 0.0 && isfinite(r) ? r : 0.0;
 }
 
