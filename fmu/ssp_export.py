@@ -19,8 +19,9 @@ The package (a zip, ``*.ssp``) holds ``SystemStructure.ssd`` and ``resources/``:
 External forces must be constants or :class:`~hystmech.systems.Harmonic` (integrated
 exactly by the mass FMU). An imposed DOF becomes a motion-source FMU (outputs x, v):
 a Harmonic motion exactly, a callable one as a table of its position and velocity
-sampled on [t_start, t_stop] (knots every ``table_step``; a jump of the velocity at a
-knot is kept as a repeated knot) and interpolated by cubic Hermite.
+sampled on [t_start, t_stop] (knots every ``table_step``, bisected where the cubic
+Hermite interpolant misses the motion; a jump of the velocity is kept as a repeated
+knot) and interpolated by cubic Hermite.
 """
 from __future__ import annotations
 
@@ -127,32 +128,54 @@ def _call(f, t):
     return np.array([float(f(float(s))) for s in t])
 
 
-def _motion_table(imp, t_start, t_stop, table_step):
-    """(t, x, v) knots of the callable imposed motion ``imp`` on [t_start, t_stop]; an
-    interior knot where v jumps (its value just before the knot differs) is repeated,
-    the last knot carries v's left limit."""
-    n = int(math.ceil((t_stop - t_start) / table_step - 1e-9)) + 1
-    T = t_start + (t_stop - t_start) * np.arange(max(n, 2)) / (max(n, 2) - 1)
-    X = _call(imp.u, T)
+def _motion_table(imp, t_start, t_stop, table_step, max_knots: int = 2_000_000):
+    """(t, x, v) knots of the callable imposed motion ``imp`` on [t_start, t_stop]: a
+    uniform grid every table_step, refined by bisection where the cubic Hermite
+    interpolant misses the motion at an interval's midpoint (x by more than 1e-10 of its
+    range, v by more than 1e-7 of max|v|) — so a jump of v between grid points is
+    bracketed to 1e-9 s and kept as a repeated knot (v's left limit, then its right
+    value); the last knot carries v's left limit."""
+    from .ssp_parts import hermite
+
     if imp.v is not None:
-        V = _call(imp.v, T)
-        Tm = np.nextafter(T[1:], -np.inf)
-        Vm = _call(imp.v, Tm)
-        V[-1] = Vm[-1]                  # the last knot ends the last interval: left limit
-        Vm = Vm[:-1]
+        vel = lambda t: _call(imp.v, t)
     else:                               # as the Assembly does: a central difference
-        dl = 1e-6 * max(1.0, float(np.max(np.abs(T))))
-        V = (_call(imp.u, T + dl) - _call(imp.u, T - dl)) / (2 * dl)
-        Vm = V[1:-1]
+        dl = 1e-6 * max(1.0, abs(t_start), abs(t_stop))
+        vel = lambda t: (_call(imp.u, t + dl) - _call(imp.u, t - dl)) / (2 * dl)
+    n = max(int(math.ceil((t_stop - t_start) / table_step - 1e-9)) + 1, 2)
+    T = t_start + (t_stop - t_start) * np.arange(n) / (n - 1)
+    X, V = _call(imp.u, T), vel(T)
     if not (np.all(np.isfinite(X)) and np.all(np.isfinite(V))):
         raise FMUExportError(f"SSP export: imposed DOF {imp.name!r} is not finite on "
                              f"[{t_start:g}, {t_stop:g}] s")
-    scale = float(np.max(np.abs(V))) or 1.0
-    jump = np.flatnonzero(np.abs(Vm - V[1:-1]) > 1e-9 * scale) + 1
-    if len(jump):
-        T = np.insert(T, jump, T[jump])
-        X = np.insert(X, jump, X[jump])
-        V = np.insert(V, jump, Vm[jump - 1])
+    V[-1] = vel(np.nextafter(T[-1:], -np.inf))[0]
+    sx = max(float(np.ptp(X)), 1e-300)
+    sv = max(float(np.max(np.abs(V))), 1e-300)
+    # below ~1e-9 s the Hermite velocity (x1 - x0)/d loses digits to rounding
+    tiny = 1e-9 * max(1.0, abs(t_start), abs(t_stop))
+
+    def misses(T, X, V):
+        tm = 0.5 * (T[:-1] + T[1:])
+        xh, vh = hermite((T, X, V), tm)
+        return tm, (np.abs(xh - _call(imp.u, tm)) > 1e-10 * sx) | \
+            (np.abs(vh - vel(tm)) > 1e-7 * sv)
+
+    for _ in range(64):
+        tm, bad = misses(T, X, V)
+        split = bad & ((T[1:] - T[:-1]) > tiny)
+        if not split.any():
+            break
+        if len(T) + split.sum() > max_knots:
+            raise FMUExportError(f"SSP export: imposed DOF {imp.name!r} needs more than "
+                                 f"{max_knots} table knots on [{t_start:g}, {t_stop:g}] s "
+                                 f"(is it continuous?)")
+        at, tn = np.flatnonzero(split) + 1, tm[split]
+        T, X, V = np.insert(T, at, tn), np.insert(X, at, _call(imp.u, tn)), \
+            np.insert(V, at, vel(tn))
+    # an interval bracketing a jump of v to 1e-9 s becomes a repeated knot: v's left
+    # limit, then its right value, at the later time
+    i = np.flatnonzero(misses(T, X, V)[1] & ((T[1:] - T[:-1]) <= tiny))
+    T[i] = T[i + 1]
     return T, X, V
 
 
