@@ -9,10 +9,13 @@ bar) or a callable (:func:`resolve`).
 """
 from __future__ import annotations
 
+import os
 import sys
 from typing import Callable
 
 STEPS = 1000        # resolution of the bar (fractions are shown to 0.1 %)
+FALLBACK_COLUMNS = 100   # width drawn on a terminal that reports none (and no $COLUMNS)
+FALLBACK_LINES = 24      # its height: tqdm hides a bar below a terminal's last line
 _OPEN: list = []    # bars not closed yet (closed before an error line is written)
 
 
@@ -32,7 +35,7 @@ def bar(stream=None, *, quiet: bool = False, desc: str = "") -> Callable[[float,
             from tqdm import tqdm
 
             b = state["bar"] = tqdm(total=STEPS, file=stream, desc=desc, leave=True,
-                                    dynamic_ncols=True, mininterval=0.5,
+                                    **_width(stream), mininterval=0.5,
                                     bar_format="{l_bar}{bar}| {percentage:5.1f}% "
                                                "[{elapsed}<{remaining}]{postfix}")
             _OPEN.append(b)
@@ -50,6 +53,29 @@ def bar(stream=None, *, quiet: bool = False, desc: str = "") -> Callable[[float,
             state["bar"] = None
 
     return progress
+
+
+def _width(stream) -> dict:
+    """tqdm's width arguments for ``stream``: follow the terminal's width as it changes,
+    except on a terminal that reports 0 columns (a pseudo-terminal nobody sized: ``script``,
+    ``docker exec -t``, some CI runners), where tqdm would draw an empty line at every
+    update, and (on sys.stderr) no line at all, taking the 0 rows as a full screen: there a
+    fixed size ($COLUMNS x $LINES, else FALLBACK_COLUMNS x FALLBACK_LINES)."""
+    try:
+        cols = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError):   # no file descriptor: tqdm decides
+        return {"dynamic_ncols": True}
+    if cols > 0:
+        return {"dynamic_ncols": True}
+    size = {}
+    for key, var, fallback in (("ncols", "COLUMNS", FALLBACK_COLUMNS),
+                               ("nrows", "LINES", FALLBACK_LINES)):
+        try:
+            env = int(os.environ.get(var, ""))
+        except ValueError:
+            env = 0
+        size[key] = env if env > 0 else fallback
+    return size
 
 
 def close(b=None) -> None:

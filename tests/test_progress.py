@@ -96,3 +96,37 @@ def test_a_long_api_call_draws_the_bar_with_progress_true(tmp_path, capsys, monk
     res = quasi_static(rod, tip_force=np.linspace(0.0, 0.01, 5), progress=True)
     assert res.tip.shape[0] == 5
     assert "load step 5/5" in term.getvalue() and "100.0%" in term.getvalue()
+
+
+def test_the_bar_is_drawn_on_a_terminal_that_reports_no_width(tmp_path):
+    # a pseudo-terminal nobody sized reports 0 x 0 (`script -qc "hystmech run ..."`,
+    # `docker exec -t`, some CI runners): tqdm following that width drew an empty line
+    # at every update, so a shipped scenario ran with no visible bar
+    import fcntl
+    import os
+    import struct
+    import termios
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 0, 0, 0, 0))
+    assert os.get_terminal_size(slave).columns == 0
+    os.set_blocking(master, False)
+    err = open(slave, "w", closefd=True)
+    try:
+        code, out = _run(["run", "mr-damper-fig11", "--out", tmp_path / "o"], err)
+        err.flush()
+        text = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            text += chunk
+    finally:
+        err.close()
+        os.close(master)
+    text = text.decode("utf-8", "replace")
+    assert code == 0 and "written:" in out
+    assert "100.0%" in text and "|" in text, repr(text[:300])
