@@ -231,3 +231,19 @@ def test_stuck_masing_belt_branch_has_no_fake_fold_and_covers_the_range():
                for w in grid)
     assert br.measure.max() == pytest.approx(peak, rel=0.01)
     assert br.measure.max() > 5 * br.measure[0]
+
+
+def test_masing_belt_branch_that_cannot_continue_says_where_and_reports_no_fold():
+    """At f1 = 200 N (scenario settings) the Masing branch's map is not smooth near the
+    peak: it stops, with no fold reported, and says where and after how many restarts."""
+    from hystmech.systems.periodic.frf_continuation import frf_branch
+
+    br = frf_branch("masing", 200.0, 10.0, 125.0, h=1e-5, tol=1e-3, ds=0.02, ds_max=0.03,
+                    state_weight=0.2, jacobian_every=3, max_points=500, n_samples=256,
+                    max_measure_step=0.1)
+    assert not br.folds()
+    if br.p[-1] < 125.0:
+        assert "step size fell below ds_min" in br.message
+        assert f"at p = {br.p[-1]:.6g}" in br.message
+        assert "3 of max_restarts = 3 restarts used" in br.message
+        assert "does not reach p = 125" in br.message

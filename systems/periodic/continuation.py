@@ -377,7 +377,9 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                         message = f"left the parameter range at p = {p:.6g}"
                         break
                     continue
-                message = f"step size fell below ds_min = {ds_min:g} at p = {p:.6g}"
+                message = (f"step size fell below ds_min = {ds_min:g} at p = {p:.6g}, "
+                           f"{restarts} of max_restarts = {max_restarts} restarts used "
+                           f"(the branch does not reach p = {p_end:.6g})")
                 break
             continue
         if max_measure_step is not None and h > 2 * ds_min:
