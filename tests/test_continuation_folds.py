@@ -197,3 +197,53 @@ def test_classify_never_calls_an_undecidable_orbit_stable():
         np.linalg.eigvals(M)[np.abs(np.linalg.eigvals(M) - 1) > 1e-12]))
     _, keep = reduce_neutral(M, [0])
     assert list(keep) == [0, 1, 2]
+
+
+def test_stuck_masing_belt_branch_has_no_fake_fold_and_covers_the_range():
+    """The Masing belt tensioner at f1 = 13 N (scenario belt-tensioner-frf-continuation,
+    its [continuation] settings) is stuck, i.e. linear (stiffness k + k0, damping
+    c0(Ω), Bastien et al. (2007), eqs. (21a), (31)): no fold can exist. The raw
+    monodromy keeps the stuck slider's neutral μ = 1; one a hair above 1 posed as a
+    multiplier crossing +1, so a turning point of the piecewise-smooth projection map
+    near the resonance (Ω ≈ 66.2 rad/s) was written as a fold (a jump frequency) and
+    the branch turned back out of the range at Ω = 8.6 rad/s."""
+    from hystmech.systems.periodic.frf_continuation import frf_branch
+    from hystmech.systems.rigs.belt_tensioner import (MASING_PARAMS,
+                                                      linear_tension_amplitude,
+                                                      masing_damping)
+
+    br = frf_branch("masing", 13.0, 10.0, 125.0, h=1e-5, tol=1e-3, ds=0.02, ds_max=0.03,
+                    state_weight=0.2, jacobian_every=3, max_points=500, n_samples=256,
+                    max_measure_step=0.1)
+    assert not br.folds()
+    assert br.message.startswith("left the parameter range") and br.p[-1] >= 125.0
+    # forward all the way (a few sub-step wiggles of the non-smooth map aside)
+    assert np.diff(br.p).min() > -0.01 * (125.0 - 10.0)
+    assert all(s["kind"] == "restart" for s in br.special)
+    assert br.stable.all()
+    # the linear closed form of the stuck rig, across the resonance peak
+    k = MASING_PARAMS["k"] + MASING_PARAMS["k0"]
+    ref = np.array([linear_tension_amplitude(w, k_t=k, c_t=masing_damping(w), f1=13.0)
+                    for w in br.p])
+    assert br.measure == pytest.approx(ref, rel=0.01)
+    grid = np.linspace(60.0, 75.0, 301)
+    peak = max(linear_tension_amplitude(w, k_t=k, c_t=masing_damping(w), f1=13.0)
+               for w in grid)
+    assert br.measure.max() == pytest.approx(peak, rel=0.01)
+    assert br.measure.max() > 5 * br.measure[0]
+
+
+def test_masing_belt_branch_that_cannot_continue_says_where_and_reports_no_fold():
+    """At f1 = 200 N (scenario settings) the Masing branch's map is not smooth near the
+    peak: it stops, with no fold reported, and says where and after how many restarts."""
+    from hystmech.systems.periodic.frf_continuation import frf_branch
+
+    br = frf_branch("masing", 200.0, 10.0, 125.0, h=1e-5, tol=1e-3, ds=0.02, ds_max=0.03,
+                    state_weight=0.2, jacobian_every=3, max_points=500, n_samples=256,
+                    max_measure_step=0.1)
+    assert not br.folds()
+    if br.p[-1] < 125.0:
+        assert "step size fell below ds_min" in br.message
+        assert f"at p = {br.p[-1]:.6g}" in br.message
+        assert "3 of max_restarts = 3 restarts used" in br.message
+        assert "does not reach p = 125" in br.message

@@ -263,18 +263,17 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
     P, Y, MEAS, ST, MU, MON, PH, FRESH, ERR = [], [], [], [], [], [], [], [], []
     special = []
 
-    def record(p, y, res, Gu, fresh, shr, scl):
+    def record(p, y, res, Gu, fresh, shr, scl, mu_err=None):
         M = Gu[:, :m] + np.eye(m)
         mu = floquet(M)
-        if not fresh and np.all(np.abs(np.abs(mu) - 1.0) > BROYDEN_MU_ERR):
+        if mu_err is not None:
+            mu, err = mu_err        # computed already (at a turning point)
+        elif not fresh and np.all(np.abs(np.abs(mu) - 1.0) > BROYDEN_MU_ERR):
             err = np.full(mu.size, BROYDEN_MU_ERR)
         else:
             # fresh monodromy with its own error estimate (and the stuck sliders'
             # neutral rows removed); a Broyden one near the circle is replaced
-            Mx, dM, keep, _ = shr.monodromy_with_error(y, scl, eps=fd_eps,
-                                                       M=M if fresh else None)
-            mu, err = multiplier_errors(Mx, dM, np.maximum(scl, shr.floor)[free][keep])
-            mu, err = drop_neutral(mu, err, shr.last_n_neutral)
+            mu, err = _fresh_multipliers(shr, y, scl, M if fresh else None, fd_eps, free)
             fresh = True
         P.append(p)
         Y.append(y.copy())
@@ -378,7 +377,9 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                         message = f"left the parameter range at p = {p:.6g}"
                         break
                     continue
-                message = f"step size fell below ds_min = {ds_min:g} at p = {p:.6g}"
+                message = (f"step size fell below ds_min = {ds_min:g} at p = {p:.6g}, "
+                           f"{restarts} of max_restarts = {max_restarts} restarts used "
+                           f"(the branch does not reach p = {p_end:.6g})")
                 break
             continue
         if max_measure_step is not None and h > 2 * ds_min:
@@ -420,6 +421,7 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
             # orient by the secant from the previous point (robust to a noisy tangent)
             sec_dir = np.concatenate([(yg[free] - y[free]) / s_new, [(pg - p) / ps]])
             t_new = tangent(scaled(Gu, s_new), sec_dir)
+        mu_err = None
         if not moved and (t_new[m] * t[m] < 0 or abs(t_new[m]) < 0.05):
             # a turning point is confirmed on a fresh Jacobian and by a real multiplier
             # crossing +1 (a saddle-node changes the stability); without that crossing
@@ -430,12 +432,18 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                 fresh = True
                 since_fresh = 0
                 t_new = tangent(scaled(Gu, s_new), sec_dir)
-            n_plus_new = crossing_counts(floquet(Gu[:, :m] + np.eye(m)))[0]
-            if t_new[m] * t[m] < 0 and n_plus_new == crossing_counts(MU[-1], ERR[-1])[0]:
-                t_new = tangent(scaled(Gu, s_new), sign_p=float(np.sign(t[m])) or 1.0)
+            if t_new[m] * t[m] < 0:
+                # the new orbit's multipliers as record() gets them: with their error
+                # bounds and without the stuck sliders' neutral μ = 1 (the raw
+                # monodromy keeps those, and one of them a hair above 1 posed as a
+                # crossing: fake folds of the linear, stuck Masing rig at 13 N)
+                mu_err = _fresh_multipliers(shk, yg, scale_new, Gu[:, :m] + np.eye(m),
+                                            fd_eps, free)
+                if not _plus_crossing_possible(MU[-1], ERR[-1], *mu_err):
+                    t_new = tangent(scaled(Gu, s_new), sign_p=float(np.sign(t[m])) or 1.0)
         y, p, scale, t = yg, pg, scale_new, t_new
         tols["scale"] = scale
-        record(p, y, res, Gu, fresh, shk, scale)
+        record(p, y, res, Gu, fresh, shk, scale, mu_err)
         i = len(P) - 1
         c0, c1 = crossing_counts(MU[i - 1], ERR[i - 1]), crossing_counts(MU[i], ERR[i])
         if tp_prev * t[m] < 0 and i >= 2:
@@ -494,6 +502,30 @@ def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                   fresh=np.array(FRESH), stability=ST, multiplier_errors=ERR,
                   monodromy_source=("variational" if exact else "projection-jacobian"
                                     if proj_exact else "finite-differences"))
+
+
+def _fresh_multipliers(sh, y, scale, M, fd_eps, free):
+    """(multipliers, error bounds) of the orbit y from a fresh monodromy (M, or computed
+    when None), without the stuck sliders' neutral multipliers."""
+    Mx, dM, keep, _ = sh.monodromy_with_error(y, scale, eps=fd_eps, M=M)
+    mu, err = multiplier_errors(Mx, dM, np.maximum(scale, sh.floor)[free][keep])
+    return drop_neutral(mu, err, sh.last_n_neutral)
+
+
+def _plus_crossing_possible(mu0, err0, mu1, err1) -> bool:
+    """Whether a real multiplier may cross +1 between two orbits: the numbers certainly
+    outside the unit circle on the real positive axis differ, or a real positive
+    multiplier of either is within its error bound of 1 (undecided). A turning point
+    in p without that (a saddle-node changes the stability) is no fold."""
+    if crossing_counts(mu0, err0)[0] != crossing_counts(mu1, err1)[0]:
+        return True
+    for mu, err in ((mu0, err0), (mu1, err1)):
+        mu = np.asarray(mu, dtype=complex)
+        err = np.asarray(err, float)
+        near = (np.abs(mu.imag) <= err) & (mu.real > 0) & (np.abs(mu - 1.0) <= err)
+        if near.any():
+            return True
+    return False
 
 
 def _fold(P, MEAS, i):
