@@ -83,10 +83,15 @@ def core(t, y, prm, dy, w, V):
     """GENERIC right-hand side ẏ of the smooth part with the inputs already in w (see
     codegen._core): springs, dampers, elements, external forces, in that order.
 
-    V = (positions, velocities, forces) of the nodes: DOFs, imposed motions, then the
-    ground in the last slot, which the record's ground index −1 reaches (numba wraps a
-    negative index as Python does): every connection reads and writes its two ends
-    without a branch."""
+    V = scratch(prm): the nodes' positions, velocities and forces (DOFs, imposed
+    motions, then the ground in the last slot, which the record's ground index −1
+    reaches: numba wraps a negative index as Python does), so every connection reads
+    and writes its two ends without a branch; then the run's constants (see scratch):
+    one table of the linear connections, springs then dampers, each
+    F = k·(x_a − x_b − u0) + pre + c·(v_a − v_b) (a spring's c and a damper's k, u0,
+    pre are 0: the same floating-point value as the two formulas apart), the nodes'
+    weights m·g, the observed connections' weights; the observed signal is summed here
+    (V[6][0]) as the connections are visited."""
     g_nq = prm.mass.size
     g_nb = prm.HU.shape[0]
     g_nf = prm.HF.shape[0]
@@ -94,27 +99,25 @@ def core(t, y, prm, dy, w, V):
     g_A = g_nf + 2 * g_nb
     for g_i in range(g_nq):
         V[0][g_i] = y[g_i]
-        V[1][g_i] = y[g_nq + g_i]
-        V[2][g_i] = prm.mass[g_i] * prm.grav
+        V[1][g_i] = y[np.uint64(g_nq + g_i)]
+        V[2][g_i] = V[5][g_i]
     for g_i in range(g_nb):
-        V[0][g_nq + g_i] = w[g_nf + g_i]
-        V[1][g_nq + g_i] = w[g_nf + g_nb + g_i]
-        V[2][g_nq + g_i] = 0.0
-    for g_s in range(prm.SA.size):
-        g_a = prm.SA[g_s]
-        g_b = prm.SB[g_s]
-        g_F = prm.k[g_s] * (V[0][g_a] - V[0][g_b] - prm.u0[g_s]) + prm.pre[g_s]
+        V[0][np.uint64(g_nq + g_i)] = w[np.uint64(g_nf + g_i)]
+        V[1][np.uint64(g_nq + g_i)] = w[np.uint64(g_nf + g_nb + g_i)]
+        V[2][np.uint64(g_nq + g_i)] = 0.0
+    g_sg = 0.0
+    g_nl = V[3].shape[0]
+    for g_s in range(g_nl):
+        g_a = np.uint64(V[4][g_s, 0])
+        g_b = np.uint64(V[4][g_s, 1])
+        g_F = V[3][g_s, 0] * (V[0][g_a] - V[0][g_b] - V[3][g_s, 1]) + V[3][g_s, 2] \
+            + V[3][g_s, 3] * (V[1][g_a] - V[1][g_b])
         V[2][g_a] -= g_F
         V[2][g_b] += g_F
-    for g_s in range(prm.DA.size):
-        g_a = prm.DA[g_s]
-        g_b = prm.DB[g_s]
-        g_F = prm.c[g_s] * (V[1][g_a] - V[1][g_b])
-        V[2][g_a] -= g_F
-        V[2][g_b] += g_F
+        g_sg += V[3][g_s, 4] * g_F
     for g_e in range(g_ne):
-        g_a = prm.EL[g_e, 0]
-        g_b = prm.EL[g_e, 1]
+        g_a = np.uint64(V[4][g_nl + g_e, 0])
+        g_b = np.uint64(V[4][g_nl + g_e, 1])
         g_o = prm.EL[g_e, 2]
         g_n = prm.EL[g_e, 3]
         g_u = V[0][g_a] - V[0][g_b]
@@ -122,18 +125,23 @@ def core(t, y, prm, dy, w, V):
         g_F = law_force_rate(prm.EL[g_e, 6], span(y, g_o, g_n), g_u, g_v,  # noqa: F821
                              span(prm.P, prm.EL[g_e, 4], prm.EL[g_e, 5] - prm.EL[g_e, 4]),
                              span(dy, g_o, g_n))
-        w[g_A + g_e] = g_F
-        w[g_A + g_ne + g_e] = g_u
-        w[g_A + 2 * g_ne + g_e] = g_v
+        w[np.uint64(g_A + g_e)] = g_F
+        w[np.uint64(g_A + g_ne + g_e)] = g_u
+        w[np.uint64(g_A + 2 * g_ne + g_e)] = g_v
         V[2][g_a] -= g_F
         V[2][g_b] += g_F
+        g_sg += V[5][g_nq + g_nb + 1 + g_e] * g_F
+    V[6][0] = g_sg
     for g_j in range(prm.FD.size):
-        V[2][prm.FD[g_j]] += w[g_j]
-    for g_i in range(g_nq + g_nb):
-        w[g_A + 3 * g_ne + g_i] = V[2][g_i]
+        V[2][np.uint64(prm.FD[g_j])] += w[g_j]
+    g_W = g_A + 3 * g_ne
     for g_i in range(g_nq):
-        dy[g_i] = y[g_nq + g_i]
-        dy[g_nq + g_i] = V[2][g_i] / prm.mass[g_i]
+        g_f = V[2][g_i]
+        w[np.uint64(g_W + g_i)] = g_f
+        dy[g_i] = y[np.uint64(g_nq + g_i)]
+        dy[np.uint64(g_nq + g_i)] = g_f / prm.mass[g_i]
+    for g_i in range(g_nb):
+        w[np.uint64(g_W + g_nq + g_i)] = V[2][np.uint64(g_nq + g_i)]
     return 0
 
 
@@ -202,25 +210,25 @@ def step(y, dy, h, lo, hi, yn):
     return g_acc
 
 
+def step_keep(y, dy, h, lo, hi, yn):
+    """GENERIC step in place (y) keeping the old state in yn: the projection loop's copy
+    and step fused into one loop (see step)."""
+    g_acc = 0.0
+    for g_i in range(y.size):
+        g_y = y[g_i]
+        yn[g_i] = g_y
+        g_z = min(max(g_y + h * dy[g_i], lo[g_i]), hi[g_i])
+        y[g_i] = g_z
+        g_acc += g_z
+    return g_acc
+
+
 def signal(y, w, prm):
     """GENERIC observed connection-force sum (see codegen._signal) at the state core
-    was last evaluated at: it reads the nodes' positions and velocities core left in
-    the scratch V (every template observes right after an evaluation; the RK45 loop
-    evaluates at a dense-output point first: SIGNAL_NEEDS_W). Only ever inlined."""
-    g_nf = prm.HF.shape[0]
-    g_nb = prm.HU.shape[0]
-    g_sg = 0.0
-    for g_r in range(prm.OB.shape[0]):
-        g_i = prm.OB[g_r, 1]
-        g_kind = prm.OB[g_r, 0]
-        if g_kind == 2:
-            g_sg += w[g_nf + 2 * g_nb + g_i]
-        elif g_kind == 0:
-            g_x = V[0][prm.SA[g_i]] - V[0][prm.SB[g_i]] - prm.u0[g_i]  # noqa: F821
-            g_sg += prm.k[g_i] * g_x + prm.pre[g_i]
-        else:
-            g_sg += prm.c[g_i] * (V[1][prm.DA[g_i]] - V[1][prm.DB[g_i]])  # noqa: F821
-    return g_sg
+    was last evaluated at: core sums it into V[6][0] as it visits the connections
+    (every template observes right after an evaluation; the RK45 loop evaluates at a
+    dense-output point first, or reads y and w: signal_yw). Only ever inlined."""
+    return V[6][0]  # noqa: F821
 
 
 def signal_yw(y, w, prm):
@@ -312,11 +320,49 @@ def stop(t, y):
 
 
 def scratch(prm):
-    """GENERIC scratch: the nodes' positions, velocities and forces (nq + nb + 1, the
-    ground last, held at 0; see core); three arrays whatever the structure, so the
-    engine's argument types do not depend on it."""
-    n = prm.mass.size + prm.HU.shape[0] + 1
-    return (np.zeros(n), np.zeros(n), np.zeros(n))
+    """GENERIC scratch, made once per loop: the nodes' positions, velocities and forces
+    (nq + nb + 1, the ground last, held at 0; see core), the linear connections' table
+    (springs then dampers: k, u0, pre, c, observed weight) and their end nodes, the
+    nodes' weights m·g followed by the elements' observed weights, and the observed
+    signal's slot. Seven arrays whatever the structure, so the engine's argument
+    types do not depend on it."""
+    nq = prm.mass.size
+    n = nq + prm.HU.shape[0] + 1
+    ns = prm.SA.size
+    nl = ns + prm.DA.size
+    ne = prm.EL.shape[0]
+    LC = np.zeros((nl, 5))
+    LI = np.empty((nl + ne, 2), dtype=np.int64)
+    for s in range(ns):
+        LC[s, 0] = prm.k[s]
+        LC[s, 1] = prm.u0[s]
+        LC[s, 2] = prm.pre[s]
+        LI[s, 0] = prm.SA[s]
+        LI[s, 1] = prm.SB[s]
+    for s in range(prm.DA.size):
+        LC[ns + s, 3] = prm.c[s]
+        LI[ns + s, 0] = prm.DA[s]
+        LI[ns + s, 1] = prm.DB[s]
+    for e in range(ne):
+        LI[nl + e, 0] = prm.EL[e, 0]
+        LI[nl + e, 1] = prm.EL[e, 1]
+    for r in range(nl + ne):
+        for c in range(2):
+            if LI[r, c] < 0:
+                LI[r, c] = n - 1     # the ground: the nodes' last slot
+    B = np.zeros(n + ne)
+    for i in range(nq):
+        B[i] = prm.mass[i] * prm.grav
+    for r in range(prm.OB.shape[0]):
+        kind = prm.OB[r, 0]
+        i = prm.OB[r, 1]
+        if kind == 0:
+            LC[i, 4] += 1.0
+        elif kind == 1:
+            LC[ns + i, 4] += 1.0
+        else:
+            B[n + i] += 1.0
+    return (np.zeros(n), np.zeros(n), np.zeros(n), LC, LI, B, np.zeros(1))
 
 
 # opt-in: "1" runs the models it can on the engine. Not the default yet: a step of the
@@ -324,11 +370,12 @@ def scratch(prm):
 # first-result), where a new structure's first result drops from ~6 s to < 1 s of CPU
 # (docs/layout.md)
 ENV = "HYSTMECH_ENGINE"
+N_SCRATCH = 7     # arrays in scratch(prm)
 
-_FUNCTIONS = (core, inputs, inputs_rot, step, signal, signal_yw, signal_needs_w, powers, ops,
+_FUNCTIONS = (core, inputs, inputs_rot, step, step_keep, signal, signal_yw, signal_needs_w, powers, ops,
               stop, scratch)
 # the functions of the generated path's "hot" set: inlined where marked (codegen.py)
-_HOT = ("core", "inputs_rot", "step", "signal", "signal_yw", "signal_needs_w", "fun_full")
+_HOT = ("core", "inputs_rot", "step", "step_keep", "signal", "signal_yw", "signal_needs_w", "fun_full")
 
 
 # -- the law set ----------------------------------------------------------------------------
@@ -400,11 +447,13 @@ def source() -> str:
             mod, qual = compile_cache.kernel_ref(fn)
             head.append(f"{pre}_{i} = resolve({mod!r}, {qual!r})")
     src = "\n".join(head) + "\n\n\n" + _dispatch_source(laws)
+
     texts = {}
     for fn in _FUNCTIONS:
         texts[fn.__name__] = inspect.getsource(fn)
     texts["fun_full"] = _fun_full_source()
     texts["fun_full_call"] = _fun_full_source().replace("def fun_full(", "def fun_full_call(")
+
     for name, text in texts.items():
         src += f"\n\n{DECOR_INLINE if name in _HOT else DECOR}\n" + text
     loops = ""
@@ -427,12 +476,22 @@ def source() -> str:
         for ln in text.split("\n"):
             if "fun_full(" in ln and "fun_full(ts, zs," not in ln:
                 ln = ln.replace("fun_full(", "fun_full_call(").replace("  # INLINE", "")
+                # energy off as a run-time bool, not the literal False: numba would
+                # compile a second copy of fun_full_call for the literal's type
+                ln = ln.replace(", V, False)", ", V, V[6].size < 0)")
             out.append(ln)
         return "\n".join(out)
+    def fused_step(text):
+        # the projection loop's copy of the old state and its in-place step: one loop
+        old = ("            for i in range(N):\n                yn[i] = y[i]\n"
+               "            s = step(y, dy, hp, lo, hi, y)  # INLINE")
+        assert old in text
+        return text.replace(old, "            s = step_keep(y, dy, hp, lo, hi, yn)  # INLINE")
     loops = one_copy(loops)
     inline = {name: one_copy(observing_here(text)) for name, text in tpl.inline.items()}
+
     fn_texts = [t for name, t in texts.items() if name in _HOT]
-    return src + inline_calls(observing_here(loops), fn_texts, inline, 3)
+    return src + inline_calls(fused_step(observing_here(loops)), fn_texts, inline, N_SCRATCH)
 
 
 def modules() -> list:
