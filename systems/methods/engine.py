@@ -25,8 +25,8 @@ the sample evaluation of every result. :func:`for_model` says whether a model ca
 it: every element a law of the set and not an operator, inputs Harmonic or sampled
 tables, no compiled ``stop`` callback; other models run their generated code. Opt-in for
 now (``HYSTMECH_ENGINE=1``): a new structure's first result takes 0.1–0.6 s of CPU
-instead of ~6 s, but a step of the belt rig costs 2.0–2.5x the generated code's with
-the projection scheme and 1.5–1.6x with RK45 (benchmarks/bench_first_result.py,
+instead of ~6 s, but a step of the belt rig costs about 1.9–2.0x the generated code's with
+the projection scheme and 1.6x with RK45 (benchmarks/bench_first_result.py,
 docs/layout.md).
 """
 from __future__ import annotations
@@ -366,7 +366,7 @@ def scratch(prm):
 
 
 # opt-in: "1" runs the models it can on the engine. Not the default yet: a step of the
-# belt rig costs 2-2.5x its generated code (projection; RK45 1.5x; benchmarks/run.py
+# belt rig costs about 2x its generated code (projection; RK45 1.6x; benchmarks/run.py
 # first-result), where a new structure's first result drops from ~6 s to < 1 s of CPU
 # (docs/layout.md)
 ENV = "HYSTMECH_ENGINE"
