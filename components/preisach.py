@@ -707,7 +707,7 @@ class Preisach(ForceElement):
         if self.continuous:
             m, n = self.params["grid"]
             _, _, ii, jj, _ = self.grid(m, n)
-            return int(jj[i]) + 1, n - int(ii[i])
+            return int(jj[i]) + 2, n - int(ii[i]) + 1    # H[j + 1, n − i] in T[1:, 1:]
         A2 = self.p[_HEAD:_HEAD + int(self.p[0])]
         A1 = self.p[_HEAD + int(self.p[0]):_HEAD + int(self.p[0]) + int(self.p[1])]
         j2 = int(np.searchsorted(A2, self.a2[i]))

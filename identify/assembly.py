@@ -417,7 +417,13 @@ def _resolve_free(asm, model, free):
             e = els[obj]
             el = asm.elements[e].element
             p0 = model.el_struct[e][4]
-            for label, val, dp in el.tangent_directions(nm[len(obj) + 1:]):
+            try:
+                dirs = el.tangent_directions(nm[len(obj) + 1:])
+            except ValueError as err:
+                raise ValueError(str(err).replace(
+                    f"free parameter {nm[len(obj) + 1:]!r}",
+                    f"free parameter {nm!r} (element {obj!r})", 1)) from None
+            for label, val, dp in dirs:
                 out.append(_Free(f"{obj}.{label}", "op", p0, -1, element=e, pname=label,
                                  value=val, dp=dp))
         elif obj in els or _element_prefix(nm, els):
@@ -828,6 +834,12 @@ class AssemblyFit:
         return "\n".join(lines)
 
 
+def _allowed(f) -> str:
+    return {"mass": "(0, inf) kg", "c": "[0, inf) N s/m",
+            "op": "any real: an operator's weights, k0 and offset (stop-type laws have "
+                  "negative weights)"}.get(f.kind, "the law's range")
+
+
 def _uncertainty(problem, theta, bounds, method):
     from .uncertainty import analyse
 
@@ -875,10 +887,13 @@ def fit_assembly(assembly, free, experiments, *, x0=None, bounds=None, starts: i
                 lo[i], hi[i] = a, b
         else:
             lo, hi = (np.broadcast_to(np.asarray(b, float), (p,)).copy() for b in bounds)
-    if np.any(lo >= hi):
-        raise ValueError("bounds: every lower bound must be below its upper bound")
-    if np.any(th0 < lo) or np.any(th0 > hi):
-        raise ValueError("x0 must lie inside the bounds")
+    for i, k in enumerate(prob.names):
+        if not lo[i] < hi[i]:       # (NaN fails too)
+            raise ValueError(f"bounds of {k} must be an interval lo < hi within its allowed "
+                             f"range ({_allowed(prob.free[i])}) (got ({lo[i]!r}, {hi[i]!r}))")
+        if not lo[i] <= th0[i] <= hi[i]:
+            raise ValueError(f"x0 of {k} = {th0[i]!r} must lie inside its bounds "
+                             f"[{lo[i]!r}, {hi[i]!r}]")
     why = prob.check(th0)
     if why is not None:
         raise ValueError(f"x0 is not a valid parameter set: {why}")
