@@ -26,7 +26,13 @@ generated ``pjac_core`` (the elements' ``pjac`` kernels; systems/codegen.py,
 Inclusions whose box is set by their parameters (Masing, Maxwell-slip: ``box_p``)
 have every stage state and every step's result projected onto the box
 (:func:`sens_project`); the sensitivities differentiate that projection, so they are
-exact for the projected scheme too. Operators (relays) are refused.
+exact for the projected scheme too. Operators (Preisach, Prandtl-Ishlinskii): their
+weights, k0 and offset can be free (p is affine in them, ∂p/∂θ = the rows of DP); the
+memory committed at a step's start serves the stages (a trial evaluation at the stage's
+input, as the simulation does) and is advanced over the step's input segment once the
+step is taken, its prefix sums' derivative rows with it (the law's ``force_tan`` and
+``advance_tan`` kernels through the generated ``ops_tan``/``ops_sens``); thresholds are
+refused.
 
 Uncertainty: :func:`hystmech.identify.uncertainty.analyse` (sandwich/HAC covariance,
 intervals, residual tests, identifiability and on-bound warnings) on the weighted
@@ -475,8 +481,9 @@ def _element_prefix(nm, els):
 _NOT_SMOOTH = ("{law} (element {name!r}) is {kind}: {what}, so its output is not a "
                "differentiable function of the parameters along the Runge-Kutta stages the "
                "forward sensitivity equations follow (no pjac kernel, no sensitivity "
-               "equations); fit_assembly supports smooth (ODE) laws and inclusions with a box "
-               "set by their parameters (Masing, MaxwellSlip) only. Fit the law to force "
+               "equations); fit_assembly supports smooth (ODE) laws, inclusions with a box "
+               "set by their parameters (Masing, MaxwellSlip) and operators with tangent "
+               "kernels (Preisach, PrandtlIshlinskii, Relay) only. Fit the law to force "
                "measured under imposed displacement with hystmech.identify.fit_element (or a "
                "dedicated fitter: fit_masing, fit_preisach) or `hystmech identify`, then fit "
                "the rest of the assembly with the law's parameters fixed")
@@ -858,7 +865,9 @@ def fit_assembly(assembly, free, experiments, *, x0=None, bounds=None, starts: i
 
     free: names of the free parameters: "<dof>.m" [kg], "<spring>.k" [N/m],
     "<spring>.u0" [m], "<spring>.preload" [N], "<damper>.c" [N s/m],
-    "<element>.<parameter>" (the law's p_layout names, e.g. "hysteresis.A"),
+    "<element>.<parameter>" (the law's p_layout names, e.g. "hysteresis.A"; an
+    operator's "<element>.weights" (every weight, named weights[0], weights[1], ...),
+    "<element>.weights[i]", "<element>.k0", "<element>.offset"),
     "<state>0" for an initial state (e.g. "y.x0", "hysteresis.z0"; shared by every
     experiment) or "<state>0@<experiment name>" (that experiment's own), "<force>.gain" (a
     factor on the measured force); x0: initial values (default: the assembly's);
