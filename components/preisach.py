@@ -138,6 +138,10 @@ class Relay(ForceElement):
     advance_tan = staticmethod(relay_advance_tan)
     resum = staticmethod(relay_resum)
 
+    def zero_direction(self):
+        """∂p/∂θ for a parameter that is not this relay's (its tangent reads none)."""
+        return np.zeros(self.p.size)
+
     def tangent_directions(self, name):
         """A relay has no parameter fit_assembly can free (see Preisach)."""
         raise ValueError(_threshold_msg(name, "Relay", "none (a relay has no weight; fit "
@@ -701,6 +705,11 @@ class Preisach(ForceElement):
         elif wdir is not None:
             dp[oT:] = _everett_table(self.a1, self.a2, wdir)[2].ravel()
         return dp
+
+    def zero_direction(self):
+        """∂p/∂θ for a parameter that is not this operator's: its thresholds and mode as
+        p (the look-ups need them), its linear slots zero."""
+        return self._direction()
 
     def _unit(self, i):
         # where relay/cell i enters the Everett table (see _everett_table, _init_continuous)

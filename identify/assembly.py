@@ -497,7 +497,8 @@ def refuse_non_smooth(assembly):
         if el.kind == "smooth" or (el.kind == "inclusion" and el.box_p is not None
                                    and el.pjac is not None and not el.parts):
             continue
-        if el.kind == "operator" and el.force_tan is not None and not el.parts:
+        if el.kind == "operator" and el.force_tan is not None and not el.parts \
+                and el.zero_direction is not None:
             continue
         if el.kind == "operator" and el.parts:
             raise ValueError(f"{type(el).__name__} (element {e.name!r}) is a sum with an "
@@ -589,7 +590,7 @@ class OutputErrorProblem:
         self.zero_dir = {}
         for e in ops:
             p0, p1 = m.el_struct[e][4], m.el_struct[e][5]
-            z = assembly.elements[e].element._direction()
+            z = assembly.elements[e].element.zero_direction()
             self.zero_dir[e] = z
             self.DP[:, p0:p1] = z
         for c, f in enumerate(self.free):
