@@ -855,8 +855,10 @@ def _ops_sens(m):
 
 
 def build_sensitivity(m, kernels: dict, template: str, template_modules=()) -> Compiled:
-    """Compile, for model ``m``, the structure's ``core``, ``scratch``, ``jac_core``,
-    ``pjac_core`` (:func:`_pjac`) and ``conn_core`` (:func:`_conn`) together with an analysis's ``template`` source (its
+    """Compile, for model ``m``, the structure's ``core``, ``scratch``, ``jac_core``
+    (operators left out), ``pjac_core`` (:func:`_pjac`), ``conn_core`` (:func:`_conn`)
+    and the operators' ``ops_tan`` / ``ops_sens`` (:func:`_ops_sens`; kernels ftan_e,
+    atan_e, advance_e) together with an analysis's ``template`` source (its
     loops call them as globals, e.g. identify/assembly.py's forward sensitivity
     integration), cached on disk like :func:`build`'s modules. kernels: {global name:
     numba function} for force_e, rate_e, jac_e and the pjac_e that exist;
