@@ -13,7 +13,8 @@ With ``--laws``: fit times of a one-DOF rig (mass, spring, damper, the law to gr
 a multisine force; 400 samples at 400 Hz, RK4 with 8 steps per sample) for laws whose
 parameters became free in fit_assembly, each as a multiple of one simulation with
 sensitivities measured in the same run (data from the model at the true values, the
-start 20-30 % off).
+start 20-30 % off); then an operator: a continuous Preisach's 6 cell weights and k0
+(241 samples, start 20 % off).
 
 Run:  python benchmarks/bench_identify_assembly.py [--no-baseline] [--laws]
 """
@@ -110,6 +111,55 @@ def laws():
         print(f"{cls.__name__:>22s}: {len(free)} parameters, fit {t_fit:.3f} s CPU = "
               f"{t_fit / t_one:.1f} x one simulation with sensitivities ({t_one * 1e3:.2f} ms); "
               f"{res.nfev} + {res.njev} simulations; worst relative error {worst:.1e}")
+
+    operator()
+
+
+def operator():
+    """A mass on a spring, a damper and a continuous Preisach operator (3 levels: 6 cell
+    weights, and k0 free), driven by a multisine force of decaying envelope."""
+    from hystmech.components.preisach import Preisach
+    from hystmech.identify.assembly import Experiment, OutputErrorProblem, fit_assembly
+    from hystmech.systems import Assembly
+    from hystmech.systems.assembly import GROUND
+
+    fs, n, m = 400.0, 241, 0.01
+    t = np.arange(n) / fs
+    u = 1.5 * (1.4 * np.exp(-1.2 * t) + 0.25) * sum(
+        np.cos(2 * np.pi * f * t + ph) for f, ph in ((1.3, 0.3), (2.9, 1.9), (4.1, 4.0),
+                                                     (6.7, 2.2)))
+    base = Preisach.from_kernel(lambda r, s: -2e4 * (1.0 + 30.0 * r + 20.0 * s), m, 3,
+                                continuous=True, k0=400.0, max_depth=24)
+
+    def rig(w, k0):
+        a = Assembly()
+        a.add_dof("m", mass=1.0)
+        a.add_spring("m", GROUND, k=400.0, name="s")
+        a.add_damper("m", GROUND, c=0.8, name="d")
+        a.add_element("law", Preisach(a1=base.a1, a2=base.a2, weights=w, k0=k0,
+                                      grid=(m, 3), max_depth=24), "m", GROUND)
+        a.add_force("m", 0.0, name="u")
+        return a
+    free = ["law.weights", "law.k0"]
+    x = Experiment(dt=1 / fs, inputs={"u": u}, outputs={"m.x": 0 * t}, substeps=8)
+    P = OutputErrorProblem(rig(base.weights, 400.0), free, [x])
+    truth = P.theta0.copy()
+    x.outputs["m.x"] = P.simulate(truth)[0][:, 0]
+    f = np.where(np.arange(truth.size) % 2, 0.8, 1.2)
+    start = rig(base.weights * f[:-1], 400.0 * f[-1])
+    P = OutputErrorProblem(start, free, [x])
+    P.simulate(P.theta0, 0, True)                           # compile
+    t0 = time.process_time()
+    for _ in range(5):
+        P.simulate(P.theta0, 0, True)
+    t_one = (time.process_time() - t0) / 5
+    t0 = time.process_time()
+    res = fit_assembly(start, free, [x], uncertainty=None)
+    t_fit = time.process_time() - t0
+    worst = float(np.max(np.abs(res.theta / truth - 1)))
+    print(f"{'Preisach (continuous)':>22s}: {len(free) + 5} parameters, fit {t_fit:.3f} s CPU = "
+          f"{t_fit / t_one:.1f} x one simulation with sensitivities ({t_one * 1e3:.2f} ms); "
+          f"{res.nfev} + {res.njev} simulations; worst relative error {worst:.1e}")
 
 
 if __name__ == "__main__":

@@ -256,6 +256,15 @@ class ForceElement:
     slope: Callable | None = None
     # state_copy(src, dst, p): copy the states advance and force read; None: all of them
     state_copy: Callable | None = None
+    # operators' forward sensitivities in their linear parameters (identify/assembly.py):
+    # force_tan(x, S, u, du, p, DP, out), advance_tan(x, S, u0, u1, du0, du1, p, DP),
+    # resum(x, p, S, DP), tangent_directions(name) -> [(label, value, ∂p/∂θ)] and
+    # zero_direction() (∂p/∂θ of another element's parameter)
+    force_tan: Callable | None = None
+    advance_tan: Callable | None = None
+    resum: Callable | None = None
+    tangent_directions: Callable | None = None
+    zero_direction: Callable | None = None
 
     # inclusions: the box that confines the state (arrays of length n_states)
     box_lo: np.ndarray | None = None

@@ -81,6 +81,25 @@ def relay_force(x, u, v, p):
     return x[0]
 
 
+@njit(cache=True)
+def relay_force_tan(x, S, u, du, p, DP, out):
+    # a relay's output is ±1: flat in u between its thresholds, no parameter to fit
+    for k in range(out.size):
+        out[k] = 0.0
+    return 0
+
+
+@njit(cache=True)
+def relay_advance_tan(x, S, u0, u1, du0, du1, p, DP):
+    relay_advance(x, u0, u1, 1.0, 0.0, p, 0.0)
+    return 0
+
+
+@njit(cache=True)
+def relay_resum(x, p, S, DP):
+    return 0
+
+
 def _check_initial(initial, name="initial"):
     # True/False are not the signs -1/+1 (True would silently become +1)
     if isinstance(initial, (str, bool, np.bool_)) or np.asarray(initial).dtype.kind not in "iuf":
@@ -114,6 +133,19 @@ class Relay(ForceElement):
     state_names = ("R",)
     citation = "Manfredo, Dörlich, Linn & Arnold (2023), eqs. (4)-(6)"
     advance = staticmethod(relay_advance)
+    # forward sensitivities (identify/assembly.py): a relay has no weight to fit
+    force_tan = staticmethod(relay_force_tan)
+    advance_tan = staticmethod(relay_advance_tan)
+    resum = staticmethod(relay_resum)
+
+    def zero_direction(self):
+        """∂p/∂θ for a parameter that is not this relay's (its tangent reads none)."""
+        return np.zeros(self.p.size)
+
+    def tangent_directions(self, name):
+        """A relay has no parameter fit_assembly can free (see Preisach)."""
+        raise ValueError(_threshold_msg(name, "Relay", "none (a relay has no weight; fit "
+                                        "weights with relays inside a Preisach operator)"))
     force = staticmethod(relay_force)
 
     def __init__(self, *, a1, a2, initial=-1):
@@ -402,6 +434,181 @@ def preisach_slope(x, u, v, p):
     return p[4] + 2.0 * dE / width
 
 
+# -- forward sensitivities (identify/assembly.py's fit_assembly) ---------------------------
+# p is affine in the operator's linear parameters θ (weights, k0, offset: the slots W, k0,
+# offset and the Everett table T), so E(α, β) is linear in them and its derivative along
+# θ_c is E itself evaluated with DP[c] = ∂p/∂θ_c (DP[c] keeps p's thresholds and mode
+# slots, so the same look-up serves). The memory's prefix sums are sums of ±E at the
+# stored extrema; their derivative rows S (states × θ) follow the same updates as the
+# memory itself (_step), plus ∂E/∂α·dα + ∂E/∂β·dβ for extrema that move with θ
+# (continuous mode: the exact gradient of _everett_c; discrete mode: the relay
+# staircase is flat between thresholds, so its gradient is zero almost everywhere).
+@register_jitable
+def _E3(p, alpha, beta):
+    # (E, ∂E/∂α, ∂E/∂β) of either mode
+    if p[8] == 0.0:
+        return _everett_c(p, alpha, beta, True)
+    return everett(p, alpha, beta), 0.0, 0.0
+
+
+@njit(cache=True)
+def preisach_force_tan(x, S, u, du, p, DP, out):
+    """out[c] = dF/dθ_c of :func:`preisach_force` for the memory x (its derivative rows
+    S, states × θ), the input u (its derivative du) and ∂p/∂θ_c = DP[c]."""
+    D = int(p[2])
+    ns = du.size
+    c = x[0]
+    n0 = int(x[1])
+    n = n0
+    rising = not _is_max(x, n - 1)
+    virt = False
+    if rising and u < c:
+        virt = True
+        rising = False
+        n += 1
+    elif (not rising) and u > c:
+        virt = True
+        rising = True
+        n += 1
+    if rising:
+        while n >= 2 and u >= x[3 + n - 2]:
+            n -= 2
+    else:
+        while n >= 2 and u <= x[3 + n - 2]:
+            n -= 2
+    # the anchor (value a, prefix sum P) and the case it comes from (see _anchor)
+    case = 0
+    j = n - 1
+    a = 0.0
+    top = 0.0
+    Ea1 = 0.0
+    Eb1 = 0.0
+    if n == 0:
+        if rising:
+            case = 2                 # positive saturation: P = W, a = HI, falling
+            rising = False
+            a = p[7]
+        else:
+            case = 3                 # negative saturation: P = 0, a = LO, rising
+            rising = True
+            a = p[6]
+    elif virt and j == n0:
+        case = 1                     # the current input c pushed virtually
+        a = c
+    else:
+        a = x[3 + j]
+    if case == 1:
+        top = x[3 + n0 - 1]
+        if rising:                   # virtual minimum: Pv = P_top − E(top, c)
+            _, Ea1, Eb1 = _E3(p, top, c)
+        else:                        # virtual maximum: Pv = P_top + E(c, top)
+            _, Ea1, Eb1 = _E3(p, c, top)
+    if rising:
+        _, Ea, Eb = _E3(p, u, a)
+    else:
+        _, Ea, Eb = _E3(p, a, u)
+    for k in range(ns):
+        dp = DP[k]
+        if case == 0:
+            dP = S[3 + D + j, k]
+            da = S[3 + j, k]
+        elif case == 1:
+            da = S[0, k]
+            dtop = S[3 + n0 - 1, k]
+            if rising:
+                dP = S[3 + D + n0 - 1, k] - (_E(dp, top, c) + Ea1 * dtop + Eb1 * da)
+            else:
+                dP = S[3 + D + n0 - 1, k] + _E(dp, c, top) + Ea1 * da + Eb1 * dtop
+        elif case == 2:
+            dP = dp[3]
+            da = 0.0
+        else:
+            dP = 0.0
+            da = 0.0
+        if rising:
+            ds = dP + _E(dp, u, a) + Ea * du[k] + Eb * da
+        else:
+            ds = dP - (_E(dp, a, u) + Ea * da + Eb * du[k])
+        out[k] = dp[5] + dp[4] * u + p[4] * du[k] + 2.0 * ds - dp[3]
+    return 0
+
+
+@register_jitable
+def _step_tan(x, S, p, DP, v, dv):
+    # the derivative rows of the memory update _step(x, p, v), then the update itself
+    D = int(p[2])
+    ns = dv.size
+    c = x[0]
+    n = int(x[1])
+    rising = not _is_max(x, n - 1)
+    if n < D and ((rising and v < c) or ((not rising) and v > c)):
+        top = x[3 + n - 1]
+        if rising:                   # c pushed as a maximum: P += E(c, top)
+            _, Ea, Eb = _E3(p, c, top)
+            for k in range(ns):
+                S[3 + D + n, k] = (S[3 + D + n - 1, k] + _E(DP[k], c, top)
+                                   + Ea * S[0, k] + Eb * S[3 + n - 1, k])
+                S[3 + n, k] = S[0, k]
+        else:                        # c pushed as a minimum: P −= E(top, c)
+            _, Ea, Eb = _E3(p, top, c)
+            for k in range(ns):
+                S[3 + D + n, k] = (S[3 + D + n - 1, k] - _E(DP[k], top, c)
+                                   - Ea * S[3 + n - 1, k] - Eb * S[0, k])
+                S[3 + n, k] = S[0, k]
+    for k in range(ns):
+        S[0, k] = dv[k]
+    _step(x, p, v)
+    # stack[0] is the saturation sentinel (a constant) with P = 0 (LO) or W (HI)
+    for k in range(ns):
+        S[3, k] = 0.0
+        S[3 + D, k] = DP[k, 3] if x[2] > 0.0 else 0.0
+
+
+@njit(cache=True)
+def preisach_advance_tan(x, S, u0, u1, du0, du1, p, DP):
+    """:func:`preisach_advance` (x in place) and the derivative rows S of the memory."""
+    if u0 != x[0]:
+        _step_tan(x, S, p, DP, u0, du0)
+    _step_tan(x, S, p, DP, u1, du1)
+    return 0
+
+
+@njit(cache=True)
+def preisach_resum(x, p, S, DP):
+    """The prefix sums of the memory x recomputed with the table of p (the weights
+    changed, the stored extrema not), and their derivative rows S along DP (the
+    extrema's rows zero: they are past inputs)."""
+    D = int(p[2])
+    n = int(x[1])
+    ns = S.shape[1]
+    for k in range(ns):
+        for i in range(x.size):
+            S[i, k] = 0.0
+    x[3 + D] = p[3] if x[2] > 0.0 else 0.0
+    for k in range(ns):
+        S[3 + D, k] = DP[k, 3] if x[2] > 0.0 else 0.0
+    for j in range(1, n):
+        top = x[3 + j - 1]
+        val = x[3 + j]
+        if _is_max(x, j):
+            x[3 + D + j] = x[3 + D + j - 1] + _E(p, val, top)
+            for k in range(ns):
+                S[3 + D + j, k] = S[3 + D + j - 1, k] + _E(DP[k], val, top)
+        else:
+            x[3 + D + j] = x[3 + D + j - 1] - _E(p, top, val)
+            for k in range(ns):
+                S[3 + D + j, k] = S[3 + D + j - 1, k] - _E(DP[k], top, val)
+    return 0
+
+
+def _threshold_msg(name, law, allowed):
+    return (f"free parameter {name!r}: {law}'s {name.partition('[')[0]} is not a weight: "
+            f"thresholds (a1, a2, r, h, u_bound, grid) set where relays switch, so the "
+            f"operator's output jumps (or its slope jumps) as they move across an input "
+            f"level: not a differentiable parameter (fit them with hystmech identify / "
+            f"fit_preisach); free parameters of {law}: {allowed}")
+
+
 # -- user API -------------------------------------------------------------------------------
 def _everett_table(a1, a2, w):
     A2 = np.unique(a2)
@@ -478,6 +685,73 @@ class Preisach(ForceElement):
     advance = staticmethod(preisach_advance)
     force = staticmethod(preisach_force)
     state_copy = staticmethod(preisach_state_copy)
+    # forward sensitivities in the linear parameters (identify/assembly.py's fit_assembly)
+    force_tan = staticmethod(preisach_force_tan)
+    advance_tan = staticmethod(preisach_advance_tan)
+    resum = staticmethod(preisach_resum)
+
+    def _direction(self, wdir=None, W=0.0, k0=0.0, offset=0.0, unit=None):
+        # ∂p/∂θ for θ moving the relay weights by wdir (or one unit relay/cell), k0, offset
+        n2, n1 = int(self.p[0]), int(self.p[1])
+        oT = _HEAD + n2 + n1
+        dp = self.p.copy()
+        dp[3], dp[4], dp[5] = W, k0, offset
+        dp[oT:] = 0.0
+        if unit is not None:
+            r0, c0 = unit          # the unit's table is 1 on rows >= r0 and columns >= c0
+            T = np.zeros((n2 + 1, n1 + 1))
+            T[r0:, c0:] = 1.0
+            dp[oT:] = T.ravel()
+        elif wdir is not None:
+            dp[oT:] = _everett_table(self.a1, self.a2, wdir)[2].ravel()
+        return dp
+
+    def zero_direction(self):
+        """∂p/∂θ for a parameter that is not this operator's: its thresholds and mode as
+        p (the look-ups need them), its linear slots zero."""
+        return self._direction()
+
+    def _unit(self, i):
+        # where relay/cell i enters the Everett table (see _everett_table, _init_continuous)
+        if self.continuous:
+            m, n = self.params["grid"]
+            _, _, ii, jj, _ = self.grid(m, n)
+            return int(jj[i]) + 2, n - int(ii[i]) + 1    # H[j + 1, n − i] in T[1:, 1:]
+        A2 = self.p[_HEAD:_HEAD + int(self.p[0])]
+        A1 = self.p[_HEAD + int(self.p[0]):_HEAD + int(self.p[0]) + int(self.p[1])]
+        j2 = int(np.searchsorted(A2, self.a2[i]))
+        j1d = A1.size - 1 - int(np.searchsorted(A1, self.a1[i]))
+        return j2 + 1, j1d + 1
+
+    def _free_names(self):
+        N = self.weights.size
+        return (f"weights (all {N} relay weights, as weights[0..{N - 1}]), weights[i] "
+                f"(i in [0, {N - 1}]), k0, offset")
+
+    def tangent_directions(self, name):
+        """[(label, value, ∂p/∂θ)] of the linear parameter(s) ``name`` ("weights" = every
+        weight, "weights[i]", "k0", "offset"): p is affine in them, so these directions
+        are exact (identify/assembly.py). Thresholds are refused (ValueError)."""
+        base, br, rest = name.partition("[")
+        if base == "k0":
+            return [("k0", float(self.p[4]), self._direction(k0=1.0))]
+        if base == "offset":
+            return [("offset", float(self.p[5]), self._direction(offset=1.0))]
+        if base != "weights":
+            raise ValueError(_threshold_msg(name, type(self).__name__, self._free_names()))
+        N = self.weights.size
+        idx = range(N)
+        if br:
+            try:
+                i = int(rest.rstrip("]"))
+            except ValueError:
+                i = -1
+            if not (rest.endswith("]") and 0 <= i < N):
+                raise ValueError(f"free parameter {name!r}: the index must be an integer "
+                                 f"in [0, {N - 1}]")
+            idx = [i]
+        return [(f"weights[{i}]", float(self.weights[i]),
+                 self._direction(W=1.0, unit=self._unit(i))) for i in idx]
     slope = staticmethod(preisach_slope)
 
     MAX_TABLE = 50_000_000
@@ -817,6 +1091,37 @@ class PrandtlIshlinskii(Preisach):
         self.params = dict(r=r.copy(), weights=c.copy(), h=h, u_bound=u_bound, k0=k0,
                            offset=offset, max_depth=self.max_depth)
         self.r, self.c = r.copy(), c.copy()
+        self._play = np.repeat(np.arange(r.size), [a.size for a in a1s])
+
+    def _free_names(self):
+        N = self.c.size
+        return (f"weights (all {N} play weights c_j, as weights[0..{N - 1}]), weights[j] "
+                f"(j in [0, {N - 1}]), k0, offset")
+
+    def tangent_directions(self, name):
+        """As Preisach.tangent_directions, the weights being the plays' c_j (each moves
+        the relays of its play line by h/2); r, h, u_bound are refused."""
+        base, br, rest = name.partition("[")
+        if base != "weights":
+            return super().tangent_directions(name)
+        N = self.c.size
+        idx = range(N)
+        if br:
+            try:
+                j = int(rest.rstrip("]"))
+            except ValueError:
+                j = -1
+            if not (rest.endswith("]") and 0 <= j < N):
+                raise ValueError(f"free parameter {name!r}: the index must be an integer "
+                                 f"in [0, {N - 1}]")
+            idx = [j]
+        h = self.params["h"]
+        out = []
+        for j in idx:
+            wd = np.where(self._play == j, 0.5 * h, 0.0)
+            out.append((f"weights[{j}]", float(self.c[j]),
+                        self._direction(wdir=wd, W=float(wd.sum()))))
+        return out
 
     def play_outputs(self, x) -> np.ndarray:
         """Outputs p_{r_j} [input units] of the plays for the state x (memory curve at r_j)."""

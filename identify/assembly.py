@@ -26,7 +26,13 @@ generated ``pjac_core`` (the elements' ``pjac`` kernels; systems/codegen.py,
 Inclusions whose box is set by their parameters (Masing, Maxwell-slip: ``box_p``)
 have every stage state and every step's result projected onto the box
 (:func:`sens_project`); the sensitivities differentiate that projection, so they are
-exact for the projected scheme too. Operators (relays) are refused.
+exact for the projected scheme too. Operators (Preisach, Prandtl-Ishlinskii): their
+weights, k0 and offset can be free (p is affine in them, ∂p/∂θ = the rows of DP); the
+memory committed at a step's start serves the stages (a trial evaluation at the stage's
+input, as the simulation does) and is advanced over the step's input segment once the
+step is taken, its prefix sums' derivative rows with it (the law's ``force_tan`` and
+``advance_tan`` kernels through the generated ``ops_tan``/``ops_sens``); thresholds are
+refused.
 
 Uncertainty: :func:`hystmech.identify.uncertainty.analyse` (sandwich/HAC covariance,
 intervals, residual tests, identifiability and on-bound warnings) on the weighted
@@ -44,10 +50,14 @@ INTERPOLATIONS = ("linear", "hold", "cubic", "fourier")
 
 
 # -- the template compiled into each structure's sensitivity module -------------------------
-def sens_stage(t, y, S, iw, prm, UF, UB, VB, gain, cols, mult, dy, dS, w, V, J, G, with_s):
+def sens_stage(t, y, S, Sm, iw, prm, UF, UB, VB, gain, cols, mult, dy, dS, w, V, J, G, with_s,
+               sm, DP, DF, du):
     """TEMPLATE (systems/codegen.py build_sensitivity): ẏ and Ṡ = J·S + ∂f/∂θ at (t, y, S)
     with the inputs of row iw of the fine input tables; over the structure's globals
-    ``core``, ``jac_core`` and ``pjac_core``."""
+    ``core``, ``jac_core``, ``pjac_core`` and ``ops_tan``. Only the rows sm (the states
+    that are not operator memory) of Ṡ are formed; operators add their force's tangent
+    (``ops_tan``: the memory's rows of Sm, the S committed at the step's start;
+    ∂p/∂θ = DP) and leave it in DF."""
     nf = gain.size
     nb = UB.shape[1]
     for j in range(nf):
@@ -58,22 +68,27 @@ def sens_stage(t, y, S, iw, prm, UF, UB, VB, gain, cols, mult, dy, dS, w, V, J, 
     core(t, y, prm, dy, w, V)  # noqa: F821 - structure global
     if not with_s:
         return 0
-    N = y.size
     ns = S.shape[1]
     jac_core(t, y, prm, J, w, V)  # noqa: F821 - structure global
     pjac_core(t, y, prm, dy, G, w, V)  # noqa: F821 - structure global
-    for i in range(N):
+    for ii in range(sm.size):
+        i = sm[ii]
         for c in range(ns):
-            s = 0.0
-            for k in range(N):
-                s += J[i, k] * S[k, c]
+            dS[i, c] = 0.0
+        for kk in range(sm.size):
+            k = sm[kk]
+            jik = J[i, k]
+            if jik != 0.0:
+                for c in range(ns):
+                    dS[i, c] += jik * S[k, c]
+        for c in range(ns):
             col = cols[c]
             if col >= 0:
                 g = G[i, col]
                 if mult[c] >= 0:
                     g *= UF[iw, mult[c]]
-                s += g
-            dS[i, c] = s
+                dS[i, c] += g
+    ops_tan(y, S, Sm, prm, w, DP, dS, DF, du)  # noqa: F821 - structure global
     return 0
 
 
@@ -102,16 +117,20 @@ def sens_project(y, S, prm, bidx, bpidx, bcol, with_s):
 
 
 def sens_simulate(y0, S0, prm, UF, UB, VB, gain, r, h, t0, n_out, cols, mult, oidx, oder,
-                  nw, NT, nc, Yo, So, with_s, bidx, bpidx, bcol):
+                  nw, NT, nc, Yo, So, with_s, bidx, bpidx, bcol, sm, DP, DF, opk):
     """TEMPLATE: RK4 with ``r`` steps of h [s] per sample from y0 (and S0 = ∂y0/∂θ) at t0;
     output o at sample k: Yo[k, o] = y[oidx[o]] (oder[o] = 0), ẏ[oidx[o]] (1) or the
-    force of connection oidx[o] (2, ``conn_core``; nc connections), and So[k, o, :] its
-    derivative. UF/UB/VB rows 2·step + (0, 1, 2) are the inputs at a
-    step's start, middle and end. Inclusions (states bidx with half-widths P[bpidx]):
-    every stage state and every step's result projected onto the box
-    (:func:`sens_project`), so a slipping state stays on its bound through the stages
-    and the sensitivities are those of this projected scheme. Returns the samples
-    computed (< n_out: non-finite)."""
+    force of connection oidx[o] (2, ``conn_core``; nc connections; opk: its operator's
+    row of DF, or -1), and So[k, o, :] its derivative. UF/UB/VB rows 2·step + (0, 1, 2)
+    are the inputs at a step's start, middle and end. Inclusions (states bidx with
+    half-widths P[bpidx]): every stage state and every step's result projected onto the
+    box (:func:`sens_project`), so a slipping state stays on its bound through the
+    stages and the sensitivities are those of this projected scheme. Operators
+    (DF.shape[0] of them): their memory is the one committed at the step's start
+    through the stages (their force is a trial evaluation at the stage's input) and is
+    advanced over the step's input segment once the step is taken (``ops_sens``, as the
+    simulation's ``ops``), its derivative rows with it. Returns the samples computed
+    (< n_out: non-finite)."""
     N = y0.size
     ns = S0.shape[1]
     y = y0.copy()
@@ -124,15 +143,24 @@ def sens_simulate(y0, S0, prm, UF, UB, VB, gain, r, h, t0, n_out, cols, mult, oi
     k2 = np.empty(N)
     k3 = np.empty(N)
     k4 = np.empty(N)
-    K1 = np.empty((N, ns))
-    K2 = np.empty((N, ns))
-    K3 = np.empty((N, ns))
-    K4 = np.empty((N, ns))
+    K1 = np.zeros((N, ns))
+    K2 = np.zeros((N, ns))
+    K3 = np.zeros((N, ns))
+    K4 = np.zeros((N, ns))
     yt = np.empty(N)
-    St = np.empty((N, ns))
+    St = S0.copy()
     Fc = np.zeros(max(nc, 1))
     FY = np.zeros((max(nc, 1), N))
     FT = np.zeros((max(nc, 1), NT))
+    du = np.zeros(ns)
+    du1 = np.zeros(ns)
+    nops = DF.shape[0]
+    y_old = np.empty(N)
+    S_old = np.zeros((N, ns))
+    w0 = np.zeros(nw)
+    w1 = np.zeros(nw)
+    nf = gain.size
+    nb = UB.shape[1]
     no = oidx.size
     conn = False
     for o in range(no):
@@ -140,8 +168,8 @@ def sens_simulate(y0, S0, prm, UF, UB, VB, gain, r, h, t0, n_out, cols, mult, oi
             conn = True
     for k in range(n_out):
         step0 = k * r
-        sens_stage(t0 + step0 * h, y, S, 2 * step0, prm, UF, UB, VB, gain, cols, mult, k1, K1,
-                   w, V, J, G, with_s)
+        sens_stage(t0 + step0 * h, y, S, S, 2 * step0, prm, UF, UB, VB, gain, cols, mult, k1, K1,
+                   w, V, J, G, with_s, sm, DP, DF, du)
         if conn:
             conn_core(t0 + step0 * h, y, prm, w, V, Fc, FY, FT)  # noqa: F821 - structure global
         for o in range(no):
@@ -150,6 +178,9 @@ def sens_simulate(y0, S0, prm, UF, UB, VB, gain, r, h, t0, n_out, cols, mult, oi
                 Yo[k, o] = Fc[i]
                 if with_s:
                     for c in range(ns):
+                        if opk[i] >= 0:
+                            So[k, o, c] = DF[opk[i], c]
+                            continue
                         s = 0.0
                         for j in range(N):
                             s += FY[i, j] * S[j, c]
@@ -178,39 +209,61 @@ def sens_simulate(y0, S0, prm, UF, UB, VB, gain, r, h, t0, n_out, cols, mult, oi
             st = step0 + s_
             t = t0 + st * h
             if s_ > 0:
-                sens_stage(t, y, S, 2 * st, prm, UF, UB, VB, gain, cols, mult, k1, K1,
-                           w, V, J, G, with_s)
+                sens_stage(t, y, S, S, 2 * st, prm, UF, UB, VB, gain, cols, mult, k1, K1,
+                           w, V, J, G, with_s, sm, DP, DF, du)
+            if nops > 0:
+                for i in range(N):
+                    y_old[i] = y[i]
+                if with_s:
+                    for ii in range(sm.size):
+                        for c in range(ns):
+                            S_old[sm[ii], c] = S[sm[ii], c]
             for i in range(N):
                 yt[i] = y[i] + 0.5 * h * k1[i]
-                if with_s:
+            if with_s:
+                for ii in range(sm.size):
+                    i = sm[ii]
                     for c in range(ns):
                         St[i, c] = S[i, c] + 0.5 * h * K1[i, c]
             sens_project(yt, St, prm, bidx, bpidx, bcol, with_s)
-            sens_stage(t + 0.5 * h, yt, St, 2 * st + 1, prm, UF, UB, VB, gain, cols, mult,
-                       k2, K2, w, V, J, G, with_s)
+            sens_stage(t + 0.5 * h, yt, St, S, 2 * st + 1, prm, UF, UB, VB, gain, cols, mult,
+                       k2, K2, w, V, J, G, with_s, sm, DP, DF, du)
             for i in range(N):
                 yt[i] = y[i] + 0.5 * h * k2[i]
-                if with_s:
+            if with_s:
+                for ii in range(sm.size):
+                    i = sm[ii]
                     for c in range(ns):
                         St[i, c] = S[i, c] + 0.5 * h * K2[i, c]
             sens_project(yt, St, prm, bidx, bpidx, bcol, with_s)
-            sens_stage(t + 0.5 * h, yt, St, 2 * st + 1, prm, UF, UB, VB, gain, cols, mult,
-                       k3, K3, w, V, J, G, with_s)
+            sens_stage(t + 0.5 * h, yt, St, S, 2 * st + 1, prm, UF, UB, VB, gain, cols, mult,
+                       k3, K3, w, V, J, G, with_s, sm, DP, DF, du)
             for i in range(N):
                 yt[i] = y[i] + h * k3[i]
-                if with_s:
+            if with_s:
+                for ii in range(sm.size):
+                    i = sm[ii]
                     for c in range(ns):
                         St[i, c] = S[i, c] + h * K3[i, c]
             sens_project(yt, St, prm, bidx, bpidx, bcol, with_s)
-            sens_stage(t + h, yt, St, 2 * st + 2, prm, UF, UB, VB, gain, cols, mult,
-                       k4, K4, w, V, J, G, with_s)
+            sens_stage(t + h, yt, St, S, 2 * st + 2, prm, UF, UB, VB, gain, cols, mult,
+                       k4, K4, w, V, J, G, with_s, sm, DP, DF, du)
             for i in range(N):
                 y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
-                if with_s:
+            if with_s:
+                for ii in range(sm.size):
+                    i = sm[ii]
                     for c in range(ns):
                         S[i, c] += h / 6.0 * (K1[i, c] + 2.0 * K2[i, c] + 2.0 * K3[i, c]
                                               + K4[i, c])
             sens_project(y, S, prm, bidx, bpidx, bcol, with_s)
+            if nops > 0:
+                # the step's input segment: imposed positions at its start and end
+                for j in range(nb):
+                    w0[nf + j] = UB[2 * st, j]
+                    w1[nf + j] = UB[2 * st + 2, j]
+                ops_sens(y_old, y, S_old, S, w0, w1, h, prm, DP, du, du1, 1e-8,  # noqa: F821
+                         with_s)
     return n_out
 
 
@@ -315,13 +368,15 @@ def fine_inputs(x, dt: float, r: int, how: str):
 @dataclass
 class _Free:
     name: str
-    kind: str            # mass, k, u0, pre, c, P, gain, init
+    kind: str            # mass, k, u0, pre, c, P, gain, init, op (an operator's weight)
     index: int           # into the Params field / P / forces / state
     col: int             # column of pjac_core's G (-1: initial state)
     mult: int = -1       # input whose value multiplies the column (gains)
     element: int = -1    # element of a P entry
     pname: str = ""
     exp: str | None = None   # initial state of this experiment only ("<state>0@<name>")
+    value: float = 0.0       # an operator's linear parameter: its value and ∂p/∂θ
+    dp: np.ndarray | None = None
 
 
 def _resolve_free(asm, model, free):
@@ -345,6 +400,12 @@ def _resolve_free(asm, model, free):
                                  f"one of {', '.join(states)}")
             out.append(_Free(nm, "init", states[base], -1, exp=exp))
         elif nm in states:
+            e_op = _element_prefix(nm, els)
+            if e_op is not None and asm.elements[els[e_op]].element.kind == "operator":
+                raise ValueError(f"free parameter {nm!r}: an operator's memory (stack of "
+                                 f"input extrema) is not a continuous initial state; set "
+                                 f"it with the element's x0 (e.g. state_after, "
+                                 f"demagnetized_state) and free its weights, k0 or offset")
             out.append(_Free(nm, "init", states[nm], -1))
         elif obj in dof and attr == "m":
             out.append(_Free(nm, "mass", dof[obj], off["mass"] + dof[obj]))
@@ -356,6 +417,21 @@ def _resolve_free(asm, model, free):
         elif obj in forces and attr == "gain":
             j = forces[obj]
             out.append(_Free(nm, "gain", j, off["fext"] + j, mult=j))
+        elif _element_prefix(nm, els) and \
+                asm.elements[els[_element_prefix(nm, els)]].element.kind == "operator":
+            obj = _element_prefix(nm, els)
+            e = els[obj]
+            el = asm.elements[e].element
+            p0 = model.el_struct[e][4]
+            try:
+                dirs = el.tangent_directions(nm[len(obj) + 1:])
+            except ValueError as err:
+                raise ValueError(str(err).replace(
+                    f"free parameter {nm[len(obj) + 1:]!r}",
+                    f"free parameter {nm!r} (element {obj!r})", 1)) from None
+            for label, val, dp in dirs:
+                out.append(_Free(f"{obj}.{label}", "op", p0, -1, element=e, pname=label,
+                                 value=val, dp=dp))
         elif obj in els or _element_prefix(nm, els):
             if obj not in els or attr not in _p_names(asm.elements[els[obj]].element):
                 # a sum's parameters are named <element>.part<i>.<name>
@@ -379,14 +455,15 @@ def _resolve_free(asm, model, free):
                                  f"here (fit_element fits any constructor keyword)")
             j = names.index(attr)
             p0 = model.el_struct[e][4]
-            out.append(_Free(nm, "P", p0 + j, off["P"] + p0 + j, element=e, pname=attr))
+            out.append(_Free(nm, "P", p0 + j, off["Pe"][e] + j, element=e, pname=attr))
         else:
             known = ([f"{d}.m" for d in dof] + [f"{s}.k" for s in springs]
                      + [f"{d}.c" for d in dampers] + [f"{f}.gain" for f in forces]
                      + list(states) + [f"{e}.<parameter>" for e in els])
             raise ValueError(f"unknown free parameter {nm!r}; known: {', '.join(known)}")
     if len({f.name for f in out}) != len(out):
-        raise ValueError("free parameters must be distinct")
+        raise ValueError("free parameters must be distinct (an operator's weights freed as "
+                         "'weights' already include every weights[i])")
     return out
 
 
@@ -404,8 +481,9 @@ def _element_prefix(nm, els):
 _NOT_SMOOTH = ("{law} (element {name!r}) is {kind}: {what}, so its output is not a "
                "differentiable function of the parameters along the Runge-Kutta stages the "
                "forward sensitivity equations follow (no pjac kernel, no sensitivity "
-               "equations); fit_assembly supports smooth (ODE) laws and inclusions with a box "
-               "set by their parameters (Masing, MaxwellSlip) only. Fit the law to force "
+               "equations); fit_assembly supports smooth (ODE) laws, inclusions with a box "
+               "set by their parameters (Masing, MaxwellSlip) and operators with tangent "
+               "kernels (Preisach, PrandtlIshlinskii, Relay) only. Fit the law to force "
                "measured under imposed displacement with hystmech.identify.fit_element (or a "
                "dedicated fitter: fit_masing, fit_preisach) or `hystmech identify`, then fit "
                "the rest of the assembly with the law's parameters fixed")
@@ -419,6 +497,15 @@ def refuse_non_smooth(assembly):
         if el.kind == "smooth" or (el.kind == "inclusion" and el.box_p is not None
                                    and el.pjac is not None and not el.parts):
             continue
+        if el.kind == "operator" and el.force_tan is not None and not el.parts \
+                and el.zero_direction is not None:
+            continue
+        if el.kind == "operator" and el.parts:
+            raise ValueError(f"{type(el).__name__} (element {e.name!r}) is a sum with an "
+                             f"operator part: fit_assembly differentiates operators "
+                             f"(Preisach, PrandtlIshlinskii, Relay) as elements of their "
+                             f"own; put each part in the assembly as its own element "
+                             f"between the same nodes")
         what = ("its state is confined to a box by a projection (a stop/play operator), "
                 "whose output has kinks where the state reaches the box"
                 if el.kind == "inclusion" else
@@ -453,6 +540,11 @@ class OutputErrorProblem:
         for i, e in enumerate(assembly.elements):
             el = e.element
             kern[f"force_{i}"] = el.force
+            if el.kind == "operator":
+                kern[f"advance_{i}"] = el.advance
+                kern[f"ftan_{i}"] = el.force_tan
+                kern[f"atan_{i}"] = el.advance_tan
+                continue
             kern[f"rate_{i}"] = el.rate
             if el.jac is None:
                 raise ValueError(f"element {e.name!r} ({type(el).__name__}) has no jac kernel")
@@ -477,6 +569,38 @@ class OutputErrorProblem:
         self.bpidx = np.array(bpidx, dtype=np.int64)
         self.bcol = np.array(bcol, dtype=np.int64)
         self.cols = np.array([f.col for f in self.free], dtype=np.int64)
+        # operators: the states that are not their memory (sm), ∂P/∂θ (DP: each
+        # operator's rows hold its zero direction unless the column is one of its own
+        # parameters), the row of each operator among the connections (opk)
+        ops = [e for e, ae in enumerate(assembly.elements) if ae.element.kind == "operator"]
+        self.ops = ops
+        nP = m.prm.P.size
+        mem = np.zeros(m.layout.N, bool)
+        for e in ops:
+            o, n = m.el_struct[e][2], m.el_struct[e][3]
+            mem[o:o + n] = True
+        self.sm = np.flatnonzero(~mem).astype(np.int64)
+        p_ = len(self.free)
+        from ..limits import check_memory
+
+        check_memory(8.0 * p_ * nP * (1 if ops else 0),
+                     f"the parameter directions of {p_} free parameters over {nP} "
+                     f"operator table entries", "free fewer weights (e.g. weights[i])")
+        self.DP = np.zeros((p_, nP if ops else 0))
+        self.zero_dir = {}
+        for e in ops:
+            p0, p1 = m.el_struct[e][4], m.el_struct[e][5]
+            z = assembly.elements[e].element.zero_direction()
+            self.zero_dir[e] = z
+            self.DP[:, p0:p1] = z
+        for c, f in enumerate(self.free):
+            if f.kind == "op":
+                p0, p1 = m.el_struct[f.element][4], m.el_struct[f.element][5]
+                self.DP[c, p0:p1] = f.dp
+        conn0 = len(assembly.springs) + len(assembly.dampers)
+        self.opk = np.full(conn0 + len(assembly.elements), -1, np.int64)
+        for k, e in enumerate(ops):
+            self.opk[conn0 + e] = k
         self.mult = np.array([f.mult for f in self.free], dtype=np.int64)
         self.theta0 = self.values_of(assembly)
         names = [x.name for x in experiments]
@@ -501,7 +625,8 @@ class OutputErrorProblem:
                         "c": lambda: asm.dampers[f.index].c,
                         "P": lambda: P[f.index],
                         "gain": lambda: 1.0,
-                        "init": lambda: y0[f.index]}[f.kind]())
+                        "init": lambda: y0[f.index],
+                        "op": lambda: f.value}[f.kind]())
         return np.array(out, float)
 
     def _prepare(self, x: Experiment):
@@ -566,6 +691,8 @@ class OutputErrorProblem:
                 return f"{f.name} must be > 0"
             if f.kind == "c" and v < 0:
                 return f"{f.name} must be >= 0"
+            if f.kind == "op":
+                continue                # weights, k0, offset: any real (Preisach, eq. (7))
             if f.kind == "P":
                 if f.index in self.bpidx and not v > 0:
                     return f"{f.name} (an inclusion's box half-width) must be > 0"
@@ -595,6 +722,10 @@ class OutputErrorProblem:
                     S0[f.index, c] = 1.0
             elif f.kind == "gain":
                 gain[f.index] = v
+            elif f.kind == "op":
+                # p is affine in the operator's weights, k0, offset
+                p0, p1 = self.model.el_struct[f.element][4], self.model.el_struct[f.element][5]
+                fields["P"][p0:p1] += (v - f.value) * (f.dp - self.zero_dir[f.element])
             else:
                 fields[f.kind][f.index] = v
         for c, (f, v) in enumerate(zip(self.free, theta)):
@@ -602,6 +733,15 @@ class OutputErrorProblem:
                 S0[f.index, :] = 0.0       # the experiment's own value replaces a shared one
                 y0[f.index] = v
                 S0[f.index, c] = 1.0
+        for e in self.ops:
+            # the memory's prefix sums belong to the weights: recomputed with them
+            o, n, p0, p1 = (self.model.el_struct[e][k] for k in (2, 3, 4, 5))
+            x = y0[o:o + n].copy()
+            Se = np.zeros((n, S0.shape[1]))
+            self.asm.elements[e].element.resum(x, fields["P"][p0:p1], Se,
+                                               np.ascontiguousarray(self.DP[:, p0:p1]))
+            y0[o:o + n] = x
+            S0[o:o + n] = Se
         return prm._replace(**fields), y0, S0, gain
 
     def simulate(self, theta, exp_index: int = 0, with_s: bool = False, x=None):
@@ -617,10 +757,13 @@ class OutputErrorProblem:
         S0c = S0 if with_s else np.zeros((y0.size, 0))
         So_c = So if with_s else np.zeros((1, 1, 0))
         self.n_sim += 1
+        DP = self.DP if with_s else np.zeros((0, self.DP.shape[1]))
+        DF = np.zeros((len(self.ops), p if with_s else 0))
         self.code.sens_simulate(y0, S0c, prm, d["UF"], d["UB"], d["VB"], gain, d["r"],
                                 xe.dt / d["r"], xe.t0, n, self.cols, self.mult, d["oidx"],
                                 d["oder"], self.model.layout.n_work, self.NT, self.nconn,
-                                Yo, So_c, with_s, self.bidx, self.bpidx, self.bcol)
+                                Yo, So_c, with_s, self.bidx, self.bpidx, self.bcol,
+                                self.sm, DP, DF, self.opk)
         return Yo, (So if with_s else None)
 
     def residuals(self, theta, with_jac: bool = False):
@@ -699,6 +842,12 @@ class AssemblyFit:
         return "\n".join(lines)
 
 
+def _allowed(f) -> str:
+    return {"mass": "(0, inf) kg", "c": "[0, inf) N s/m",
+            "op": "any real: an operator's weights, k0 and offset (stop-type laws have "
+                  "negative weights)"}.get(f.kind, "the law's range")
+
+
 def _uncertainty(problem, theta, bounds, method):
     from .uncertainty import analyse
 
@@ -717,7 +866,9 @@ def fit_assembly(assembly, free, experiments, *, x0=None, bounds=None, starts: i
 
     free: names of the free parameters: "<dof>.m" [kg], "<spring>.k" [N/m],
     "<spring>.u0" [m], "<spring>.preload" [N], "<damper>.c" [N s/m],
-    "<element>.<parameter>" (the law's p_layout names, e.g. "hysteresis.A"),
+    "<element>.<parameter>" (the law's p_layout names, e.g. "hysteresis.A"; an
+    operator's "<element>.weights" (every weight, named weights[0], weights[1], ...),
+    "<element>.weights[i]", "<element>.k0", "<element>.offset"),
     "<state>0" for an initial state (e.g. "y.x0", "hysteresis.z0"; shared by every
     experiment) or "<state>0@<experiment name>" (that experiment's own), "<force>.gain" (a
     factor on the measured force); x0: initial values (default: the assembly's);
@@ -746,10 +897,13 @@ def fit_assembly(assembly, free, experiments, *, x0=None, bounds=None, starts: i
                 lo[i], hi[i] = a, b
         else:
             lo, hi = (np.broadcast_to(np.asarray(b, float), (p,)).copy() for b in bounds)
-    if np.any(lo >= hi):
-        raise ValueError("bounds: every lower bound must be below its upper bound")
-    if np.any(th0 < lo) or np.any(th0 > hi):
-        raise ValueError("x0 must lie inside the bounds")
+    for i, k in enumerate(prob.names):
+        if not lo[i] < hi[i]:       # (NaN fails too)
+            raise ValueError(f"bounds of {k} must be an interval lo < hi within its allowed "
+                             f"range ({_allowed(prob.free[i])}) (got ({lo[i]!r}, {hi[i]!r}))")
+        if not lo[i] <= th0[i] <= hi[i]:
+            raise ValueError(f"x0 of {k} = {th0[i]!r} must lie inside its bounds "
+                             f"[{lo[i]!r}, {hi[i]!r}]")
     why = prob.check(th0)
     if why is not None:
         raise ValueError(f"x0 is not a valid parameter set: {why}")

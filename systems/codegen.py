@@ -365,11 +365,21 @@ def _inputs(m, rot):
     return "\n".join([head, *_input_lines(m, rot), "    return 0"]) + "\n"
 
 
-def _jac(m):
+def _jac(m, skip_ops=False):
     L = m.layout
     nq = L.nq
-    lines = ["def jac_core(t, y, prm, J, w, V):",
-             "    J[:, :] = 0.0"]
+    lines = ["def jac_core(t, y, prm, J, w, V):"]
+    if skip_ops:
+        # operators (their rows and columns stay zero, the sensitivity template adds
+        # their tangent): zero only the rest, not an N x N matrix with their memory
+        runs = _smooth_runs(m)
+        for a0, a1 in runs:
+            for b0, b1 in runs:
+                lines += [f"    for _r in range({a0}, {a1}):",
+                          f"        for _c in range({b0}, {b1}):",
+                          "            J[_r, _c] = 0.0"]
+    else:
+        lines.append("    J[:, :] = 0.0")
     for i in range(nq):
         lines.append(f"    J[{i}, {nq + i}] = 1.0")
 
@@ -388,6 +398,8 @@ def _jac(m):
     for s, (a, b) in enumerate(zip(m.da, m.db)):
         lines += pair(a, b, f"prm.c[{s}]", nq)
     for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
+        if skip_ops and kind == "operator":
+            continue
         x, pp = f"V[{3 * e}]", f"V[{3 * e + 1}]"
         lines += _copy(x, 0, "y", o, n)
         lines += [f"    Je = np.zeros(({n + 1}, {n + 2}))",
@@ -657,9 +669,29 @@ def param_columns(m) -> dict:
     nq, ns, nd = m.layout.nq, len(m.sa), len(m.da)
     off = {"mass": 0, "k": nq, "u0": nq + ns, "pre": nq + 2 * ns, "c": nq + 3 * ns,
            "P": nq + 3 * ns + nd}
-    off["fext"] = off["P"] + (m.el_struct[-1][5] if m.el_struct else 0)
+    # key "Pe": each element's first P column (-1: an operator, whose parameters enter
+    # through its tangent kernels and the DP directions, not through pjac columns)
+    col, pe = off["P"], []
+    for (a, b, o, n, p0, p1, kind) in m.el_struct:
+        pe.append(-1 if kind == "operator" else col)
+        col += 0 if kind == "operator" else p1 - p0
+    off["Pe"] = pe
+    off["fext"] = col
     off["n"] = off["fext"] + m.layout.nf
     return off
+
+
+def _smooth_runs(m):
+    # [start, stop) runs of the state indices that are not operator memory
+    runs, i = [], 0
+    for (a, b, o, n, p0, p1, kind) in m.el_struct:
+        if kind == "operator":
+            if o > i:
+                runs.append((i, o))
+            i = o + n
+    if m.layout.N > i:
+        runs.append((i, m.layout.N))
+    return runs
 
 
 def _pjac(m, with_pjac):
@@ -694,7 +726,7 @@ def _pjac(m, with_pjac):
             continue
         x, pp = f"V[{3 * e}]", f"V[{3 * e + 1}]"
         npe = p1 - p0
-        c0 = off["P"] + p0
+        c0 = off["Pe"][e]
         lines += _copy(x, 0, "y", o, n)
         lines += [f"    Jp = np.zeros(({n + 1}, {npe}))",
                   f"    pjac_{e}({x}, {_x(a, L)} - {_x(b, L)}, {_v(a, L)} - {_v(b, L)}, {pp}, Jp)",
@@ -753,8 +785,11 @@ def _conn(m, with_pjac):
         x, pp = f"V[{3 * e}]", f"V[{3 * e + 1}]"
         lines += _copy(x, 0, "y", o, n)
         lines += [f"    u = {_x(a, L)} - {_x(b, L)}", f"    v = {_v(a, L)} - {_v(b, L)}",
-                  f"    F[{row}] = force_{e}({x}, u, v, {pp})",
-                  f"    Je = np.zeros(({n + 1}, {n + 2}))",
+                  f"    F[{row}] = force_{e}({x}, u, v, {pp})"]
+        if kind == "operator":      # its derivatives: the template's ops_tan (DF)
+            row += 1
+            continue
+        lines += [f"    Je = np.zeros(({n + 1}, {n + 2}))",
                   f"    jac_{e}({x}, u, v, {pp}, Je)",
                   f"    for _j in range({n}):",
                   f"        FY[{row}, {o} + _j] = Je[{n}, _j]"]
@@ -764,15 +799,66 @@ def _conn(m, with_pjac):
             lines += [f"    Jp = np.zeros(({n + 1}, {p1 - p0}))",
                       f"    pjac_{e}({x}, u, v, {pp}, Jp)",
                       f"    for _j in range({p1 - p0}):",
-                      f"        FT[{row}, {off['P'] + p0} + _j] = Jp[{n}, _j]"]
+                      f"        FT[{row}, {off['Pe'][e]} + _j] = Jp[{n}, _j]"]
         row += 1
     lines.append("    return 0")
     return "\n".join(lines) + "\n"
 
 
+def _ops_sens(m):
+    """``ops_tan(y, S, Sm, prm, w, DP, dS, DF, du)``: for each operator element k (in
+    element order), DF[k, :] = dF/dθ (its ``force_tan`` kernel ftan_e, the memory's
+    derivative rows read from Sm, the input's from S, ∂p/∂θ from DP[:, p0:p1]) added
+    to the velocity rows of dS as −F/m on a, +F/m on b; and ``ops_sens(y0, y1, S0, S1,
+    w0, w1, dt, prm, DP, du0, du1, rtol, with_s)``: the operators' memory advanced over
+    a step's input segment in y1 (as ``ops``), with its derivative rows in S1 (its
+    ``advance_tan`` kernel atan_e)."""
+    L = m.layout
+    nq = L.nq
+    t = ["def ops_tan(y, S, Sm, prm, w, DP, dS, DF, du):", "    ns = du.size"]
+    s = ["def ops_sens(y0, y1, S0, S1, w0, w1, dt, prm, DP, du0, du1, rtol, with_s):",
+         "    ns = du0.size"]
+    k = 0
+
+    def dsens(Sv, a, b, out):
+        terms = ([f"{Sv}[{a}, _c]"] if 0 <= a < nq else []) + \
+                ([f"-{Sv}[{b}, _c]"] if 0 <= b < nq else [])
+        return f"{out}[_c] = " + (" + ".join(terms).replace("+ -", "- ") if terms else "0.0")
+    for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
+        if kind != "operator":
+            continue
+        t += [f"    u = {_x(a, L)} - {_x(b, L)}",
+              "    for _c in range(ns):", "        " + dsens("S", a, b, "du"),
+              f"    ftan_{e}(y[{o}:{o + n}], Sm[{o}:{o + n}], u, du, prm.P[{p0}:{p1}], "
+              f"DP[:, {p0}:{p1}], DF[{k}])",
+              "    for _c in range(ns):"]
+        for node, sg in ((a, "-"), (b, "+")):
+            if 0 <= node < nq:
+                t.append(f"        dS[{nq + node}, _c] {sg}= DF[{k}, _c] / prm.mass[{node}]")
+        t.append("        pass")
+
+        def at(kk, yy, ww):
+            return _x(kk, L).replace("y[", f"{yy}[").replace("w[", f"{ww}[")
+        s += [f"    u0 = {at(a, 'y0', 'w0')} - {at(b, 'y0', 'w0')}",
+              f"    u1 = {at(a, 'y1', 'w1')} - {at(b, 'y1', 'w1')}",
+              "    if with_s:",
+              "        for _c in range(ns):",
+              "            " + dsens("S0", a, b, "du0"),
+              "            " + dsens("S1", a, b, "du1"),
+              f"        atan_{e}(y1[{o}:{o + n}], S1[{o}:{o + n}], u0, u1, du0, du1, "
+              f"prm.P[{p0}:{p1}], DP[:, {p0}:{p1}])",
+              "    else:",
+              f"        advance_{e}(y1[{o}:{o + n}], u0, u1, dt, (u1 - u0) / dt, "
+              f"prm.P[{p0}:{p1}], rtol)"]
+        k += 1
+    return "\n".join(t + ["    return 0"]) + "\n", "\n".join(s + ["    return 0"]) + "\n"
+
+
 def build_sensitivity(m, kernels: dict, template: str, template_modules=()) -> Compiled:
-    """Compile, for model ``m``, the structure's ``core``, ``scratch``, ``jac_core``,
-    ``pjac_core`` (:func:`_pjac`) and ``conn_core`` (:func:`_conn`) together with an analysis's ``template`` source (its
+    """Compile, for model ``m``, the structure's ``core``, ``scratch``, ``jac_core``
+    (operators left out), ``pjac_core`` (:func:`_pjac`), ``conn_core`` (:func:`_conn`)
+    and the operators' ``ops_tan`` / ``ops_sens`` (:func:`_ops_sens`; kernels ftan_e,
+    atan_e, advance_e) together with an analysis's ``template`` source (its
     loops call them as globals, e.g. identify/assembly.py's forward sensitivity
     integration), cached on disk like :func:`build`'s modules. kernels: {global name:
     numba function} for force_e, rate_e, jac_e and the pjac_e that exist;
@@ -791,8 +877,8 @@ def build_sensitivity(m, kernels: dict, template: str, template_modules=()) -> C
         if ref is not None:
             head.append(f"{name} = resolve({ref[0]!r}, {ref[1]!r})")
     src = "\n".join(head) + "\n"
-    jac_core = _jac(m).split("\n\n\n" + _DECOR)[0] + "\n"
-    for p in (_core(m), jac_core, _pjac(m, with_pjac), _conn(m, with_pjac)):
+    jac_core = _jac(m, skip_ops=True).split("\n\n\n" + _DECOR)[0] + "\n"
+    for p in (_core(m), jac_core, _pjac(m, with_pjac), _conn(m, with_pjac), *_ops_sens(m)):
         src += f"\n\n{_DECOR}\n" + p
     src += "\n\n" + template + "\n"
     if all(r is not None for r in refs.values()):
