@@ -1049,8 +1049,18 @@ static double hm_step_force(const hm_inst_t *I, const double *xs, double u, doub
                             double hf, double Fb, int whole)
 {
     double y, Ff, T = whole ? 2.0 * hf : hf;
-    memcpy(I->xt, xs, sizeof(double) * I->nx);
-    Ff = hm_piece(I, I->xt, u, u + T * w, T, w, w, &y);
+    if (I->nx == 1) I->xt[0] = xs[0];
+    else memcpy(I->xt, xs, sizeof(double) * I->nx);
+    if (I->nparts == 1 && I->law[0]->mean) {
+        /* hm_piece's one-part case without its loop (3-4 evaluations a step): the same
+           call, the same sum from 0.0, so the same number */
+        hm_budget = HM_MJ_BUDGET;
+        Ff = 0.0;
+        Ff += I->law[0]->mean(I->xt, u, u + T * w, T, w, w, I->p, &y);
+        hm_budget = -1;
+    } else {
+        Ff = hm_piece(I, I->xt, u, u + T * w, T, w, w, &y);
+    }
     return whole ? Ff : 0.5 * (Fb + Ff);
 }
 
@@ -1096,9 +1106,26 @@ static double hm_implicit_step(hm_inst_t *I, const double *xs, double u, double 
             return gate == 1 ? NAN : F0;
         }
     }
-    if (G0 == 0.0) return F0;
+    /* converged: G within 1e-12 of the velocities involved (the force then within
+       1e-12·(|v| + β|F|)/β of the root's, far below what the step's O(h) share moves) */
+    tol = 1e-12 * (fabs(v) + fabs(w0) + beta * fabs(F0)) + 1e-300;
+    if (fabs(G0) <= tol) return F0;
     w1 = v - beta * F0;
     if (w1 == w0) return F0;
+    if (w0 * w1 < 0.0) {
+        /* the explicit prediction crosses w = 0, where the laws' rates kink (|w|): a
+           sticking joint's root lies within rounding of it, and the secant across the
+           kink crawled (4-5 evaluations a step). w = 0 first: converged there, or it
+           closes the bracket on one smooth side, or it becomes the bracket's start */
+        F2 = hm_step_force(I, base, u, 0.0, hf, Fb, whole);
+        G2 = -v + beta * F2;
+        if (fabs(G2) <= 1e-12 * (fabs(v) + beta * fabs(F2)) + 1e-300) {
+            I->w_pred = -(v - v0);
+            return F2;
+        }
+        if (G0 * G2 <= 0.0) { w1 = 0.0; F1 = F2; G1 = G2; goto bracketed; }
+        w0 = 0.0; F0 = F2; G0 = G2;
+    }
     F1 = hm_step_force(I, base, u, w1, hf, Fb, whole);
     G1 = w1 - v + beta * F1;
     for (k = 0; k < 40 && G0 * G1 > 0.0 && isfinite(G1); k++) {   /* widen the bracket */
@@ -1109,11 +1136,12 @@ static double hm_implicit_step(hm_inst_t *I, const double *xs, double u, double 
         G1 = w1 - v + beta * F1;
     }
     if (!(G0 * G1 <= 0.0)) return hm_step_force(I, base, u, v, hf, Fb, whole);
+bracketed:
     for (k = 0; k < 100 && G1 != 0.0; k++) {
-        /* converged: G at rounding level (a linear G, a sticking bristle, is solved by
-           the first secant step) or the bracket closed */
-        tol = 1e-13 * (fabs(v) + fabs(w1) + beta * fabs(F1)) + 1e-300;
-        if (fabs(G1) <= 0.01 * tol || fabs(w1 - w0) <= tol) break;
+        /* converged (as above; a linear G, a sticking bristle, is solved by the first
+           secant step) or the bracket closed */
+        tol = 1e-12 * (fabs(v) + fabs(w1) + beta * fabs(F1)) + 1e-300;
+        if (fabs(G1) <= tol || fabs(w1 - w0) <= tol) break;
         w2 = w1 - G1 * (w1 - w0) / (G1 - G0);
         if (!(w2 != w1 && w2 != w0 && (w2 - w0) * (w2 - w1) < 0.0)) w2 = 0.5 * (w0 + w1);
         F2 = hm_step_force(I, base, u, w2, hf, Fb, whole);
@@ -1416,6 +1444,7 @@ HM_HOT int hm_all_finite(int NX, const mjtNum *s, double u, double v, const doub
 static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capability_bit)\
 {                                                                                        \
     hm_inst_t *I = HM_INST(d, instance);                                                 \
+    if (!(capability_bit & mjPLUGIN_PASSIVE) && !m->nsensor) return;  /* no sensor */    \
     if ((capability_bit & mjPLUGIN_PASSIVE) && I && I->nparts == 1 && I->law[0]->force == P##_force) { \
         const mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                \
         double u, v;                                                                     \
@@ -1458,6 +1487,7 @@ static void hm_advance_##P(const mjModel *m, mjData *d, int instance)           
 static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capability_bit)\
 {                                                                                        \
     hm_inst_t *I = HM_INST(d, instance);                                                 \
+    if (!(capability_bit & mjPLUGIN_PASSIVE) && !m->nsensor) return;  /* no sensor */    \
     if ((capability_bit & mjPLUGIN_PASSIVE) && I && I->kind == 0 && I->nparts == 1       \
         && I->law[0]->force == P##_force && m->opt.integrator != mjINT_RK4) {            \
         const mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                \

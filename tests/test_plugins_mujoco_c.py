@@ -22,6 +22,9 @@ from hystmech.plugins._build import cache_dir  # noqa: E402
 from plugin_rig import CASES  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+# laws with a mean kernel (LAW_mean, hm_law.h) and with switch points (LAW_switch)
+MEAN_LAWS = {"LuGre", "Dahl", "BoucWen", "ModifiedDahl"}
+SWITCH_LAWS = {"Masing", "MaxwellSlip", "Relay", "Preisach"}
 
 # LuGre on a hinge, Preisach on a tendon over two slide joints, a sum (Dahl + spring)
 # and a Maxwell-slip element; a keyframe sets the initial velocities
@@ -127,8 +130,8 @@ def test_c_program_matches_python_bitwise(c_runner, tmp_path):
     assert bitwise(c_dir, py)
     # the plugin_state is the law states plus the committed (u, t): LuGre 1 + 2 + 1
     # (the velocity its implicit step force predicts from the last step), Preisach
-    # 3 + 2·16 + 2, Dahl + spring 1 + 2, Maxwell 3 + 2
-    assert list(model.plugin_statenum) == [4, 37, 3, 5]
+    # 3 + 2·16 + 2, Dahl + spring 1 + 2 + 1 (Dahl's implicit step), Maxwell 3 + 2
+    assert list(model.plugin_statenum) == [4, 37, 4, 5]
     bare = run_py(mujoco.MjModel.from_xml_string(
         MJCF.split("<extension>")[0] + MJCF.split("</extension>")[1]), N)
     assert np.max(np.abs(bare[:, :3] - py[:, :3])) > 1e-3
@@ -178,9 +181,13 @@ def test_saved_xml_replays_bitwise_for_every_law(c_runner, tmp_path):
     model = spec.compile()
     for i, name in enumerate(names):
         el = CASES[name][0]()
-        # + 1 for LuGre alone on a joint: its implicit step force's velocity prediction
-        assert model.plugin_statenum[i] == el.n_states + 2 + (type(el).__name__ == "LuGre"), \
-            name
+        # + 1 for a law with a mean kernel (LuGre, Dahl, Bouc-Wen, modified Dahl, or a sum
+        # with one and no switch law) on a joint: its implicit step force's velocity
+        # prediction
+        parts = [type(p).__name__ for p in (getattr(el, "parts", None) or [el])]
+        has_e = any(p in MEAN_LAWS for p in parts) and not any(p in SWITCH_LAWS
+                                                                for p in parts)
+        assert model.plugin_statenum[i] == el.n_states + 2 + has_e, name
     assert any(CASES[n][0]().kind != "smooth" for n in names)
     xml = tmp_path / "all.xml"
     xml.write_text(spec.to_xml())
