@@ -34,12 +34,13 @@
  *       the direction dir (±1), x the state carried to u; d[1] = ∂F/∂v (model
  *       exchange's directional derivatives)
  *   double LAW_mean(double *x, double u0, double u1, double dt, double v, double vf,
- *                   const double *p, double *stiff);
+ *                   const double *p, double rtol, double *stiff);
  *       laws whose force has a fast transient (LuGre's σ1·ẋ) or relaxes fast to a
  *       saturated branch (Dahl, Bouc-Wen, modified Dahl): the mean force over
  *       the linear input segment u0 -> u1 of duration dt at velocity v (exact where the
  *       segment solution is a closed form, else Simpson on the exact states; vf: the velocity
- *       of a viscous term), advancing x as LAW_advance does; a host with a step much
+ *       of a viscous term), advancing x as LAW_advance(x, u0, u1, dt, v, p, rtol) does, to
+ *       the bit (a host may reuse the end state for its commit); a host with a step much
  *       longer than the transient (MuJoCo's plugin) hands it over as the step's force;
  *       *stiff = dt times the fastest decay rate of the state on the segment
  *   void LAW_events(const double *x, double u, double v, const double *p, double *z);

@@ -57,10 +57,10 @@ double lugre_force(const double *x, double u, double v, const double *p)
  * σ1 ẋ(t0)·h. Optional kernel (hm_law.h: LAW_mean); dt = 0: the pointwise force;
  * *stiff = y, the number of relaxation times the segment spans. */
 double lugre_mean(double *x, double u0, double u1, double dt, double v, double vf,
-                  const double *p, double *stiff)
+                  const double *p, double rtol, double *stiff)
 {
     double a, y, em, phi, psi, x0 = x[0], xd0;
-    (void)u0; (void)u1;
+    (void)u0; (void)u1; (void)rtol;
     *stiff = 0.0;
     if (!(dt > 0.0)) return lugre_force(x, u0, vf, p);
     a = p[0] * fabs(v) / lugre_stribeck_g(v, p);
