@@ -104,11 +104,12 @@ void bouc_wen_events(const double *x, double u, double v, const double *p, doubl
  * *stiff = dt times the decay rate of z near its saturated value z* (n(β+|γ|)|v| z*^(n−1),
  * z* = (A/(β + γ))^(1/n)). */
 double bouc_wen_mean(double *x, double u0, double u1, double dt, double v, double vf,
-                     const double *p, double rtol, double *stiff)
+                     const double *p, double rtol, double *stiff, double *dfdv)
 {
     double A = p[0], beta = p[1], gamma = p[2], n = p[3], sg, L, zm, z0 = x[0];
     (void)vf;
     *stiff = 0.0;
+    if (dfdv) *dfdv = NAN;          /* not given: the host iterates without it */
     if (!(dt > 0.0) || v == 0.0) return bouc_wen_force(x, u0, v, p);
     sg = v > 0.0 ? 1.0 : -1.0;
     L = fabs(v) * dt;

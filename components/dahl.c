@@ -56,13 +56,17 @@ void dahl_jac(const double *x, double u, double v, const double *p, double *J)
  * is a spring of stiffness ρ·Fc: on a light link (ω·h > 2 at MuJoCo's default step) the
  * host takes this mean at the joint's implicit velocity. *stiff = k·dt. */
 double dahl_mean(double *x, double u0, double u1, double dt, double v, double vf,
-                 const double *p, double rtol, double *stiff)
+                 const double *p, double rtol, double *stiff, double *dfdv)
 {
-    double s = hm_sign(v), y = p[0] * fabs(v) * dt, w0 = x[0];
+    double s = hm_sign(v), y = p[0] * fabs(v) * dt, w0 = x[0], phi;
     (void)vf;
     *stiff = 0.0;
+    if (dfdv) *dfdv = 0.0;             /* v = 0: the smooth side's (the kink's mean) */
     if (!(dt > 0.0) || s == 0.0) return dahl_force(x, u0, v, p);
     *stiff = y;
     dahl_advance(x, u0, u1, dt, v, p, rtol);
-    return p[1] * (s + (w0 - s) * hm_phi1(y));
+    phi = hm_phi1(y);
+    /* dF/dv = Fc (w0 − s) φ'(y) ρ s dt, φ' = ψ − φ */
+    if (dfdv) *dfdv = p[1] * (w0 - s) * (hm_psi(y) - phi) * p[0] * s * dt;
+    return p[1] * (s + (w0 - s) * phi);
 }

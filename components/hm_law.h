@@ -34,7 +34,7 @@
  *       the direction dir (±1), x the state carried to u; d[1] = ∂F/∂v (model
  *       exchange's directional derivatives)
  *   double LAW_mean(double *x, double u0, double u1, double dt, double v, double vf,
- *                   const double *p, double rtol, double *stiff);
+ *                   const double *p, double rtol, double *stiff, double *dfdv);
  *       laws whose force has a fast transient (LuGre's σ1·ẋ) or relaxes fast to a
  *       saturated branch (Dahl, Bouc-Wen, modified Dahl): the mean force over
  *       the linear input segment u0 -> u1 of duration dt at velocity v (exact where the
@@ -42,7 +42,10 @@
  *       of a viscous term), advancing x as LAW_advance(x, u0, u1, dt, v, p, rtol) does, to
  *       the bit (a host may reuse the end state for its commit); a host with a step much
  *       longer than the transient (MuJoCo's plugin) hands it over as the step's force;
- *       *stiff = dt times the fastest decay rate of the state on the segment
+ *       *stiff = dt times the fastest decay rate of the state on the segment; dfdv
+ *       (NULL: not wanted): the mean's derivative in v (vf = v, u1 = u0 + v·dt, x and
+ *       dt fixed), or NAN where the law does not give it (the host then iterates
+ *       without it)
  *   void LAW_events(const double *x, double u, double v, const double *p, double *z);
  *       smooth laws with a non-Lipschitz point: #define LAW_NZ n event indicators,
  *       n fixed whatever the parameters (inactive ones constant, e.g. 1.0)
@@ -163,6 +166,21 @@ static double hm_psi(double y)
         return 0.5 - y * s;
     }
     return (y + expm1(-y)) / (y * y);
+}
+
+/* dψ/dy (ψ above): (φ − 2ψ)/y, its series below 0.1 */
+static double hm_dpsi(double y, double phi, double psi)
+{
+    double s;
+    if (fabs(y) < 0.1) {            /* Σ_{k>=1} k (−y)^(k−1) (−1)/(k+2)! */
+        s = 1.0 / 6720.0;
+        s = -1.0 / 1008.0 + y * s;
+        s = 1.0 / 180.0 + y * s;
+        s = -1.0 / 40.0 + y * s;
+        s = 1.0 / 12.0 + y * s;
+        return -1.0 / 6.0 + y * s;
+    }
+    return (phi - 2.0 * psi) / y;
 }
 
 /* The mean of y over s in [0, L] along dy/ds = q0 − q1·y − q2·|y| (the path of

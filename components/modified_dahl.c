@@ -124,11 +124,12 @@ void modified_dahl_jac(const double *x, double u, double v, const double *p, dou
  * *stiff = dt times the gap's decay rate (Λ μ |v| |D|^(μ−1), D floored at the settled
  * gap (|c|/Λ)^(1/μ) for μ < 1). */
 double modified_dahl_mean(double *x, double u0, double u1, double dt, double v, double vf,
-                          const double *p, double rtol, double *stiff)
+                          const double *p, double rtol, double *stiff, double *dfdv)
 {
     double lam = p[0], mu = p[1], L, r, a, b, F0 = x[0], Fm;
     (void)vf;
     *stiff = 0.0;
+    if (dfdv) *dfdv = NAN;          /* not given: the host iterates without it */
     if (!(dt > 0.0) || v == 0.0) return x[0];
     L = fabs(v) * dt;
     r = (u1 - u0) / L;
