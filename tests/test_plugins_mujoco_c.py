@@ -400,7 +400,7 @@ def test_every_law_force_as_mjcf_sensor_in_c(c_runner, tmp_path):
     model = mujoco.MjModel.from_xml_string(xml)
     d = mujoco.MjData(model)
     mujoco.mj_resetDataKeyframe(model, d, 0)
-    n = 400
+    n = 200
     rows, forces = [], []
     for _ in range(n):
         mujoco.mj_forward(model, d)
@@ -416,7 +416,7 @@ def test_every_law_force_as_mjcf_sensor_in_c(c_runner, tmp_path):
         want = np.array([f[j] for f in forces])
         assert got.shape == want.shape and bitwise(got, want), e
         moved.append(np.ptp(got[:, 0]) > 0)
-    # every force moves over the 4 ms but the relay's (piecewise constant, no threshold
+    # every force moves over the 2 ms but the relay's (piecewise constant, no threshold
     # reached at these speeds)
     assert [e for e, mv in zip(names, moved) if not mv] == ["Relay"]
     f = tmp_path / "model.xml"
