@@ -4,7 +4,8 @@ same run against the same models without the elements.
     python benchmarks/run.py mujoco
 
 (a) one hinge (a pendulum arm, joint spring), semi-implicit Euler, 200 000 steps by
-mj_step(m, d, nstep): without and with a LuGre element (target: ≤ 10 % per step);
+mj_step(m, d, nstep): without and with a LuGre element (target: ≤ 10 % per step; the
+instruction counts also against MuJoCo's own frictionloss, the other baseline);
 (b) a 20-hinge chain (gravity, joint springs), 20 000 steps: without and with a LuGre
 element on every joint (target: ≤ 5 % per step and element);
 (c) plugin_state per element against the law's states (target: ≤ states + 2).
@@ -165,6 +166,13 @@ def _breakdown(bare, plug):
     return out
 
 
+def _with_frictionloss(xml, Fc=0.2):
+    """The same model with MuJoCo's own joint friction (frictionloss = the LuGre
+    element's Fc on every joint): the other baseline a MuJoCo user has for dry friction
+    (a constraint row per joint, solved by MuJoCo's constraint solver)."""
+    return xml.replace('stiffness="2"', f'stiffness="2" frictionloss="{Fc}"')
+
+
 def _with_lugre(xml, joints):
     import mujoco
 
@@ -202,7 +210,8 @@ def main():
           f"({100 * over / n:+.2f} % per element; target ≤ {100 * TARGET_CHAIN:.0f} %)")
     chain = _chain_xml(n)
     ins = _instructions([one, _with_lugre(one, ["j0"]), chain,
-                         _with_lugre(chain, [f"j{i}" for i in range(n)])], 4000)
+                         _with_lugre(chain, [f"j{i}" for i in range(n)]),
+                         _with_frictionloss(one), _with_frictionloss(chain)], 4000)
     if ins is None:
         print("instructions per step: valgrind or a C compiler not found (skipped)")
     else:
@@ -212,6 +221,9 @@ def main():
               f"{ins[2]:.0f}, + LuGre on every joint {ins[3]:.0f} "
               f"({100 * (ins[3] / ins[2] - 1):+.1f} %, "
               f"{100 * (ins[3] / ins[2] - 1) / n:+.2f} % per element)")
+        print(f"  against MuJoCo's own frictionloss (Fc on every joint) instead of no "
+              f"friction: 1 hinge {ins[4]:.0f} ({100 * (ins[1] / ins[4] - 1):+.1f} % with "
+              f"LuGre), chain {ins[5]:.0f} ({100 * (ins[3] / ins[5] - 1):+.1f} %)")
         br = _breakdown(objs[0], objs[1])
         print(f"  1 hinge, the {ins[1] - ins[0]:.0f} extra instructions per step: MuJoCo's "
               f"per-plugin dispatch {br.get('mujoco', 0):+.0f} "

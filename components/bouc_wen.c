@@ -95,3 +95,35 @@ void bouc_wen_events(const double *x, double u, double v, const double *p, doubl
     (void)u; (void)v;
     z[0] = p[3] < 1.0 ? x[0] : 1.0;
 }
+
+/* The mean force over a linear input segment (duration dt, velocity v), advancing x as
+ * bouc_wen_advance does (hm_law.h: LAW_mean): k_el times the mean u, plus the mean z —
+ * for n = 1 exactly (hm_linear_law_mean: z relaxes exponentially on each side of z = 0),
+ * else by Simpson's rule on the exactly advanced z at the start, middle and end (x
+ * itself advanced in one call, as bouc_wen_advance over the segment).
+ * *stiff = dt times the decay rate of z near its saturated value z* (n(β+|γ|)|v| z*^(n−1),
+ * z* = (A/(β + γ))^(1/n)). */
+double bouc_wen_mean(double *x, double u0, double u1, double dt, double v, double vf,
+                     const double *p, double rtol, double *stiff, double *dfdv)
+{
+    double A = p[0], beta = p[1], gamma = p[2], n = p[3], sg, L, zm, z0 = x[0];
+    (void)vf;
+    *stiff = 0.0;
+    if (dfdv) *dfdv = NAN;          /* not given: the host iterates without it */
+    if (!(dt > 0.0) || v == 0.0) return bouc_wen_force(x, u0, v, p);
+    sg = v > 0.0 ? 1.0 : -1.0;
+    L = fabs(v) * dt;
+    *stiff = L * n * (fabs(beta) + fabs(gamma))
+             * (n == 1.0 ? 1.0 : pow(fmax(fabs(z0), bouc_wen_zscale(A, beta, gamma, n)), n - 1.0));
+    if (n == 1.0) {
+        zm = hm_linear_law_mean(z0, L, sg * A, beta, sg * gamma);
+    } else {
+        double za = z0;
+        bouc_wen_advance(&za, u0, 0.5 * (u0 + u1), 0.5 * dt, v, p, rtol);
+        zm = z0;
+        bouc_wen_advance(&zm, u0, u1, dt, v, p, rtol);
+        zm = (z0 + 4.0 * za + zm) / 6.0;
+    }
+    bouc_wen_advance(x, u0, u1, dt, v, p, rtol);
+    return p[4] * 0.5 * (u0 + u1) + zm;
+}

@@ -49,3 +49,24 @@ void dahl_jac(const double *x, double u, double v, const double *p, double *J)
     J[4] = 0.0;
     J[5] = 0.0;
 }
+
+/* The exact mean force over a linear input segment (duration dt, velocity v), advancing
+ * x along it (hm_law.h: LAW_mean): with k = ρ|v| and s = sgn v, w(t) = s + (w0 − s)e^(−kt),
+ * so mean F = Fc (s + (w0 − s) φ(k dt)), φ(y) = (1 − e^(−y))/y. A sticking Dahl element
+ * is a spring of stiffness ρ·Fc: on a light link (ω·h > 2 at MuJoCo's default step) the
+ * host takes this mean at the joint's implicit velocity. *stiff = k·dt. */
+double dahl_mean(double *x, double u0, double u1, double dt, double v, double vf,
+                 const double *p, double rtol, double *stiff, double *dfdv)
+{
+    double s = hm_sign(v), y = p[0] * fabs(v) * dt, w0 = x[0], phi;
+    (void)vf;
+    *stiff = 0.0;
+    if (dfdv) *dfdv = 0.0;             /* v = 0: the smooth side's (the kink's mean) */
+    if (!(dt > 0.0) || s == 0.0) return dahl_force(x, u0, v, p);
+    *stiff = y;
+    dahl_advance(x, u0, u1, dt, v, p, rtol);
+    phi = hm_phi1(y);
+    /* dF/dv = Fc (w0 − s) φ'(y) ρ s dt, φ' = ψ − φ */
+    if (dfdv) *dfdv = p[1] * (w0 - s) * (hm_psi(y) - phi) * p[0] * s * dt;
+    return p[1] * (s + (w0 - s) * phi);
+}

@@ -34,12 +34,18 @@
  *       the direction dir (±1), x the state carried to u; d[1] = ∂F/∂v (model
  *       exchange's directional derivatives)
  *   double LAW_mean(double *x, double u0, double u1, double dt, double v, double vf,
- *                   const double *p, double *stiff);
- *       laws whose force has a fast transient (LuGre's σ1·ẋ): the exact mean force over
- *       the linear input segment u0 -> u1 of duration dt at velocity v (vf: the velocity
- *       of a viscous term), advancing x as LAW_advance does; a host with a step much
+ *                   const double *p, double rtol, double *stiff, double *dfdv);
+ *       laws whose force has a fast transient (LuGre's σ1·ẋ) or relaxes fast to a
+ *       saturated branch (Dahl, Bouc-Wen, modified Dahl): the mean force over
+ *       the linear input segment u0 -> u1 of duration dt at velocity v (exact where the
+ *       segment solution is a closed form, else Simpson on the exact states; vf: the velocity
+ *       of a viscous term), advancing x as LAW_advance(x, u0, u1, dt, v, p, rtol) does, to
+ *       the bit (a host may reuse the end state for its commit); a host with a step much
  *       longer than the transient (MuJoCo's plugin) hands it over as the step's force;
- *       *stiff = dt times the fastest decay rate of the state on the segment
+ *       *stiff = dt times the fastest decay rate of the state on the segment; dfdv
+ *       (NULL: not wanted): the mean's derivative in v (vf = v, u1 = u0 + v·dt, x and
+ *       dt fixed), or NAN where the law does not give it (the host then iterates
+ *       without it)
  *   void LAW_events(const double *x, double u, double v, const double *p, double *z);
  *       smooth laws with a non-Lipschitz point: #define LAW_NZ n event indicators,
  *       n fixed whatever the parameters (inactive ones constant, e.g. 1.0)
@@ -138,6 +144,67 @@ static double hm_linear_law_advance(double y, double L, double q0, double q1, do
         }
     }
     return y + g * hm_phi(k, L);
+}
+
+/* (1 − e^(−y))/y and (y − 1 + e^(−y))/y², = 1 and 1/2 at y = 0 (the series below 0.1:
+ * no cancellation); y may be negative (a rate that grows) */
+static double hm_phi1(double y)
+{
+    return fabs(y) < 1e-300 ? 1.0 : -expm1(-y) / y;
+}
+
+static double hm_psi(double y)
+{
+    double s;
+    if (fabs(y) < 0.1) {            /* Σ (−y)^k/(k+2)! */
+        s = 1.0 / 40320.0;
+        s = 1.0 / 5040.0 - y * s;
+        s = 1.0 / 720.0 - y * s;
+        s = 1.0 / 120.0 - y * s;
+        s = 1.0 / 24.0 - y * s;
+        s = 1.0 / 6.0 - y * s;
+        return 0.5 - y * s;
+    }
+    return (y + expm1(-y)) / (y * y);
+}
+
+/* dψ/dy (ψ above): (φ − 2ψ)/y, its series below 0.1 */
+static double hm_dpsi(double y, double phi, double psi)
+{
+    double s;
+    if (fabs(y) < 0.1) {            /* Σ_{k>=1} k (−y)^(k−1) (−1)/(k+2)! */
+        s = 1.0 / 6720.0;
+        s = -1.0 / 1008.0 + y * s;
+        s = 1.0 / 180.0 + y * s;
+        s = -1.0 / 40.0 + y * s;
+        s = 1.0 / 12.0 + y * s;
+        return -1.0 / 6.0 + y * s;
+    }
+    return (phi - 2.0 * psi) / y;
+}
+
+/* The mean of y over s in [0, L] along dy/ds = q0 − q1·y − q2·|y| (the path of
+ * hm_linear_law_advance, same switch at y = 0), exactly: on a piece of constant
+ * k = q1 ± q2 from y0, y(s) = y0 e^(−ks) + q0 (1 − e^(−ks))/k, so
+ * ∫_0^t y ds = y0 t φ(kt) + q0 t² ψ(kt) (hm_phi1, hm_psi). */
+static double hm_linear_law_mean(double y, double L, double q0, double q1, double q2)
+{
+    double k, g, t0;
+    if (!(L > 0.0)) return y;
+    k = (y > 0.0 || (y == 0.0 && q0 > 0.0)) ? q1 + q2 : q1 - q2;
+    g = q0 - k * y;
+    if (y != 0.0 && g * y < 0.0) {
+        double r = -y / g, c = 1.0 - k * r;
+        if (c > 0.0) {
+            t0 = (k == 0.0) ? r : -log1p(-k * r) / k;
+            if (t0 < L) {       /* reaches y = 0 at t0, then leaves it on the q0 side */
+                double ka = q0 > 0.0 ? q1 + q2 : q1 - q2, t1 = L - t0;
+                return (y * t0 * hm_phi1(k * t0) + q0 * t0 * t0 * hm_psi(k * t0)
+                        + q0 * t1 * t1 * hm_psi(ka * t1)) / L;
+            }
+        }
+    }
+    return y * hm_phi1(k * L) + q0 * L * hm_psi(k * L);
 }
 
 /* Exact segment map of dy/ds = q0 − q1 sgn(y)|y|^m − q2 |y|^m: the mirror of

@@ -57,13 +57,17 @@ double lugre_force(const double *x, double u, double v, const double *p)
  * σ1 ẋ(t0)·h. Optional kernel (hm_law.h: LAW_mean); dt = 0: the pointwise force;
  * *stiff = y, the number of relaxation times the segment spans. */
 double lugre_mean(double *x, double u0, double u1, double dt, double v, double vf,
-                  const double *p, double *stiff)
+                  const double *p, double rtol, double *stiff, double *dfdv)
 {
-    double a, y, em, phi, psi, x0 = x[0], xd0;
-    (void)u0; (void)u1;
+    double a, y, em, phi, psi, x0 = x[0], xd0, g;
+    (void)u0; (void)u1; (void)rtol;
     *stiff = 0.0;
-    if (!(dt > 0.0)) return lugre_force(x, u0, vf, p);
-    a = p[0] * fabs(v) / lugre_stribeck_g(v, p);
+    if (!(dt > 0.0)) {
+        if (dfdv) *dfdv = NAN;
+        return lugre_force(x, u0, vf, p);
+    }
+    g = lugre_stribeck_g(v, p);
+    a = p[0] * fabs(v) / g;
     y = a * dt;
     *stiff = y;
     xd0 = v - a * x0;
@@ -86,6 +90,18 @@ double lugre_mean(double *x, double u0, double u1, double dt, double v, double v
         } else {
             psi = (y + em) / (y * y);
         }
+    }
+    if (dfdv) {
+        /* dF/dv = σ0 (x0 φ' y' + dt ψ + v dt ψ' y') + σ1 (φ' y' ẋ0 + φ (1 − a' x0)) + σ2,
+           y' = a' dt, a' = σ0/g (sgn v − |v| g'/g), g' = −(g − Fc) β r/v (r = |v/vs|^β),
+           φ' = ψ − φ; at v = 0 the smooth side's (sgn 0 = 0) */
+        double r = fabs(v / p[4]), dg, da, dy, dphi = psi - phi;
+        r = p[5] == 2.0 ? r * r : p[5] == 1.0 ? r : pow(r, p[5]);
+        dg = v != 0.0 ? -(g - p[2]) * p[5] * r / v : 0.0;
+        da = p[0] / g * (hm_sign(v) - fabs(v) * dg / g);
+        dy = da * dt;
+        *dfdv = p[0] * (x0 * dphi * dy + dt * psi + v * dt * hm_dpsi(y, phi, psi) * dy)
+                + p[1] * (dphi * dy * xd0 + phi * (1.0 - da * x0)) + p[6];
     }
     return p[0] * (x0 * phi + v * dt * psi) + p[1] * phi * xd0 + p[6] * vf;
 }

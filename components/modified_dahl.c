@@ -114,3 +114,37 @@ void modified_dahl_jac(const double *x, double u, double v, const double *p, dou
     J[4] = 0.0;
     J[5] = 0.0;
 }
+
+/* The mean force over a linear input segment (duration dt, velocity v), advancing x as
+ * modified_dahl_advance does (hm_law.h: LAW_mean): F = h(u) − D with the gap
+ * dD/ds = c − Λ sgn(D)|D|^μ (s = |v| t); for μ = 1 the gap relaxes exponentially,
+ * D(s) = D0 e^(−Λs) + c (1 − e^(−Λs))/Λ, and its mean is exact (hm_linear_law_mean),
+ * else Simpson's rule on the exactly advanced F at the start, middle and end (x itself
+ * advanced in one call, as modified_dahl_advance over the segment).
+ * *stiff = dt times the gap's decay rate (Λ μ |v| |D|^(μ−1), D floored at the settled
+ * gap (|c|/Λ)^(1/μ) for μ < 1). */
+double modified_dahl_mean(double *x, double u0, double u1, double dt, double v, double vf,
+                          const double *p, double rtol, double *stiff, double *dfdv)
+{
+    double lam = p[0], mu = p[1], L, r, a, b, F0 = x[0], Fm;
+    (void)vf;
+    *stiff = 0.0;
+    if (dfdv) *dfdv = NAN;          /* not given: the host iterates without it */
+    if (!(dt > 0.0) || v == 0.0) return x[0];
+    L = fabs(v) * dt;
+    r = (u1 - u0) / L;
+    a = v > 0.0 ? p[2] : p[4];
+    b = v > 0.0 ? p[3] : p[5];
+    if (mu == 1.0) {
+        *stiff = lam * L;
+        Fm = a * 0.5 * (u0 + u1) + b - hm_linear_law_mean(a * u0 + b - F0, L, a * r, lam, 0.0);
+    } else {
+        double Fa = F0, Fb = F0, D = fmax(fabs(a * u0 + b - F0), pow(fabs(a) / lam, 1.0 / mu));
+        *stiff = lam * mu * L * pow(D, mu - 1.0);
+        modified_dahl_advance(&Fa, u0, 0.5 * (u0 + u1), 0.5 * dt, v, p, rtol);
+        modified_dahl_advance(&Fb, u0, u1, dt, v, p, rtol);
+        Fm = (F0 + 4.0 * Fa + Fb) / 6.0;
+    }
+    modified_dahl_advance(x, u0, u1, dt, v, p, rtol);
+    return Fm;
+}

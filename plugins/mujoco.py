@@ -44,10 +44,10 @@ the Assembly's elements start at the DOFs' x0 (u = x_a − x_b, reference x = 0)
 joint it adds −F to qfrc_passive, on a tendon −F·J.
 
 State: ``mjData.plugin_state`` holds only the law's state x and the input and time at
-which it was committed (law states + 2 doubles, LuGre alone on a joint + 3: the velocity
-prediction of its implicit step force; laws with switch points or a fast
-transient (LuGre) under the semi-implicit integrators commit at the last step's midpoint,
-their window's back half):
+which it was committed (law states + 2 doubles; + 3 for a law with a step-mean kernel
+(LuGre, Dahl, Bouc-Wen, modified Dahl) alone on a joint: the velocity prediction of its
+implicit step force; laws with switch points or a step-mean kernel under the
+semi-implicit integrators commit at the last step's midpoint, their window's back half):
 ``mj_getState`` / ``mj_setState`` / ``mj_copyData`` save and restore it exactly. A non-finite or
 inconsistent state written into it is reported through ``mju_warning`` and the element
 restarts from its initial state. Host discipline (trial/commit): a force evaluation
@@ -55,7 +55,8 @@ advances a copy of the committed state; MuJoCo's once-per-step ``advance`` commi
 
 Step-consistent force: LuGre's micro-slip transient (σ1/σ0, g/(σ0|v|)) is far shorter
 than MuJoCo's default step, so the plugin hands MuJoCo the exact mean force of the
-bristle state over the step's window (components/lugre.c lugre_mean), not the pointwise
+bristle state over the step's window (components/lugre.c lugre_mean; Dahl, Bouc-Wen and
+modified Dahl likewise: dahl_mean, bouc_wen_mean, modified_dahl_mean), not the pointwise
 σ1·ż at the step's start; under RK4 each stage takes its share of the step when the
 bristles relax faster than the step. The front of the window is travelled at the
 velocity the joint reaches under the force (backward Euler of the joint's own DOF,

@@ -74,7 +74,7 @@ typedef const char *(*hm_setup_fn)(const double *q, int nq, double *p, int np, d
 typedef double (*hm_switch_fn)(const double *x, double u, double dir, const double *p);
 typedef const char *(*hm_check_fn)(const double *x, const double *p);
 typedef double (*hm_mean_fn)(double *x, double u0, double u1, double dt, double v, double vf,
-                             const double *p, double *stiff);
+                             const double *p, double rtol, double *stiff, double *dfdv);
 
 /* one constructor keyword: count > 0 fixed number of values, 0 an array as long as
  * the law's first array; need: HM_REQ required, HM_DEF default value, HM_OPT omitted
@@ -239,6 +239,12 @@ typedef struct {
        and joints, e_v, plugin_state[nx + 2]): added to the next prediction */
     double w_pred, w_t;
     int has_e;                         /* plugin_state holds e_v after [x, u_c, t_c] */
+    /* a one-state mean law's back half as compute() advanced it: from x = c_x0 at
+       (c_uc, c_tc) to c_x at (c_u, c_t) (> c_tc); advance() commits the same segment
+       with the same kernel arithmetic (LAW_mean advances x as LAW_advance does) and takes
+       c_x when every input matches to the bit (a pure function: replays stay bitwise) */
+    int c_ok;
+    double c_x0, c_uc, c_tc, c_u, c_t, c_x;
     char name[64];
 } hm_inst_t;
 
@@ -914,7 +920,7 @@ static double hm_piece(const hm_inst_t *I, double *x, double a, double b, double
         const double *pi = I->p + I->po[i];
         hm_budget = HM_MJ_BUDGET;
         if (L->mean) {
-            F += L->mean(xi, a, b, T, vs, vf, pi, &y);
+            F += L->mean(xi, a, b, T, vs, vf, pi, I->rtol, &y, NULL);
             if (y > *stiff) *stiff = y;
         } else {
             L->adv(xi, a, mid, 0.5 * T, vs, pi, I->rtol);
@@ -1046,11 +1052,22 @@ static double hm_minv(const mjModel *m, mjData *d, hm_inst_t *I)
  * (whole: the step [t, t + h]) is travelled at the velocity w from the trial state xs
  * at u; Fb the back half's mean (NAN: none) */
 static double hm_step_force(const hm_inst_t *I, const double *xs, double u, double w,
-                            double hf, double Fb, int whole)
+                            double hf, double Fb, int whole, double *D)
 {
-    double y, Ff, T = whole ? 2.0 * hf : hf;
-    memcpy(I->xt, xs, sizeof(double) * I->nx);
-    Ff = hm_piece(I, I->xt, u, u + T * w, T, w, w, &y);
+    double y, Ff, T = whole ? 2.0 * hf : hf, d = NAN;
+    if (I->nx == 1) I->xt[0] = xs[0];
+    else memcpy(I->xt, xs, sizeof(double) * I->nx);
+    if (I->nparts == 1 && I->law[0]->mean) {
+        /* hm_piece's one-part case without its loop (3-4 evaluations a step): the same
+           call, the same sum from 0.0, so the same number */
+        hm_budget = HM_MJ_BUDGET;
+        Ff = 0.0;
+        Ff += I->law[0]->mean(I->xt, u, u + T * w, T, w, w, I->p, I->rtol, &y, D ? &d : NULL);
+        hm_budget = -1;
+    } else {
+        Ff = hm_piece(I, I->xt, u, u + T * w, T, w, w, &y);
+    }
+    if (D) *D = whole ? d : 0.5 * d;      /* dF/dw of the step force (NAN: not known) */
     return whole ? Ff : 0.5 * (Fb + Ff);
 }
 
@@ -1073,7 +1090,7 @@ static double hm_implicit_step(hm_inst_t *I, const double *xs, double u, double 
                                double e, double hf, double Fb, int whole, double beta,
                                int gate)
 {
-    double *base = I->xt + I->nx, w0, w1, w2, F0, F1, F2, G0, G1, G2, tol;
+    double *base = I->xt + I->nx, w0, w1, w2, F0, F1, F2, G0, G1, G2, tol, D0, D1;
     double v = v0 + e;
     int k;
     if (xs != base) memcpy(base, xs, sizeof(double) * I->nx);
@@ -1081,7 +1098,7 @@ static double hm_implicit_step(hm_inst_t *I, const double *xs, double u, double 
     /* from the joint's velocity now: of several roots (Stribeck) the one the motion
        continues on, not the slip branch the prediction v may point into */
     w0 = v0;
-    F0 = hm_step_force(I, base, u, w0, hf, Fb, whole);
+    F0 = hm_step_force(I, base, u, w0, hf, Fb, whole, &D0);
     G0 = w0 - v + beta * F0;
     if (!(beta > 0.0) || !isfinite(F0)) return F0;
     /* gate: where the element is not stiff on this step (its force changes by less
@@ -1090,38 +1107,70 @@ static double hm_implicit_step(hm_inst_t *I, const double *xs, double u, double 
        explicit force is stable: RK4 (gate 1, NAN) resolves it by its stages to fourth
        order, the semi-implicit integrators (gate 2) take F(v) (no iteration) */
     if (gate) {
-        F1 = hm_step_force(I, base, u, v0 - beta * F0, hf, Fb, whole);
+        F1 = hm_step_force(I, base, u, v0 - beta * F0, hf, Fb, whole, NULL);
         if (!(fabs(F1 - F0) >= fabs(F0))) {
             I->w_pred = v0 - beta * F0;
             return gate == 1 ? NAN : F0;
         }
     }
-    if (G0 == 0.0) return F0;
-    w1 = v - beta * F0;
+    /* converged: G within 1e-12 of the velocities involved (the force then within
+       1e-12·(|v| + β|F|)/β of the root's, far below what the step's O(h) share moves) */
+    tol = 1e-12 * (fabs(v) + fabs(w0) + beta * fabs(F0)) + 1e-300;
+    if (fabs(G0) <= tol) return F0;
+    /* Newton's step where the law gives dF/dw (LuGre, Dahl; G' = 1 + β·dF/dw > 0: G
+       increasing there), else the explicit prediction; a sticking joint's G is
+       nearly linear: converged at the next evaluation */
+    w1 = isfinite(D0) && 1.0 + beta * D0 > 0.0 ? w0 - G0 / (1.0 + beta * D0) : v - beta * F0;
     if (w1 == w0) return F0;
-    F1 = hm_step_force(I, base, u, w1, hf, Fb, whole);
+    if (w0 * w1 < 0.0) {
+        /* the explicit prediction crosses w = 0, where the laws' rates kink (|w|): a
+           sticking joint's root lies within rounding of it, and the secant across the
+           kink crawled (4-5 evaluations a step). w = 0 first: converged there, or it
+           closes the bracket on one smooth side, or it becomes the bracket's start */
+        F2 = hm_step_force(I, base, u, 0.0, hf, Fb, whole, NULL);
+        G2 = -v + beta * F2;
+        if (fabs(G2) <= 1e-12 * (fabs(v) + beta * fabs(F2)) + 1e-300) {
+            I->w_pred = -(v - v0);
+            return F2;
+        }
+        if (G0 * G2 <= 0.0) { w1 = 0.0; F1 = F2; G1 = G2; goto bracketed; }
+        w0 = 0.0; F0 = F2; G0 = G2;
+    }
+    F1 = hm_step_force(I, base, u, w1, hf, Fb, whole, &D1);
     G1 = w1 - v + beta * F1;
+    if (fabs(G1) <= 1e-12 * (fabs(v) + fabs(w1) + beta * fabs(F1)) + 1e-300) goto done;
+    if (G0 * G1 > 0.0 && isfinite(D1) && 1.0 + beta * D1 > 0.0) {
+        /* Newton again from w1 (short of the root on the same side) */
+        w2 = w1 - G1 / (1.0 + beta * D1);
+        F2 = hm_step_force(I, base, u, w2, hf, Fb, whole, NULL);
+        G2 = w2 - v + beta * F2;
+        w0 = w1; F0 = F1; G0 = G1;
+        w1 = w2; F1 = F2; G1 = G2;
+        if (fabs(G1) <= 1e-12 * (fabs(v) + fabs(w1) + beta * fabs(F1)) + 1e-300) goto done;
+    }
     for (k = 0; k < 40 && G0 * G1 > 0.0 && isfinite(G1); k++) {   /* widen the bracket */
         w2 = w1 + 2.0 * (w1 - w0);
         w0 = w1; F0 = F1; G0 = G1;
         w1 = w2;
-        F1 = hm_step_force(I, base, u, w1, hf, Fb, whole);
+        F1 = hm_step_force(I, base, u, w1, hf, Fb, whole, NULL);
         G1 = w1 - v + beta * F1;
     }
-    if (!(G0 * G1 <= 0.0)) return hm_step_force(I, base, u, v, hf, Fb, whole);
+    if (!(G0 * G1 <= 0.0)) return hm_step_force(I, base, u, v, hf, Fb, whole, NULL);
+bracketed:
     for (k = 0; k < 100 && G1 != 0.0; k++) {
-        /* converged: G at rounding level (a linear G, a sticking bristle, is solved by
-           the first secant step) or the bracket closed */
-        tol = 1e-13 * (fabs(v) + fabs(w1) + beta * fabs(F1)) + 1e-300;
-        if (fabs(G1) <= 0.01 * tol || fabs(w1 - w0) <= tol) break;
+        /* converged (as above; a linear G, a sticking bristle, is solved by the first
+           secant step) or the bracket closed */
+        tol = 1e-12 * (fabs(v) + fabs(w1) + beta * fabs(F1)) + 1e-300;
+        if (fabs(G1) <= tol || fabs(w1 - w0) <= tol) break;
         w2 = w1 - G1 * (w1 - w0) / (G1 - G0);
         if (!(w2 != w1 && w2 != w0 && (w2 - w0) * (w2 - w1) < 0.0)) w2 = 0.5 * (w0 + w1);
-        F2 = hm_step_force(I, base, u, w2, hf, Fb, whole);
+        F2 = hm_step_force(I, base, u, w2, hf, Fb, whole, NULL);
         G2 = w2 - v + beta * F2;
         if (G2 * G1 < 0.0) { w0 = w1; F0 = F1; G0 = G1; }
         else G0 *= 0.5;                    /* Illinois: the kept end's value halved */
         w1 = w2; F1 = F2; G1 = G2;
     }
+done:
     (void)F0;
     /* the committed path is MuJoCo's: advance() follows the velocity it computes */
     I->w_pred = w1 - (v - v0);             /* the element's own share of the change */
@@ -1416,6 +1465,7 @@ HM_HOT int hm_all_finite(int NX, const mjtNum *s, double u, double v, const doub
 static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capability_bit)\
 {                                                                                        \
     hm_inst_t *I = HM_INST(d, instance);                                                 \
+    if (!(capability_bit & mjPLUGIN_PASSIVE) && !m->nsensor) return;  /* no sensor */    \
     if ((capability_bit & mjPLUGIN_PASSIVE) && I && I->nparts == 1 && I->law[0]->force == P##_force) { \
         const mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                \
         double u, v;                                                                     \
@@ -1458,6 +1508,7 @@ static void hm_advance_##P(const mjModel *m, mjData *d, int instance)           
 static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capability_bit)\
 {                                                                                        \
     hm_inst_t *I = HM_INST(d, instance);                                                 \
+    if (!(capability_bit & mjPLUGIN_PASSIVE) && !m->nsensor) return;  /* no sensor */    \
     if ((capability_bit & mjPLUGIN_PASSIVE) && I && I->kind == 0 && I->nparts == 1       \
         && I->law[0]->force == P##_force && m->opt.integrator != mjINT_RK4) {            \
         const mjtNum *s = d->plugin_state + m->plugin_stateadr[instance];                \
@@ -1467,7 +1518,11 @@ static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capabi
             && hm_all_finite(NX, s, u, v, I->xb) && (!I->has_e || isfinite(s[NX + 2]))) {\
             memcpy(I->xt, s, sizeof(double) * NX);                                       \
             hm_segment(s[NX], s[NX + 1], u, d->time, v, &dt, &vs);                       \
-            Fb = P##_mean(I->xt, s[NX], u, dt, vs, v, I->p, &y);                         \
+            Fb = P##_mean(I->xt, s[NX], u, dt, vs, v, I->p, I->rtol, &y, NULL);          \
+            if (NX == 1 && dt > 0.0) {   /* the back half's end: advance() reuses it */   \
+                I->c_x0 = s[0]; I->c_uc = s[NX]; I->c_tc = s[NX + 1];                   \
+                I->c_u = u; I->c_t = d->time; I->c_x = I->xt[0]; I->c_ok = 1;           \
+            }                                                                            \
             if (hm_implicit(m, I)) {                                                     \
                 Ff = hm_implicit_step(I, I->xt, u, v, s[NX + 2], hf, Fb, 0,              \
                                       m->opt.timestep * hm_minv(m, d, I), 0);            \
@@ -1476,7 +1531,7 @@ static void hm_compute_##P(const mjModel *m, mjData *d, int instance, int capabi
                 hm_apply(m, d, I, Ff, v);                                                \
                 return;                                                                  \
             }                                                                            \
-            Ff = P##_mean(I->xt, u, u + hf * v, hf, v, v, I->p, &y);                     \
+            Ff = P##_mean(I->xt, u, u + hf * v, hf, v, v, I->p, I->rtol, &y, NULL);      \
             hm_apply(m, d, I, 0.5 * (Fb + Ff), v);                                       \
             return;                                                                      \
         }                                                                                \
@@ -1494,7 +1549,10 @@ static void hm_advance_##P(const mjModel *m, mjData *d, int instance)           
         double u0 = u - h * v, um = u - 0.5 * h * v, tm = hm_mid_time(m, d), dt, vs;     \
         if (hm_all_finite(NX, s, u, v, I->xb) && isfinite(u0)) {                         \
             hm_budget = HM_MJ_BUDGET;                                                    \
-            if (u0 != s[NX] || d->time - h != s[NX + 1]) {                               \
+            if (NX == 1 && I->c_ok && u0 == I->c_u && d->time - h == I->c_t              \
+                && s[0] == I->c_x0 && s[NX] == I->c_uc && s[NX + 1] == I->c_tc) {        \
+                s[0] = I->c_x;   /* compute()'s back half: the same call's result */     \
+            } else if (u0 != s[NX] || d->time - h != s[NX + 1]) {                        \
                 hm_segment(s[NX], s[NX + 1], u0, d->time - h, v, &dt, &vs);              \
                 P##_advance(s, s[NX], u0, dt, vs, I->p, I->rtol);                        \
             }                                                                            \

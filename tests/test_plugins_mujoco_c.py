@@ -22,6 +22,9 @@ from hystmech.plugins._build import cache_dir  # noqa: E402
 from plugin_rig import CASES  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+# laws with a mean kernel (LAW_mean, hm_law.h) and with switch points (LAW_switch)
+MEAN_LAWS = {"LuGre", "Dahl", "BoucWen", "ModifiedDahl"}
+SWITCH_LAWS = {"Masing", "MaxwellSlip", "Relay", "Preisach"}
 
 # LuGre on a hinge, Preisach on a tendon over two slide joints, a sum (Dahl + spring)
 # and a Maxwell-slip element; a keyframe sets the initial velocities
@@ -127,8 +130,8 @@ def test_c_program_matches_python_bitwise(c_runner, tmp_path):
     assert bitwise(c_dir, py)
     # the plugin_state is the law states plus the committed (u, t): LuGre 1 + 2 + 1
     # (the velocity its implicit step force predicts from the last step), Preisach
-    # 3 + 2·16 + 2, Dahl + spring 1 + 2, Maxwell 3 + 2
-    assert list(model.plugin_statenum) == [4, 37, 3, 5]
+    # 3 + 2·16 + 2, Dahl + spring 1 + 2 + 1 (Dahl's implicit step), Maxwell 3 + 2
+    assert list(model.plugin_statenum) == [4, 37, 4, 5]
     bare = run_py(mujoco.MjModel.from_xml_string(
         MJCF.split("<extension>")[0] + MJCF.split("</extension>")[1]), N)
     assert np.max(np.abs(bare[:, :3] - py[:, :3])) > 1e-3
@@ -178,9 +181,13 @@ def test_saved_xml_replays_bitwise_for_every_law(c_runner, tmp_path):
     model = spec.compile()
     for i, name in enumerate(names):
         el = CASES[name][0]()
-        # + 1 for LuGre alone on a joint: its implicit step force's velocity prediction
-        assert model.plugin_statenum[i] == el.n_states + 2 + (type(el).__name__ == "LuGre"), \
-            name
+        # + 1 for a law with a mean kernel (LuGre, Dahl, Bouc-Wen, modified Dahl, or a sum
+        # with one and no switch law) on a joint: its implicit step force's velocity
+        # prediction
+        parts = [type(p).__name__ for p in (getattr(el, "parts", None) or [el])]
+        has_e = any(p in MEAN_LAWS for p in parts) and not any(p in SWITCH_LAWS
+                                                                for p in parts)
+        assert model.plugin_statenum[i] == el.n_states + 2 + has_e, name
     assert any(CASES[n][0]().kind != "smooth" for n in names)
     xml = tmp_path / "all.xml"
     xml.write_text(spec.to_xml())
@@ -377,3 +384,42 @@ def test_foreign_mjb_instance_is_refused_by_name(c_runner, tmp_path):
     out = r.stdout + r.stderr
     assert r.returncode != 0, out
     assert "configuration values" in out and "hystmech." in out, out
+
+
+def test_every_law_force_as_mjcf_sensor_in_c(c_runner, tmp_path):
+    """Every law of the registry (each exportable case on its own joint, sums and
+    Preisach continuous included) with a <sensor><plugin instance=.../>: the sensor of
+    each step equals element_force and element_state at the step's start bit for bit in
+    Python, and the C program (no Python) records the same sensordata bit for bit.
+    h = 1e-5: the viscous Dahl cases' viscous terms (kx ≈ 1.6e5 N·s/m on 1 kg) are
+    explicit-stable there (h·kx/m < 2; at 1e-4 they need implicit_damping)."""
+    spec, names = _all_laws_spec(h=1e-5)
+    xml = spec.to_xml()
+    sensors = "".join(f'<plugin name="{n}_F" instance="{n}"/>' for n in names)
+    xml = xml.replace("</mujoco>", f"<sensor>{sensors}</sensor></mujoco>")
+    model = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, d, 0)
+    n = 200
+    rows, forces = [], []
+    for _ in range(n):
+        mujoco.mj_forward(model, d)
+        forces.append([np.array([hmj.element_force(model, d, e)]
+                                + list(hmj.element_state(model, d, e))) for e in names])
+        mujoco.mj_step(model, d)
+        rows.append(np.array(d.sensordata))
+    moved = []
+    for j, e in enumerate(names):
+        i = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, f"{e}_F")
+        a, dim = model.sensor_adr[i], model.sensor_dim[i]
+        got = np.array([r[a:a + dim] for r in rows])
+        want = np.array([f[j] for f in forces])
+        assert got.shape == want.shape and bitwise(got, want), e
+        moved.append(np.ptp(got[:, 0]) > 0)
+    # every force moves over the 2 ms but the relay's (piecewise constant, no threshold
+    # reached at these speeds)
+    assert [e for e, mv in zip(names, moved) if not mv] == ["Relay"]
+    f = tmp_path / "model.xml"
+    f.write_text(xml)
+    c, _ = run_c(c_runner, hmj.library_path(), f, n, tmp_path, sensors=True)
+    assert bitwise(c[:, -model.nsensordata:], np.array(rows))
