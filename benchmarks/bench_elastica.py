@@ -5,7 +5,8 @@ Target: ≤ 1.3× the bare rod per step for Masing per axis, MasingVector and th
 isotropic Bouc-Wen (BoucWenIsotropic, n = 2); LinearSpring, BoucWenIsotropic with
 n = 1.5 (a pow per stage), Park-Wen-Ang's BoucWenBiaxial and the cable law (30-level
 Preisach per axis, the kernels' own cost dominating) are reported. CPU time of this
-process, best of 3 interleaved runs, compilation outside the timing.
+process, best of 7 interleaved runs (on the shared 2-core machine under load a best of
+3 moved single ratios by ±0.3 between runs), compilation outside the timing.
 
     python benchmarks/run.py elastica
 """
@@ -17,7 +18,7 @@ import numpy as np
 TARGET = 1.3
 
 
-def main():
+def main(repeats=7):
     import elastica as ea
 
     from hystmech.components import BoucWenIsotropic, get_element_class
@@ -64,9 +65,9 @@ def main():
         return sim
 
     variants = ["bare", *laws]
-    sims = {v: [build(v) for _ in range(3)] for v in variants}
+    sims = {v: [build(v) for _ in range(repeats)] for v in variants}
     best = {v: math.inf for v in variants}
-    for k in range(3):
+    for k in range(repeats):
         for v in variants:
             t0 = time.process_time()
             ea.integrate(ea.PositionVerlet(), sims[v][k], steps * 1e-4, steps,

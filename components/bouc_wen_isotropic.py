@@ -22,14 +22,15 @@ a constant angle to the tangent): the component of dz/ds along z gives
 |z|^n (β + γ) = A, i.e. |z| = r* exactly, and the component across z gives the lead
 of z over u, arccos(r*/(A R)); so |F|² = k_el² R² + r*² + 2 k_el r*²/A, constant.
 
-Integration. A segment along which z lies along ±e (to rounding) is the scalar law's
-exact segment map (components/power_law_map.py; the closed-form exponential for n = 1),
-so planar paths equal BoucWen to rounding. Otherwise, for n = 2, a closed form: with
+Integration. For n = 2, every segment by a closed form: with
 a = z·e and b = z·e⊥, a obeys the uniaxial law a' = A − (β|a| + γa)·a (a Riccati
 equation: tanh, or tan for a < 0 when γ < β, split once where a rises through 0) and
 (A − (β·sgn a + γ)·a²)/b² is constant on each side of a = 0, so b follows from a (one
-exponential and one square root per segment; exact to rounding). For other n the
-Dormand-Prince integrator of components/_ode.py over the segment's arc length at rtol
+exponential and one square root per segment; exact to rounding; on the line of motion,
+b = 0, it is the uniaxial law's exact map). For other n, a segment along which z lies
+along ±e (to rounding) is the scalar law's exact segment map
+(components/power_law_map.py; the closed-form exponential for n = 1), so planar paths
+equal BoucWen to rounding; otherwise the Dormand-Prince integrator of components/_ode.py over the segment's arc length at rtol
 (atol = rtol·max(|z|, r*)).
 """
 import math
@@ -121,6 +122,15 @@ def bouc_wen_isotropic_advance(x, u0, u1, dt, v, p, rtol):
     e0 = d0 / L
     e1 = d1 / L
     A, beta, gamma, n = p[0], p[1], p[2], p[3]
+    if n == 2.0:
+        # the closed form (_bwi2_segment), on and off the line of motion: exact to
+        # rounding, no integrator, no series
+        a = x[0] * e0 + x[1] * e1
+        b = x[1] * e0 - x[0] * e1
+        a, b = _bwi2_segment(a, b, L, A, beta, gamma)
+        x[0] = a * e0 - b * e1
+        x[1] = a * e1 + b * e0
+        return
     zn = math.sqrt(x[0] * x[0] + x[1] * x[1])
     if p.size >= 6 + _WORK:
         zmax = p[5]     # kernel_p: r* precomputed (a pow less per segment)
@@ -135,14 +145,6 @@ def bouc_wen_isotropic_advance(x, u0, u1, dt, v, p, rtol):
             y = power_law_advance(y, L, A, beta, gamma, n, rtol, 0.0)
         x[0] = y * e0
         x[1] = y * e1
-        return
-    if n == 2.0:
-        # the closed form (_bwi2_segment): exact to rounding, no integrator
-        a = x[0] * e0 + x[1] * e1
-        b = x[1] * e0 - x[0] * e1
-        a, b = _bwi2_segment(a, b, L, A, beta, gamma)
-        x[0] = a * e0 - b * e1
-        x[1] = a * e1 + b * e0
         return
     sc = rtol * max(zmax, zn)
     if p.size >= 6 + _WORK:
