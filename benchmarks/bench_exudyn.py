@@ -6,7 +6,8 @@ vibration, built with Exudyn's own items, one hystmech element added by
 ``mbs.Assemble(); exu.SolveDynamic(mbs, settings)`` — no recorder, no helper, no Python
 hook — against the same system with a second built-in CoordinateSpringDamper: whole
 solve, 20 000 steps, interleaved best of 3 (CPU time of this process), RK44 and
-GeneralizedAlpha. Target ≤ 1.5× for Dahl, LuGre, Bouc-Wen, Masing and Preisach. A bare
+GeneralizedAlpha (best of 7 here: a solve takes 15–30 ms). Target ≤ 1.5× for Dahl,
+LuGre, Bouc-Wen, Masing and Preisach. A bare
 Python k·u spring-force user function is reported as the floor of any Python user
 function.
 
@@ -62,8 +63,10 @@ def _laws():
                                       initial=-1, k0=200.0, offset=0.5, max_depth=16)}
 
 
-def plain(n=20000, solvers=("RK44", "GeneralizedAlpha")):
-    """Plain-use ratios {solver: {variant: ratio}} (prints them)."""
+def plain(n=20000, solvers=("RK44", "GeneralizedAlpha"), repeats=7):
+    """Plain-use ratios {solver: {variant: ratio}} (prints them); best of ``repeats``
+    interleaved solves (the issue asks for at least 3; a GeneralizedAlpha solve takes
+    15–30 ms, and under load a best of 3 moved single ratios by ±0.5)."""
     import exudyn as exu
     from exudyn.itemInterface import (CoordinateSpringDamper, CoordinateSpringDamperExt,
                                       MarkerNodeCoordinate, NodeGenericData,
@@ -117,7 +120,7 @@ def plain(n=20000, solvers=("RK44", "GeneralizedAlpha")):
         st = getattr(exu.DynamicSolverType, solver)
         best = {v: math.inf for v in variants}
         newton = {}
-        for _ in range(3):
+        for _ in range(repeats):
             for v in variants:
                 SC, mbs = build(v)
                 s = settings()
