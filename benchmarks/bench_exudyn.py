@@ -5,8 +5,9 @@ vibration, built with Exudyn's own items, one hystmech element added by
 ``add_element`` (the compiled host, plugins/exudyn_host.cpp), then
 ``mbs.Assemble(); exu.SolveDynamic(mbs, settings)`` — no recorder, no helper, no Python
 hook — against the same system with a second built-in CoordinateSpringDamper: whole
-solve, 20 000 steps, interleaved best of 3 (CPU time of this process), RK44 and
-GeneralizedAlpha. Target ≤ 1.5× for Dahl, LuGre, Bouc-Wen, Masing and Preisach. A bare
+solve, 20 000 steps, interleaved best of 7 (the issue asks for at least 3; a solve
+takes 15–30 ms), CPU time of this process, RK44 and GeneralizedAlpha. Target ≤ 1.5×
+for Dahl, LuGre, Bouc-Wen, Masing and Preisach. A bare
 Python k·u spring-force user function is reported as the floor of any Python user
 function.
 
@@ -21,12 +22,22 @@ the built-in connector under the same solver and tolerance; the steps each solve
 are printed beside (the hysteretic laws' kinks at velocity reversals cost the
 step-size control steps). Target ≤ 3×.
 
-GeneralizedAlpha: Exudyn's modified Newton keeps the Jacobian of the first step, so a
-connector whose tangent changes during the solve needs a second Newton iteration per
-step (relative tolerance 1e-8 of the predictor's residual: the tangent would have to be
-right to ~4 N/m at h = 1e-4); the Newton iterations per step are printed, and Exudyn's
-own hysteretic connector (CoordinateSpringDamperExt with sticking friction) is timed
-beside as the built-in reference for a nonlinear connector.
+GeneralizedAlpha: a CoordinateSpringDamper with a force user function offers Exudyn no
+analytic Jacobian (GetAvailableJacobians without the *_function flags), so Exudyn
+differences the user force numerically (CSystem::JacobianODE2RHS: the compiled trial at
+the perturbed u and v, i.e. the consistent tangent of the step's trial update); there
+is no way to hand it a tangent through this connector, and none would help: Exudyn's
+modified Newton (default) keeps the Jacobian of the first step for the whole solve
+(CSolverBase::Newton: updated only on divergence or bad contractivity), and converges
+when the residual falls below 1e-8 of the predictor's, i.e. after one iteration only
+if the element's tangent is within ≈ 4 N/m (M/(β h²)·1e-8 at h = 1e-4) of the one in
+that first Jacobian. A hysteretic law's tangent changes by its whole stiffness over a
+cycle, so the smooth laws take ~2 iterations per step; each iteration is Exudyn's own
+residual evaluation (the hystmech trial is ≈ 2 % of the profile). Updating the Jacobian
+every step (newton.modifiedNewtonJacUpdatePerStep, not the default) costs more than
+the second iteration. The Newton iterations per step are printed, and Exudyn's own
+hysteretic connector (CoordinateSpringDamperExt with sticking friction) is timed
+beside as the built-in reference for a nonlinear connector (the same ~2.3 iterations).
 
     python benchmarks/run.py exudyn
 """
@@ -52,8 +63,10 @@ def _laws():
                                       initial=-1, k0=200.0, offset=0.5, max_depth=16)}
 
 
-def plain(n=20000, solvers=("RK44", "GeneralizedAlpha")):
-    """Plain-use ratios {solver: {variant: ratio}} (prints them)."""
+def plain(n=20000, solvers=("RK44", "GeneralizedAlpha"), repeats=7):
+    """Plain-use ratios {solver: {variant: ratio}} (prints them); best of ``repeats``
+    interleaved solves (the issue asks for at least 3; a GeneralizedAlpha solve takes
+    15–30 ms, and under load a best of 3 moved single ratios by ±0.5)."""
     import exudyn as exu
     from exudyn.itemInterface import (CoordinateSpringDamper, CoordinateSpringDamperExt,
                                       MarkerNodeCoordinate, NodeGenericData,
@@ -107,7 +120,7 @@ def plain(n=20000, solvers=("RK44", "GeneralizedAlpha")):
         st = getattr(exu.DynamicSolverType, solver)
         best = {v: math.inf for v in variants}
         newton = {}
-        for _ in range(3):
+        for _ in range(repeats):
             for v in variants:
                 SC, mbs = build(v)
                 s = settings()
@@ -172,9 +185,10 @@ def helper(n=10000, solvers=("RK44", "GeneralizedAlpha")):
     return out
 
 
-def adaptive(T=1.0, rtol=1e-8, n_max=100):
+def adaptive(T=1.0, rtol=1e-8, n_max=100, repeats=7):
     """route='ode1' (compiled) under DOPRI5 in plain use against the built-in connector:
-    ({variant: ratio}, {variant: steps})."""
+    ({variant: ratio}, {variant: (accepted steps, rejected steps)}); best of
+    ``repeats`` interleaved (a solve takes milliseconds)."""
     import exudyn as exu
     from exudyn.itemInterface import (CoordinateSpringDamper, MarkerNodeCoordinate,
                                       NodeGenericODE2, NodePointGround, ObjectGenericODE2)
@@ -214,12 +228,13 @@ def adaptive(T=1.0, rtol=1e-8, n_max=100):
         t0 = time.process_time()
         exu.SolveDynamic(mbs, s, solverType=exu.DynamicSolverType.DOPRI5)
         dt = time.process_time() - t0
-        steps[variant] = mbs.sys["dynamicSolver"].it.currentStepIndex
+        it = mbs.sys["dynamicSolver"].it
+        steps[variant] = (it.currentStepIndex, it.rejectedAutomaticStepSizeSteps)
         return dt
 
     variants = ["built-in", *laws]
     best = {v: math.inf for v in variants}
-    for _ in range(3):
+    for _ in range(repeats):
         for v in variants:
             best[v] = min(best[v], run(v))
     return {v: best[v] / best["built-in"] for v in variants[1:]}, steps
@@ -234,10 +249,10 @@ def main():
         ok &= all(r[v] <= TARGET for v in _laws())
     a, steps = adaptive()
     print(f"  DOPRI5 (rtol 1e-8, automatic step), route='ode1' (compiled), plain use; "
-          f"built-in {steps['built-in']} steps:")
+          f"built-in {steps['built-in'][0]} steps + {steps['built-in'][1]} rejected:")
     for v, r in a.items():
-        print(f"    {v:<12s} {r:5.2f}× built-in  ({steps[v]} steps; target ≤ 3×: "
-              f"{'met' if r <= 3.0 else 'MISSED'})")
+        print(f"    {v:<12s} {r:5.2f}× built-in  ({steps[v][0]} steps + {steps[v][1]} "
+              f"rejected; target ≤ 3×: {'met' if r <= 3.0 else 'MISSED'})")
     ok &= all(r <= 3.0 for r in a.values())
     print("  plain-use ratios (whole solve / built-in CoordinateSpringDamper):")
     print(f"    {'law':<10s} {'RK44':>6s} {'GenAlpha':>9s} {'DOPRI5':>7s}")

@@ -22,10 +22,16 @@ a constant angle to the tangent): the component of dz/ds along z gives
 |z|^n (β + γ) = A, i.e. |z| = r* exactly, and the component across z gives the lead
 of z over u, arccos(r*/(A R)); so |F|² = k_el² R² + r*² + 2 k_el r*²/A, constant.
 
-Integration. A segment along which z lies along ±e (to rounding) is the scalar law's
-exact segment map (components/power_law_map.py; the closed-form exponential for n = 1),
-so planar paths equal BoucWen to rounding; otherwise the Dormand-Prince integrator of
-components/_ode.py over the segment's arc length at rtol (atol = rtol·max(|z|, r*)).
+Integration. For n = 2, every segment by a closed form: with
+a = z·e and b = z·e⊥, a obeys the uniaxial law a' = A − (β|a| + γa)·a (a Riccati
+equation: tanh, or tan for a < 0 when γ < β, split once where a rises through 0) and
+(A − (β·sgn a + γ)·a²)/b² is constant on each side of a = 0, so b follows from a (one
+exponential and one square root per segment; exact to rounding; on the line of motion,
+b = 0, it is the uniaxial law's exact map). For other n, a segment along which z lies
+along ±e (to rounding) is the scalar law's exact segment map
+(components/power_law_map.py; the closed-form exponential for n = 1), so planar paths
+equal BoucWen to rounding; otherwise the Dormand-Prince integrator of components/_ode.py over the segment's arc length at rtol
+(atol = rtol·max(|z|, r*)).
 """
 import math
 
@@ -63,6 +69,49 @@ def _bwi_rhs(s, z, args, out):
     out[1] = A * e1 - h * z[1]
 
 
+@njit(cache=True)
+def _bwi2_riccati(a, b, s, A, c):
+    # n = 2 on one side of a = 0 (c = β·sgn(a) + γ): a' = A − c·a², b'/b = −c·a, closed
+    # form over the arc length s; (A − c·a²)/b² is invariant (b'·b = −c·a·b², and
+    # (A − c·a²)' = −2c·a·a' = −2c·a·(A − c·a²)), so b follows a without a quadrature
+    if c == 0.0:
+        return a + A * s, b
+    k = math.sqrt(A / abs(c))
+    w = math.sqrt(A * abs(c)) * s
+    if c > 0.0:
+        # a = k·tanh(w + atanh(a/k)) in a form without overflow: q = 1 − e^(−2w)
+        q = -math.expm1(-2.0 * w)
+        den = k * (2.0 - q) + a * q
+        return k * (a * (2.0 - q) + k * q) / den, 2.0 * k * b * math.sqrt(1.0 - q) / den
+    # c < 0 (a < 0 with γ < β, until a = 0): a = k·tan(w + atan(a/k))
+    cw, sw = math.cos(w), math.sin(w)
+    den = k * cw - a * sw
+    return k * (a * cw + k * sw) / den, k * b / den
+
+
+@njit(cache=True)
+def _bwi2_segment(a, b, L, A, beta, gamma):
+    # n = 2 along a straight segment of arc length L: a = z·e, b = z·e⊥. a obeys the
+    # uniaxial Bouc-Wen law n = 2 along e (h·a = (β|a| + γa)·a), b decays by the same h;
+    # a < 0 rises through 0 at most once (a' = A > 0 there): split the segment there
+    if a < 0.0:
+        c = gamma - beta
+        if c == 0.0:
+            s0 = -a / A
+        else:
+            k = math.sqrt(A / abs(c))
+            r = -a / k
+            s0 = (math.atan(r) if c < 0.0 else
+                  (math.atanh(r) if r < 1.0 else math.inf)) / math.sqrt(A * abs(c))
+        if L <= s0:
+            return _bwi2_riccati(a, b, L, A, c)
+        # at a = 0 the invariant gives b² = b0²·A/(A − c·a0²)
+        b = b * math.sqrt(A / (A - c * a * a))
+        a = 0.0
+        L = L - s0
+    return _bwi2_riccati(a, b, L, A, beta + gamma)
+
+
 @njit(cache=False)   # calls dp45_solve with a function argument: not cacheable
 def bouc_wen_isotropic_advance(x, u0, u1, dt, v, p, rtol):
     d0 = u1[0] - u0[0]
@@ -73,6 +122,15 @@ def bouc_wen_isotropic_advance(x, u0, u1, dt, v, p, rtol):
     e0 = d0 / L
     e1 = d1 / L
     A, beta, gamma, n = p[0], p[1], p[2], p[3]
+    if n == 2.0:
+        # the closed form (_bwi2_segment), on and off the line of motion: exact to
+        # rounding, no integrator, no series
+        a = x[0] * e0 + x[1] * e1
+        b = x[1] * e0 - x[0] * e1
+        a, b = _bwi2_segment(a, b, L, A, beta, gamma)
+        x[0] = a * e0 - b * e1
+        x[1] = a * e1 + b * e0
+        return
     zn = math.sqrt(x[0] * x[0] + x[1] * x[1])
     if p.size >= 6 + _WORK:
         zmax = p[5]     # kernel_p: r* precomputed (a pow less per segment)
