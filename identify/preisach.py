@@ -17,7 +17,16 @@ amplitude ±m, ∓(m − d/2), ..., ending at 0 (AC demagnetisation; the limit �
 eq. (10) as the step goes to 0): its memory curve zig-zags about s = 0 through the
 middle of the squares on the anti-diagonal α + β = 0, so those squares are half up,
 half down (entry 0 for a kernel constant on the cell) until the input sweeps them,
-cells with s < 0 are +1 and with s > 0 are −1. Also −1 / +1 for every cell.
+cells with s < 0 are +1 and with s > 0 are −1. Also −1 / +1 for every cell
+(saturation): then the relays with one threshold beyond the input's range still switch,
+once (from −1: every relay with β below the input's minimum goes up when the input
+reaches its α and never comes down), so the mesh has one more row of cells below the
+triangle, j = −m − 1 (from +1: above it, i = m): the strip cell (i, −m − 1) carries the
+total weight of the relays with α in [g_i, g_i+1] and any β < g_−m (from +1, (m, j) those
+with β in [g_j, g_j+1] and any α > g_m). With the input on the grid and every relay
+inside a cell (as those of ``Preisach.grid``), the cell model is then exact for a relay
+array over any plane: its output is reproduced, and the weight of each cell (or strip)
+that the record distinguishes is recovered, to the solver's tolerance.
 
 Exact export. With a kernel constant on each cell, the identified model IS the
 continuous Preisach element (``Preisach(..., grid=(m, n))``, Everett function the
@@ -279,7 +288,11 @@ def assemble(v, d: float, mesh: PreisachMesh | None = None, swept_only: bool = T
         if 2 * m * m > 2_000_000:
             raise ValueError(f"d = {d:g} gives {m * (2 * m + 1)} cells; use a larger "
                              f"tolerance d (d in [{np.max(np.abs(v)) / 1000:g}, inf))")
-        mesh = full_mesh(d, -m, m)
+        # from saturation (initial = ∓1) the relays with one threshold beyond the
+        # input's range still switch, once: one row of strip cells below (β < −m·d) or
+        # above (α > m·d) the triangle carries them (module docstring, "Initial memory")
+        init = _check_initial(initial)
+        mesh = full_mesh(d, -m - (init == -1), m + (init == 1))
     st0, r, c, val = _states(mesh, idx, initial)
     if swept_only:
         keep = np.zeros(mesh.n, bool)
