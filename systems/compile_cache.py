@@ -374,13 +374,16 @@ def prefetch(mod, path, name: str, args):
     disk cache, while this process does other work (on a machine with a free core: the
     first ``hystmech run`` compiles its loop here and its sample evaluation there).
     Returns the child (subprocess.Popen) or None when not worth it: $HYSTMECH_PREFETCH
-    not set, one core, or already on disk. Wait for the child before the first call;
+    not set (or the id of another process), one core, or already on disk. Wait for the child before the first call;
     the call then loads the child's machine code instead of compiling it (if the child
     failed, the call compiles as usual)."""
     import pickle
     import subprocess
 
-    if os.environ.get(PREFETCH, "").strip().lower() in _OFF or (os.cpu_count() or 1) < 2:
+    v = os.environ.get(PREFETCH, "").strip().lower()
+    # (a process id: only that process prefetches, not the workers of a sweep it starts)
+    if v in _OFF or (v.isdigit() and int(v) > 1 and int(v) != os.getpid()) \
+            or (os.cpu_count() or 1) < 2:
         return None
     disp = getattr(mod, name, None)
     if disp is None or not hasattr(disp, "compile") or cached_on_disk(disp):

@@ -4,6 +4,7 @@ decorators rewritten for the in-memory and Python paths, no array assigned to a 
 in the loops (numba would compile its shape-mismatch message), and the sample
 evaluation compiled by a second process (`hystmech run`) and loaded from the disk
 cache by the first."""
+import os
 import re
 
 import numpy as np
@@ -98,3 +99,16 @@ def test_sample_evaluation_compiled_by_a_second_process(tmp_path, monkeypatch):
     np.testing.assert_allclose(1.5 * A[:, 0], f - 40.0 * Y[:, 0] - 0.3 * Y[:, 1],
                                rtol=0, atol=1e-12)
     assert not list(tmp_path.glob(".prefetch-*"))
+
+
+def test_prefetch_only_where_asked(tmp_path, monkeypatch):
+    # off, or asked by another process (a sweep's workers inherit the variable): no child
+    from hystmech.systems.model import Model
+
+    monkeypatch.setenv("HYSTMECH_CACHE", str(tmp_path))
+    for v in ("0", str(os.getpid() + 1)):
+        monkeypatch.setenv(compile_cache.PREFETCH, v)
+        codegen._MEMORY.clear()
+        m = Model(_rig())
+        assert compile_cache.prefetch(m.code.mod, m.code.path, "eval_samples",
+                                      codegen._sample_args(m)) is None
