@@ -308,8 +308,27 @@ def _inline_calls(src: str, m, inline: dict) -> str:
     of the belt rig). Temporaries of the bodies (f0, F, u, v, z0, acc, ...) must not be
     names the template uses otherwise."""
     fn_full = _fun(m).split("\n\n\n" + _DECOR_INLINE + "\n", 1)[1]
-    return inline_calls(src, (_core(m), fn_full, _inputs(m, True), _step(m), _signal(m)),
-                        inline, 3 * len(m.el_struct))
+    return inline_calls(_one_copy(src), (_core(m), fn_full, _inputs(m, True), _step(m),
+                                         _signal(m)),
+                        {k: _one_copy(v) for k, v in inline.items()}, 3 * len(m.el_struct))
+
+
+# the calls of the right-hand side that stay inlined: the RK45 stage (the hot one) and
+# the stiff cores' fun (called per stage of a Radau step)
+_HOT_FUN_FULL = ("fun_full(ts, zs,", "fun_full(t, y, a[0], out,")
+
+
+def _one_copy(text: str) -> str:
+    """The template ``text`` with the calls of ``fun_full`` outside the hot loops (the
+    first evaluation, the initial step, the outputs, finite-difference Jacobians)
+    turned into calls of one compiled copy, ``fun_full_call``: each inlined copy of a
+    right-hand side with its laws inlined is compiled anew (as in methods/engine.py)."""
+    out = []
+    for ln in text.split("\n"):
+        if "fun_full(" in ln and not any(h in ln for h in _HOT_FUN_FULL):
+            ln = ln.replace("fun_full(", "fun_full_call(").replace("  # INLINE", "")
+        out.append(ln)
+    return "\n".join(out)
 
 
 def inline_calls(src: str, functions, inline: dict, n_v: int) -> str:
@@ -611,6 +630,8 @@ def generate(m, refs: dict, tpl: Templates) -> str:
         parts.append(_jac(m))
     if "stop" not in refs:
         parts.append("def stop(t, y):\n    return False\n")
+    parts.append(_fun(m).split("\n\n\n" + _DECOR_INLINE + "\n", 1)[1]
+                 .replace("def fun_full(", "def fun_full_call(", 1))
     for p in parts:
         # the per-step functions of the projection loop: inlined (see _DECOR_INLINE)
         hot = p.startswith(("def core(", "def inputs_rot(", "def step(", "def signal("))
