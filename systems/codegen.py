@@ -387,9 +387,9 @@ _CONST_IF = re.compile(r"^(\s*)if ([\w ()]+):$")
 def prune_constant_ifs(src: str, consts: dict) -> str:
     """Drop the ``if COND:`` blocks whose condition is false whatever runs: COND made of
     True, False, and/or/not and the names in ``consts`` (e.g. SIGNAL_NEEDS_W) — the
-    dead branches left by inlining a template with a constant argument. numba would
-    type and lower them all the same (a dead copy of the right-hand side in each
-    inlined ``emit`` is ~10 % of the RK45 loop's compile time)."""
+    dead branches left by inlining a template with a constant argument (a copy of the
+    right-hand side in each inlined ``emit`` when the observed signal does not read the
+    work vector), which numba would type and lower all the same."""
     ok = {"True", "False", "and", "or", "not", *consts}
     env = {"__builtins__": {}, **consts}
     lines = src.split("\n")
