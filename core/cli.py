@@ -92,6 +92,10 @@ def _limits_from_args(args):
 def _cmd_run(args) -> int:
     from .scenario import run_scenario
 
+    # a model's sample evaluation compiles in a second process while its loop compiles
+    # here (systems/compile_cache.py: prefetch); HYSTMECH_PREFETCH=0 turns it off
+    os.environ.setdefault("HYSTMECH_PREFETCH", str(os.getpid()))
+
     from .limits import FLAGS
     from .scenario import progress_printer
 

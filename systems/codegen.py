@@ -61,12 +61,15 @@ from ..components.base import is_compiled
 from . import compile_cache
 from .observers import observe
 
-_DECOR = "@njit(cache=True)"
+# no_cfunc_wrapper: nothing takes these functions as first-class function values, and
+# the C-callable wrapper numba would otherwise make for each one unpacks the whole
+# Params record (~10 % of the LLVM IR of the RK45 loop, compiled for nothing)
+_DECOR = "@njit(cache=True, no_cfunc_wrapper=True)"
 # inlined into every caller at numba IR level: across a call boundary numba increfs and
 # decrefs every array argument (each field of Params, each scratch array) with atomic
 # operations; inlined, its reference-count pruning removes them (measured: ~2 µs of a
 # 2.4 µs Dormand–Prince step of the belt rig went to those atomics)
-_DECOR_INLINE = '@njit(cache=True, inline="always")'
+_DECOR_INLINE = '@njit(cache=True, no_cfunc_wrapper=True, inline="always")'
 DECOR, DECOR_INLINE = _DECOR, _DECOR_INLINE     # for the template owners
 
 
@@ -305,8 +308,27 @@ def _inline_calls(src: str, m, inline: dict) -> str:
     of the belt rig). Temporaries of the bodies (f0, F, u, v, z0, acc, ...) must not be
     names the template uses otherwise."""
     fn_full = _fun(m).split("\n\n\n" + _DECOR_INLINE + "\n", 1)[1]
-    return inline_calls(src, (_core(m), fn_full, _inputs(m, True), _step(m), _signal(m)),
-                        inline, 3 * len(m.el_struct))
+    return inline_calls(_one_copy(src), (_core(m), fn_full, _inputs(m, True), _step(m),
+                                         _signal(m)),
+                        {k: _one_copy(v) for k, v in inline.items()}, 3 * len(m.el_struct))
+
+
+# the calls of the right-hand side that stay inlined: the RK45 stage (the hot one) and
+# the stiff cores' fun (called per stage of a Radau step)
+_HOT_FUN_FULL = ("fun_full(ts, zs,", "fun_full(t, y, a[0], out,")
+
+
+def _one_copy(text: str) -> str:
+    """The template ``text`` with the calls of ``fun_full`` outside the hot loops (the
+    first evaluation, the initial step, the outputs, finite-difference Jacobians)
+    turned into calls of one compiled copy, ``fun_full_call``: each inlined copy of a
+    right-hand side with its laws inlined is compiled anew (as in methods/engine.py)."""
+    out = []
+    for ln in text.split("\n"):
+        if "fun_full(" in ln and not any(h in ln for h in _HOT_FUN_FULL):
+            ln = ln.replace("fun_full(", "fun_full_call(").replace("  # INLINE", "")
+        out.append(ln)
+    return "\n".join(out)
 
 
 def inline_calls(src: str, functions, inline: dict, n_v: int) -> str:
@@ -357,6 +379,44 @@ def inline_calls(src: str, functions, inline: dict, n_v: int) -> str:
             return "\n".join(out) if out else f"{indent}pass"
         return sub
     return _INLINE_CALL.sub(expand(gen), _INLINE_CALL.sub(expand(tmpl), src))
+
+
+_CONST_IF = re.compile(r"^(\s*)if ([\w ()]+):$")
+
+
+def prune_constant_ifs(src: str, consts: dict) -> str:
+    """Drop the ``if COND:`` blocks whose condition is false whatever runs: COND made of
+    True, False, and/or/not and the names in ``consts`` (e.g. SIGNAL_NEEDS_W) — the
+    dead branches left by inlining a template with a constant argument (a copy of the
+    right-hand side in each inlined ``emit`` when the observed signal does not read the
+    work vector), which numba would type and lower all the same."""
+    ok = {"True", "False", "and", "or", "not", *consts}
+    env = {"__builtins__": {}, **consts}
+    lines = src.split("\n")
+    out = []
+    i = 0
+    while i < len(lines):
+        mt = _CONST_IF.match(lines[i])
+        if mt and set(re.findall(r"\w+", mt.group(2))) <= ok \
+                and not eval(mt.group(2), env):  # noqa: S307 - literals and constants only
+            ind = len(mt.group(1))
+            j = i + 1
+            while j < len(lines) and (not lines[j].strip() or
+                                      len(lines[j]) - len(lines[j].lstrip()) > ind):
+                j += 1
+            if j < len(lines) and lines[j].strip().startswith(("else", "elif")) and \
+                    len(lines[j]) - len(lines[j].lstrip()) == ind:
+                out.append(lines[i])            # with an else: left to numba
+                i += 1
+                continue
+            while j > i + 1 and not lines[j - 1].strip():
+                j -= 1                          # keep the blank lines after the block
+            out.append(f"{mt.group(1)}pass")
+            i = j
+            continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
 
 
 def _inputs(m, rot):
@@ -542,6 +602,24 @@ def _ops(m):
 
 
 
+def _own_decorators(src: str) -> str:
+    # templates decorated @njit(cache=True) by their owners get the generator's
+    # decorator (no C-callable wrapper, see _DECOR)
+    return re.sub(r"^@njit\(cache=True\)$", _DECOR, src, flags=re.M)
+
+
+def _in_memory(src: str) -> str:
+    """``src`` with every numba decorator's cache=True dropped (code compiled from a
+    string has no file for numba to cache it in)."""
+    return re.sub(r"^(@njit\()cache=True(?:, |(\)))", r"\1\2", src, flags=re.M) \
+        .replace("@njit()", "@njit")
+
+
+def _undecorated(src: str) -> str:
+    """``src`` without its numba decorators (the same code run by the interpreter)."""
+    return re.sub(r"^@njit(\(.*\))?\n", "", src, flags=re.M)
+
+
 def generate(m, refs: dict, tpl: Templates) -> str:
     """Module source for model ``m`` (see the module docstring); ``refs`` maps each
     kernel global name to (module, qualname) or to None when it is bound at run time;
@@ -564,11 +642,16 @@ def generate(m, refs: dict, tpl: Templates) -> str:
         parts.append(_jac(m))
     if "stop" not in refs:
         parts.append("def stop(t, y):\n    return False\n")
+    parts.append(_fun(m).split("\n\n\n" + _DECOR_INLINE + "\n", 1)[1]
+                 .replace("def fun_full(", "def fun_full_call(", 1))
     for p in parts:
         # the per-step functions of the projection loop: inlined (see _DECOR_INLINE)
         hot = p.startswith(("def core(", "def inputs_rot(", "def step(", "def signal("))
         src += f"\n\n{_DECOR_INLINE if hot else _DECOR}\n" + p
-    return src + _inline_calls(tpl.source, m, tpl.inline) + \
+    loops = prune_constant_ifs(_inline_calls(tpl.source, m, tpl.inline),
+                               {"SIGNAL_NEEDS_W": "w[" in _signal(m).split("\n")[1]})
+    loops = _own_decorators(loops)
+    return src + loops + \
         f"\n\nstiff_jac = stiff_jac_{'an' if m.has_jac else 'fd'}\n"
 
 
@@ -600,6 +683,13 @@ class Compiled:
 _MEMORY: dict = {}
 
 
+def _sample_args(m):
+    # arguments of the types Model.eval_on passes to eval_samples
+    L = m.layout
+    return (np.zeros(1), np.zeros((1, L.N)), np.zeros((1, L.nf)), np.zeros((1, L.nb)),
+            np.zeros((1, L.nb)), m.prm, L.nq, L.ne, L.nquad, L.n_work)
+
+
 def build(m, kernels: dict, callback, tpl: Templates) -> Compiled:
     """Compile the generated module of model ``m`` with the generic loops ``tpl``.
 
@@ -623,7 +713,13 @@ def build(m, kernels: dict, callback, tpl: Templates) -> Compiled:
         mods |= {r[0] for r in refs.values()}
         mod, where = compile_cache.load(src, sorted(mods))
         if mod is not None:
-            return Compiled(mod, "disk", where)
+            out = Compiled(mod, "disk", where)
+            # the sample evaluation every result needs, compiled by a second process
+            # meanwhile (when asked for: $HYSTMECH_PREFETCH, set by `hystmech run`)
+            child = compile_cache.prefetch(mod, where, "eval_samples", _sample_args(m))
+            if child is not None:
+                out.eval_samples = compile_cache.Prefetched(out.eval_samples, child)
+            return out
         reason = where
     else:
         reason = "a kernel or input is not a module-level numba function"
@@ -635,13 +731,12 @@ def build(m, kernels: dict, callback, tpl: Templates) -> Compiled:
     ns.update({k: v for k, (_, v) in tpl.globals.items()})
     ns.update(glb)
     if compiled:
-        code, how = src.replace(_DECOR_INLINE, '@njit(inline="always")') \
-            .replace(_DECOR, "@njit"), "memory"
+        code, how = _in_memory(src), "memory"
         ns["observe"] = observe
     else:
         # Python kernels (e.g. an FMU element without compiled kernels): the same code
         # run by the interpreter
-        code, how = src.replace(_DECOR_INLINE + "\n", "").replace(_DECOR + "\n", ""), "python"
+        code, how = _undecorated(src), "python"
         obs_py = observe.py_func
 
         def observe_py(obs, t, s):
@@ -892,7 +987,7 @@ def build_sensitivity(m, kernels: dict, template: str, template_modules=()) -> C
         return _MEMORY[key]
     ns = {"__name__": f"_hystmech_sens_mem_{len(_MEMORY)}", "njit": njit, "np": np}
     ns.update(kernels)
-    code = src.replace(_DECOR_INLINE, '@njit(inline="always")').replace(_DECOR, "@njit")
+    code = _in_memory(src)
     lines = [ln for ln in code.splitlines()
              if not ln.startswith(("from numba", f"from {__package__}"))
              and " = resolve(" not in ln]

@@ -354,3 +354,89 @@ def _import_cached(d: Path, h: str, path: Path):
     _LOADED[d, h] = (mod, path)
     return mod, path
 
+
+
+# -- compiling a function of a cached module in a second process --------------------------
+
+PREFETCH = "HYSTMECH_PREFETCH"
+
+
+def cached_on_disk(disp) -> bool:
+    """Whether numba's disk cache holds any compiled version of dispatcher ``disp``."""
+    try:
+        return os.path.exists(disp._cache._cache_file._index_path)
+    except AttributeError:
+        return True                             # no disk cache: nothing to prefetch
+
+
+def prefetch(mod, path, name: str, args):
+    """Compile ``mod.name`` for the types of ``args`` in a child process, into numba's
+    disk cache, while this process does other work (on a machine with a free core: the
+    first ``hystmech run`` compiles its loop here and its sample evaluation there).
+    Returns the child (subprocess.Popen) or None when not worth it: $HYSTMECH_PREFETCH
+    not set (or the id of another process), one core, or already on disk. Wait for the child before the first call;
+    the call then loads the child's machine code instead of compiling it (if the child
+    failed, the call compiles as usual)."""
+    import pickle
+    import subprocess
+
+    v = os.environ.get(PREFETCH, "").strip().lower()
+    # (a process id: only that process prefetches, not the workers of a sweep it starts)
+    if v in _OFF or (v.isdigit() and int(v) > 1 and int(v) != os.getpid()) \
+            or (os.cpu_count() or 1) < 2:
+        return None
+    disp = getattr(mod, name, None)
+    if disp is None or not hasattr(disp, "compile") or cached_on_disk(disp):
+        return None
+    d = Path(path).parent
+    h = Path(path).stem[len(PREFIX):]
+    try:
+        fd, job = tempfile.mkstemp(prefix=".prefetch-", suffix=".pkl", dir=d)
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump((str(d), h, str(path), name, args), f)
+        env = dict(os.environ)
+        env.pop(PREFETCH, None)
+        return subprocess.Popen([sys.executable, "-c",
+                                 "import sys; from hystmech.systems.compile_cache import "
+                                 "_prefetch_main; _prefetch_main(sys.argv[1])", job],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env=env)
+    except Exception:  # noqa: BLE001 - an optimisation only: the call compiles instead
+        return None
+
+
+def _prefetch_main(job: str) -> None:
+    # the child of prefetch(): import the cached module by the name load() gives it
+    # (numba's cache records it) and compile the function for the recorded types
+    import pickle
+
+    import numba
+
+    try:
+        with open(job, "rb") as f:
+            d, h, path, name, args = pickle.load(f)
+    finally:
+        os.unlink(job)
+    hit = _import_cached(Path(d), h, Path(path))
+    if hit is not None:
+        getattr(hit[0], name).compile(tuple(numba.typeof(a) for a in args))
+
+
+class Prefetched:
+    """Stands for a dispatcher being compiled by :func:`prefetch`'s child: the first
+    call waits for the child, then calls (and from then on is) the dispatcher."""
+
+    def __init__(self, disp, child):
+        self.disp, self.child = disp, child
+
+    def __call__(self, *args):
+        if self.child is not None:
+            try:
+                self.child.wait()
+            except Exception:  # noqa: BLE001 - (interrupted: the call compiles itself)
+                pass
+            self.child = None
+        return self.disp(*args)
+
+    def __getattr__(self, attr):
+        return getattr(self.disp, attr)

@@ -16,3 +16,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # (export_fmu(platforms=...)): cross-building win64/darwin/aarch64 binaries with zig
 # costs seconds per FMU, and only tests/test_fmu_platforms.py needs them.
 os.environ.setdefault("HYSTMECH_FMU_PLATFORMS", "native")
+
+# `hystmech run` compiles a model's sample evaluation in a second process on a fresh
+# cache (systems/compile_cache.py: prefetch); the suite already keeps both cores busy
+os.environ.setdefault("HYSTMECH_PREFETCH", "0")

@@ -456,9 +456,19 @@ def grow(Tout, Yout, nout):
     cap = 2 * Tout.size
     T2 = np.empty(cap)
     Y2 = np.empty((cap, Yout.shape[1]))
-    T2[:nout] = Tout[:nout]
-    Y2[:nout] = Yout[:nout]
+    for i in range(nout):
+        T2[i] = Tout[i]
+        copy_row(Y2, i, Yout[i])
     return T2, Y2
+
+
+@register_jitable
+def copy_row(Y, i, y):
+    """Y[i, :] = y, element by element: an array assigned to a slice makes numba
+    compile its shape-mismatch message (string formatting, seconds of compile once per
+    process)."""
+    for j in range(y.size):
+        Y[i, j] = y[j]
 
 
 # Output recording of the compiled cores (radau_solve, auto.auto_solve), one
@@ -477,12 +487,12 @@ def out_start(t0, y, t_eval):
     ie = 0
     if t_eval.size == 0:
         Tout[0] = t0
-        Yout[0] = y
+        copy_row(Yout, 0, y)
         nout = 1
     else:
         while ie < t_eval.size and t_eval[ie] <= t0:
             Tout[nout] = t_eval[ie]
-            Yout[nout] = y
+            copy_row(Yout, nout, y)
             nout += 1
             ie += 1
     return Tout, Yout, nout, ie
@@ -499,7 +509,7 @@ def out_step(Tout, Yout, nout, ie, t_eval, t, t_new, y_new, dp, Q, yold, K, y, h
         if nout == Tout.size:
             Tout, Yout = grow(Tout, Yout, nout)
         Tout[nout] = t_new
-        Yout[nout] = y_new
+        copy_row(Yout, nout, y_new)
         nout += 1
     else:
         while ie < t_eval.size and t_eval[ie] <= t_new:

@@ -91,7 +91,9 @@ def emit(te, zi, fresh, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nou
     inputs and forces are evaluated first when the signal needs them), keep the output
     from t_out0 on (growing the buffers) and call the user's stop(te, zi) on kept ones.
     Returns (status: 0, 4 observer stop or 5 callback stop, nout, Tout, Zout). Inlined
-    by the code generator where marked (its locals st, ncap, T2, Z2, sg)."""
+    by the code generator where marked (its locals st, ncap, T2, Z2, sg, ir, jc). Rows
+    are copied element by element: an array assigned to a slice makes numba compile its
+    shape-mismatch error message (string formatting, ~8 s CPU once per process)."""
     bind_locals(prm, V)  # INLINE
     st = 0
     if observing:
@@ -105,12 +107,15 @@ def emit(te, zi, fresh, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nou
             ncap = 2 * nout
             T2 = np.empty(ncap)
             Z2 = np.empty((ncap, zi.size))
-            T2[:nout] = Tout[:nout]
-            Z2[:nout] = Zout[:nout]
+            for ir in range(nout):
+                T2[ir] = Tout[ir]
+                for jc in range(zi.size):
+                    Z2[ir, jc] = Zout[ir, jc]
             Tout = T2
             Zout = Z2
         Tout[nout] = te
-        Zout[nout] = zi
+        for jc in range(zi.size):
+            Zout[nout, jc] = zi[jc]
         nout += 1
         if stop(te, zi):
             st = 5

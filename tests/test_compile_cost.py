@@ -1,0 +1,114 @@
+"""What keeps the compile of a structure's generated module small (systems/codegen.py,
+systems/compile_cache.py): dead branches of inlined templates dropped, numba
+decorators rewritten for the in-memory and Python paths, no array assigned to a slice
+in the loops (numba would compile its shape-mismatch message), and the sample
+evaluation compiled by a second process (`hystmech run`) and loaded from the disk
+cache by the first."""
+import os
+import re
+
+import numpy as np
+import pytest
+
+from hystmech.systems import Assembly, Harmonic, codegen, compile_cache, simulate
+from hystmech.systems.templates import templates
+
+
+def test_constant_false_blocks_are_dropped_and_others_kept():
+    src = "\n".join([
+        "def f(x, fresh):",
+        "    a = 0",
+        "    if True and FLAG:",
+        "        a = 1",
+        "        if x:",
+        "            a = 2",
+        "",
+        "    if False:",
+        "        a = 3",
+        "    if fresh and FLAG:",          # not constant: kept
+        "        a = 4",
+        "    if False:",                   # with an else: kept
+        "        a = 5",
+        "    else:",
+        "        a = 6",
+        "    if not FLAG:",                # constant true: kept
+        "        a = 7",
+        "    return a"])
+    out = codegen.prune_constant_ifs(src, {"FLAG": False})
+    ns = {"FLAG": False}
+    exec(out, ns)
+    assert "a = 1" not in out and "a = 2" not in out and "a = 3" not in out
+    assert all(f"a = {k}" in out for k in (4, 5, 6, 7))
+    # the same function as the original with the constant bound
+    ref = {"FLAG": False}
+    exec(src, ref)
+    for x in (0, 1):
+        for fresh in (False, True):
+            assert ns["f"](x, fresh) == ref["f"](x, fresh)
+    assert codegen.prune_constant_ifs(src, {"FLAG": True}).count("a = 1") == 1
+
+
+def test_decorators_for_the_memory_and_python_paths():
+    src = ("@njit(cache=True)\ndef a():\n    return 1\n\n"
+           f"{codegen.DECOR}\ndef b():\n    return 2\n\n"
+           f"{codegen.DECOR_INLINE}\ndef c():\n    return 3\n")
+    mem = codegen._in_memory(src)
+    assert "cache=True" not in mem
+    assert mem.count("@njit") == 3 and 'inline="always"' in mem
+    assert "no_cfunc_wrapper=True" in mem
+    assert "@njit" not in codegen._undecorated(src)
+    assert codegen._own_decorators(src).count(codegen.DECOR) == 2
+
+
+def test_loops_assign_no_array_to_a_slice():
+    # Z[i] = z or Z[:n] = Y[:n] in a compiled loop makes numba compile its
+    # shape-mismatch error message (string formatting: seconds once per process)
+    src = templates().source
+    rows = re.findall(r"^\s*(?:Zout|Yout|Z2|Y2|T2)\[[^]]*\] = (?!0\.0)\w+(?:\[[^]]*\])?$",
+                      src, re.M)
+    assert [r for r in rows if not re.search(r"\[[^]:]*\] = \w+\[[^]:]*\]$", r)] == []
+
+
+def _rig():
+    a = Assembly()
+    a.add_dof("m", mass=1.5)
+    a.add_spring("m", "ground", k=40.0, name="s")
+    a.add_damper("m", "ground", c=0.3, name="d")
+    a.add_force("m", Harmonic(0.0, 2.0, 3.0, 0.0))
+    return a
+
+
+def test_sample_evaluation_compiled_by_a_second_process(tmp_path, monkeypatch):
+    from hystmech.systems.model import Model
+
+    monkeypatch.setenv("HYSTMECH_CACHE", str(tmp_path))
+    monkeypatch.setenv(compile_cache.PREFETCH, "1")
+    m = Model(_rig())
+    code = m.code                       # generated, written, child started; no loop compiled
+    if not isinstance(code.eval_samples, compile_cache.Prefetched):
+        pytest.skip("no second core: nothing prefetched")
+    t = np.linspace(0.0, 2.0, 7)
+    Y = np.random.default_rng(1).normal(size=(t.size, m.N))
+    FE, UB, VB = m.forcing_on(t)
+    A = m.eval_on(t, Y, FE, UB, VB)[0]  # waits for the child, then loads its machine code
+    assert code.eval_samples.child is None
+    assert sum(code.mod.eval_samples.stats.cache_hits.values()) == 1
+    assert sum(code.mod.eval_samples.stats.cache_misses.values()) == 0
+    # Newton: m a = f(t) − k x − c v at every sample
+    f = 2.0 * np.cos(3.0 * t)
+    np.testing.assert_allclose(1.5 * A[:, 0], f - 40.0 * Y[:, 0] - 0.3 * Y[:, 1],
+                               rtol=0, atol=1e-12)
+    assert not list(tmp_path.glob(".prefetch-*"))
+
+
+def test_prefetch_only_where_asked(tmp_path, monkeypatch):
+    # off, or asked by another process (a sweep's workers inherit the variable): no child
+    from hystmech.systems.model import Model
+
+    monkeypatch.setenv("HYSTMECH_CACHE", str(tmp_path))
+    for v in ("0", str(os.getpid() + 1)):
+        monkeypatch.setenv(compile_cache.PREFETCH, v)
+        codegen._MEMORY.clear()
+        m = Model(_rig())
+        assert compile_cache.prefetch(m.code.mod, m.code.path, "eval_samples",
+                                      codegen._sample_args(m)) is None
