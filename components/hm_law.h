@@ -153,10 +153,12 @@ static double hm_phi1(double y)
     return fabs(y) < 1e-300 ? 1.0 : -expm1(-y) / y;
 }
 
-static double hm_psi(double y)
+/* ψ(y) given em = expm1(−y) (a caller that has em for φ does not compute it twice; em
+ * is not read below |y| = 0.1, where the series is used) */
+static double hm_psi_em(double y, double em)
 {
     double s;
-    if (fabs(y) < 0.1) {            /* Σ (−y)^k/(k+2)! */
+    if (fabs(y) < 0.1) {            /* Σ (−y)^k/(k+2)!: no cancellation */
         s = 1.0 / 40320.0;
         s = 1.0 / 5040.0 - y * s;
         s = 1.0 / 720.0 - y * s;
@@ -165,7 +167,12 @@ static double hm_psi(double y)
         s = 1.0 / 6.0 - y * s;
         return 0.5 - y * s;
     }
-    return (y + expm1(-y)) / (y * y);
+    return (y + em) / (y * y);
+}
+
+static double hm_psi(double y)
+{
+    return hm_psi_em(y, fabs(y) < 0.1 ? 0.0 : expm1(-y));
 }
 
 /* dψ/dy (ψ above): (φ − 2ψ)/y, its series below 0.1 */

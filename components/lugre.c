@@ -79,17 +79,7 @@ double lugre_mean(double *x, double u0, double u1, double dt, double v, double v
         em = expm1(-y);
         phi = -em / y;
         x[0] = x0 * (1.0 + em) + v * dt * phi;    /* as lugre_advance */
-        if (y < 0.1) {      /* ψ = Σ (−y)^k/(k+2)!: no cancellation */
-            psi = 1.0 / 40320.0;
-            psi = 1.0 / 5040.0 - y * psi;
-            psi = 1.0 / 720.0 - y * psi;
-            psi = 1.0 / 120.0 - y * psi;
-            psi = 1.0 / 24.0 - y * psi;
-            psi = 1.0 / 6.0 - y * psi;
-            psi = 0.5 - y * psi;
-        } else {
-            psi = (y + em) / (y * y);
-        }
+        psi = hm_psi_em(y, em);
     }
     if (dfdv) {
         /* dF/dv = σ0 (x0 φ' y' + dt ψ + v dt ψ' y') + σ1 (φ' y' ẋ0 + φ (1 − a' x0)) + σ2,

@@ -158,6 +158,21 @@ class Relay(ForceElement):
         self.x_scale = np.ones(1)
 
 
+def _weight_indices(name, br, rest, N):
+    """The weight indices a free-parameter name selects: "weights" → all N, "weights[i]"
+    → [i]; a bad index is refused naming the parameter and the range."""
+    if not br:
+        return range(N)
+    try:
+        i = int(rest.rstrip("]"))
+    except ValueError:
+        i = -1
+    if not (rest.endswith("]") and 0 <= i < N):
+        raise ValueError(f"free parameter {name!r}: the index must be an integer "
+                         f"in [0, {N - 1}]")
+    return [i]
+
+
 # -- Preisach kernels --------------------------------------------------------------------
 @njit(cache=True)
 def everett(p, alpha, beta):
@@ -739,17 +754,7 @@ class Preisach(ForceElement):
             return [("offset", float(self.p[5]), self._direction(offset=1.0))]
         if base != "weights":
             raise ValueError(_threshold_msg(name, type(self).__name__, self._free_names()))
-        N = self.weights.size
-        idx = range(N)
-        if br:
-            try:
-                i = int(rest.rstrip("]"))
-            except ValueError:
-                i = -1
-            if not (rest.endswith("]") and 0 <= i < N):
-                raise ValueError(f"free parameter {name!r}: the index must be an integer "
-                                 f"in [0, {N - 1}]")
-            idx = [i]
+        idx = _weight_indices(name, br, rest, self.weights.size)
         return [(f"weights[{i}]", float(self.weights[i]),
                  self._direction(W=1.0, unit=self._unit(i))) for i in idx]
     slope = staticmethod(preisach_slope)
@@ -1104,17 +1109,7 @@ class PrandtlIshlinskii(Preisach):
         base, br, rest = name.partition("[")
         if base != "weights":
             return super().tangent_directions(name)
-        N = self.c.size
-        idx = range(N)
-        if br:
-            try:
-                j = int(rest.rstrip("]"))
-            except ValueError:
-                j = -1
-            if not (rest.endswith("]") and 0 <= j < N):
-                raise ValueError(f"free parameter {name!r}: the index must be an integer "
-                                 f"in [0, {N - 1}]")
-            idx = [j]
+        idx = _weight_indices(name, br, rest, self.c.size)
         h = self.params["h"]
         out = []
         for j in idx:
