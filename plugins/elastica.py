@@ -256,8 +256,9 @@ def _kernel(bend, tors):
     every node's trial (bending law, torsion law) on the strains κ − κ_rest, and the
     couples transcribed into the rod's external torques. Returns 1 if a trial was
     committed, 0 if not, −1 if the forcing was evaluated twice within a step, −2
-    if (without the commit callback) the evaluations came at unequal intervals three
-    times running, a multi-stage stepper (nothing done in either case). Compiled once
+    if (without the commit callback) three evaluations running came at unequal
+    intervals or went back in time, a multi-stage stepper (nothing done in either
+    case). Compiled once
     per (bending kernel, torsion kernel) pair and kept.
 
     Node by node: the commit of node i (couple work, committed couple and strain, the
@@ -270,13 +271,17 @@ def _kernel(bend, tors):
 
     @njit(cache=False)
     def run(kappa, rest, vdil, rvl, ext, buf, time):
-        if buf[H_CALLBACK] == 0.0:
+        if buf[H_CALLBACK] == 0.0 and buf[H_NEV] >= 2.0:
             # without the commit callback a multi-stage stepper shows as evaluation
-            # times with changing intervals (PositionVerlet: one per step, equal steps)
+            # times with changing intervals or going back (PEFRL's stages do both;
+            # PositionVerlet: one per step, increasing, equal steps): three irregular
+            # evaluations running refuse (a restart or a new dt makes at most two)
             t1, t2 = buf[H_T1], buf[H_TT]
-            if buf[H_NEV] >= 2.0 and time > t2 > t1:
-                d0, d1 = t2 - t1, time - t2
-                buf[H_CHANGES] = buf[H_CHANGES] + 1.0 if abs(d1 - d0) > 1e-9 * d1 else 0.0
+            d0, d1 = t2 - t1, time - t2
+            if time > t2 > t1 and abs(d1 - d0) <= 1e-9 * d1:
+                buf[H_CHANGES] = 0.0
+            else:
+                buf[H_CHANGES] += 1.0
                 if buf[H_CHANGES] >= 3.0:
                     return -2
         commit = False
@@ -472,7 +477,8 @@ class HystereticBendingMemory:
                 "multi-stage steppers accumulate external torques across stages)")
         raise RuntimeError(
             "hystmech hysteretic bending: the forcing is evaluated at unequal "
-            "intervals (a multi-stage stepper); use elastica.PositionVerlet")
+            "intervals (a multi-stage stepper such as elastica.PEFRL); use "
+            "elastica.PositionVerlet")
 
     def accept(self):
         """Mark the pending trial as accepted (the step is complete); it is committed at
