@@ -19,7 +19,8 @@ with the rod's own bend matrix as the elastic part EI_el.
 Every node's commit, trial and the torque transcription are one compiled call per step
 (numba, batched over nodes, indexing the memory buffer directly; each node's states are
 copied once per step, and only the part the law reads: ``state_copy`` of the element
-protocol, e.g. a Preisach memory's live stack rather than its capacity). Host discipline: the forcing evaluates a trial copy of
+protocol, e.g. a Preisach memory's live stack rather than its capacity; a commit copies
+only what one advance can have written, ``state_commit``). Host discipline: the forcing evaluates a trial copy of
 the committed memories at the step's strains; a callback commits once per step (or,
 for the bare forcing class, the next step's evaluation does). Steppers: PyElastica
 1.0 has two, PositionVerlet and PEFRL (no explicit steppers). PositionVerlet is supported (one force
