@@ -259,11 +259,11 @@ def _kernel(bend, tors):
     committed, 0 if not, −1 if the forcing was evaluated twice within a step, −2
     if (without the commit callback) three evaluations running came at unequal
     intervals or went back in time, a multi-stage stepper (nothing done in either
-    case). Compiled once
-    per (bending kernel, torsion kernel) pair and kept.
+    case). Compiled once per (bending kernel, torsion kernel) pair and kept.
 
     Node by node: the commit of node i (couple work, committed couple and strain, the
-    law's states copied from the trial block by the law's state_copy), then its trial
+    law's states committed from the trial block by the law's state_commit or
+    state_copy), then its trial
     from there — one pass over the buffer, one copy of each node's live states per step
     (the trial block already holds the accepted states after a commit)."""
     key = (bend, tors)
