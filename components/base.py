@@ -50,6 +50,11 @@ Kernels (plain numeric functions, numba-compiled, kept apart from the class):
     copies into dst the part of the state src that advance and force read (a Preisach
     operator: the live part of its memory stack), so that a host's trial copy costs
     what the memory holds, not its capacity; ``None``: hosts copy every state.
+``state_commit(src, dst, p)`` (optional)
+    commits a trial: src is dst advanced by one ``advance`` call; copies into dst only
+    what that call can have changed of the part ``state_copy`` copies (a Preisach
+    operator: the stack's header and at most three entries), so a host's commit costs
+    O(1); ``None``: hosts commit with ``state_copy``.
 
 Declared attributes and methods that hosts read (every host reads these and nothing
 else; no host switches on a class name):
@@ -256,6 +261,8 @@ class ForceElement:
     slope: Callable | None = None
     # state_copy(src, dst, p): copy the states advance and force read; None: all of them
     state_copy: Callable | None = None
+    # state_commit(src, dst, p): dst <- src, src being dst advanced once; None: state_copy
+    state_commit: Callable | None = None
     # operators' forward sensitivities in their linear parameters (identify/assembly.py):
     # force_tan(x, S, u, du, p, DP, out), advance_tan(x, S, u0, u1, du0, du1, p, DP),
     # resum(x, p, S, DP), tangent_directions(name) -> [(label, value, ∂p/∂θ)] and

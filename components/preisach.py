@@ -404,6 +404,25 @@ def preisach_state_copy(src, dst, p):
 
 
 @njit(cache=True)
+def preisach_state_commit(src, dst, p):
+    # commit a trial src that is dst advanced by ONE preisach_advance (at most two _step
+    # moves): a move pushes at the stack's current length, then only pops, and a reset
+    # writes entry 0, so the live entries it can have written are 0, the committed
+    # length n_c and the new top n − 1; the rest of the live stack is dst's already
+    # (O(1) per commit instead of O(n): an AC-demagnetised memory holds ~30 levels)
+    D = int(p[2])
+    nc = int(dst[1])
+    n = int(src[1])
+    dst[0] = src[0]
+    dst[1] = src[1]
+    dst[2] = src[2]
+    for j in (0, nc, n - 1):
+        if j < n:
+            dst[3 + j] = src[3 + j]
+            dst[3 + D + j] = src[3 + D + j]
+
+
+@njit(cache=True)
 def preisach_force(x, u, v, p):
     P, a, rising = _anchor(x, p, u)
     if rising:
@@ -700,6 +719,7 @@ class Preisach(ForceElement):
     advance = staticmethod(preisach_advance)
     force = staticmethod(preisach_force)
     state_copy = staticmethod(preisach_state_copy)
+    state_commit = staticmethod(preisach_state_commit)
     # forward sensitivities in the linear parameters (identify/assembly.py's fit_assembly)
     force_tan = staticmethod(preisach_force_tan)
     advance_tan = staticmethod(preisach_advance_tan)

@@ -34,6 +34,7 @@ class VectorForceElement:
     advance = None
     force = None
     state_copy = None     # as components/base.py: None, hosts copy every state
+    state_commit = None   # as components/base.py: None, hosts commit with state_copy
 
     def _setup(self, params: dict, p, x0):
         self.params = dict(params)

@@ -19,7 +19,8 @@ with the rod's own bend matrix as the elastic part EI_el.
 Every node's commit, trial and the torque transcription are one compiled call per step
 (numba, batched over nodes, indexing the memory buffer directly; each node's states are
 copied once per step, and only the part the law reads: ``state_copy`` of the element
-protocol, e.g. a Preisach memory's live stack rather than its capacity). Host discipline: the forcing evaluates a trial copy of
+protocol, e.g. a Preisach memory's live stack rather than its capacity; a commit copies
+only what one advance can have written, ``state_commit``). Host discipline: the forcing evaluates a trial copy of
 the committed memories at the step's strains; a callback commits once per step (or,
 for the bare forcing class, the next step's evaluation does). Steppers: PyElastica
 1.0 has two, PositionVerlet and PEFRL (no explicit steppers). PositionVerlet is supported (one force
@@ -52,11 +53,13 @@ __all__ = ["add_hysteretic_bending", "HystereticBendingMemory", "HystereticBendi
            "ElementMemory"]
 
 
-def _scalar_axes(advance, force, copy, a0, a1):
+def _scalar_axes(advance, force, copy, commit_copy, a0, a1):
     """Kernel of the scalar law on strain axes a0 .. a1-1 of node i: the node's trial
     states (``ns`` each, from offset oXt of buf) start from the committed ones (oX) —
-    or, when the pending trial is being committed, are copied to them — then advance
-    from the committed strain (Kc) to the trial strain (Kt); the couples go to M."""
+    or, when the pending trial is being committed, are committed to them (the trial
+    is the committed state advanced once: ``commit_copy``, the law's state_commit) —
+    then advance from the committed strain (Kc) to the trial strain (Kt); the couples
+    go to M."""
     @njit(cache=False)
     def step(i, buf, oX, oXt, ns, commit, oKc, oKt, oM, dt, p, rtol, u0v, u1v, vv, out):
         for a in range(a0, a1):
@@ -64,7 +67,7 @@ def _scalar_axes(advance, force, copy, a0, a1):
             xc = buf[oX + o:oX + o + ns]
             x = buf[oXt + o:oXt + o + ns]
             if commit:
-                copy(x, xc, p)
+                commit_copy(x, xc, p)
             else:
                 copy(xc, x, p)
             u0 = buf[oKc + 3 * i + a]
@@ -79,7 +82,7 @@ def _scalar_axes(advance, force, copy, a0, a1):
     return step
 
 
-def _vector_axes(advance, force, copy):
+def _vector_axes(advance, force, copy, commit_copy):
     """Kernel of a vector (two-input) law on the bending pair of node i (as
     _scalar_axes; u0v, u1v, vv, out: the 2-vectors handed to the law's kernels)."""
     @njit(cache=False)
@@ -87,7 +90,7 @@ def _vector_axes(advance, force, copy):
         xc = buf[oX:oX + ns]
         x = buf[oXt:oXt + ns]
         if commit:
-            copy(x, xc, p)
+            commit_copy(x, xc, p)
         else:
             copy(xc, x, p)
         for a in range(2):
@@ -149,7 +152,7 @@ def _torques(M, kappa, rest_voronoi_lengths, voronoi_dilatation, out, c, q):
 # elastica's save_state / load_state carry it; one array argument keeps the per-step
 # call into the compiled kernel cheap): a header, then the blocks below, each C-ordered.
 H_NV, H_NAB, H_NSB, H_NSS, H_NPB, H_NPS, H_RTOL, H_TC, H_TT, H_PENDING, H_ACCEPTED, \
-    H_CALLBACK = range(12)
+    H_CALLBACK, H_T1, H_NEV, H_CHANGES, H_COMMITS = range(16)
 HDR = 16
 _BLOCKS = ("Xb", "Xbt", "Xs", "Xst", "Kc", "Kt", "M", "Mc", "work", "pb", "ps", "tmp",
            "c", "q")
@@ -212,14 +215,13 @@ def _commit_buf(buf, ell):
     buf[H_TC] = buf[H_TT]
     buf[H_PENDING] = 0.0
     buf[H_ACCEPTED] = 0.0
+    buf[H_COMMITS] += 1.0
 
 
 @njit(cache=True)
 def _commit(buf, ell):
     if buf[H_PENDING] != 0.0:
         _commit_buf(buf, ell)
-        return 1
-    return 0
 
 
 @register_jitable
@@ -254,11 +256,14 @@ def _kernel(bend, tors):
     """One compiled call per step: the pending trial committed if the step was accepted,
     every node's trial (bending law, torsion law) on the strains κ − κ_rest, and the
     couples transcribed into the rod's external torques. Returns 1 if a trial was
-    committed, −1 if the forcing was evaluated twice within a step (nothing done).
-    Compiled once per (bending kernel, torsion kernel) pair and kept.
+    committed, 0 if not, −1 if the forcing was evaluated twice within a step, −2
+    if (without the commit callback) three evaluations running came at unequal
+    intervals or went back in time, a multi-stage stepper (nothing done in either
+    case). Compiled once per (bending kernel, torsion kernel) pair and kept.
 
     Node by node: the commit of node i (couple work, committed couple and strain, the
-    law's states copied from the trial block by the law's state_copy), then its trial
+    law's states committed from the trial block by the law's state_commit or
+    state_copy), then its trial
     from there — one pass over the buffer, one copy of each node's live states per step
     (the trial block already holds the accepted states after a commit)."""
     key = (bend, tors)
@@ -267,6 +272,19 @@ def _kernel(bend, tors):
 
     @njit(cache=False)
     def run(kappa, rest, vdil, rvl, ext, buf, time):
+        if buf[H_CALLBACK] == 0.0 and buf[H_NEV] >= 2.0:
+            # without the commit callback a multi-stage stepper shows as evaluation
+            # times with changing intervals or going back (PEFRL's stages do both;
+            # PositionVerlet: one per step, increasing, equal steps): three irregular
+            # evaluations running refuse (a restart or a new dt makes at most two)
+            t1, t2 = buf[H_T1], buf[H_TT]
+            d0, d1 = t2 - t1, time - t2
+            if time > t2 > t1 and abs(d1 - d0) <= 1e-9 * d1:
+                buf[H_CHANGES] = 0.0
+            else:
+                buf[H_CHANGES] += 1.0
+                if buf[H_CHANGES] >= 3.0:
+                    return -2
         commit = False
         if buf[H_PENDING] != 0.0:
             if buf[H_CALLBACK] != 0.0 and buf[H_ACCEPTED] == 0.0:
@@ -275,6 +293,7 @@ def _kernel(bend, tors):
             buf[H_TC] = buf[H_TT]
             buf[H_PENDING] = 0.0
             buf[H_ACCEPTED] = 0.0
+            buf[H_COMMITS] += 1.0
         (nv, nab, nsb, nss, npb, nps), (oXb, oXbt, oXs, oXst, oKc, oKt, oM, oMc, ow, opb,
                                         ops, otmp, oc, oq) = _offsets(buf)
         dt = time - buf[H_TC]
@@ -303,7 +322,9 @@ def _kernel(bend, tors):
                  rtol, u0v, u1v, vv, out)
         _torques(buf[oM:oM + 3 * nv].reshape((nv, 3)), kappa, rvl, vdil, ext,
                  buf[oc:oc + 3 * nv].reshape((3, nv)), buf[oq:oq + 3 * nv].reshape((3, nv)))
+        buf[H_T1] = buf[H_TT]
         buf[H_TT] = time
+        buf[H_NEV] += 1.0
         buf[H_PENDING] = 1.0
         return 1 if commit else 0
 
@@ -380,30 +401,29 @@ class HystereticBendingMemory:
         if law is None:
             bend = _no_bending
         elif self.vector:
-            cp = _copy_of(law)
-            bend = _cached(("v", law.advance, law.force, cp),
-                           lambda: _vector_axes(law.advance, law.force, cp))
+            cp, cc = _copy_of(law), _commit_of(law)
+            bend = _cached(("v", law.advance, law.force, cp, cc),
+                           lambda: _vector_axes(law.advance, law.force, cp, cc))
         else:
-            cp = _copy_of(law)
-            bend = _cached(("s", law.advance, law.force, cp, 0, 2),
-                           lambda: _scalar_axes(law.advance, law.force, cp, 0, 2))
+            cp, cc = _copy_of(law), _commit_of(law)
+            bend = _cached(("s", law.advance, law.force, cp, cc, 0, 2),
+                           lambda: _scalar_axes(law.advance, law.force, cp, cc, 0, 2))
         if torsion is None:
             tors = _no_torsion
         else:
-            cp = _copy_of(torsion)
-            tors = _cached(("s", torsion.advance, torsion.force, cp, 2, 3),
-                           lambda: _scalar_axes(torsion.advance, torsion.force, cp, 2, 3))
+            cp, cc = _copy_of(torsion), _commit_of(torsion)
+            tors = _cached(("s", torsion.advance, torsion.force, cp, cc, 2, 3),
+                           lambda: _scalar_axes(torsion.advance, torsion.force, cp, cc,
+                                                2, 3))
         self._run = _kernel(bend, tors)
+        self._fast = None       # (the rod's arrays, the compiled overload for them)
         self.ell = rod.rest_voronoi_lengths
-        self._tlast = [None, None]  # the last two evaluation times (no callback)
-        self._changes = 0
-        self._commits = 0
 
     @property
     def commits(self) -> int:
         """The number of commits (accepted steps) so far."""
         self._settle()
-        return self._commits
+        return int(self.buf[H_COMMITS])
 
     # -- readers (the committed memory; a step completed by the callback is committed
     # first) --------------------------------------------------------------------------
@@ -445,29 +465,22 @@ class HystereticBendingMemory:
     def evaluate(self, rod, time: float):
         """The trial of one step at ``time`` [s] from the committed memory (the previous
         step's trial committed first), its couples added to ``rod.external_torques``."""
-        if self.buf[H_CALLBACK] == 0.0:
-            self._guard(time)
-        r = self._run(rod.kappa, rod.rest_kappa, rod.voronoi_dilatation,
-                      rod.rest_voronoi_lengths, rod.external_torques, self.buf, time)
-        if r < 0:
+        if self._run(rod.kappa, rod.rest_kappa, rod.voronoi_dilatation,
+                     rod.rest_voronoi_lengths, rod.external_torques, self.buf,
+                     float(time)) < 0:
+            self._refuse()
+
+    def _refuse(self):
+        # the compiled kernel's refusals (it changed nothing); see _kernel
+        if self.buf[H_CALLBACK] != 0.0:
             raise RuntimeError(
                 "hystmech hysteretic bending: the forcing was evaluated twice within "
                 "one time step; use elastica.PositionVerlet (elastica.PEFRL and other "
                 "multi-stage steppers accumulate external torques across stages)")
-        self._commits += r
-
-    def _guard(self, time):
-        # without the commit callback a multi-stage stepper shows as evaluation times
-        # with changing intervals (PositionVerlet: one evaluation per step, equal steps)
-        t1, t2 = self._tlast
-        if t1 is not None and t2 is not None and time > t2 > t1:
-            d0, d1 = t2 - t1, time - t2
-            self._changes = self._changes + 1 if abs(d1 - d0) > 1e-9 * d1 else 0
-            if self._changes >= 3:
-                raise RuntimeError(
-                    "hystmech hysteretic bending: the forcing is evaluated at unequal "
-                    "intervals (a multi-stage stepper); use elastica.PositionVerlet")
-        self._tlast = [t2, time]
+        raise RuntimeError(
+            "hystmech hysteretic bending: the forcing is evaluated at unequal "
+            "intervals (a multi-stage stepper such as elastica.PEFRL); use "
+            "elastica.PositionVerlet")
 
     def accept(self):
         """Mark the pending trial as accepted (the step is complete); it is committed at
@@ -476,16 +489,29 @@ class HystereticBendingMemory:
 
     def commit(self):
         """Commit the pending trial now (memories, strains, time, couple work)."""
-        self._commits += _commit(self.buf, self.ell)
+        _commit(self.buf, self.ell)
 
 
 _KERNEL_PARTS: dict = {}
+
+
+def _overload(disp, args):
+    # the compiled overload of dispatcher disp for these arguments' numba types (the
+    # entry point numba's dispatch itself ends in)
+    from numba import typeof
+    return disp.overloads[tuple(typeof(a) for a in args)].entry_point
 
 
 def _copy_of(law):
     # the law's own trial-copy kernel (state_copy: only the states its kernels read,
     # e.g. the live part of a Preisach memory stack), or a copy of every state
     return _copy_all if law.state_copy is None else law.state_copy
+
+
+def _commit_of(law):
+    # the law's own commit kernel (state_commit: only what one advance can have
+    # changed, e.g. a Preisach stack's header and top), or its trial copy
+    return _copy_of(law) if law.state_commit is None else law.state_commit
 
 
 def _cached(key, make):
@@ -547,7 +573,22 @@ def _classes():
                 mem = self.memory = HystereticBendingMemory(system, law, torsion, x0=x0,
                                                             x0_torsion=x0t, rtol=rtol)
                 _MEMORIES[system] = mem
-            mem.evaluate(system, float(time))
+            # the compiled kernel straight from the hook, one Python frame per step:
+            # while the rod hands the same array objects as at the first step (so the
+            # same types), its compiled overload is called without numba's dispatch
+            # (type resolution per call: ~1/3 of a call's overhead)
+            k, kr, vd = system.kappa, system.rest_kappa, system.voronoi_dilatation
+            rvl, ext = system.rest_voronoi_lengths, system.external_torques
+            f = mem._fast
+            if (f is not None and k is f[0] and kr is f[1] and vd is f[2] and rvl is f[3]
+                    and ext is f[4]):
+                r = f[5](k, kr, vd, rvl, ext, mem.buf, float(time))
+            else:
+                r = mem._run(k, kr, vd, rvl, ext, mem.buf, float(time))
+                mem._fast = (k, kr, vd, rvl, ext, _overload(mem._run, (k, kr, vd, rvl,
+                                                                       ext, mem.buf, 0.0)))
+            if r < 0:
+                mem._refuse()
 
     class CommitMemory(ea.CallBackBaseClass):
         """Commits the trial memories once per step (PyElastica calls callbacks once

@@ -417,3 +417,91 @@ def test_position_verlet_second_order_from_a_moving_start():
         err.append(np.max(np.abs(np.interp(te, t, x) - xr)) / np.max(np.abs(xr)))
     order = np.log2(np.array(err[:-1]) / np.array(err[1:]))
     assert np.all((order > 1.7) & (order < 2.4)), (err, order)
+
+
+def _cable_rod_non_proportional(levels=12, steps=400):
+    # a 8-element cantilever with the cable law's hysteretic part per bending axis and on
+    # the twist, driven by a tip force turning in the cross-section while its size
+    # grows and shrinks and a twisting end couple (a non-proportional strain path with
+    # reversals of every size on every axis)
+    P, EI, m0 = hel.cable_hysteresis(levels=levels)
+
+    class Drive(ea.NoForces):
+        def apply_forces(self, system, time=np.float64(0.0)):
+            t = float(time)
+            a = 0.004 * np.sin(np.pi * t / (steps * 2e-5)) * (1.0 + 0.5 * np.sin(90.0 * t))
+            system.external_forces[1, -1] += a * np.cos(700.0 * t)
+            system.external_forces[2, -1] += a * np.sin(1100.0 * t)
+
+        def apply_torques(self, system, time=np.float64(0.0)):
+            system.external_torques[2, -1] += 2e-4 * np.sin(1500.0 * float(time))
+
+    sim, rod = clamped_rod(8, 0.3, 0.005, 1000.0, 1e6)
+    sim.add_forcing_to(rod).using(Drive)
+    mem = hel.add_hysteretic_bending(sim, rod, P, x0=m0, torsion=True)
+    sim.finalize()
+    return sim, rod, mem, P
+
+
+def test_preisach_commit_of_the_changed_levels_equals_the_full_copy(monkeypatch):
+    """The per-node commit of a Preisach memory copies only what the step's advance
+    wrote (the law's state_commit): along a non-proportional 3D path the rod, the couples
+    and the committed live memories are bitwise those of the same run committing with a
+    full copy of every live memory (state_copy), and the memories did move (stacks
+    wiped out and rebuilt)."""
+    steps = 400
+    sim, rod, mem, P = _cable_rod_non_proportional(steps=steps)
+    D = int(P.p[2])
+    n0 = mem.Xb[:, :, 1].copy()
+    hel.integrate(sim, steps * 2e-5, steps)
+    monkeypatch.setattr(hel, "_commit_of", hel._copy_of)
+    simF, rodF, memF, _ = _cable_rod_non_proportional(steps=steps)
+    assert memF._run is not mem._run                       # the full-copy kernel
+    hel.integrate(simF, steps * 2e-5, steps)
+    assert np.array_equal(rod.position_collection, rodF.position_collection)
+    assert np.array_equal(rod.director_collection, rodF.director_collection)
+    assert np.array_equal(mem.Mc, memF.Mc)
+    for X, XF in ((mem.Xb, memF.Xb), (mem.Xs, memF.Xs)):
+        for i in range(X.shape[0]):
+            for a in range(X.shape[1]):
+                n = int(X[i, a, 1])
+                assert np.array_equal(X[i, a, :3 + n], XF[i, a, :3 + n])
+                assert np.array_equal(X[i, a, 3 + D:3 + D + n], XF[i, a, 3 + D:3 + D + n])
+    assert np.max(np.abs(mem.Xs[:, 0, 0])) > 0.0                             # twisted
+    assert np.count_nonzero(mem.Xb[:, :, 1] != n0) > mem.Xb[:, :, 1].size // 2  # moved
+
+
+def test_a_trial_that_is_not_committed_leaves_the_committed_memory():
+    """Trial/commit: an evaluation advances a copy of the committed memory. After a
+    completed step, a trial at other strains (the rod bent further by hand) changes the
+    couples but not the committed memories, strains or time; a second evaluation within
+    the step is refused and changes nothing either."""
+    steps = 200
+    sim, rod, mem, P = _cable_rod_non_proportional(steps=steps)
+    hel.integrate(sim, steps * 2e-5, steps)
+    t = mem.tc
+    before = [np.array(getattr(mem, k)) for k in ("Xb", "Xs", "Kc", "Mc", "work")]
+    tc = mem.tc
+    M0 = mem.M.copy()
+    kappa = rod.kappa.copy()
+    rod.kappa[:2] += 0.3 * np.abs(rod.kappa[:2]).max() + 0.5
+    mem.evaluate(rod, tc + 2e-5)
+    rod.kappa[...] = kappa
+    assert np.max(np.abs(mem.M - M0)) > 0.0                 # the trial moved the couples
+    with pytest.raises(RuntimeError, match="twice within one time step"):
+        mem.evaluate(rod, tc + 2e-5)
+    assert mem.tc == tc == t
+    for k, b in zip(("Xb", "Xs", "Kc", "Mc", "work"), before):
+        assert np.array_equal(getattr(mem, k), b), k
+
+
+def test_bare_forcing_class_refuses_a_multi_stage_stepper():
+    """Without the commit callback (the forcing class alone) a multi-stage stepper shows
+    as evaluations at unequal intervals: PEFRL is refused naming PositionVerlet."""
+    from hystmech.plugins.elastica import HystereticBending
+    LinearSpring = get_element_class("LinearSpring")
+    sim, rod = clamped_rod(8, 0.4, 0.005, 1000.0, 1e6)
+    sim.add_forcing_to(rod).using(HystereticBending, law=LinearSpring(k=1e-4))
+    sim.finalize()
+    with pytest.raises(RuntimeError, match="unequal intervals.*PositionVerlet"):
+        ea.integrate(ea.PEFRL(), sim, 1e-3, 10, progress_bar=False)
