@@ -132,10 +132,10 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
     :func:`emit`): at t_eval (dense output) or, if empty, at every accepted step; kept
     from t_out0 on; the observed signal is fed to ``obs`` at every output time and the
     user's stop(t, z) called at every kept one.
-    One output site (the start's outputs and every accepted step's, by the dense output
-    or the step's end) and one stage loop, each inlined once: the routine LLVM optimises
-    is the stepper plus one :func:`emit` (it was four, for the start and the step, with
-    and without t_eval). The first step size is a call (:func:`initial_step`).
+    One stage loop and two outputs inlined (the start's, and the accepted step's: by the
+    dense output or at the step's end), where there were four (each with and without
+    t_eval): the routine LLVM optimises is the stepper and two :func:`emit`. The first
+    step size is a call (:func:`initial_step`).
     Returns (status, t reached, T, Z, nfev, nsteps, nrejected, z reached): status 0 done, 1 step
     below resolution, 2 non-finite, 3 max_steps, 4 observer stop, 5 callback stop, 6 a
     signal (irq[0] != 0, polled every 1024 trial steps; see hystmech.interrupt)."""
@@ -146,7 +146,7 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
     kout = np.empty(M)
     K = np.empty((7, M))
     z = z0.copy()
-    zn = z0.copy()
+    zn = np.empty(M)
     zs = np.empty(M)
     zi = np.empty(M)
     dense = t_eval.size > 0
@@ -174,46 +174,20 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
     h = min(h, max_step)
     nsteps = 0
     nrej = 0
-    err = 0.0
-    # the step just accepted, (t, z) -> (tn, zn) of size ha; ha = 0: the start, whose
-    # outputs are at (t0, z0) (w was filled there by the first evaluation, then
-    # overwritten by initial_step: fresh)
-    tn = t0
-    ha = 0.0
-    accepted = True
-    while True:
-        if accepted:
-            accepted = False
-            while status == 0:
-                if dense:
-                    if ie >= t_eval.size or t_eval[ie] > tn:
-                        break
-                    te = t_eval[ie]
-                    ie += 1
-                    if ha > 0.0:
-                        dp45_dense(K, z, ha, (te - t) / ha, zi)
-                    else:
-                        for i in range(M):
-                            zi[i] = z[i]
-                    fresh = True
-                else:
-                    # w holds the inputs and forces of the last stage, at (tn, zn)
-                    te = tn
-                    for i in range(M):
-                        zi[i] = zn[i]
-                    fresh = ha == 0.0
-                status, nout, Tout, Zout = emit(te, zi, fresh, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nout)  # INLINE
-                if not dense:
-                    break
-            if ha > 0.0:
-                t = tn
-                for i in range(M):
-                    z[i] = zn[i]
-                    K[0, i] = K[6, i]
-                nsteps += 1
-                h = min(ha * dp45_factor(err), max_step)
-            if not (t < t1 and status == 0):
+    # outputs at t0 (w was filled at (t0, z) by the first evaluation, then overwritten by
+    # initial_step: fresh)
+    while status == 0:
+        if dense:
+            if ie >= t_eval.size or t_eval[ie] > t0:
                 break
+            te = t_eval[ie]
+            ie += 1
+        else:
+            te = t
+        status, nout, Tout, Zout = emit(te, z, True, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nout)  # INLINE
+        if not dense:
+            break
+    while t < t1 and status == 0:
         if nsteps >= max_steps:
             status = 3
             break
@@ -243,8 +217,28 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
             h *= dp45_factor(err)
             continue
         tn = t1 if last else t + h
-        ha = h
-        accepted = True
+        # the step's outputs: at t_eval by the dense output, else at (tn, zn), where w
+        # holds the inputs and forces of the last stage (not fresh)
+        while status == 0:
+            if dense:
+                if ie >= t_eval.size or t_eval[ie] > tn:
+                    break
+                te = t_eval[ie]
+                ie += 1
+                dp45_dense(K, z, h, (te - t) / h, zi)
+            else:
+                te = tn
+                for i in range(M):
+                    zi[i] = zn[i]
+            status, nout, Tout, Zout = emit(te, zi, dense, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nout)  # INLINE
+            if not dense:
+                break
+        t = tn
+        for i in range(M):
+            z[i] = zn[i]
+            K[0, i] = K[6, i]
+        nsteps += 1
+        h = min(h * dp45_factor(err), max_step)
     return status, t, Tout[:nout], Zout[:nout], nfev, nsteps, nrej, z
 
 
