@@ -378,7 +378,27 @@ def inline_calls(src: str, functions, inline: dict, n_v: int) -> str:
                 out += [f"{indent}{a} = {b}" for a, b in zip(tg, rv) if a != b]
             return "\n".join(out) if out else f"{indent}pass"
         return sub
-    return _INLINE_CALL.sub(expand(gen), _INLINE_CALL.sub(expand(tmpl), src))
+    return drop_unused_binds(_INLINE_CALL.sub(expand(gen), _INLINE_CALL.sub(expand(tmpl), src)))
+
+
+_BIND = re.compile(r"^\s*((?:prm|V)_\w+) = (?:prm\.\w+|V\[\d+\])$")
+
+
+def drop_unused_binds(src: str) -> str:
+    """``src`` without the locals ``bind_locals`` made that their function never reads
+    (``prm_HU = prm.HU`` where nothing reads prm_HU): each is an array variable numba
+    types, lowers and reference-counts at every exit of its function for nothing
+    (18 + 3·ne of them per bind, most unused in a given loop)."""
+    parts = re.split(r"(?m)^(?=@njit|def )", src)
+    out = []
+    for part in parts:
+        lines = part.split("\n")
+        names = {mt.group(1) for ln in lines if (mt := _BIND.match(ln))}
+        used = {n for n in names
+                if len(re.findall(rf"(?<![.\w]){n}(?!\w)", part)) > 1}
+        out.append("\n".join(ln for ln in lines
+                             if not ((mt := _BIND.match(ln)) and mt.group(1) not in used)))
+    return "".join(out)
 
 
 _CONST_IF = re.compile(r"^(\s*)if ([\w ()]+):$")

@@ -68,7 +68,7 @@ def eval_samples(t, Y, FE, UB, VB, prm, nq, ne, nquad, nw):
 # templates inlined into their caller at numba IR level: a call boundary inside a hot
 # loop makes numba incref/decref every array of the Params record and the scratch tuple
 # (atomic operations, ~2 µs per Dormand–Prince step measured), which inlining lets it prune
-_INLINE = ("dopri_step", "emit")
+_INLINE = rk45.INLINE
 _TEMPLATES: list = []
 
 
@@ -77,8 +77,8 @@ def templates() -> Templates:
     if _TEMPLATES:
         return _TEMPLATES[0]
     out = ""
-    for fn in (projection.projection, rk45.dopri_step, rk45.initial_step, rk45.emit, rk45.rk45,
-               eval_samples, *radau5.TEMPLATES, *auto.TEMPLATES):
+    for fn in (projection.projection, *rk45.TEMPLATES, eval_samples, *radau5.TEMPLATES,
+               *auto.TEMPLATES):
         out += f"\n\n{DECOR_INLINE if fn.__name__ in _INLINE else DECOR}\n" + \
             inspect.getsource(fn)
     out += radau5.core_source(radau5.CORES + auto.CORES)
@@ -88,7 +88,8 @@ def templates() -> Templates:
     glb.update(radau5.core_globals(radau5.CORES + auto.CORES))
     tpl = Templates(
         source=out,
-        inline={fn.__name__: inspect.getsource(fn) for fn in (rk45.dopri_step, rk45.emit)},
+        inline={fn.__name__: inspect.getsource(fn) for fn in rk45.TEMPLATES
+                if fn.__name__ in _INLINE},
         globals=glb,
         modules=(__name__, projection.__name__, rk45.__name__, radau5.__name__,
                  radau.__name__, auto.__name__, variational.__name__,

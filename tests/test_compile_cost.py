@@ -112,3 +112,70 @@ def test_prefetch_only_where_asked(tmp_path, monkeypatch):
         m = Model(_rig())
         assert compile_cache.prefetch(m.code.mod, m.code.path, "eval_samples",
                                       codegen._sample_args(m)) is None
+
+
+def _function(src: str, name: str) -> str:
+    # the text of top-level function ``name`` in a module's source
+    mt = re.search(rf"^def {name}\(.*?(?=^@njit|^def |\Z)", src, re.M | re.S)
+    assert mt, name
+    return mt.group(0)
+
+
+def _rk45_shape(rk45: str):
+    return {"stage loops": rk45.count("for s in range(1, 7):"),
+            "observer calls": len(re.findall(r"\bobserve\(obs, ", rk45)),
+            "kept rows": rk45.count("Tout[nout] = "),
+            "callback calls": rk45.count("if stop("),
+            "buffer growths": rk45.count("np.empty(ncap)"),
+            "dense outputs": rk45.count("dp45_dense("),
+            "fun_full_call": rk45.count("fun_full_call(")}
+
+
+def test_rk45_loop_inlines_its_parts_once_or_twice():
+    # LLVM's optimisation of the RK45 routine dominated its compile (docs/layout.md):
+    # the stage loop (with the right-hand side) is inlined once, the output (observer,
+    # kept row, callback, buffer growth) twice, the dense output once; the first step
+    # size stays a call. Checked on a generated module and on the engine's source.
+    from hystmech.components import Dahl
+    from hystmech.systems.methods import engine
+    from hystmech.systems.model import Model
+
+    a = _rig()
+    a.add_element("dahl", Dahl(rho=2e4, Fc=1.0), "m", "ground")
+    m = Model(a)
+    gen = codegen.generate(m, {}, templates())
+    for src in (gen, engine.source()):
+        rk45 = _function(src, "rk45")
+        shape = _rk45_shape(rk45)
+        # the first evaluation, and each output's fresh one where the signal reads w
+        assert 1 <= shape.pop("fun_full_call") <= 3
+        # one output for the start, one for the accepted steps (four before: each
+        # with and without t_eval)
+        assert shape == {"stage loops": 1, "observer calls": 2, "kept rows": 2,
+                         "callback calls": 2, "buffer growths": 2, "dense outputs": 1}
+        assert "initial_step(" in rk45 and "def initial_step(" in src
+        assert "# INLINE" not in rk45 and "bind_locals" not in rk45
+
+
+def test_unused_bound_locals_are_dropped():
+    # bind_locals binds every array of Params and the scratch tuple; a loop keeps only
+    # those it reads (each bound array is typed, lowered and reference-counted)
+    src = "\n".join([
+        "def f(prm, V):",
+        "    bind_locals(prm, V)  # INLINE",
+        "    return prm_k[0] + V_1[0]",
+        "",
+        "",
+        "def g(prm, V):",
+        "    bind_locals(prm, V)  # INLINE",
+        "    return prm_mass[0] * prm_c[1]"])
+    out = codegen.inline_calls(src, (), {}, 2)
+    f, g = _function(out, "f"), _function(out, "g")
+    assert re.findall(r"(\w+) = (?:prm\.\w+|V\[\d\])", f) == ["prm_k", "V_1"]
+    assert re.findall(r"(\w+) = (?:prm\.\w+|V\[\d\])", g) == ["prm_mass", "prm_c"]
+    ns = {}
+    exec(out, ns)
+    prm = codegen.Params(*[np.arange(1.0, 4.0) * (i + 1) for i in range(len(codegen.Params._fields))])
+    V = (np.array([7.0]), np.array([11.0]))
+    assert ns["f"](prm, V) == prm.k[0] + 11.0
+    assert ns["g"](prm, V) == prm.mass[0] * prm.c[1]

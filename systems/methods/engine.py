@@ -457,8 +457,7 @@ def source() -> str:
     for name, text in texts.items():
         src += f"\n\n{DECOR_INLINE if name in _HOT else DECOR}\n" + text
     loops = ""
-    for fn in (projection.projection, eval_samples, rk45.dopri_step, rk45.initial_step,
-               rk45.emit, rk45.rk45):
+    for fn in (projection.projection, eval_samples, *rk45.TEMPLATES):
         loops += f"\n\n{DECOR_INLINE if fn.__name__ in tpl.inline else DECOR}\n" + \
             inspect.getsource(fn)
     # the RK45 outputs observe the state they are at (the scratch V may hold the last

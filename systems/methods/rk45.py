@@ -97,8 +97,10 @@ def emit(te, zi, fresh, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nou
     bind_locals(prm, V)  # INLINE
     st = 0
     if observing:
-        if fresh and SIGNAL_NEEDS_W:
-            fun_full(te, zi, prm, kout, w, V, False)  # INLINE
+        if SIGNAL_NEEDS_W:
+            # (nested: the generator drops the block when the signal reads no w)
+            if fresh:
+                fun_full(te, zi, prm, kout, w, V, False)  # INLINE
         sg = signal(zi, w, prm)  # INLINE
         if observe(obs, te, sg):
             st = 4
@@ -130,6 +132,10 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
     :func:`emit`): at t_eval (dense output) or, if empty, at every accepted step; kept
     from t_out0 on; the observed signal is fed to ``obs`` at every output time and the
     user's stop(t, z) called at every kept one.
+    One stage loop and two outputs inlined (the start's, and the accepted step's: by the
+    dense output or at the step's end), where there were four (each with and without
+    t_eval): the routine LLVM optimises is the stepper and two :func:`emit`. The first
+    step size is a call (:func:`initial_step`).
     Returns (status, t reached, T, Z, nfev, nsteps, nrejected, z reached): status 0 done, 1 step
     below resolution, 2 non-finite, 3 max_steps, 4 observer stop, 5 callback stop, 6 a
     signal (irq[0] != 0, polled every 1024 trial steps; see hystmech.interrupt)."""
@@ -170,13 +176,17 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
     nrej = 0
     # outputs at t0 (w was filled at (t0, z) by the first evaluation, then overwritten by
     # initial_step: fresh)
-    if dense:
-        while ie < t_eval.size and t_eval[ie] <= t0 and status == 0:
+    while status == 0:
+        if dense:
+            if ie >= t_eval.size or t_eval[ie] > t0:
+                break
             te = t_eval[ie]
-            status, nout, Tout, Zout = emit(te, z, True, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nout)  # INLINE
             ie += 1
-    else:
-        status, nout, Tout, Zout = emit(t, z, True, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nout)  # INLINE
+        else:
+            te = t
+        status, nout, Tout, Zout = emit(te, z, True, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nout)  # INLINE
+        if not dense:
+            break
     while t < t1 and status == 0:
         if nsteps >= max_steps:
             status = 3
@@ -207,15 +217,22 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
             h *= dp45_factor(err)
             continue
         tn = t1 if last else t + h
-        if dense:
-            while ie < t_eval.size and t_eval[ie] <= tn and status == 0:
+        # the step's outputs: at t_eval by the dense output, else at (tn, zn), where w
+        # holds the inputs and forces of the last stage (not fresh)
+        while status == 0:
+            if dense:
+                if ie >= t_eval.size or t_eval[ie] > tn:
+                    break
                 te = t_eval[ie]
-                dp45_dense(K, z, h, (te - t) / h, zi)
-                status, nout, Tout, Zout = emit(te, zi, True, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nout)  # INLINE
                 ie += 1
-        else:
-            # w holds the inputs and forces of the last stage, at (tn, zn)
-            status, nout, Tout, Zout = emit(tn, zn, False, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nout)  # INLINE
+                dp45_dense(K, z, h, (te - t) / h, zi)
+            else:
+                te = tn
+                for i in range(M):
+                    zi[i] = zn[i]
+            status, nout, Tout, Zout = emit(te, zi, dense, prm, kout, w, V, obs, observing, t_out0, Tout, Zout, nout)  # INLINE
+            if not dense:
+                break
         t = tn
         for i in range(M):
             z[i] = zn[i]
@@ -223,6 +240,12 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
         nsteps += 1
         h = min(h * dp45_factor(err), max_step)
     return status, t, Tout[:nout], Zout[:nout], nfev, nsteps, nrej, z
+
+
+# the templates in the order compiled (systems/templates.py, methods/engine.py) and those
+# whose call sites the code generator replaces by their statements
+TEMPLATES = (dopri_step, initial_step, emit, rk45)
+INLINE = ("dopri_step", "emit")
 
 
 def default_atol(model, rtol):
