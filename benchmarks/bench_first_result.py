@@ -128,8 +128,14 @@ def belt_per_step(t_end: float = 2.0, repeats: int | None = None) -> float | Non
     if not hasattr(Model, "engine"):
         print("belt rig: no generic engine in this version")
         return None
+    from hystmech.systems.methods.engine import use
+
+    with use("engine"):     # the engine for "generic"; Model.engine patched for "generated"
+        return _belt_ratios(Model, T_START, paper_tensioner, simulate_belt, t_end, repeats)
+
+
+def _belt_ratios(Model, T_START, paper_tensioner, simulate_belt, t_end, repeats):
     engine = Model.engine
-    os.environ["HYSTMECH_ENGINE"] = "1"      # opt-in (methods/engine.py)
     ratios = {}
     for law, method, kw, unit, scale in (
             ("masing", "projection", {}, "ns/step", 1e9 * 1e-5 / t_end),
