@@ -472,6 +472,12 @@ class Model:
                                  L.nquad, L.n_work)
 
 
+def warm_engine(loop: str) -> None:
+    """Compile the generic engine's ``loop`` (the background child of
+    methods/engine.py for_model: :func:`compile_cache.background`)."""
+    _engine.warm(loop, Model)
+
+
 @njit(cache=False)  # kernel-typed arguments: see core/drive.py on caching
 def _sample_jit(f, t):
     out = np.empty(t.size)

@@ -49,14 +49,16 @@ def _spy(monkeypatch, generated_ready, engine_cached):
         return generated_ready
     monkeypatch.setattr(Model, "generated_ready", ready)
     monkeypatch.setattr(E, "cached", lambda loop: engine_cached)
-    monkeypatch.setattr(E, "warm", lambda loop: calls["warm"].append(loop))
+    monkeypatch.setattr(E, "warm", lambda loop, cls: calls["warm"].append(loop))
     monkeypatch.setattr(E, "engine", lambda: engine_cached)
     monkeypatch.setattr(compile_cache, "background",
-                        lambda tag, target, args=(): calls["background"].append((tag, args)))
+                        lambda tag, target, args=(): calls["background"].append((tag, args))
+                        or bg_target.__setitem__(0, target))
     return calls
 
 
 ENGINE = object()       # stands for the compiled engine
+bg_target = [None]
 
 
 @pytest.mark.parametrize("method, loop", [("projection", "projection"), ("RK45", "rk45"),
@@ -67,6 +69,7 @@ def test_the_selection_rule(method, loop, tiered, monkeypatch):
     assert E.for_model(Model(_small(), method=method)) is None
     assert calls["probe"] == [loop]
     assert calls["background"] == [(f"engine-{loop}", (loop,))]
+    assert bg_target[0] == "hystmech.systems.model:warm_engine"
     # the structure's generated loop compiled -> tier 2, whatever the engine
     for eng in (None, ENGINE):
         calls = _spy(monkeypatch, generated_ready=True, engine_cached=eng)
@@ -166,7 +169,7 @@ def test_background_starts_once_and_only_where_allowed(tmp_path, monkeypatch):
 def test_a_new_structure_runs_on_the_cached_engine_and_builds_no_module(tiered):
     if compile_cache.cache_dir() is None:
         pytest.skip("disk cache disabled: the engine is not cached")
-    E.warm("projection")                    # once per cache (the background's job)
+    E.warm("projection", Model)                    # once per cache (the background's job)
     eng = E.cached("projection")
     assert eng is not None
     misses = sum(eng.projection.stats.cache_misses.values())     # compiled in-process
@@ -219,7 +222,7 @@ def test_tier_two_when_compiled_and_the_tiers_agree(tiered, monkeypatch):
     a = _general()
     obs = Observe(("link", "link_c", "masing"), window=0.02)
     kw = dict(method="projection", h=1e-5, energy=True, observe=obs)
-    E.warm("projection")
+    E.warm("projection", Model)
     with E.use("generated"):                # tier 2 asked for: compiled for this structure
         g = simulate(a, (0.0, 0.05), **kw)
     assert g.model.engine() is None and g.model.code.projection.signatures

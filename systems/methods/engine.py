@@ -601,40 +601,44 @@ def runnable(m) -> bool:
 _WARMING: set = set()
 
 
-def warm(loop: str) -> None:
+def warm(loop: str, model_cls) -> None:
     """Compile the engine's ``loop`` ("projection", "rk45" or "core") and its sample
-    evaluation by running a small reference model on it (the argument types of every
-    model are the same), unless the disk cache has them. Holds a lock in the cache
-    directory meanwhile, so processes sharing it (the suite's workers) compile once."""
+    evaluation by running a small reference model (``model_cls``:
+    :class:`~hystmech.systems.model.Model`) on it, as the method's ``run`` does (the
+    argument types of every model are the same), unless the disk cache has them. Holds
+    a lock in the cache directory meanwhile, so processes sharing it (the suite's
+    workers) compile once."""
     if loop in _WARMING or cached(loop) is not None:
         return
     d = compile_cache.cache_dir()
     if d is None:
         return
-    from ..assembly import Assembly, Harmonic
     from ...components import Dahl, Masing
+    from ..assembly import Assembly, Harmonic
+    from . import get
 
     _WARMING.add(loop)
     try:
         with _lock(d / f"engine-{loop}.lock"):
             if cached(loop) is not None:
                 return
+            a = Assembly()
+            a.add_dof("m", mass=1.0)
+            a.add_spring("m", "ground", k=1e3)
+            a.add_force("m", Harmonic(0.0, 1.0, 10.0))
+            if loop == "rk45":
+                a.add_element("e", Dahl(rho=2e4, Fc=1.0), "m", "ground")
+                method, t1, opts = "RK45", 1e-3, {}
+            else:
+                a.add_element("e", Masing(k=1e3, k0=0.0, alpha=2.0), "m", "ground")
+                method, t1, opts = (("projection", 1e-4, {"h": 1e-5}) if loop == "projection"
+                                    else ("event", 1e-4, {}))
             with use("engine"):
-                from ..simulate import simulate
-
-                a = Assembly()
-                a.add_dof("m", mass=1.0)
-                a.add_spring("m", "ground", k=1e3)
-                a.add_force("m", Harmonic(0.0, 1.0, 10.0))
-                if loop == "rk45":
-                    a.add_element("e", Dahl(rho=2e4, Fc=1.0), "m", "ground")
-                    r = simulate(a, (0.0, 1e-3), method="RK45")
-                else:
-                    a.add_element("e", Masing(k=1e3, k0=0.0, alpha=2.0), "m", "ground")
-                    r = simulate(a, (0.0, 1e-4), **({"method": "projection", "h": 1e-5}
-                                                    if loop == "projection"
-                                                    else {"method": "event"}))
-                r.force("e")                     # the sample evaluation
+                m = model_cls(a, method=method)
+                out = get(method).run(m, 0.0, t1, a.initial_state(), None, True, None, opts,
+                                      method=method)
+                FE, UB, VB = m.forcing_on(out.t)        # the sample evaluation
+                m.eval_on(out.t, np.ascontiguousarray(out.y), FE, UB, VB)
     finally:
         _WARMING.discard(loop)
 
@@ -657,11 +661,6 @@ def _lock(path):
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def _warm_main(loop: str) -> None:
-    # the background child of for_model (compile_cache.background)
-    warm(loop)
 
 
 def for_model(m) -> Compiled | None:
@@ -690,7 +689,7 @@ def for_model(m) -> Compiled | None:
     loop = LOOPS.get(method) if method is not None else "eval_samples"
     if md == "engine":
         if loop in ("projection", "rk45", "core"):
-            warm(loop)      # (once per cache directory: processes sharing it wait)
+            warm(loop, type(m))     # (once per cache directory: processes sharing it wait)
         return engine()
     if loop is None:
         return None
@@ -700,5 +699,7 @@ def for_model(m) -> Compiled | None:
     if eng is not None:
         return eng
     if loop != "eval_samples":
-        compile_cache.background(f"engine-{loop}", f"{__name__}:_warm_main", (loop,))
+        # (the child's entry is the model layer's: warm needs the Model class)
+        compile_cache.background(f"engine-{loop}", "hystmech.systems.model:warm_engine",
+                                 (loop,))
     return None
