@@ -301,39 +301,63 @@ def load_stamped(tag: str, make_source, modules):
     computed from are as recorded, the recorded file is imported without making the
     source or reading those files (the check of a .pyc); else as :func:`load`, and the
     stamps are recorded anew. ``make_source()`` returns the source."""
+    d = cache_dir()
+    if d is None:
+        return None, f"disabled by ${ENV}"
+    hit = find_stamped(tag)
+    if hit is not None:
+        return hit
+    mod, where = load(make_source(), modules)
+    if mod is not None:
+        record_stamp(tag, where, modules)
+    return mod, where
+
+
+def record_stamp(tag: str, path, modules) -> None:
+    """Record ``<tag>.stamp.json`` for the cached module file ``path`` (as
+    :func:`load` returned it) whose key was computed from ``modules``, so that
+    :func:`find_stamped` finds it later without making or hashing its source."""
     import json
 
+    d = cache_dir()
+    stamps = _stamps(modules)
+    if d is None or stamps is None:
+        return
+    h = Path(path).stem[len(PREFIX):]
+    try:
+        _write_once(d / f"{tag}.stamp.json",
+                    json.dumps({"versions": _versions(), "hash": h, "files": stamps}))
+    except OSError:
+        pass
+
+
+def _versions() -> str:
     import numba
 
     from .. import __version__ as hystmech_version
 
+    return f"{hystmech_version} {numba.__version__} {sys.version} {sys.implementation.cache_tag}"
+
+
+def find_stamped(tag: str):
+    """(module, path) of the module :func:`load_stamped` recorded under ``tag`` when its
+    stamps still hold (imported, nothing compiled, no source made), else None: the
+    cheap question "is it on disk?" asked before choosing a code path."""
+    import json
+
     d = cache_dir()
     if d is None:
-        return None, f"disabled by ${ENV}"
-    versions = f"{hystmech_version} {numba.__version__} {sys.version} {sys.implementation.cache_tag}"
-    memo = d / f"{tag}.stamp.json"
+        return None
     try:
-        rec = json.loads(memo.read_text())
-        ok = rec["versions"] == versions and all(
+        rec = json.loads((d / f"{tag}.stamp.json").read_text())
+        ok = rec["versions"] == _versions() and all(
             [os.stat(f).st_mtime_ns, os.stat(f).st_size] == st for f, st in rec["files"].items())
         path = d / f"{PREFIX}{rec['hash']}.py"
         if ok and path.is_file():
-            hit = _import_cached(d, rec["hash"], path)
-            if hit is not None:
-                return hit
+            return _import_cached(d, rec["hash"], path)
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    mod, where = load(make_source(), modules)
-    if mod is not None:
-        stamps = _stamps(modules)
-        if stamps is not None:
-            h = Path(where).stem[len(PREFIX):]
-            try:
-                _write_once(memo, json.dumps({"versions": versions, "hash": h,
-                                              "files": stamps}))
-            except OSError:
-                pass
-    return mod, where
+    return None
 
 
 def _import_cached(d: Path, h: str, path: Path):
@@ -440,3 +464,62 @@ class Prefetched:
 
     def __getattr__(self, attr):
         return getattr(self.disp, attr)
+
+
+# -- compiling a shared loop in the background (the tiered choice of methods/engine.py) -----
+
+STALE_WARMING = 1800.0      # s: a marker older than this is a child that died
+
+
+def _prefetch_allowed(default: bool) -> bool:
+    v = os.environ.get(PREFETCH)
+    if v is None:
+        return default and (os.cpu_count() or 1) >= 2
+    v = v.strip().lower()
+    if v in _OFF or (v.isdigit() and int(v) > 1 and int(v) != os.getpid()):
+        return False
+    return (os.cpu_count() or 1) >= 2
+
+
+def background(tag: str, target: str, args=()):
+    """Run ``target`` ("module:function", called with the string ``args``) in a
+    detached child process at low priority, at most one per ``tag`` and cache
+    directory at a time (a marker file ``<tag>.warming`` there, removed by the child
+    when done). For work whose result lands in the disk caches and that nobody waits
+    for: the generic engine's loop compiled while the user's first structure runs its
+    generated code (methods/engine.py). On by default on a machine with two or more
+    cores; off with $HYSTMECH_PREFETCH=0 (the suite) or when it names another process
+    (the workers of a sweep started by `hystmech run`). Returns the child
+    (subprocess.Popen) or None."""
+    import subprocess
+    import time
+
+    d = cache_dir()
+    if d is None or not _prefetch_allowed(default=True):
+        return None
+    marker = d / f"{tag}.warming"
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            if time.time() - marker.stat().st_mtime < STALE_WARMING:
+                return None                     # another process is at it
+            marker.unlink(missing_ok=True)
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        os.close(fd)
+        env = dict(os.environ)
+        env[PREFETCH] = "0"
+        mod, fn = target.split(":")
+        code = (f"import os, sys\ntry:\n    os.nice(10)\nexcept (AttributeError, OSError):\n"
+                f"    pass\ntry:\n    from {mod} import {fn}\n    {fn}(*sys.argv[2:])\n"
+                f"finally:\n    os.unlink(sys.argv[1])\n")
+        return subprocess.Popen([sys.executable, "-c", code, str(marker), *map(str, args)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    except Exception:  # noqa: BLE001 - an optimisation only: nothing is started
+        try:
+            marker.unlink(missing_ok=True)
+        except OSError:
+            pass
+        return None

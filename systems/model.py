@@ -8,10 +8,11 @@ machine code. State vector y = (DOF positions, DOF velocities, element states).
 The structure is also kept as arrays in the Params record, which the generic engine
 (:mod:`~hystmech.systems.methods.engine`, compiled once per law set) reads at run time:
 :meth:`Model.engine` says whether this model runs there (no compile for a new structure)
-or in its generated code.
+or in its generated code (chosen as a tiered JIT chooses: methods/engine.py for_model).
 """
 from __future__ import annotations
 
+import hashlib
 import math
 
 import numpy as np
@@ -19,8 +20,9 @@ from numba import njit
 
 from ..components.base import is_compiled
 from .assembly import GROUND, Harmonic
+from . import codegen as _codegen
 from .codegen import Layout, Params, build  # noqa: F401  (Params: re-exported)
-from .compile_cache import cache_dir
+from .compile_cache import cache_dir, cached_on_disk, find_stamped, kernel_ref, record_stamp
 from .methods import engine as _engine
 from .observers import first_time, new_observer, observe
 from .templates import templates
@@ -112,10 +114,13 @@ class Model:
 
     observe: connection names (springs, dampers, elements) whose forces are summed into
     the signal the observers watch (e.g. ("belt", "belt_damping") for the belt tension
-    of Bastien et al. (2007), eq. (38a)); callback: the user's stop(t, y) -> bool."""
+    of Bastien et al. (2007), eq. (38a)); callback: the user's stop(t, y) -> bool;
+    method: the :func:`~hystmech.systems.simulate` method it is built for, which
+    chooses between the generic engine and the generated code (:meth:`engine`)."""
 
-    def __init__(self, asm, observe=(), callback=None):
+    def __init__(self, asm, observe=(), callback=None, method=None):
         self.asm = asm
+        self.method = method        # the simulate() method it is built for (or None)
         dofs = list(asm.dofs)
         imp = list(asm.imposed)
         self.dof_names, self.imposed_names = dofs, imp
@@ -235,7 +240,14 @@ class Model:
             if hit is not None and hit[1] == list(kern.values()) and hit[2] is callback:
                 self._code = hit[3]
             else:
-                self._code = build(self, kern, callback, templates())
+                tpl = templates()
+                self._code = build(self, kern, callback, tpl)
+                tag = self._structure_tag()
+                if tag is not None and self._code.how == "disk":
+                    # found by generated_ready in later processes without its source
+                    mods = {_codegen.__name__, f"{__package__}.observers", *tpl.modules,
+                            *(kernel_ref(f)[0] for f in kern.values())}
+                    record_stamp(tag, self._code.path, sorted(mods))
                 if len(_CODE) > 256:
                     _CODE.clear()
                 # the kernels and callback are kept so their ids cannot be reused by others
@@ -268,11 +280,47 @@ class Model:
 
     def engine(self):
         """The generic engine (methods/engine.py: compiled once per law set, no compile
-        for a new structure) when this model can run on it, else None; its methods then
-        run there instead of in :attr:`code`."""
+        for a new structure) when this model is to run on it, else None: its methods
+        then run there instead of in :attr:`code`. Chosen once per model, as a tiered
+        JIT chooses (:func:`~hystmech.systems.methods.engine.for_model`): the generated
+        code when it is compiled already, else the engine when its loop is, else the
+        generated code (compiled) while the engine compiles in the background."""
         if self._engine is None:
             self._engine = _engine.for_model(self) or False
         return self._engine or None
+
+    def generated_ready(self, loop: str) -> bool:
+        """Whether the generated code's function ``loop`` (e.g. "rk45") of this
+        structure is compiled, in this process or in the disk cache; asked without
+        making its source (the stamp :attr:`code` records beside a cached module)."""
+        code = self._code
+        if code is None:
+            hit = _CODE.get(self._code_key)
+            if hit is not None and hit[1] == list(self._kern.values()) \
+                    and hit[2] is self.callback:
+                code = hit[3]
+        if code is not None:
+            disp = getattr(code, loop, None)
+            if disp is not None and disp.signatures:
+                return True
+            mod = code.mod if code.how == "disk" else None
+        else:
+            tag = self._structure_tag()
+            hit = None if tag is None else find_stamped(tag)
+            mod = None if hit is None else hit[0]
+        disp = None if mod is None else getattr(mod, loop, None)
+        return disp is not None and (bool(disp.signatures) or cached_on_disk(disp))
+
+    def _structure_tag(self):
+        # a name of this structure that is the same in every process (the kernels by
+        # module and name), for the stamp of its cached module; None when not cacheable
+        if not self.compiled or self.callback is not None:
+            return None
+        refs = tuple(sorted((k, kernel_ref(f)) for k, f in self._kern.items()))
+        if any(r is None for _, r in refs):
+            return None
+        key = repr((self._code_key[:-3], refs))
+        return "structure-" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
     def ops_present(self) -> bool:
         return "operator" in self.kinds
@@ -422,6 +470,12 @@ class Model:
                                  np.ascontiguousarray(FE), np.ascontiguousarray(UB),
                                  np.ascontiguousarray(VB), self.prm, L.nq, L.ne,
                                  L.nquad, L.n_work)
+
+
+def warm_engine(loop: str) -> None:
+    """Compile the generic engine's ``loop`` (the background child of
+    methods/engine.py for_model: :func:`compile_cache.background`)."""
+    _engine.warm(loop, Model)
 
 
 @njit(cache=False)  # kernel-typed arguments: see core/drive.py on caching

@@ -136,7 +136,7 @@ def simulate(assembly, t_span, x0=None, method: str = "auto", t_eval=None, *,
         # before the model is compiled: a misspelt option is refused at once
         methods.check_options(method, options, impl.OPTIONS)
     model = Model(assembly, observe=observe.signal if observe is not None else (),
-                  callback=callback if impl.COMPILED else None)
+                  callback=callback if impl.COMPILED else None, method=method)
     y0 = _initial(assembly, model, x0)
     if t_eval is not None:
         try:

@@ -20,3 +20,9 @@ os.environ.setdefault("HYSTMECH_FMU_PLATFORMS", "native")
 # `hystmech run` compiles a model's sample evaluation in a second process on a fresh
 # cache (systems/compile_cache.py: prefetch); the suite already keeps both cores busy
 os.environ.setdefault("HYSTMECH_PREFETCH", "0")
+
+# the suite builds many distinct structures: run them on the generic engine, compiled
+# once per cache (the workers take turns: systems/methods/engine.py warm), instead of
+# the default's generated code per structure on a fresh cache; tests/test_tiered.py
+# checks the default choice
+os.environ.setdefault("HYSTMECH_ENGINE", "1")

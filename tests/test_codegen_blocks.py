@@ -10,6 +10,14 @@ from hystmech.systems import Assembly, Harmonic, codegen, simulate
 
 from model_checks import assert_jacobian_matches_fd
 
+
+@pytest.fixture(autouse=True)
+def _generated_code(monkeypatch):
+    # these tests are about the structures' generated code (the suite otherwise runs
+    # the models it can on the generic engine: conftest.py)
+    monkeypatch.setenv("HYSTMECH_ENGINE", "0")
+
+
 N_BIG = codegen._UNROLL + 4
 
 

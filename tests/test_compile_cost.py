@@ -14,6 +14,13 @@ from hystmech.systems import Assembly, Harmonic, codegen, compile_cache, simulat
 from hystmech.systems.templates import templates
 
 
+@pytest.fixture(autouse=True)
+def _generated_code(monkeypatch):
+    # these tests are about the structures' generated code (the suite otherwise runs
+    # the models it can on the generic engine: conftest.py)
+    monkeypatch.setenv("HYSTMECH_ENGINE", "0")
+
+
 def test_constant_false_blocks_are_dropped_and_others_kept():
     src = "\n".join([
         "def f(x, fresh):",

@@ -20,7 +20,7 @@ from hystmech.systems.model import Model
 
 @pytest.fixture(autouse=True)
 def _engine_on(monkeypatch):
-    monkeypatch.setenv(E.ENV, "1")          # opt-in (methods/engine.py)
+    monkeypatch.setenv(E.ENV, "1")          # always the engine (methods/engine.py mode)
 
 
 def _generated(monkeypatch):
@@ -140,7 +140,7 @@ def test_user_kernels_fall_back_to_generated_code():
     assert m.engine() is None
 
 
-def test_the_engine_is_opt_in(monkeypatch):
+def test_the_engine_can_be_refused(monkeypatch):
     monkeypatch.setenv(E.ENV, "0")
     assert Model(rig_imposed_inclusion()).engine() is None
 

@@ -20,8 +20,10 @@ The protocol (after scipy.integrate's ``solve_ivp`` METHODS): a method module de
 
 It reads the compiled functions of the model (``model.code``: ``fun(t, y, prm, dy,
 work)``, ``jac(t, y, prm, J, work)``, ``core``, ``powers``, ``projection``, ``rk45``, ...)
-(or, where the model can run there, the same loop in the generic engine,
-``model.engine()``: :mod:`~hystmech.systems.methods.engine`) and returns the states at
+(or, where the model is to run there, the same loop in the generic engine,
+``model.engine()``: :mod:`~hystmech.systems.methods.engine`, chosen per model by
+``engine.for_model`` from the method the model is built for, :data:`engine.LOOPS`)
+and returns the states at
 its output times; :func:`~hystmech.systems.simulate.simulate`
 owns the rest (checks, failure handling, result). Adding a method is one file here and
 one line in :data:`REGISTRY`.

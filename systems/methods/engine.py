@@ -21,16 +21,22 @@ compute the same floating-point operations in the same order.
 Methods on the engine so far: ``projection``, ``RK45`` (the one Dormand–Prince
 template of methods/rk45.py over a generic ``fun_full``), ``event`` and scipy's methods'
 right-hand side (``core`` called from Python, methods/scipy_ivp.py) and ``eval_samples``,
-the sample evaluation of every result. :func:`for_model` says whether a model can run on
+the sample evaluation of every result. :func:`runnable` says whether a model can run on
 it: every element a law of the set and not an operator, inputs Harmonic or sampled
-tables, no compiled ``stop`` callback; other models run their generated code. Opt-in for
-now (``HYSTMECH_ENGINE=1``): a new structure's first result takes 0.1–0.6 s of CPU
-instead of ~6 s, but a step of the belt rig costs about 1.9–2.0x the generated code's with
-the projection scheme and 1.6x with RK45 (benchmarks/bench_first_result.py,
-docs/layout.md).
+tables, no compiled ``stop`` callback; other models run their generated code.
+
+Which code runs is chosen per model as a tiered JIT chooses (:func:`for_model`): the
+structure's generated code when it is compiled already (fastest per step: the engine
+costs about 1.9x per step with the projection scheme and 1.6x with RK45 on the belt
+rig), else the engine when its loop is compiled (a new structure's first result in
+about a second of CPU instead of 7–20 s), else the generated code, compiled as before,
+while a background process compiles the engine's loop once per install.
+``HYSTMECH_ENGINE=1`` always takes the engine, ``0`` never; :func:`use` sets the choice
+for a block (the library's sweeps and continuation ask for the generated code).
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import math
@@ -365,10 +371,8 @@ def scratch(prm):
     return (np.zeros(n), np.zeros(n), np.zeros(n), LC, LI, B, np.zeros(1))
 
 
-# opt-in: "1" runs the models it can on the engine. Not the default yet: a step of the
-# belt rig costs about 2x its generated code (projection; RK45 1.6x; benchmarks/run.py
-# first-result), where a new structure's first result drops from ~6 s to < 1 s of CPU
-# (docs/layout.md)
+# which code runs a model the engine can run (for_model): "auto" (unset; tiered), "1"
+# (always the engine), "0" (always the structure's generated code)
 ENV = "HYSTMECH_ENGINE"
 N_SCRATCH = 7     # arrays in scratch(prm)
 
@@ -504,6 +508,48 @@ def modules() -> list:
 
 _ENGINE: dict = {}
 
+# the engine's loop each method runs (methods not listed run their generated code)
+LOOPS = {"projection": "projection", "RK45": "rk45", "event": "core", "BDF": "core",
+         "Radau": "core", "LSODA": "core"}
+_MODES = {"": "auto", "auto": "auto", "1": "engine", "engine": "engine",
+          "0": "generated", "generated": "generated"}
+
+
+def mode() -> str:
+    """The choice $HYSTMECH_ENGINE asks for: "auto" (unset or ``auto``: tiered, see
+    :func:`for_model`), "engine" (``1``: the engine wherever it can run, compiled on
+    first use) or "generated" (``0``: the structure's generated code, compiled per
+    structure; the fastest per step, for long runs and sweeps)."""
+    v = os.environ.get(ENV, "auto").strip().lower()
+    if v not in _MODES:
+        raise ValueError(f"${ENV} must be 0 (generated code), 1 (the engine) or auto "
+                         f"(tiered, the default) (got {os.environ.get(ENV)!r})")
+    return _MODES[v]
+
+
+@contextlib.contextmanager
+def use(choice: str, *, keep_explicit: bool = False):
+    """Within the block (or the decorated function), run models on ``choice``:
+    "generated" (the structure's own compiled code: a sweep or a continuation of one
+    structure, where per-step speed pays its compile), "engine" or "auto". Set through
+    $HYSTMECH_ENGINE, so the worker processes a sweep starts inside inherit it.
+    keep_explicit: leave an explicit $HYSTMECH_ENGINE of 0 or 1 as it is (the
+    library's sweeps: the choice is the default only)."""
+    value = {"generated": "0", "engine": "1", "auto": "auto"}.get(choice)
+    if value is None:
+        raise ValueError(f"choice must be 'generated', 'engine' or 'auto' (got {choice!r})")
+    old = os.environ.get(ENV)
+    if keep_explicit and mode() != "auto":
+        value = old
+    os.environ[ENV] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = old
+
 
 def engine() -> Compiled | None:
     """The compiled engine (loaded from the disk cache, compiled on first use), or None
@@ -515,21 +561,144 @@ def engine() -> Compiled | None:
     return _ENGINE[d]
 
 
-def for_model(m) -> Compiled | None:
-    """The engine if model ``m`` can run on it, its law ids written into ``m.prm.EL``;
-    else None (see the module docstring)."""
-    if os.environ.get(ENV, "0") != "1":
+def _ready(disp) -> bool:
+    # compiled in this process or on disk (numba's index of the function)
+    return disp is not None and (bool(disp.signatures) or compile_cache.cached_on_disk(disp))
+
+
+def cached(loop: str) -> Compiled | None:
+    """The engine when its ``loop`` and its sample evaluation are compiled (in this
+    process or in the disk cache), found without making its source; else None."""
+    eng = _ENGINE.get(str(compile_cache.cache_dir()))
+    if eng is None:
+        hit = compile_cache.find_stamped("engine")
+        if hit is None:
+            return None
+        eng = Compiled(hit[0], "disk", hit[1])
+    if not (_ready(getattr(eng, loop, None)) and _ready(eng.eval_samples)):
         return None
+    _ENGINE[str(compile_cache.cache_dir())] = eng
+    return eng
+
+
+def runnable(m) -> bool:
+    """Whether model ``m`` can run on the engine (every element a law of the set and not
+    an operator, inputs Harmonic or sampled tables, no compiled ``stop`` callback); its
+    law ids are then written into ``m.prm.EL``."""
     if m.callback is not None or not m.compiled or m.ops_present():
-        return None
+        return False
     if (m.prm.KI < 0).any():
-        return None
+        return False
     ids = [law_id(e.element) for e in m.asm.elements]
     if any(i is None for i in ids):
-        return None
-    eng = engine()
-    if eng is None:
-        return None
+        return False
     if ids:
         m.prm.EL[:, 6] = ids
-    return eng
+    return True
+
+
+_WARMING: set = set()
+
+
+def warm(loop: str, model_cls) -> None:
+    """Compile the engine's ``loop`` ("projection", "rk45" or "core") and its sample
+    evaluation by running a small reference model (``model_cls``:
+    :class:`~hystmech.systems.model.Model`) on it, as the method's ``run`` does (the
+    argument types of every model are the same), unless the disk cache has them. Holds
+    a lock in the cache directory meanwhile, so processes sharing it (the suite's
+    workers) compile once."""
+    if loop in _WARMING or cached(loop) is not None:
+        return
+    d = compile_cache.cache_dir()
+    if d is None:
+        return
+    from ...components import Dahl, Masing
+    from ..assembly import Assembly, Harmonic
+    from . import get
+
+    _WARMING.add(loop)
+    try:
+        with _lock(d / f"engine-{loop}.lock"):
+            if cached(loop) is not None:
+                return
+            a = Assembly()
+            a.add_dof("m", mass=1.0)
+            a.add_spring("m", "ground", k=1e3)
+            a.add_force("m", Harmonic(0.0, 1.0, 10.0))
+            if loop == "rk45":
+                a.add_element("e", Dahl(rho=2e4, Fc=1.0), "m", "ground")
+                method, t1, opts = "RK45", 1e-3, {}
+            else:
+                a.add_element("e", Masing(k=1e3, k0=0.0, alpha=2.0), "m", "ground")
+                method, t1, opts = (("projection", 1e-4, {"h": 1e-5}) if loop == "projection"
+                                    else ("event", 1e-4, {}))
+            with use("engine"):
+                m = model_cls(a, method=method)
+                out = get(method).run(m, 0.0, t1, a.initial_state(), None, True, None, opts,
+                                      method=method)
+                FE, UB, VB = m.forcing_on(out.t)        # the sample evaluation
+                m.eval_on(out.t, np.ascontiguousarray(out.y), FE, UB, VB)
+    finally:
+        _WARMING.discard(loop)
+
+
+@contextlib.contextmanager
+def _lock(path):
+    try:
+        import fcntl
+    except ImportError:                          # (no fcntl: each process compiles)
+        yield
+        return
+    try:
+        f = open(path, "a")
+    except OSError:
+        yield
+        return
+    with f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def for_model(m) -> Compiled | None:
+    """The engine if model ``m`` is to run on it (its law ids then written into
+    ``m.prm.EL``), else None: it runs its generated code (:attr:`Model.code`).
+
+    The choice, as a tiered JIT makes it ($HYSTMECH_ENGINE unset or ``auto``), for a
+    model the engine can run (:func:`runnable`) and the method it is built for
+    (``m.method``; :data:`LOOPS`, the sample evaluation for a model built without one):
+
+    1. the structure's generated code when its loop is compiled (this process or the
+       disk cache): the fastest per step, nothing to compile;
+    2. else the engine when its loop is compiled: a new structure runs at once;
+    3. else (a fresh install, or the first run of a method) the generated code,
+       compiled as before, while a background process compiles the engine's loop
+       (:func:`compile_cache.background`; off with $HYSTMECH_PREFETCH=0), so no first
+       run is slower than before and the next new structure runs on the engine.
+
+    Methods without an engine loop (auto, radau5, the variational and sensitivity
+    templates) run their generated code. ``1`` always takes the engine (compiling it,
+    once per cache, where missing); ``0`` never."""
+    md = mode()
+    if md == "generated" or not runnable(m):
+        return None
+    method = getattr(m, "method", None)
+    loop = LOOPS.get(method) if method is not None else "eval_samples"
+    if md == "engine":
+        if loop in ("projection", "rk45", "core"):
+            warm(loop, type(m))     # (once per cache directory: processes sharing it wait)
+        return engine()
+    if loop is None:
+        return None
+    if m.generated_ready(loop):
+        return None
+    eng = cached(loop)
+    if eng is not None:
+        return eng
+    if loop != "eval_samples":
+        # (the child's entry is the model layer's: warm needs the Model class)
+        compile_cache.background(f"engine-{loop}", "hystmech.systems.model:warm_engine",
+                                 (loop,))
+    return None

@@ -27,6 +27,7 @@ import numpy as np
 
 from ...components.base import check_finite, check_positive
 from ..result import SimulationError
+from ..methods import engine
 from .monodromy import multiplier_errors
 from .shooting import (ConvergenceError, Shooter, crossing_counts, default_fd_eps,
                        drop_neutral, floquet, min_norm_solve, newton_shoot, peak_to_peak)
@@ -86,6 +87,9 @@ def _default_measure(res) -> float:
     return peak_to_peak(res.t, res.y[:, 0])
 
 
+# one structure run many times: its generated code, the fastest per step, compiled
+# once, unless $HYSTMECH_ENGINE says otherwise (methods/engine.py: use)
+@engine.use("generated", keep_explicit=True)
 def continue_orbits(build: Callable, p_start: float, p_end: float, *, y0=None,
                     period: Callable | None = None, n_periods: int = 1, t0: float = 0.0,
                     method: str = "auto", options: dict | None = None,

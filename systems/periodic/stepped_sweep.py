@@ -21,9 +21,13 @@ from typing import Callable
 import numpy as np
 
 from ..result import SimulationError
+from ..methods import engine
 from ..simulate import simulate
 
 
+# one structure run many times: its generated code, the fastest per step, compiled
+# once, unless $HYSTMECH_ENGINE says otherwise (methods/engine.py: use)
+@engine.use("generated", keep_explicit=True)
 def stepped_sweep(build: Callable, omegas, *, dwell: int = 200, n_measure: int = 5,
                   measure: Callable, y0=None, method: str = "RK45",
                   options: dict | None = None, samples_per_period: int = 64) -> dict:

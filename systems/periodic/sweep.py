@@ -34,6 +34,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from ..rigs.belt_tensioner import T_START, paper_tensioner, simulate_belt
+from ..methods import engine
 
 MODELS = ("mdm", "masing")
 F1_MEASURED = (13.0, 27.0, 41.0, 54.0, 67.0, 79.0, 90.0, 100.0, 110.0, 120.0)   # eq. (59c)
@@ -353,6 +354,9 @@ def _kill_pool(pool: cf.ProcessPoolExecutor) -> None:
             pass
 
 
+# one structure run many times: its generated code, the fastest per step, compiled
+# once, unless $HYSTMECH_ENGINE says otherwise (methods/engine.py: use; workers inherit it)
+@engine.use("generated", keep_explicit=True)
 def run_sweep(points, csv_path, *, executor: cf.Executor | None = None,
               max_workers: int | None = None, progress: Callable | None = None,
               grid: dict | None = None, **point_kw) -> dict:
