@@ -1,6 +1,8 @@
 import os
+import signal
 
 import matplotlib
+import pytest
 from hypothesis import settings
 
 matplotlib.use("Agg")
@@ -20,3 +22,36 @@ os.environ.setdefault("HYSTMECH_FMU_PLATFORMS", "native")
 # `hystmech run` compiles a model's sample evaluation in a second process on a fresh
 # cache (systems/compile_cache.py: prefetch); the suite already keeps both cores busy
 os.environ.setdefault("HYSTMECH_PREFETCH", "0")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under ``pytest -n 2 --dist loadgroup`` (the README's command) the tests of a file
+    that use a module- or session-scoped fixture of that file run on one worker: split
+    over two workers, each would build the fixture (an FMU export, a continuation, a
+    compiled structure), twice the work. Tests of files that share a compiled structure
+    without a fixture say so with their own ``xdist_group`` mark. Runs before xdist's
+    own hook, which reads the marks."""
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        module = item.nodeid.split("::", 1)[0]
+        for defs in (info.name2fixturedefs.values() if info else ()):
+            d = defs[-1]
+            if d.scope in ("module", "package", "session") and d.baseid == module:
+                item.add_marker(pytest.mark.xdist_group(module))
+                break
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_restored():
+    """The SIGINT and SIGTERM handlers as they were before the test: a test (or a
+    library it drives) that installs its own must not change the next test's process.
+    The Ctrl-C tests need Python's default handler; under the whole suite they were
+    skipped because an earlier test in the same worker had left another one."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for s, h in saved.items():
+        if h is not None and signal.getsignal(s) is not h:
+            signal.signal(s, h)
