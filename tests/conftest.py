@@ -1,5 +1,4 @@
 import os
-import signal
 
 import matplotlib
 import pytest
@@ -43,15 +42,3 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.xdist_group(module))
                 break
 
-
-@pytest.fixture(autouse=True)
-def _signal_handlers_restored():
-    """The SIGINT and SIGTERM handlers as they were before the test: a test (or a
-    library it drives) that installs its own must not change the next test's process.
-    The Ctrl-C tests need Python's default handler; under the whole suite they were
-    skipped because an earlier test in the same worker had left another one."""
-    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    yield
-    for s, h in saved.items():
-        if h is not None and signal.getsignal(s) is not h:
-            signal.signal(s, h)
