@@ -1,7 +1,6 @@
 import os
 
 import matplotlib
-import pytest
 from hypothesis import settings
 
 matplotlib.use("Agg")
@@ -21,24 +20,3 @@ os.environ.setdefault("HYSTMECH_FMU_PLATFORMS", "native")
 # `hystmech run` compiles a model's sample evaluation in a second process on a fresh
 # cache (systems/compile_cache.py: prefetch); the suite already keeps both cores busy
 os.environ.setdefault("HYSTMECH_PREFETCH", "0")
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    """Under ``pytest -n 2 --dist loadgroup`` (the README's command) the tests of a file
-    that use a module- or session-scoped fixture of that file run on one worker: split
-    over two workers, each would build the fixture (an FMU export, a continuation, a
-    compiled structure), twice the work. Tests of files that share a compiled structure
-    without a fixture say so with their own ``xdist_group`` mark. Runs before xdist's
-    own hook, which reads the marks."""
-    for item in items:
-        if item.get_closest_marker("xdist_group"):
-            continue
-        info = getattr(item, "_fixtureinfo", None)
-        module = item.nodeid.split("::", 1)[0]
-        for defs in (info.name2fixturedefs.values() if info else ()):
-            d = defs[-1]
-            if d.scope in ("module", "package", "session") and d.baseid == module:
-                item.add_marker(pytest.mark.xdist_group(module))
-                break
-

@@ -187,12 +187,6 @@ def _pull_v(t):
     return 0.1
 
 
-# the tests running the stick-slip structure share its compiled radau5/auto loops: one
-# worker under `pytest -n 2 --dist loadgroup` compiles them once (two compiled them at
-# the same time, 20-25 s each, when the file was split over both)
-CANUDAS = pytest.mark.xdist_group("test_stiff.py::canudas")
-
-
 def _canudas(without_jac=False):
     from hystmech.components import LuGre
     from hystmech.systems import Assembly
@@ -233,7 +227,6 @@ def _canudas_reference(te):
                                                                marks=pytest.mark.slow),
                                                   pytest.param("radau5", True,
                                                                marks=pytest.mark.slow)])
-@CANUDAS
 def test_canudas_lugre_stick_slip(method, without_jac):
     from hystmech.systems import simulate
 
@@ -252,7 +245,6 @@ def test_canudas_lugre_stick_slip(method, without_jac):
         assert r.stats["steps_explicit"] > 0
 
 
-@CANUDAS
 @pytest.mark.parametrize("method", ["radau5", "auto"])
 def test_ctrl_c_stops_radau5_and_auto_within_a_second(method):
     """The stiff cores poll the signal flag on every step (radau_solve, auto's phases);
@@ -319,7 +311,6 @@ def test_bad_options_and_uncompilable_inputs():
     assert r.x("m")[-1] == pytest.approx((math.sin(1.0) - math.cos(1.0)) / 2, rel=1e-6)
 
 
-@CANUDAS
 @pytest.mark.parametrize("method", ["radau5", "auto"])
 def test_failure_reports_partial_result(method):
     from hystmech.systems import SimulationError, simulate
