@@ -14,7 +14,7 @@ def build_pythonfmu(script: str, file_name: str, cwd) -> None:
     FMU is named after the script's slave class)."""
     (Path(cwd) / file_name).write_text(script)
     r = subprocess.run([str(BIN / "pythonfmu"), "build", "-f", file_name], cwd=cwd,
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
 
 

@@ -156,7 +156,9 @@ def test_identify_with_zero_force_in_python_is_a_value_error_not_zero_division()
 
 def test_a_non_finite_prediction_is_exit_1_naming_the_sample(tmp_path, capsys, monkeypatch):
     # a model whose force becomes NaN part-way: the comparison is not written
-    import hystmech.identify.compare as cmp
+    # (from-import: `import hystmech.identify.compare as cmp` binds the package's
+    # attribute `compare`, the function once an earlier test in the process used it)
+    from hystmech.identify.compare import compare_arrays
     from hystmech.identify.dataset import Dataset
 
     t = np.linspace(0, 2, 401)
@@ -166,7 +168,7 @@ def test_a_non_finite_prediction_is_exit_1_naming_the_sample(tmp_path, capsys, m
     from hystmech.scenario import NonFiniteResult
 
     with pytest.raises(NonFiniteResult, match=r"F_predicted = nan at t = 1\.25 s \(sample 250\)"):
-        cmp.compare_arrays(ds, pred)
+        compare_arrays(ds, pred)
 
 
 @pytest.mark.parametrize("kind", ["empty", "file", "under_file", "devnull"])

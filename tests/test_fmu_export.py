@@ -109,7 +109,7 @@ def test_fmutool_check_passes(fmus):
         if name not in fmus:
             continue
         r = subprocess.run([str(BIN / "fmutool"), "-input", str(fmus[name]), "-check"],
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=600)
         out = r.stdout + r.stderr
         assert r.returncode == 0, out
         assert "compliant with FMI-2.0" in out and "No semantic error" in out
@@ -184,7 +184,7 @@ def test_cli_export_and_errors(tmp_path):
     exe = str(BIN / "hystmech")
     out = tmp_path / "dahl.fmu"
     r = subprocess.run([exe, "export-fmu", "Dahl", "--param", "rho=200", "--param", "Fc=2",
-                        "-o", str(out)], capture_output=True, text=True, timeout=120)
+                        "-o", str(out)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     from fmpy.validation import validate_fmu
 
@@ -201,7 +201,7 @@ def test_cli_export_and_errors(tmp_path):
     assert not (tmp_path / "y.fmu").exists()
     # from a scenario's [element] table
     r = subprocess.run([exe, "export-fmu", "--scenario", "lugre-example-4", "-o",
-                        str(tmp_path / "l.fmu")], capture_output=True, text=True, timeout=120)
+                        str(tmp_path / "l.fmu")], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert validate_fmu(str(tmp_path / "l.fmu")) == []
 

@@ -254,7 +254,7 @@ def test_preisach_corrupted_max_depth_message_does_not_contradict_itself(tmp_pat
     bad = math.nextafter(256.0, 300.0)
     # initial, k0, offset, max_depth lie side by side in the constructor parameters
     r = subprocess.run([sys.executable, str(script), str(p), "-1", "0", "0", "256", repr(bad)],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads([ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
     assert out["status"] == "error"

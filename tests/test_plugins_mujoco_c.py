@@ -89,7 +89,7 @@ def run_c(exe, lib, model_file, n, tmp_path, first=None, sensors=False):
     out = tmp_path / "out.bin"
     r = subprocess.run([str(exe), str(lib), str(model_file), str(n), str(out)]
                        + ([str(first)] if first else []),
-                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+                       capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stderr
     nq, nv, ns, nplugin, nsd = map(int, r.stdout.split())
     rows = np.fromfile(out).reshape(n, nq + nv + ns + nsd)
@@ -380,7 +380,7 @@ def test_foreign_mjb_instance_is_refused_by_name(c_runner, tmp_path):
     mujoco.mj_saveModel(model, str(mjb), None)
     r = subprocess.run([str(c_runner), str(hmj.library_path()), str(mjb), "10",
                         str(tmp_path / "out.bin")], capture_output=True, text=True,
-                       cwd=tmp_path, timeout=120)
+                       cwd=tmp_path, timeout=600)
     out = r.stdout + r.stderr
     assert r.returncode != 0, out
     assert "configuration values" in out and "hystmech." in out, out
