@@ -14,6 +14,7 @@ from numba.extending import intrinsic, overload
 from .components.base import ForceElement, is_compiled
 from .interrupt import raise_if_stopped, watching
 from .limits import RTOL_MIN, check_memory
+from .systems import compile_cache
 
 
 @dataclass
@@ -140,12 +141,46 @@ def _drive_loop(advance, force, t, u, vuser, x0, p, rtol, n_out, irq=None):
     return F, X, bad_in, bad_F
 
 
+# the same loop as a generated module in the disk cache (systems/compile_cache.py), for
+# kernels importable by module and name (every shipped law): numba cannot cache a
+# closure, so each new process compiled every law's loop again (2 s for Bouc-Wen with
+# its kernels cached; 143 s of the README suite's CPU on empty caches, 2026-11-28)
+_CACHED_LOOP = """from numba import njit
+
+from {drive} import _drive_loop
+from hystmech.systems.compile_cache import resolve
+
+_adv = njit(inline="always")(resolve({am!r}, {aq!r}).py_func)
+_frc = njit(inline="always")(resolve({fm!r}, {fq!r}).py_func)
+_body = njit(inline="always")(_drive_loop.py_func)
+
+
+@njit(cache=True)
+def loop(t, u, vuser, x0, p, rtol, n_out, irq):
+    return _body(_adv, _frc, t, u, vuser, x0, p, rtol, n_out, irq)
+"""
+
+
+def _cached_loop(advance, force):
+    """The drive loop for module-level kernels from the generated-code cache, or None
+    (closures, exec'd kernels, cache disabled: the caller compiles in memory)."""
+    ra, rf = compile_cache.kernel_ref(advance), compile_cache.kernel_ref(force)
+    if ra is None or rf is None:
+        return None
+    src = _CACHED_LOOP.format(drive=__name__, am=ra[0], aq=ra[1], fm=rf[0], fq=rf[1])
+    mod, _ = compile_cache.load(src, sorted({__name__, ra[0], rf[0]}))
+    return None if mod is None else mod.loop
+
+
 def _make_inlined_loop(advance, force):
     # _drive_loop with the kernels inlined at numba IR level: a call boundary would cost
     # atomic increments/decrements of x and p on every sample (LLVM inlines a small
     # kernel by itself, a large one, e.g. with the n != 1 branch of Bouc-Wen, it calls:
     # drive(BoucWen n = 1) 44 vs 36 M samples/s); the loop also hands the kernels
     # uncounted views (_borrowed) for the branches numba cannot prune
+    loop = _cached_loop(advance, force)
+    if loop is not None:
+        return loop
     adv = njit(inline="always")(advance.py_func)
     frc = njit(inline="always")(force.py_func)
     body = njit(inline="always")(_drive_loop.py_func)

@@ -62,3 +62,35 @@ def test_affine_fast_path_equals_the_general_segment_loop(make):
     scale = np.max(np.abs(F))
     assert np.max(np.abs(r.force - F)) <= 1e-9 * scale
     assert np.max(np.abs(r.state[:, 0] - X[:, 0])) <= 1e-9 * max(np.max(np.abs(X)), 1e-300)
+
+
+def test_drive_loop_of_a_shipped_law_comes_from_the_disk_cache_and_equals_the_closure(
+        tmp_path, monkeypatch):
+    # drive's loop of module-level kernels is a generated module in the generated-code
+    # cache (a new process loads it instead of compiling it); it must compute exactly
+    # what the in-memory closure (cache disabled) computes
+    import sys
+
+    from hystmech.components import BoucWen
+    from hystmech.interrupt import watching
+
+    dmod = sys.modules["hystmech.drive"]
+    el = BoucWen(A=1.0, beta=500.0, gamma=500.0, n=1.5, k_el=10.0)
+    t = np.linspace(0.0, 1.0, 3001)
+    u = 1e-3 * np.sin(2 * np.pi * 3 * t) + 4e-4 * np.sin(2 * np.pi * 7.3 * t)
+    monkeypatch.setenv("HYSTMECH_CACHE", str(tmp_path))
+    cached = dmod._make_inlined_loop(el.advance, el.force)
+    files = list(tmp_path.glob("asm_*.py"))
+    assert len(files) == 1 and "_drive_loop" in files[0].read_text()
+    monkeypatch.setenv("HYSTMECH_CACHE", "0")
+    closure = dmod._make_inlined_loop(el.advance, el.force)
+    assert closure is not cached
+    out = []
+    for loop in (cached, closure):
+        with watching() as irq:
+            out.append(loop(t, u, np.empty(0), el.x0.copy(), el.kernel_p(t.size), 1e-8, 1,
+                            irq))
+    (F1, X1, b1, f1), (F2, X2, b2, f2) = out
+    assert (b1, f1) == (b2, f2) == (-1, -1)
+    assert np.array_equal(F1, F2) and np.array_equal(X1, X2)
+    assert np.abs(F1).max() > 0.5 * 1e-3 * 10.0      # the law did run
