@@ -14,7 +14,6 @@ from numba.extending import intrinsic, overload
 from .components.base import ForceElement, is_compiled
 from .interrupt import raise_if_stopped, watching
 from .limits import RTOL_MIN, check_memory
-from .systems import compile_cache
 
 
 @dataclass
@@ -164,6 +163,9 @@ def loop(t, u, vuser, x0, p, rtol, n_out, irq):
 def _cached_loop(advance, force):
     """The drive loop for module-level kernels from the generated-code cache, or None
     (closures, exec'd kernels, cache disabled: the caller compiles in memory)."""
+    # imported here: `import hystmech` loads no subpackage (tests/test_lazy_import.py)
+    from .systems import compile_cache
+
     ra, rf = compile_cache.kernel_ref(advance), compile_cache.kernel_ref(force)
     if ra is None or rf is None:
         return None
