@@ -25,7 +25,7 @@ _WHERE = {
     "fit_preisach": "preisach", "PreisachFit": "preisach", "assemble": "preisach",
     "fit_element": "generic",
     "fit_bouc_wen_damper": "bouc_wen", "predict_bouc_wen_damper": "bouc_wen",
-    "compare": "compare", "compare_arrays": "compare",
+    "compare": "comparison", "compare_arrays": "comparison",
     "analyse": "uncertainty", "Uncertainty": "uncertainty", "ljung_box": "uncertainty",
     "cross_correlation_test": "uncertainty",
 }
@@ -36,8 +36,7 @@ __all__ = sorted(_WHERE)
 def __getattr__(name):
     if name in _WHERE:
         value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-        # cache it: importing the submodule compare.py set this package's attribute
-        # `compare` to the module, which would shadow the function from then on
+        # cached: later accesses skip the import
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

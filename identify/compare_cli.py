@@ -21,7 +21,7 @@ def add_arguments(p) -> None:
 
 def main(args) -> int:
     from ..scenario import load_scenario
-    from .compare import compare
+    from .comparison import compare
 
     from ..safeio import OutputLock
     from ..scenario import check_out_dir, prepare_out_dir

@@ -60,7 +60,7 @@ def test_compare_loop_area_error_and_phase_lag_are_right(tmp_path):
     """A Dahl scenario compared with data from a Dahl of twice the Coulomb level: the
     loop areas differ by a factor 2 exactly (area ∝ Fc, eq. (19)), R² < 1."""
     from hystmech.components import Dahl
-    from hystmech.identify.compare import compare
+    from hystmech.identify.comparison import compare
     from hystmech.identify.dataset import Dataset
 
     t = np.linspace(0, 4, 4001)
@@ -156,9 +156,7 @@ def test_identify_with_zero_force_in_python_is_a_value_error_not_zero_division()
 
 def test_a_non_finite_prediction_is_exit_1_naming_the_sample(tmp_path, capsys, monkeypatch):
     # a model whose force becomes NaN part-way: the comparison is not written
-    # (from-import: `import hystmech.identify.compare as cmp` binds the package's
-    # attribute `compare`, the function once an earlier test in the process used it)
-    from hystmech.identify.compare import compare_arrays
+    from hystmech.identify.comparison import compare_arrays
     from hystmech.identify.dataset import Dataset
 
     t = np.linspace(0, 2, 401)
@@ -186,7 +184,7 @@ def test_compare_out_that_cannot_be_a_directory_is_exit_2(masing_csv, tmp_path, 
 def test_loop_area_error_is_none_when_the_measured_record_has_no_loop():
     # an elastic (single-valued) F(u) encloses no area: a relative area error would be
     # rounding noise divided by ~0, so it is reported as undefined
-    from hystmech.identify.compare import compare_arrays
+    from hystmech.identify.comparison import compare_arrays
     from hystmech.identify.dataset import Dataset
 
     t = np.linspace(0, 4, 2001)
@@ -300,7 +298,7 @@ def test_prediction_band_matches_monte_carlo_over_the_covariance(tmp_path):
     sys.path.insert(0, str(Path(__file__).parent))
     import identify_refs as R
     from hystmech.identify import Dataset, fit_element
-    from hystmech.identify.compare import compare
+    from hystmech.identify.comparison import compare
 
     t, u, v, Aw = R.sine(A=0.002, fs=500.0)
     F = R.dahl(t, Aw, rho=800.0, Fc=50.0)

@@ -43,8 +43,9 @@ def test_every_public_name_has_a_page(generated):
 
 
 def test_public_names_resolve_to_one_object():
-    # a lazily exported name that is also a submodule's name (identify.compare) must not
-    # turn into the module after its first use
+    # a lazily exported name must not turn into another object after its first use
+    # (a submodule of the same name would shadow it: identify's comparison.py is not
+    # named compare.py for that reason)
     for modname in hm_docgen.public_modules():
         mod = importlib.import_module(modname)
         for name in getattr(mod, "__all__", ()):
@@ -146,3 +147,4 @@ def test_docstring_layouts_reach_the_page_intact():
     words = lambda ls: " ".join(ls).replace("\\", "").split()
     assert words(lines) == words(doc)
     assert "    kept  |as|   written" in lines          # literal block untouched
+
