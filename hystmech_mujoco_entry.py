@@ -8,7 +8,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import tempfile
 
 
 def install_key() -> str:
@@ -20,6 +19,15 @@ def install_key() -> str:
     return hashlib.sha1(origin.encode()).hexdigest()[:12]
 
 
+def plugin_cache() -> str:
+    """hystmech.plugins' cache folder ($HYSTMECH_PLUGIN_CACHE, default
+    hystmech.paths.user_cache("plugins")), the rule repeated: this module imports no
+    hystmech."""
+    return os.environ.get("HYSTMECH_PLUGIN_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "hystmech", "plugins")
+
+
 def built_library():
     """Path of the default build of the library if it was built from the installed
     sources (the record hystmech.plugins.mujoco_build writes), else None."""
@@ -29,8 +37,7 @@ def built_library():
     if d:
         lib = os.path.join(d, "libhystmech_mujoco.so")
         return lib if os.path.exists(lib) else None
-    cache = os.environ.get("HYSTMECH_PLUGIN_CACHE") or os.path.join(
-        tempfile.gettempdir(), "hystmech-plugin-cache")
+    cache = plugin_cache()
     try:
         with open(os.path.join(cache, f"mujoco-{mujoco.__version__}-{install_key()}.json")) as f:
             rec = json.load(f)

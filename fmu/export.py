@@ -32,6 +32,7 @@ from xml.sax.saxutils import escape
 import numpy as np
 
 from ..components.base import ForceElement
+from ..paths import user_cache
 from .variables import ExportedFMU, exported, fmu_variables, variables_html
 
 HERE = Path(__file__).resolve().parent
@@ -868,7 +869,7 @@ def find_compiler(cc: str | None = None) -> str:
 
 def _cache_dir() -> Path:
     d = os.environ.get("HYSTMECH_FMU_CACHE")
-    return Path(d) if d else Path(tempfile.gettempdir()) / "hystmech-fmu-cache"
+    return Path(d) if d else user_cache("fmu")
 
 
 class Platform(NamedTuple):

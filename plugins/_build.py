@@ -8,8 +8,9 @@ import ctypes
 import importlib
 import os
 import subprocess
-import tempfile
 from pathlib import Path
+
+from ..paths import user_cache
 
 HERE = Path(__file__).resolve().parent
 
@@ -34,9 +35,10 @@ def engine(module: str):
 
 
 def cache_dir() -> Path:
-    """Where built plugin libraries are kept ($HYSTMECH_PLUGIN_CACHE or the temp dir)."""
+    """Where built plugin libraries are kept ($HYSTMECH_PLUGIN_CACHE, default
+    ``$XDG_CACHE_HOME/hystmech/plugins``, see ``hystmech.paths``)."""
     d = os.environ.get("HYSTMECH_PLUGIN_CACHE")
-    return Path(d) if d else Path(tempfile.gettempdir()) / "hystmech-plugin-cache"
+    return Path(d) if d else user_cache("plugins")
 
 
 def build_shared(stem: str, sources: list[Path], *, includes=(), link=(), key: str = "",

@@ -16,8 +16,8 @@ content into :func:`plugin_dir` and needs no compiler and no Python afterwards:
   ``import hystmech.plugins.mujoco`` builds it on first use when needed and loads it.
 
 Folder: ``$HYSTMECH_MUJOCO_PLUGIN_DIR`` if set, else
-``$HYSTMECH_PLUGIN_CACHE/mujoco-<version>-<hash>`` (default cache: the system temp
-dir's ``hystmech-plugin-cache``).
+``$HYSTMECH_PLUGIN_CACHE/mujoco-<version>-<hash>`` (default cache:
+``$XDG_CACHE_HOME/hystmech/plugins``, see ``hystmech.paths``).
 """
 from __future__ import annotations
 

@@ -37,6 +37,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..paths import user_cache
+
 ENV = "HYSTMECH_CACHE"
 _OFF = ("", "0", "off", "no", "false", "none")
 PREFIX = "asm_"
@@ -49,8 +51,7 @@ def cache_dir() -> Path | None:
         if v.strip().lower() in _OFF:
             return None
         return Path(v).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "hystmech" / "numba"
+    return user_cache("numba")
 
 
 def kernel_ref(fn):
