@@ -41,8 +41,8 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
-from numba import njit
-from numba.extending import register_jitable
+from numba import carray, njit, typeof, types
+from numba.extending import intrinsic, register_jitable
 
 from ..components.base import ForceElement
 from ._build import engine
@@ -60,7 +60,7 @@ def _scalar_axes(advance, force, copy, commit_copy, a0, a1):
     is the committed state advanced once: ``commit_copy``, the law's state_commit) —
     then advance from the committed strain (Kc) to the trial strain (Kt); the couples
     go to M."""
-    @njit(cache=False)
+    @njit(cache=False, inline='always')
     def step(i, buf, oX, oXt, ns, commit, oKc, oKt, oM, dt, p, rtol, u0v, u1v, vv, out):
         for a in range(a0, a1):
             o = (a - a0) * ns
@@ -85,7 +85,7 @@ def _scalar_axes(advance, force, copy, commit_copy, a0, a1):
 def _vector_axes(advance, force, copy, commit_copy):
     """Kernel of a vector (two-input) law on the bending pair of node i (as
     _scalar_axes; u0v, u1v, vv, out: the 2-vectors handed to the law's kernels)."""
-    @njit(cache=False)
+    @njit(cache=False, inline='always')
     def step(i, buf, oX, oXt, ns, commit, oKc, oKt, oM, dt, p, rtol, u0v, u1v, vv, out):
         xc = buf[oX:oX + ns]
         x = buf[oXt:oXt + ns]
@@ -105,12 +105,12 @@ def _vector_axes(advance, force, copy, commit_copy):
     return step
 
 
-@njit(cache=False)
+@njit(cache=False, inline='always')
 def _no_torsion(i, buf, oX, oXt, ns, commit, oKc, oKt, oM, dt, p, rtol, u0v, u1v, vv, out):
     buf[oM + 3 * i + 2] = 0.0
 
 
-@njit(cache=False)
+@njit(cache=False, inline='always')
 def _no_bending(i, buf, oX, oXt, ns, commit, oKc, oKt, oM, dt, p, rtol, u0v, u1v, vv, out):
     buf[oM + 3 * i] = 0.0
     buf[oM + 3 * i + 1] = 0.0
@@ -249,6 +249,48 @@ def _offsets(buf):
             (o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, o11, o12, o13))
 
 
+@intrinsic
+def _at(typingctx, addr):
+    # the float64 pointer at an address (an array handed once, see _hand)
+    sig = types.CPointer(types.float64)(types.intp)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+    return sig, codegen
+
+
+def _address(a, name, ndim):
+    # the address of a float64 array whose rows are contiguous, and its row stride
+    # [elements] (PyElastica's rod arrays are views of its memory block: rows of the
+    # block, contiguous within a row)
+    if (not isinstance(a, np.ndarray) or a.dtype != np.float64 or a.ndim != ndim
+            or a.strides[-1] != 8 or a.strides[0] % 8 or a.strides[0] <= 0):
+        raise ValueError(f"the rod's {name} must be a float64 array of {ndim} "
+                         f"dimension(s) with contiguous rows (PyElastica's layout)")
+    return a.ctypes.data, a.strides[0] // 8
+
+
+def _hand(rod, buf):
+    """The addresses and row strides of the memory and of the rod's arrays the kernel
+    reads and writes, as the int64 array it is called with (the arrays are checked for
+    identity before every call, so the addresses stay those of live arrays)."""
+    pb, _ = _address(buf, "memory", 1)
+    nr = rod.kappa.shape[1]
+    for name, a, shape in (("kappa", rod.kappa, (3, nr)),
+                           ("rest_kappa", rod.rest_kappa, (3, nr)),
+                           ("voronoi_dilatation", rod.voronoi_dilatation, (nr,)),
+                           ("rest_voronoi_lengths", rod.rest_voronoi_lengths, (nr,)),
+                           ("external_torques", rod.external_torques, (3, nr + 1))):
+        if a.shape != shape:
+            raise ValueError(f"the rod's {name} must have shape {shape} (got {a.shape})")
+    pk, sk = _address(rod.kappa, "kappa", 2)
+    pr, sr = _address(rod.rest_kappa, "rest_kappa", 2)
+    pv, _ = _address(rod.voronoi_dilatation, "voronoi_dilatation", 1)
+    pl, _ = _address(rod.rest_voronoi_lengths, "rest_voronoi_lengths", 1)
+    pe, se = _address(rod.external_torques, "external_torques", 2)
+    return np.array([pb, buf.size, nr, pk, sk, pr, sr, pv, pl, pe, se], dtype=np.int64)
+
+
 _KERNELS: dict = {}
 
 
@@ -271,7 +313,19 @@ def _kernel(bend, tors):
         return _KERNELS[key]
 
     @njit(cache=False)
-    def run(kappa, rest, vdil, rvl, ext, buf, time):
+    def run(hand, time):
+        # the rod's arrays and the memory, handed once as addresses (_hand): one
+        # small array to unbox per call instead of six, and views without reference
+        # counts
+        buf = carray(_at(hand[0]), int(hand[1]))
+        nr = int(hand[2])
+        # rows of PyElastica's memory block: (3, row stride), of which the rod's
+        # columns 0 .. nr (nr + 1 for the elements) are read and written
+        kappa = carray(_at(hand[3]), (3, int(hand[4])))
+        rest = carray(_at(hand[5]), (3, int(hand[6])))
+        vdil = carray(_at(hand[7]), nr)
+        rvl = carray(_at(hand[8]), nr)
+        ext = carray(_at(hand[9]), (3, int(hand[10])))
         if buf[H_CALLBACK] == 0.0 and buf[H_NEV] >= 2.0:
             # without the commit callback a multi-stage stepper shows as evaluation
             # times with changing intervals or going back (PEFRL's stages do both;
@@ -416,7 +470,9 @@ class HystereticBendingMemory:
                            lambda: _scalar_axes(torsion.advance, torsion.force, cp, cc,
                                                 2, 3))
         self._run = _kernel(bend, tors)
-        self._fast = None       # (the rod's arrays, the compiled overload for them)
+        # (the rod's arrays, the kernel's entry point, their addresses, the memory):
+        # the arrays are kept so the addresses stay valid; see _call
+        self._hand_of = None
         self.ell = rod.rest_voronoi_lengths
 
     @property
@@ -465,10 +521,26 @@ class HystereticBendingMemory:
     def evaluate(self, rod, time: float):
         """The trial of one step at ``time`` [s] from the committed memory (the previous
         step's trial committed first), its couples added to ``rod.external_torques``."""
-        if self._run(rod.kappa, rod.rest_kappa, rod.voronoi_dilatation,
-                     rod.rest_voronoi_lengths, rod.external_torques, self.buf,
-                     float(time)) < 0:
+        if self._call(rod)(self._hand_of[6], float(time)) < 0:
             self._refuse()
+
+    def _call(self, rod):
+        """The compiled kernel's entry point for ``rod`` (numba's overload for the
+        kernel's one signature, called without its per-call type resolution), the
+        rod's arrays handed to it once (:func:`_hand`; again if the rod hands other
+        arrays)."""
+        h = self._hand_of
+        if (h is None or rod.kappa is not h[0] or rod.rest_kappa is not h[1]
+                or rod.voronoi_dilatation is not h[2]
+                or rod.rest_voronoi_lengths is not h[3] or rod.external_torques is not h[4]):
+            hand = _hand(rod, self.buf)
+            sig = (typeof(hand), types.float64)
+            if sig not in self._run.overloads:
+                self._run.compile(sig)
+            h = self._hand_of = (rod.kappa, rod.rest_kappa, rod.voronoi_dilatation,
+                                 rod.rest_voronoi_lengths, rod.external_torques,
+                                 _overload(self._run, (hand, 0.0)), hand, self.buf)
+        return h[5]
 
     def _refuse(self):
         # the compiled kernel's refusals (it changed nothing); see _kernel
@@ -498,7 +570,6 @@ _KERNEL_PARTS: dict = {}
 def _overload(disp, args):
     # the compiled overload of dispatcher disp for these arguments' numba types (the
     # entry point numba's dispatch itself ends in)
-    from numba import typeof
     return disp.overloads[tuple(typeof(a) for a in args)].entry_point
 
 
@@ -574,19 +645,16 @@ def _classes():
                                                             x0_torsion=x0t, rtol=rtol)
                 _MEMORIES[system] = mem
             # the compiled kernel straight from the hook, one Python frame per step:
-            # while the rod hands the same array objects as at the first step (so the
-            # same types), its compiled overload is called without numba's dispatch
-            # (type resolution per call: ~1/3 of a call's overhead)
-            k, kr, vd = system.kappa, system.rest_kappa, system.voronoi_dilatation
-            rvl, ext = system.rest_voronoi_lengths, system.external_torques
-            f = mem._fast
-            if (f is not None and k is f[0] and kr is f[1] and vd is f[2] and rvl is f[3]
-                    and ext is f[4]):
-                r = f[5](k, kr, vd, rvl, ext, mem.buf, float(time))
+            # its entry point with the rod's arrays handed once as addresses, while
+            # the rod hands the same arrays (see HystereticBendingMemory._call)
+            h = mem._hand_of
+            if (h is not None and system.kappa is h[0] and system.rest_kappa is h[1]
+                    and system.voronoi_dilatation is h[2]
+                    and system.rest_voronoi_lengths is h[3]
+                    and system.external_torques is h[4]):
+                r = h[5](h[6], time)
             else:
-                r = mem._run(k, kr, vd, rvl, ext, mem.buf, float(time))
-                mem._fast = (k, kr, vd, rvl, ext, _overload(mem._run, (k, kr, vd, rvl,
-                                                                       ext, mem.buf, 0.0)))
+                r = mem._call(system)(mem._hand_of[6], float(time))
             if r < 0:
                 mem._refuse()
 
