@@ -20,16 +20,24 @@ Every node's commit, trial and the torque transcription are one compiled call pe
 (numba, batched over nodes, indexing the memory buffer directly; each node's states are
 copied once per step, and only the part the law reads: ``state_copy`` of the element
 protocol, e.g. a Preisach memory's live stack rather than its capacity; a commit copies
-only what one advance can have written, ``state_commit``). Host discipline: the forcing evaluates a trial copy of
-the committed memories at the step's strains; a callback commits once per step (or,
-for the bare forcing class, the next step's evaluation does). Steppers: PyElastica
+only what one advance can have written, ``state_commit``). The rod's arrays are handed
+to the kernel once, as addresses (checked for identity at every call), and the
+per-node law steps are inlined into it. Host discipline: the forcing evaluates a trial
+copy of the committed memories at the step's strains; the trial of step n is committed
+inside step n+1's compiled call, before its trial (PositionVerlet evaluates once per
+step and rejects no step, so a trial is accepted as made), and the last step's when the
+memory is read; no callback runs per step (an optional :class:`CommitMemory` callback
+makes the acceptance explicit). A trial made by hand (``evaluate``) stays a probe until
+``accept()``. Steppers: PyElastica
 1.0 has two, PositionVerlet and PEFRL (no explicit steppers). PositionVerlet is supported (one force
 evaluation per step, at the half step). PEFRL is refused: it evaluates the forcing at four
 stages per step while PyElastica zeroes the external forces and torques only at the
 step's end, so every forcing's torque (PyElastica's own included) is summed over the
 stages, and its step ends with a kinematic drift after the last force evaluation, so
-no trial is made at the accepted state: a second evaluation within one step raises a
-RuntimeError naming both, and :func:`integrate` refuses PEFRL with a ValueError. The memory is a set of rod attributes (``hystmech_bending_*``), saved and
+no trial is made at the accepted state: its stages' evaluations come at unequal
+intervals and going back in time, which the kernel refuses (RuntimeError naming
+PositionVerlet; with the CommitMemory callback, at the second evaluation within a
+step), and :func:`integrate` refuses PEFRL with a ValueError. The memory is a set of rod attributes (``hystmech_bending_*``), saved and
 restored by ``elastica.save_state`` / ``load_state`` with the rod.
 
 Displacement convention (shared by the plugin hosts, plugins/convention.py): strains from the rest
@@ -341,7 +349,7 @@ def _kernel(bend, tors):
                     return -2
         commit = False
         if buf[H_PENDING] != 0.0:
-            if buf[H_CALLBACK] != 0.0 and buf[H_ACCEPTED] == 0.0:
+            if buf[H_ACCEPTED] == 0.0:
                 return -1
             commit = True
             buf[H_TC] = buf[H_TT]
@@ -380,6 +388,10 @@ def _kernel(bend, tors):
         buf[H_TT] = time
         buf[H_NEV] += 1.0
         buf[H_PENDING] = 1.0
+        # without the commit callback the trial is accepted as made: PositionVerlet
+        # evaluates once per step and never rejects a step (a multi-stage stepper is
+        # refused above), so the memory read after the step is the committed one
+        buf[H_ACCEPTED] = 1.0 if buf[H_CALLBACK] == 0.0 else 0.0
         return 1 if commit else 0
 
     _KERNELS[key] = run
@@ -512,7 +524,7 @@ class HystereticBendingMemory:
 
     @property
     def callback(self) -> bool:
-        return self.buf[H_CALLBACK] != 0.0
+        return bool(self.buf[H_CALLBACK] != 0.0)
 
     @callback.setter
     def callback(self, on: bool):
@@ -520,9 +532,15 @@ class HystereticBendingMemory:
 
     def evaluate(self, rod, time: float):
         """The trial of one step at ``time`` [s] from the committed memory (the previous
-        step's trial committed first), its couples added to ``rod.external_torques``."""
-        if self._call(rod)(self._hand_of[6], float(time)) < 0:
-            self._refuse()
+        step's accepted trial committed first), its couples added to
+        ``rod.external_torques``; the trial is committed only after :meth:`accept`
+        (a second evaluation before it is refused)."""
+        r = self._call(rod)(self._hand_of[6], float(time))
+        if r < 0:
+            self._refuse(r)
+        # a trial made by hand is a probe until accept(): a second evaluation before it
+        # is refused, and the committed memory is read without it
+        self.buf[H_ACCEPTED] = 0.0
 
     def _call(self, rod):
         """The compiled kernel's entry point for ``rod`` (numba's overload for the
@@ -542,9 +560,9 @@ class HystereticBendingMemory:
                                  _overload(self._run, (hand, 0.0)), hand, self.buf)
         return h[5]
 
-    def _refuse(self):
+    def _refuse(self, code):
         # the compiled kernel's refusals (it changed nothing); see _kernel
-        if self.buf[H_CALLBACK] != 0.0:
+        if code == -1:
             raise RuntimeError(
                 "hystmech hysteretic bending: the forcing was evaluated twice within "
                 "one time step; use elastica.PositionVerlet (elastica.PEFRL and other "
@@ -624,9 +642,9 @@ def _classes():
         or ``memory=HystereticBendingMemory(rod, law, ...)`` (the memory is then
         allocated at once and is saved/restored by elastica's restart utilities;
         with ``law=`` it is allocated at the first evaluation and reachable as
-        ``bending_memory(rod)``). Without a commit callback (:func:`add_hysteretic_bending`
-        adds one) the trial of a step is committed at the next step's evaluation.
-        Integrate with elastica.PositionVerlet."""
+        ``bending_memory(rod)``). The trial of a step is committed at the next step's
+        evaluation (or when the memory is read); a :class:`CommitMemory` callback, if
+        added, makes the acceptance explicit. Integrate with elastica.PositionVerlet."""
 
         def __init__(self, law=None, *, torsion=None, x0=None, x0_torsion=None,
                      rtol: float = 1e-8, memory=None):
@@ -656,11 +674,14 @@ def _classes():
             else:
                 r = mem._call(system)(mem._hand_of[6], float(time))
             if r < 0:
-                mem._refuse()
+                mem._refuse(r)
 
     class CommitMemory(ea.CallBackBaseClass):
-        """Commits the trial memories once per step (PyElastica calls callbacks once
-        per step, after the last kinematic update)."""
+        """Optional: marks each step's trial accepted from a callback (PyElastica calls
+        callbacks once per step, after the last kinematic update), so that a second
+        evaluation within a step is refused at once rather than by the unequal-interval
+        check; costs one Python call per step. Without it a trial is accepted as made
+        (PositionVerlet: one evaluation per step, no step rejected)."""
 
         def __init__(self, memory: HystereticBendingMemory):
             super().__init__()
@@ -697,8 +718,9 @@ def bending_memory(rod) -> HystereticBendingMemory:
 def add_hysteretic_bending(sim, rod, law=None, *, torsion=False, x0=None,
                            x0_torsion=None, rtol: float = 1e-8) -> HystereticBendingMemory:
     """Add hystmech moment elements at every Voronoi node of ``rod`` to the PyElastica
-    simulator ``sim`` (Forcing and CallBacks mixins), before ``sim.finalize()``, and a
-    callback committing them once per step; returns the rod's memory.
+    simulator ``sim`` (Forcing mixin), before ``sim.finalize()``; returns the rod's
+    memory. Each step's trial is committed inside the next step's compiled call (and
+    the last one when the memory is read), so no callback runs per step.
 
     ``law`` maps the bending strain κ − κ_rest [1/m] to a couple [N·m] added to the
     rod's own B(κ − κ_rest): a scalar law (one per axis d1, d2) or a vector law
@@ -712,9 +734,8 @@ def add_hysteretic_bending(sim, rod, law=None, *, torsion=False, x0=None,
     if law is None:
         law, _, x0d = cable_hysteresis()
         x0 = x0d if x0 is None else x0
-    for mixin in ("Forcing", "CallBacks"):
-        if not isinstance(sim, getattr(ea, mixin)):
-            raise ValueError(f"the simulator must derive from elastica.{mixin}")
+    if not isinstance(sim, ea.Forcing):
+        raise ValueError("the simulator must derive from elastica.Forcing")
     if torsion is True:
         if not isinstance(law, ForceElement):
             raise ValueError("torsion=True reuses a scalar bending law; with a vector law "
@@ -725,9 +746,8 @@ def add_hysteretic_bending(sim, rod, law=None, *, torsion=False, x0=None,
     mem = HystereticBendingMemory(rod, law, torsion, x0=x0, x0_torsion=x0_torsion,
                                   rtol=rtol)
     _MEMORIES[rod] = mem
-    HB, CM = _classes()
+    HB, _ = _classes()
     sim.add_forcing_to(rod).using(HB, memory=mem)
-    sim.collect_diagnostics(rod).using(CM, memory=mem)
     return mem
 
 
