@@ -284,6 +284,9 @@ def _hand(rod, buf):
     identity before every call, so the addresses stay those of live arrays)."""
     pb, _ = _address(buf, "memory", 1)
     nr = rod.kappa.shape[1]
+    if nr != int(buf[H_NV]):
+        raise ValueError(f"this memory holds {int(buf[H_NV])} Voronoi nodes, the rod has "
+                         f"{nr}: a memory belongs to the rod it was made for")
     for name, a, shape in (("kappa", rod.kappa, (3, nr)),
                            ("rest_kappa", rod.rest_kappa, (3, nr)),
                            ("voronoi_dilatation", rod.voronoi_dilatation, (nr,)),

@@ -584,3 +584,12 @@ def test_rod_sharing_the_memory_block_with_another_rod():
     for k in ("Xb", "Xs", "Kc", "Mc", "work"):
         assert np.array_equal(getattr(memA, k), getattr(memB, k)), k
     assert np.max(np.abs(memA.Xb)) == pytest.approx(0.01, rel=1e-12)      # slipped (η)
+
+
+def test_memory_refuses_a_rod_of_another_size():
+    LinearSpring = get_element_class("LinearSpring")
+    sim, rod, mem = cantilever(8, 0.4, 0.005, 1e6, 1000.0, tip=[0, 0.01, 0], ramp=0.01,
+                               law=LinearSpring(k=1e-4))
+    _, other = clamped_rod(6, 0.4, 0.005, 1000.0, 1e6)
+    with pytest.raises(ValueError, match="7 Voronoi nodes, the rod has 5"):
+        mem.evaluate(other, 1e-5)
