@@ -20,16 +20,24 @@ Every node's commit, trial and the torque transcription are one compiled call pe
 (numba, batched over nodes, indexing the memory buffer directly; each node's states are
 copied once per step, and only the part the law reads: ``state_copy`` of the element
 protocol, e.g. a Preisach memory's live stack rather than its capacity; a commit copies
-only what one advance can have written, ``state_commit``). Host discipline: the forcing evaluates a trial copy of
-the committed memories at the step's strains; a callback commits once per step (or,
-for the bare forcing class, the next step's evaluation does). Steppers: PyElastica
+only what one advance can have written, ``state_commit``). The rod's arrays are handed
+to the kernel once, as addresses (checked for identity at every call), and the
+per-node law steps are inlined into it. Host discipline: the forcing evaluates a trial
+copy of the committed memories at the step's strains; the trial of step n is committed
+inside step n+1's compiled call, before its trial (PositionVerlet evaluates once per
+step and rejects no step, so a trial is accepted as made), and the last step's when the
+memory is read; no callback runs per step (an optional :class:`CommitMemory` callback
+makes the acceptance explicit). A trial made by hand (``evaluate``) stays a probe until
+``accept()``. Steppers: PyElastica
 1.0 has two, PositionVerlet and PEFRL (no explicit steppers). PositionVerlet is supported (one force
 evaluation per step, at the half step). PEFRL is refused: it evaluates the forcing at four
 stages per step while PyElastica zeroes the external forces and torques only at the
 step's end, so every forcing's torque (PyElastica's own included) is summed over the
 stages, and its step ends with a kinematic drift after the last force evaluation, so
-no trial is made at the accepted state: a second evaluation within one step raises a
-RuntimeError naming both, and :func:`integrate` refuses PEFRL with a ValueError. The memory is a set of rod attributes (``hystmech_bending_*``), saved and
+no trial is made at the accepted state: its stages' evaluations come at unequal
+intervals and going back in time, which the kernel refuses (RuntimeError naming
+PositionVerlet; with the CommitMemory callback, at the second evaluation within a
+step), and :func:`integrate` refuses PEFRL with a ValueError. The memory is a set of rod attributes (``hystmech_bending_*``), saved and
 restored by ``elastica.save_state`` / ``load_state`` with the rod.
 
 Displacement convention (shared by the plugin hosts, plugins/convention.py): strains from the rest
@@ -41,8 +49,8 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
-from numba import njit
-from numba.extending import register_jitable
+from numba import carray, njit, typeof, types
+from numba.extending import intrinsic, register_jitable
 
 from ..components.base import ForceElement
 from ._build import engine
@@ -60,7 +68,7 @@ def _scalar_axes(advance, force, copy, commit_copy, a0, a1):
     is the committed state advanced once: ``commit_copy``, the law's state_commit) —
     then advance from the committed strain (Kc) to the trial strain (Kt); the couples
     go to M."""
-    @njit(cache=False)
+    @njit(cache=False, inline='always')
     def step(i, buf, oX, oXt, ns, commit, oKc, oKt, oM, dt, p, rtol, u0v, u1v, vv, out):
         for a in range(a0, a1):
             o = (a - a0) * ns
@@ -85,7 +93,7 @@ def _scalar_axes(advance, force, copy, commit_copy, a0, a1):
 def _vector_axes(advance, force, copy, commit_copy):
     """Kernel of a vector (two-input) law on the bending pair of node i (as
     _scalar_axes; u0v, u1v, vv, out: the 2-vectors handed to the law's kernels)."""
-    @njit(cache=False)
+    @njit(cache=False, inline='always')
     def step(i, buf, oX, oXt, ns, commit, oKc, oKt, oM, dt, p, rtol, u0v, u1v, vv, out):
         xc = buf[oX:oX + ns]
         x = buf[oXt:oXt + ns]
@@ -105,12 +113,12 @@ def _vector_axes(advance, force, copy, commit_copy):
     return step
 
 
-@njit(cache=False)
+@njit(cache=False, inline='always')
 def _no_torsion(i, buf, oX, oXt, ns, commit, oKc, oKt, oM, dt, p, rtol, u0v, u1v, vv, out):
     buf[oM + 3 * i + 2] = 0.0
 
 
-@njit(cache=False)
+@njit(cache=False, inline='always')
 def _no_bending(i, buf, oX, oXt, ns, commit, oKc, oKt, oM, dt, p, rtol, u0v, u1v, vv, out):
     buf[oM + 3 * i] = 0.0
     buf[oM + 3 * i + 1] = 0.0
@@ -249,6 +257,51 @@ def _offsets(buf):
             (o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, o11, o12, o13))
 
 
+@intrinsic
+def _at(typingctx, addr):
+    # the float64 pointer at an address (an array handed once, see _hand)
+    sig = types.CPointer(types.float64)(types.intp)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+    return sig, codegen
+
+
+def _address(a, name, ndim):
+    # the address of a float64 array whose rows are contiguous, and its row stride
+    # [elements] (PyElastica's rod arrays are views of its memory block: rows of the
+    # block, contiguous within a row)
+    if (not isinstance(a, np.ndarray) or a.dtype != np.float64 or a.ndim != ndim
+            or a.strides[-1] != 8 or a.strides[0] % 8 or a.strides[0] <= 0):
+        raise ValueError(f"the rod's {name} must be a float64 array of {ndim} "
+                         f"dimension(s) with contiguous rows (PyElastica's layout)")
+    return a.ctypes.data, a.strides[0] // 8
+
+
+def _hand(rod, buf):
+    """The addresses and row strides of the memory and of the rod's arrays the kernel
+    reads and writes, as the int64 array it is called with (the arrays are checked for
+    identity before every call, so the addresses stay those of live arrays)."""
+    pb, _ = _address(buf, "memory", 1)
+    nr = rod.kappa.shape[1]
+    if nr != int(buf[H_NV]):
+        raise ValueError(f"this memory holds {int(buf[H_NV])} Voronoi nodes, the rod has "
+                         f"{nr}: a memory belongs to the rod it was made for")
+    for name, a, shape in (("kappa", rod.kappa, (3, nr)),
+                           ("rest_kappa", rod.rest_kappa, (3, nr)),
+                           ("voronoi_dilatation", rod.voronoi_dilatation, (nr,)),
+                           ("rest_voronoi_lengths", rod.rest_voronoi_lengths, (nr,)),
+                           ("external_torques", rod.external_torques, (3, nr + 1))):
+        if a.shape != shape:
+            raise ValueError(f"the rod's {name} must have shape {shape} (got {a.shape})")
+    pk, sk = _address(rod.kappa, "kappa", 2)
+    pr, sr = _address(rod.rest_kappa, "rest_kappa", 2)
+    pv, _ = _address(rod.voronoi_dilatation, "voronoi_dilatation", 1)
+    pl, _ = _address(rod.rest_voronoi_lengths, "rest_voronoi_lengths", 1)
+    pe, se = _address(rod.external_torques, "external_torques", 2)
+    return np.array([pb, buf.size, nr, pk, sk, pr, sr, pv, pl, pe, se], dtype=np.int64)
+
+
 _KERNELS: dict = {}
 
 
@@ -271,7 +324,19 @@ def _kernel(bend, tors):
         return _KERNELS[key]
 
     @njit(cache=False)
-    def run(kappa, rest, vdil, rvl, ext, buf, time):
+    def run(hand, time):
+        # the rod's arrays and the memory, handed once as addresses (_hand): one
+        # small array to unbox per call instead of six, and views without reference
+        # counts
+        buf = carray(_at(hand[0]), int(hand[1]))
+        nr = int(hand[2])
+        # rows of PyElastica's memory block: (3, row stride), of which the rod's
+        # columns 0 .. nr (nr + 1 for the elements) are read and written
+        kappa = carray(_at(hand[3]), (3, int(hand[4])))
+        rest = carray(_at(hand[5]), (3, int(hand[6])))
+        vdil = carray(_at(hand[7]), nr)
+        rvl = carray(_at(hand[8]), nr)
+        ext = carray(_at(hand[9]), (3, int(hand[10])))
         if buf[H_CALLBACK] == 0.0 and buf[H_NEV] >= 2.0:
             # without the commit callback a multi-stage stepper shows as evaluation
             # times with changing intervals or going back (PEFRL's stages do both;
@@ -287,7 +352,7 @@ def _kernel(bend, tors):
                     return -2
         commit = False
         if buf[H_PENDING] != 0.0:
-            if buf[H_CALLBACK] != 0.0 and buf[H_ACCEPTED] == 0.0:
+            if buf[H_ACCEPTED] == 0.0:
                 return -1
             commit = True
             buf[H_TC] = buf[H_TT]
@@ -326,6 +391,10 @@ def _kernel(bend, tors):
         buf[H_TT] = time
         buf[H_NEV] += 1.0
         buf[H_PENDING] = 1.0
+        # without the commit callback the trial is accepted as made: PositionVerlet
+        # evaluates once per step and never rejects a step (a multi-stage stepper is
+        # refused above), so the memory read after the step is the committed one
+        buf[H_ACCEPTED] = 1.0 if buf[H_CALLBACK] == 0.0 else 0.0
         return 1 if commit else 0
 
     _KERNELS[key] = run
@@ -416,7 +485,9 @@ class HystereticBendingMemory:
                            lambda: _scalar_axes(torsion.advance, torsion.force, cp, cc,
                                                 2, 3))
         self._run = _kernel(bend, tors)
-        self._fast = None       # (the rod's arrays, the compiled overload for them)
+        # (the rod's arrays, the kernel's entry point, their addresses, the memory):
+        # the arrays are kept so the addresses stay valid; see _call
+        self._hand_of = None
         self.ell = rod.rest_voronoi_lengths
 
     @property
@@ -456,7 +527,7 @@ class HystereticBendingMemory:
 
     @property
     def callback(self) -> bool:
-        return self.buf[H_CALLBACK] != 0.0
+        return bool(self.buf[H_CALLBACK] != 0.0)
 
     @callback.setter
     def callback(self, on: bool):
@@ -464,15 +535,37 @@ class HystereticBendingMemory:
 
     def evaluate(self, rod, time: float):
         """The trial of one step at ``time`` [s] from the committed memory (the previous
-        step's trial committed first), its couples added to ``rod.external_torques``."""
-        if self._run(rod.kappa, rod.rest_kappa, rod.voronoi_dilatation,
-                     rod.rest_voronoi_lengths, rod.external_torques, self.buf,
-                     float(time)) < 0:
-            self._refuse()
+        step's accepted trial committed first), its couples added to
+        ``rod.external_torques``; the trial is committed only after :meth:`accept`
+        (a second evaluation before it is refused)."""
+        r = self._call(rod)(self._hand_of[6], float(time))
+        if r < 0:
+            self._refuse(r)
+        # a trial made by hand is a probe until accept(): a second evaluation before it
+        # is refused, and the committed memory is read without it
+        self.buf[H_ACCEPTED] = 0.0
 
-    def _refuse(self):
+    def _call(self, rod):
+        """The compiled kernel's entry point for ``rod`` (numba's overload for the
+        kernel's one signature, called without its per-call type resolution), the
+        rod's arrays handed to it once (:func:`_hand`; again if the rod hands other
+        arrays)."""
+        h = self._hand_of
+        if (h is None or rod.kappa is not h[0] or rod.rest_kappa is not h[1]
+                or rod.voronoi_dilatation is not h[2]
+                or rod.rest_voronoi_lengths is not h[3] or rod.external_torques is not h[4]):
+            hand = _hand(rod, self.buf)
+            sig = (typeof(hand), types.float64)
+            if sig not in self._run.overloads:
+                self._run.compile(sig)
+            h = self._hand_of = (rod.kappa, rod.rest_kappa, rod.voronoi_dilatation,
+                                 rod.rest_voronoi_lengths, rod.external_torques,
+                                 _overload(self._run, (hand, 0.0)), hand, self.buf)
+        return h[5]
+
+    def _refuse(self, code):
         # the compiled kernel's refusals (it changed nothing); see _kernel
-        if self.buf[H_CALLBACK] != 0.0:
+        if code == -1:
             raise RuntimeError(
                 "hystmech hysteretic bending: the forcing was evaluated twice within "
                 "one time step; use elastica.PositionVerlet (elastica.PEFRL and other "
@@ -498,7 +591,6 @@ _KERNEL_PARTS: dict = {}
 def _overload(disp, args):
     # the compiled overload of dispatcher disp for these arguments' numba types (the
     # entry point numba's dispatch itself ends in)
-    from numba import typeof
     return disp.overloads[tuple(typeof(a) for a in args)].entry_point
 
 
@@ -553,9 +645,9 @@ def _classes():
         or ``memory=HystereticBendingMemory(rod, law, ...)`` (the memory is then
         allocated at once and is saved/restored by elastica's restart utilities;
         with ``law=`` it is allocated at the first evaluation and reachable as
-        ``bending_memory(rod)``). Without a commit callback (:func:`add_hysteretic_bending`
-        adds one) the trial of a step is committed at the next step's evaluation.
-        Integrate with elastica.PositionVerlet."""
+        ``bending_memory(rod)``). The trial of a step is committed at the next step's
+        evaluation (or when the memory is read); a :class:`CommitMemory` callback, if
+        added, makes the acceptance explicit. Integrate with elastica.PositionVerlet."""
 
         def __init__(self, law=None, *, torsion=None, x0=None, x0_torsion=None,
                      rtol: float = 1e-8, memory=None):
@@ -574,25 +666,25 @@ def _classes():
                                                             x0_torsion=x0t, rtol=rtol)
                 _MEMORIES[system] = mem
             # the compiled kernel straight from the hook, one Python frame per step:
-            # while the rod hands the same array objects as at the first step (so the
-            # same types), its compiled overload is called without numba's dispatch
-            # (type resolution per call: ~1/3 of a call's overhead)
-            k, kr, vd = system.kappa, system.rest_kappa, system.voronoi_dilatation
-            rvl, ext = system.rest_voronoi_lengths, system.external_torques
-            f = mem._fast
-            if (f is not None and k is f[0] and kr is f[1] and vd is f[2] and rvl is f[3]
-                    and ext is f[4]):
-                r = f[5](k, kr, vd, rvl, ext, mem.buf, float(time))
+            # its entry point with the rod's arrays handed once as addresses, while
+            # the rod hands the same arrays (see HystereticBendingMemory._call)
+            h = mem._hand_of
+            if (h is not None and system.kappa is h[0] and system.rest_kappa is h[1]
+                    and system.voronoi_dilatation is h[2]
+                    and system.rest_voronoi_lengths is h[3]
+                    and system.external_torques is h[4]):
+                r = h[5](h[6], time)
             else:
-                r = mem._run(k, kr, vd, rvl, ext, mem.buf, float(time))
-                mem._fast = (k, kr, vd, rvl, ext, _overload(mem._run, (k, kr, vd, rvl,
-                                                                       ext, mem.buf, 0.0)))
+                r = mem._call(system)(mem._hand_of[6], float(time))
             if r < 0:
-                mem._refuse()
+                mem._refuse(r)
 
     class CommitMemory(ea.CallBackBaseClass):
-        """Commits the trial memories once per step (PyElastica calls callbacks once
-        per step, after the last kinematic update)."""
+        """Optional: marks each step's trial accepted from a callback (PyElastica calls
+        callbacks once per step, after the last kinematic update), so that a second
+        evaluation within a step is refused at once rather than by the unequal-interval
+        check; costs one Python call per step. Without it a trial is accepted as made
+        (PositionVerlet: one evaluation per step, no step rejected)."""
 
         def __init__(self, memory: HystereticBendingMemory):
             super().__init__()
@@ -629,8 +721,9 @@ def bending_memory(rod) -> HystereticBendingMemory:
 def add_hysteretic_bending(sim, rod, law=None, *, torsion=False, x0=None,
                            x0_torsion=None, rtol: float = 1e-8) -> HystereticBendingMemory:
     """Add hystmech moment elements at every Voronoi node of ``rod`` to the PyElastica
-    simulator ``sim`` (Forcing and CallBacks mixins), before ``sim.finalize()``, and a
-    callback committing them once per step; returns the rod's memory.
+    simulator ``sim`` (Forcing mixin), before ``sim.finalize()``; returns the rod's
+    memory. Each step's trial is committed inside the next step's compiled call (and
+    the last one when the memory is read), so no callback runs per step.
 
     ``law`` maps the bending strain κ − κ_rest [1/m] to a couple [N·m] added to the
     rod's own B(κ − κ_rest): a scalar law (one per axis d1, d2) or a vector law
@@ -644,9 +737,8 @@ def add_hysteretic_bending(sim, rod, law=None, *, torsion=False, x0=None,
     if law is None:
         law, _, x0d = cable_hysteresis()
         x0 = x0d if x0 is None else x0
-    for mixin in ("Forcing", "CallBacks"):
-        if not isinstance(sim, getattr(ea, mixin)):
-            raise ValueError(f"the simulator must derive from elastica.{mixin}")
+    if not isinstance(sim, ea.Forcing):
+        raise ValueError("the simulator must derive from elastica.Forcing")
     if torsion is True:
         if not isinstance(law, ForceElement):
             raise ValueError("torsion=True reuses a scalar bending law; with a vector law "
@@ -657,9 +749,8 @@ def add_hysteretic_bending(sim, rod, law=None, *, torsion=False, x0=None,
     mem = HystereticBendingMemory(rod, law, torsion, x0=x0, x0_torsion=x0_torsion,
                                   rtol=rtol)
     _MEMORIES[rod] = mem
-    HB, CM = _classes()
+    HB, _ = _classes()
     sim.add_forcing_to(rod).using(HB, memory=mem)
-    sim.collect_diagnostics(rod).using(CM, memory=mem)
     return mem
 
 

@@ -223,7 +223,7 @@ def test_forcing_class_in_elastica_idiom_and_restart():
     hel.integrate(sim, 600 * 2e-5, 600)
     np.testing.assert_allclose(rod.position_collection, rodA.position_collection, rtol=0,
                                atol=1e-13)
-    assert hel.bending_memory(rod).commits == 599         # the last trial still pending
+    assert hel.bending_memory(rod).commits == 600         # the last one committed on read
     # restart: 300 steps, save, a fresh simulator loads and runs 300 more
     with tempfile.TemporaryDirectory() as d:
         simB, rodB, memB = cantilever(**kw, law=law)
@@ -505,3 +505,91 @@ def test_bare_forcing_class_refuses_a_multi_stage_stepper():
     sim.finalize()
     with pytest.raises(RuntimeError, match="unequal intervals.*PositionVerlet"):
         ea.integrate(ea.PEFRL(), sim, 1e-3, 10, progress_bar=False)
+
+
+def _bent_rod(law, *, commit_callback=False, N=10, second=None):
+    """A clamped rod bent out of plane with law at every node (add_hysteretic_bending),
+    optionally with the explicit CommitMemory callback, and optionally a second rod of
+    ``second`` elements appended first (so the rods share PyElastica's memory block: the
+    kernel's rod arrays are then rows of a wider block)."""
+    sim, rod = clamped_rod(N, 0.3, 0.005, 1000.0, 1e6)
+    if second is not None:
+        other = ea.CosseratRod.straight_rod(second, np.array([0.0, 1.0, 0.0]),
+                                            np.array([1.0, 0, 0]), np.array([0, 0, 1.0]),
+                                            0.2, 0.005, 1000.0, youngs_modulus=1e6,
+                                            shear_modulus=1e6 / 3)
+        sim.append(other)
+        sim.constrain(other).using(ea.OneEndFixedBC, constrained_position_idx=(0,),
+                                   constrained_director_idx=(0,))
+        sim.add_forcing_to(other).using(ea.EndpointForces, np.zeros(3),
+                                        np.array([0.0, 0.0, 0.004]), ramp_up_time=0.002)
+    sim.add_forcing_to(rod).using(ea.EndpointForces, np.zeros(3),
+                                  np.array([0.0, 0.003, 0.002]), ramp_up_time=0.004)
+    sim.add_forcing_to(rod).using(ea.UniformTorques, 2e-4, np.array([1.0, 0.0, 0.0]))
+    Masing = get_element_class("Masing")
+    EI = 1e6 * np.pi * 0.005 ** 4 / 4
+    mem = hel.add_hysteretic_bending(sim, rod, law, torsion=Masing(k=EI, k0=0.0,
+                                                                   alpha=0.01 * EI))
+    if commit_callback:
+        sim.collect_diagnostics(rod).using(hel.CommitMemory, memory=mem)
+    sim.finalize()
+    return sim, rod, mem
+
+
+def test_commit_inside_the_next_call_equals_the_commit_callback():
+    """Without a callback (each step's trial committed inside the next step's compiled
+    call, the last one on read) plain ``elastica.integrate`` gives bitwise the rod and
+    the committed memories of the same run committing from a CommitMemory callback once
+    per step; after the run the last step is committed (commits = steps, tc = the last
+    step's evaluation time, t_end − h/2), and the memory did yield."""
+    from hystmech.components.masing_vector import MasingVector
+    EI = 1e6 * np.pi * 0.005 ** 4 / 4
+    law = MasingVector(k=2 * EI, alpha=0.02 * EI)
+    steps, h = 500, 2e-5
+    runs = []
+    for cb in (False, True):
+        sim, rod, mem = _bent_rod(law, commit_callback=cb)
+        assert mem.callback is cb
+        ea.integrate(ea.PositionVerlet(), sim, steps * h, steps, progress_bar=False)
+        runs.append((rod, mem))
+    (rod, mem), (rodC, memC) = runs
+    assert mem.commits == memC.commits == steps
+    assert mem.tc == memC.tc == pytest.approx(steps * h - h / 2, abs=1e-15)
+    assert np.array_equal(rod.position_collection, rodC.position_collection)
+    assert np.array_equal(rod.director_collection, rodC.director_collection)
+    for k in ("Xb", "Xs", "Kc", "Mc", "work", "M"):
+        assert np.array_equal(getattr(mem, k), getattr(memC, k)), k
+    w = np.hypot(mem.Xb[:, 0, 0], mem.Xb[:, 0, 1])
+    assert np.max(w) == pytest.approx(law.p[2], rel=1e-12)            # slipped somewhere
+
+
+def test_rod_sharing_the_memory_block_with_another_rod():
+    """The rod's arrays are handed to the kernel as addresses with their row strides:
+    a rod that shares PyElastica's memory block with another rod (its arrays rows of a
+    wider block, not contiguous) gives bitwise the rod and memories of the same rod
+    alone."""
+    Masing = get_element_class("Masing")
+    EI = 1e6 * np.pi * 0.005 ** 4 / 4
+    law = Masing(k=2 * EI, k0=0.0, alpha=0.02 * EI)
+    steps = 300
+    out = []
+    for second in (None, 7):
+        sim, rod, mem = _bent_rod(law, second=second)
+        ea.integrate(ea.PositionVerlet(), sim, steps * 2e-5, steps, progress_bar=False)
+        out.append((rod, mem))
+    (rodA, memA), (rodB, memB) = out
+    assert rodB.kappa.strides[0] > rodB.kappa.shape[1] * 8                # a wider block
+    assert np.array_equal(rodA.position_collection, rodB.position_collection)
+    assert np.array_equal(rodA.director_collection, rodB.director_collection)
+    for k in ("Xb", "Xs", "Kc", "Mc", "work"):
+        assert np.array_equal(getattr(memA, k), getattr(memB, k)), k
+    assert np.max(np.abs(memA.Xb)) == pytest.approx(0.01, rel=1e-12)      # slipped (η)
+
+
+def test_memory_refuses_a_rod_of_another_size():
+    LinearSpring = get_element_class("LinearSpring")
+    sim, rod, mem = cantilever(8, 0.4, 0.005, 1e6, 1000.0, tip=[0, 0.01, 0], ramp=0.01,
+                               law=LinearSpring(k=1e-4))
+    _, other = clamped_rod(6, 0.4, 0.005, 1000.0, 1e6)
+    with pytest.raises(ValueError, match="7 Voronoi nodes, the rod has 5"):
+        mem.evaluate(other, 1e-5)
