@@ -300,14 +300,35 @@ def run_scenario(name_or_path=None, out: str | os.PathLike | None = None,
     out_arg = out if out is not None else Path("runs") / cfg["name"]
     created = _missing_dirs(out_arg)
     out = prepare_out_dir(out_arg)
+    plots = _import_pyplot_meanwhile()
     try:
         with OutputLock(out), _limits.work_limit(work):
             res = _run_and_write(runner, cfg, out, progress, estimate, work)
     except BaseException:
         _remove_if_empty(created)      # a refused or failed run leaves no empty --out
         raise
+    finally:
+        plots.join()
     res.out = out
     return res
+
+
+def _import_pyplot_meanwhile():
+    """Import matplotlib.pyplot in a thread while the runner computes (the runner's own
+    import waits for it): on a fresh install ~1.3 s (its font list is built then), most
+    of it overlapped with numba compiling the model, which runs LLVM outside the GIL.
+    Returns the thread (joined before run_scenario returns)."""
+    import threading
+
+    def imp():
+        try:
+            import matplotlib.pyplot  # noqa: F401
+        except Exception:  # noqa: BLE001 - the runner's own import reports it
+            pass
+
+    th = threading.Thread(target=imp, name="hystmech-import-pyplot", daemon=True)
+    th.start()
+    return th
 
 
 def _default_runner(cfg: dict, trust: bool):

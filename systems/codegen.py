@@ -266,7 +266,9 @@ def _fun(m):
         "def fun(t, y, prm, dy, w, V):", *ins, *body, "    return 0", "", "", _DECOR_INLINE,
         "def fun_full(t, y, prm, dy, w, V, energy):", *ins, *body,
         "    if energy:",
-        f"        powers(y, w, prm, dy, {m.layout.N})",
+        # (the offset as int64, not a literal: one compile of powers serves this call
+        # and the sample evaluation's, which writes at offset 0)
+        f"        powers(y, w, prm, dy, np.int64({m.layout.N}))",
         "    return 0"]) + "\n"
 
 

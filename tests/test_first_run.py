@@ -1,0 +1,141 @@
+"""What the first `hystmech run` of a fresh install pays for, and what it no longer does
+(issue 31): the generated code's cache key found from the import lines (not a parse of
+every module), one compile of the energy integrands for the loop and the sample
+evaluation, no scipy.linalg for a scenario that does not use it, pyplot imported while
+the runner computes."""
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hystmech.systems import Assembly, Harmonic, compile_cache, simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_DIRS = ("core", "components", "systems", "fmu", "analysis", "identify", "plugins",
+                "scenarios")
+
+
+def _key(n):
+    return type(n).__name__, getattr(n, "module", None), getattr(n, "level", 0), \
+        tuple((a.name, a.asname) for a in n.names)
+
+
+def _walked(data: bytes) -> set:
+    # the truth: every import statement anywhere in the module's syntax tree
+    return {_key(n) for n in ast.walk(ast.parse(data))
+            if isinstance(n, (ast.Import, ast.ImportFrom))}
+
+
+def test_import_lines_give_what_a_walk_of_the_whole_tree_gives():
+    files = [p for d in PACKAGE_DIRS for p in (ROOT / d).rglob("*.py")]
+    assert len(files) > 50
+    for f in files:
+        data = f.read_bytes()
+        # all of them (a line inside a string, e.g. a generated module's template, may
+        # add one: one more module hashed into the key, never one missed)
+        assert _walked(data) <= {_key(n) for n in compile_cache.import_nodes(data)}, f
+
+
+@pytest.mark.parametrize("src", [
+    "import a\nimport b.c as d, e\n",
+    "from . import x\nfrom ..p import (y,\n    z as w)  # a comment\n",
+    "from .q import r, \\\n    s\n",
+    "def f():\n    if 1:\n        from .inner import g\n    return g\n",
+    "x = 1; import hidden\n",                    # after ";": the whole tree is walked
+    "if x: from .cond import h\n",               # after ":"
+    "from .m import (a,  # (a comment with a parenthesis)\n    b)\n",
+    '"""A docstring.\n\nimport of the data is lazy: see below\n"""\nimport real\n',
+    "s = '''\nfrom nowhere import nothing\n'''\nimport real\n",
+])
+def test_import_lines_on_the_hard_cases(src):
+    data = src.encode()
+    got = {_key(n) for n in compile_cache.import_nodes(data)}
+    # never fewer imports than the tree holds (an import missed would leave stale
+    # machine code in the cache); a line inside a string may add one more module to hash
+    assert _walked(data) <= got
+    assert got - _walked(data) <= {("ImportFrom", "nowhere", 0, (("nothing", None),))}
+
+
+def test_energy_integrands_compiled_once_for_the_loop_and_the_samples(tmp_path, monkeypatch):
+    """fun_full called powers with the literal offset N and the sample evaluation with
+    the literal 0: numba compiled powers twice per structure (0.4-0.9 s CPU). Both now
+    pass an int64: one compile, and the integrands are still right (energy balance of
+    the integrated account; c·v² of the damper at the samples)."""
+    monkeypatch.setenv("HYSTMECH_ENGINE", "0")
+    monkeypatch.setenv("HYSTMECH_CACHE", str(tmp_path))
+    a = Assembly()
+    a.add_dof("m", mass=1.5)
+    a.add_spring("m", "ground", k=40.0, name="s")
+    a.add_damper("m", "ground", c=0.3, name="d")
+    a.add_force("m", Harmonic(0.0, 2.0, 3.0, 0.0), name="f")
+    r = simulate(a, (0.0, 2.0), method="RK45", rtol=1e-10, energy=True)
+    e = r.energy()                                  # quadratures from fun_full's powers
+    assert abs(e["residual"]).max() < 1e-7 * max(1.0, abs(e["input"]).max())
+    pw = r._eval()["PW"]                            # sample evaluation's powers
+    v = r.v("m")
+    np.testing.assert_allclose(pw[:, 0], 0.3 * v * v, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(pw[:, 1], 2.0 * np.cos(3.0 * r.t) * v, rtol=1e-12, atol=1e-14)
+    powers = r.model.code.mod.powers
+    assert len(powers.overloads) == 1, list(powers.overloads)
+
+
+def _fresh_import(stmt: str) -> set:
+    code = f"import sys; {stmt}; print(' '.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=dict(os.environ), timeout=300).stdout
+    return set(out.split())
+
+
+def test_belt_runner_imports_no_other_rig():
+    mods = _fresh_import("import hystmech.systems.rigs.belt_tensioner_cases")
+    assert "hystmech.systems.rigs.rod" not in mods and "scipy.linalg" not in mods
+    # the package still offers every rig by name
+    from hystmech.systems import rigs
+    from hystmech.systems.rigs.rod import Rod
+
+    assert rigs.Rod is Rod and set(rigs.__all__) <= set(dir(rigs))
+    with pytest.raises(AttributeError):
+        rigs.no_such_rig  # noqa: B018
+
+
+RUNNER = """
+import threading
+
+import numpy as np
+
+from hystmech.runner_io import ScenarioOutput
+
+
+def run(cfg, out, progress):
+    names = [t.name for t in threading.enumerate()]
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([0.0, 1.0], [0.0, 1.0])
+    return ScenarioOutput(summary={"threads": names}, timeseries={"t": np.arange(3.0)},
+                          figures={"line": fig})
+"""
+
+
+def test_pyplot_imported_beside_the_runner(tmp_path):
+    """run_scenario starts the pyplot import in a thread before the runner (the runner's
+    own import waits for it), draws on Agg, and leaves no thread running after the run."""
+    import threading
+
+    from hystmech.scenario import run_scenario
+
+    (tmp_path / "myrunner.py").write_text(RUNNER)
+    (tmp_path / "s.toml").write_text('title = "t"\nrunner = "myrunner:run"\n')
+    res = run_scenario(str(tmp_path / "s.toml"), tmp_path / "out", trust_runner=True,
+                       progress=False)
+    assert "hystmech-import-pyplot" in res.summary["threads"] or \
+        "matplotlib.pyplot" in sys.modules     # (already imported: the thread ended at once)
+    assert (tmp_path / "out" / "line.png").read_bytes()[:4] == b"\x89PNG"
+    assert not [t for t in threading.enumerate() if t.name == "hystmech-import-pyplot"]
+    import matplotlib
+
+    assert matplotlib.get_backend().lower() == "agg"
