@@ -130,6 +130,7 @@ def test_pyplot_imported_beside_the_runner(tmp_path):
 
     (tmp_path / "myrunner.py").write_text(RUNNER)
     (tmp_path / "s.toml").write_text('title = "t"\nrunner = "myrunner:run"\n')
+    before = os.environ.get("MPLBACKEND")
     res = run_scenario(str(tmp_path / "s.toml"), tmp_path / "out", trust_runner=True,
                        progress=False)
     assert "hystmech-import-pyplot" in res.summary["threads"] or \
@@ -139,3 +140,30 @@ def test_pyplot_imported_beside_the_runner(tmp_path):
     import matplotlib
 
     assert matplotlib.get_backend().lower() == "agg"
+    assert os.environ.get("MPLBACKEND") == before       # as it was before the run
+
+
+def test_a_runner_importing_pyplot_at_once_draws_on_agg(tmp_path):
+    """In a new process (matplotlib not imported yet) the runner imports pyplot before
+    the thread can have selected Agg: $MPLBACKEND does it."""
+    code = f"""
+import os, sys
+from pathlib import Path
+from hystmech.scenario import run_scenario
+assert "matplotlib" not in sys.modules
+os.environ.pop("MPLBACKEND", None)
+res = run_scenario({str(tmp_path / "s.toml")!r}, Path({str(tmp_path / "out")!r}),
+                   trust_runner=True, progress=False)
+import matplotlib
+print(res.summary["threads"][0], matplotlib.get_backend(), os.environ.get("MPLBACKEND"))
+"""
+    (tmp_path / "myrunner.py").write_text(RUNNER.replace(
+        "    names = [t.name for t in threading.enumerate()]\n    import matplotlib.pyplot as plt\n",
+        "    import matplotlib.pyplot as plt\n    names = [plt.get_backend()]\n"))
+    (tmp_path / "s.toml").write_text('title = "t"\nrunner = "myrunner:run"\n')
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "DISPLAY")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    # the runner drew on Agg; after the run $MPLBACKEND is unset again
+    assert out.stdout.lower().split() == ["agg", "agg", "none"]
