@@ -247,7 +247,8 @@ def _core(m):
     items = []
     for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
         items += [f"np.empty({n})", f"prm.P[{p0}:{p1}]", f"np.empty({n})"]
-    lines += ["", "", _DECOR, "def scratch(prm):",
+    # (inlined: a function of its own cost a compile, ~0.3 s, for one tuple made per loop)
+    lines += ["", "", _DECOR_INLINE, "def scratch(prm):",
               f"    return ({', '.join(items)}{',' if len(items) == 1 else ''})"]
     return "\n".join(lines) + "\n"
 
