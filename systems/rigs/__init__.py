@@ -3,22 +3,10 @@
 (Jankowski, Marszał & Stefański (2017)); the Bouc-Wen benchmark (Noël & Schoukens); the
 Cosserat rod with a Preisach moment law (Manfredo et al. (2023)). Physics in the modules
 named after the rig, scenario runners in ``*_cases.py`` (and ``run`` functions)."""
-import importlib
+from .belt_tensioner import belt_assembly, paper_tensioner, simulate_belt
+from .maxwell_slip_oscillator import maxwell_slip_oscillator
+from .mr_damper import mr_damper_rig
+from .rod import Rod, dynamic, quasi_static
 
-# name -> module, imported on first use (PEP 562): a scenario runner importing one rig
-# (e.g. belt_tensioner_cases) does not pay for the others (the rod's scipy.linalg, 0.4 s)
-_WHERE = {"belt_assembly": "belt_tensioner", "paper_tensioner": "belt_tensioner",
-          "simulate_belt": "belt_tensioner", "maxwell_slip_oscillator": "maxwell_slip_oscillator",
-          "mr_damper_rig": "mr_damper", "Rod": "rod", "quasi_static": "rod", "dynamic": "rod"}
-
-__all__ = list(_WHERE)
-
-
-def __getattr__(name):
-    if name in _WHERE:
-        return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_WHERE))
+__all__ = ["belt_assembly", "paper_tensioner", "simulate_belt", "maxwell_slip_oscillator",
+           "mr_damper_rig", "Rod", "quasi_static", "dynamic"]
