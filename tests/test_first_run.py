@@ -148,3 +148,36 @@ print(res.summary["threads"][0], matplotlib.get_backend(), os.environ.get("MPLBA
     assert out.returncode == 0, out.stderr
     # the runner drew on Agg; after the run $MPLBACKEND is unset again
     assert out.stdout.lower().split() == ["agg", "agg", "none"]
+
+
+PROBE = """
+import os
+
+
+def record(path):
+    with open(path, "w") as f:
+        f.write(f"{os.sched_getscheduler(0)} {os.getsid(0)} {os.getpgid(0)}")
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="no SCHED_IDLE on this OS")
+def test_background_compile_stays_behind_the_run(tmp_path, monkeypatch):
+    """The engine's background compile (compile_cache.background) runs as SCHED_IDLE in
+    the caller's session: with autogroup scheduling (Linux's default) a child in a
+    session of its own was weighed like the run itself, whatever its nice value, and
+    took a full share of the CPU from the first `hystmech run` it was to stay behind."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: nothing runs in the background")
+    (tmp_path / "probe_sched.py").write_text(PROBE)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path),
+                                                      os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv(compile_cache.ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv(compile_cache.PREFETCH, raising=False)    # a user's default
+    out = tmp_path / "sched"
+    child = compile_cache.background("probe", "probe_sched:record", (out,))
+    assert child is not None
+    assert child.wait(timeout=120) == 0
+    policy, sid, pgid = map(int, out.read_text().split())
+    assert policy == os.SCHED_IDLE
+    assert sid == os.getsid(0)                    # the caller's session (and autogroup)
+    assert pgid == child.pid != os.getpgid(0)     # its own group: no terminal Ctrl-C
