@@ -247,8 +247,9 @@ def _core(m):
     items = []
     for e, (a, b, o, n, p0, p1, kind) in enumerate(m.el_struct):
         items += [f"np.empty({n})", f"prm.P[{p0}:{p1}]", f"np.empty({n})"]
-    # (inlined: a function of its own cost a compile, ~0.3 s, for one tuple made per loop)
-    lines += ["", "", _DECOR_INLINE, "def scratch(prm):",
+    # (a call: inlined, it saved its compile, ~0.3 s, but the belt rig's RK45 step was
+    # ~3 % slower in interleaved runs)
+    lines += ["", "", _DECOR, "def scratch(prm):",
               f"    return ({', '.join(items)}{',' if len(items) == 1 else ''})"]
     return "\n".join(lines) + "\n"
 
