@@ -141,9 +141,8 @@ def _rk45_shape(rk45: str):
 def test_rk45_loop_inlines_its_parts_once_or_twice():
     # LLVM's optimisation of the RK45 routine dominated its compile (docs/layout.md):
     # the stage loop (with the right-hand side) is inlined once, the output (observer,
-    # kept row, callback, buffer growth) twice, the dense output once, the first step
-    # size once (as a function of its own it cost a compile: ~1 s of a first run).
-    # Checked on a generated module and on the engine's source.
+    # kept row, callback, buffer growth) twice, the dense output once; the first step
+    # size stays a call. Checked on a generated module and on the engine's source.
     from hystmech.components import Dahl
     from hystmech.systems.methods import engine
     from hystmech.systems.model import Model
@@ -155,14 +154,13 @@ def test_rk45_loop_inlines_its_parts_once_or_twice():
     for src in (gen, engine.source()):
         rk45 = _function(src, "rk45")
         shape = _rk45_shape(rk45)
-        # the first evaluation, the initial step's, and each output's fresh one where
-        # the signal reads w
-        assert 2 <= shape.pop("fun_full_call") <= 4
+        # the first evaluation, and each output's fresh one where the signal reads w
+        assert 1 <= shape.pop("fun_full_call") <= 3
         # one output for the start, one for the accepted steps (four before: each
         # with and without t_eval)
         assert shape == {"stage loops": 1, "observer calls": 2, "kept rows": 2,
                          "callback calls": 2, "buffer growths": 2, "dense outputs": 1}
-        assert "initial_step(" not in rk45 and rk45.count("d2 = math.sqrt(d2 / N) / h0") == 1
+        assert "initial_step(" in rk45 and "def initial_step(" in src
         assert "# INLINE" not in rk45 and "bind_locals" not in rk45
 
 

@@ -57,8 +57,7 @@ def dopri_step(t, z, h, K, zs, zn, kout, prm, w, V, energy, N, rtol, atol):
 
 
 def initial_step(t, z, K, zs, kout, prm, w, V, energy, N, rtol, atol, t1):
-    """TEMPLATE (see :func:`rk45`), inlined where marked (its locals d0, d1, d2, h0, h1,
-    sc). Hairer, Nørsett & Wanner (1993), II.4: starting step from f(t, z) = K[0]."""
+    """TEMPLATE (see :func:`rk45`). Hairer, Nørsett & Wanner (1993), II.4: starting step from f(t, z) = K[0]."""
     d0 = 0.0
     d1 = 0.0
     for i in range(N):
@@ -136,9 +135,7 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
     One stage loop and two outputs inlined (the start's, and the accepted step's: by the
     dense output or at the step's end), where there were four (each with and without
     t_eval): the routine LLVM optimises is the stepper and two :func:`emit`. The first
-    step size (:func:`initial_step`) is inlined too: as a function of its own it cost
-    a compile (typing, lowering, LLVM and linking: ~1 s of a fresh install's first
-    run) for statements run once per call of the loop.
+    step size is a call (:func:`initial_step`).
     Returns (status, t reached, T, Z, nfev, nsteps, nrejected, z reached): status 0 done, 1 step
     below resolution, 2 non-finite, 3 max_steps, 4 observer stop, 5 callback stop, 6 a
     signal (irq[0] != 0, polled every 1024 trial steps; see hystmech.interrupt)."""
@@ -172,7 +169,7 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
     nfev = 1
     h = h_init
     if h <= 0:
-        h = initial_step(t, z, K, zs, kout, prm, w, V, energy, N, rtol, atol, t1)  # INLINE
+        h = initial_step(t, z, K, zs, kout, prm, w, V, energy, N, rtol, atol, t1)
         nfev += 1
     h = min(h, max_step)
     nsteps = 0
@@ -248,7 +245,7 @@ def rk45(t0, t1, z0, prm, rtol, atol, h_init, max_step, t_eval, t_out0, max_step
 # the templates in the order compiled (systems/templates.py, methods/engine.py) and those
 # whose call sites the code generator replaces by their statements
 TEMPLATES = (dopri_step, initial_step, emit, rk45)
-INLINE = ("dopri_step", "initial_step", "emit")
+INLINE = ("dopri_step", "emit")
 
 
 def default_atol(model, rtol):
