@@ -276,9 +276,6 @@ def run_scenario(name_or_path=None, out: str | os.PathLike | None = None,
     scenario file's own directory. Non-finite outputs raise NonFiniteResult and nothing
     is written. progress: a callable progress(fraction, message), True/None (a tqdm bar
     on stderr when it is a terminal) or False (none)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     cfg = load_scenario(name_or_path)
     if overrides:
         for k, v in overrides.items():
@@ -300,14 +297,63 @@ def run_scenario(name_or_path=None, out: str | os.PathLike | None = None,
     out_arg = out if out is not None else Path("runs") / cfg["name"]
     created = _missing_dirs(out_arg)
     out = prepare_out_dir(out_arg)
+    plots, env = _import_pyplot_meanwhile()
     try:
         with OutputLock(out), _limits.work_limit(work):
             res = _run_and_write(runner, cfg, out, progress, estimate, work)
     except BaseException:
         _remove_if_empty(created)      # a refused or failed run leaves no empty --out
         raise
+    finally:
+        plots.join()
+        _restore_env(env)
     res.out = out
     return res
+
+
+def _import_pyplot_meanwhile():
+    """Select matplotlib's Agg backend and import matplotlib.pyplot in a thread while
+    the runner computes (the runner's own import waits for it): on a fresh install
+    ~1.6 s (its font list is built then), most of it overlapped with numba compiling
+    the model, which runs LLVM outside the GIL. Agg is chosen by $MPLBACKEND before the
+    thread starts (matplotlib reads it at import), so a runner importing pyplot first
+    gets Agg too. Returns (thread, saved $MPLBACKEND) for :func:`_restore_env` after
+    joining the thread."""
+    import threading
+
+    env = _UNTOUCHED
+    if "matplotlib" in sys.modules:
+        import matplotlib
+
+        matplotlib.use("Agg")
+    else:
+        env = os.environ.get("MPLBACKEND")      # (None: unset, restored as unset)
+        os.environ["MPLBACKEND"] = "Agg"
+
+    def imp():
+        try:
+            import matplotlib
+            import matplotlib.pyplot  # noqa: F401
+
+            matplotlib.use("Agg")
+        except Exception:  # noqa: BLE001 - the runner's own import reports it
+            pass
+
+    th = threading.Thread(target=imp, name="hystmech-import-pyplot", daemon=True)
+    th.start()
+    return th, env
+
+
+_UNTOUCHED = object()
+
+
+def _restore_env(env) -> None:
+    if env is _UNTOUCHED:
+        return
+    if env is None:
+        os.environ.pop("MPLBACKEND", None)
+    else:
+        os.environ["MPLBACKEND"] = env
 
 
 def _default_runner(cfg: dict, trust: bool):

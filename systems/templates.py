@@ -51,7 +51,7 @@ def eval_samples(t, Y, FE, UB, VB, prm, nq, ne, nquad, nw):
             w[nf + j] = UB[i, j]
             w[nf + nb + j] = VB[i, j]
         core(t[i], y, prm, dy, w, S)
-        powers(y, w, prm, pw, 0)
+        powers(y, w, prm, pw, np.int64(0))    # int64 as fun_full's call: one compile
         for j in range(nq):
             A[i, j] = dy[nq + j]
         for j in range(ne):

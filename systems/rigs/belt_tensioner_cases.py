@@ -49,8 +49,6 @@ def _known(table: dict, name: str, allowed) -> dict:
 def run(cfg: dict, out, progress):
     """Scenario runner ``belt-tensioner-*``: the rig to t_end with the paper's values,
     Figs. 17–20 of Bastien et al. (2007) and the F ≈ T check of eq. (58)."""
-    import matplotlib.pyplot as plt
-
     from ...runner_io import ScenarioOutput
 
     rig = _known(cfg.get("rig"), "rig", RIG)
@@ -72,6 +70,9 @@ def run(cfg: dict, out, progress):
                         dt_out=float(sol.get("dt_out", 1e-5)),
                         record_from=min(pw[0], mw[0]), **rig, **frc)
     progress(1.0, "done")
+    # (after the run: `hystmech run` imports pyplot meanwhile, core/scenario.py)
+    import matplotlib.pyplot as plt
+
     t, T, F = res.t, res.T, res.F
     m = (t >= mw[0] - 1e-12) & (t <= mw[1] + 1e-12)
     p = (t >= pw[0] - 1e-12) & (t <= pw[1] + 1e-12)
