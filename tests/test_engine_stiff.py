@@ -152,7 +152,7 @@ def test_jacobian_equals_the_generated_one(build):
 
 
 @pytest.mark.parametrize("method", ["auto", "radau5"])
-@pytest.mark.parametrize("build", RIGS)
+@pytest.mark.parametrize("build", [rig_stiff_lugre, rig_bw_lugre, rig_dahl])
 def test_engine_reproduces_the_generated_code(build, method, monkeypatch):
     a = build()
     kw = dict(method=method, energy=True, rtol=1e-7)
@@ -164,9 +164,9 @@ def test_engine_reproduces_the_generated_code(build, method, monkeypatch):
     g = simulate(a, (0.0, 0.3), t_eval=t_eval, **kw)
     assert g.model.engine() is None and g.model.code.how == "disk"
     assert r.stats == g.stats                      # the same steps, rejections, switches
-    scale = np.max(np.abs(g.y), axis=0) + 1e-300
-    assert np.max(np.abs(r.y - g.y) / scale) <= 1e-12
-    np.testing.assert_allclose(r.quad, g.quad, rtol=1e-12, atol=1e-15)
+    # the same operations in the same order: bit for bit (measured on every rig here)
+    np.testing.assert_array_equal(r.y, g.y)
+    np.testing.assert_array_equal(r.quad, g.quad)
     for name in [e.name for e in a.elements]:
         np.testing.assert_allclose(r.force(name), g.force(name), rtol=1e-12, atol=1e-12)
     if build is rig_stiff_lugre and method == "auto":

@@ -19,11 +19,15 @@ visits the connections in the order the generated code writes them, so the two p
 compute the same floating-point operations in the same order.
 
 Methods on the engine so far: ``projection``, ``RK45`` (the one Dormand–Prince
-template of methods/rk45.py over a generic ``fun_full``), ``event`` and scipy's methods'
-right-hand side (``core`` called from Python, methods/scipy_ivp.py) and ``eval_samples``,
-the sample evaluation of every result. :func:`runnable` says whether a model can run on
-it: every element a law of the set and not an operator, inputs Harmonic or sampled
-tables, no compiled ``stop`` callback; other models run their generated code.
+template of methods/rk45.py over a generic ``fun_full``), ``radau5`` and ``auto`` (the
+stiff templates and cores of methods/radau5.py, radau.py and auto.py over the generic
+``fun_full`` and the generic analytic Jacobian ``jac``: the laws' ``jac`` kernels
+behind one compiled switch, :func:`law_jacs`), ``event`` and scipy's methods'
+right-hand side and Jacobian (``core`` and ``jac_core`` called from Python,
+methods/scipy_ivp.py) and ``eval_samples``, the sample evaluation of every result.
+:func:`runnable` says whether a model can run on it: every element a law of the set and
+not an operator (for the stiff methods: with a ``jac`` kernel), inputs Harmonic or
+sampled tables, no compiled ``stop`` callback; other models run their generated code.
 
 Which code runs is chosen per model as a tiered JIT chooses (:func:`for_model`): the
 structure's generated code when it is compiled already (fastest per step: the engine
@@ -669,7 +673,8 @@ LOOPS = {"projection": "projection", "RK45": "rk45", "event": "core", "BDF": "co
 # the compiled functions of a loop (default: the loop's own name): "auto" runs in
 # phases (methods/auto.py run_phases), all compiled by warm; the generated module's
 # phase every run calls says whether the structure's own code is compiled
-_LOOP_FUNCTIONS = {"auto": ("auto_stiff", "auto_stiff_explicit", "auto_stiff_implicit")}
+_LOOP_FUNCTIONS = {"auto": ("auto_stiff", "auto_stiff_explicit", "auto_stiff_implicit"),
+                   "core": ("core", "jac_core")}   # (scipy's BDF/Radau/LSODA take jac_core)
 _GENERATED_PROBE = {"auto": "auto_stiff_explicit"}
 _STIFF_LOOPS = ("radau5", "auto")
 _MODES = {"": "auto", "auto": "auto", "1": "engine", "engine": "engine",
@@ -822,6 +827,10 @@ def warm(loop: str, model_cls) -> None:
                                       method=method)
                 FE, UB, VB = m.forcing_on(out.t)        # the sample evaluation
                 m.eval_on(out.t, np.ascontiguousarray(out.y), FE, UB, VB)
+                if loop == "core":                      # scipy's implicit methods' Jacobian
+                    eng = m.engine()
+                    eng.jac_core(0.0, a.initial_state(), m.prm, np.zeros((m.N, m.N)),
+                                 np.zeros(m.layout.n_work), eng.scratch(m.prm))
     finally:
         _WARMING.discard(loop)
 
