@@ -32,7 +32,9 @@ and says how long it waited), and ``generated`` (``HYSTMECH_ENGINE=0``: every st
 its generated code, the path of every model before the tiered choice). The "how" column
 says which code ran (``engine`` or the generated module's ``disk``).
 
-Then (``FIRST_RESULT_BELT=0`` skips it) the per-step cost of the belt rig on the generic
+Then (``FIRST_RESULT_STIFF=0`` skips it) the per-step cost of "auto" and "radau5" on
+the engine against the generated code on a 2-DOF LuGre + Bouc-Wen rig
+(:func:`two_dof_auto`), and (``FIRST_RESULT_BELT=0`` skips it) the per-step cost of the belt rig on the generic
 engine (systems/methods/engine.py) against the rig's generated code in this process
 with the default caches (:func:`belt_per_step`: Masing tensioner with the projection
 scheme, modified Dahl with RK45): target generic / generated <= 1.2.
@@ -168,6 +170,65 @@ def _belt_ratios(Model, T_START, paper_tensioner, simulate_belt, t_end, repeats)
     return ratios["projection"]
 
 
+def two_dof_auto(t_end: float = 2.0, repeats: int | None = None) -> dict:
+    """Per-step cost of method "auto" (DOP54 ⇄ Radau IIA 5) and "radau5" on the engine
+    against the generated code, in this process (compiles excluded), on the issue's
+    2-DOF rig: a LuGre contact between the masses and a Bouc-Wen isolator to ground,
+    harmonic force, rtol 1e-8. As :func:`belt_per_step`: best CPU time of a run over
+    0.5 + t_end s minus the best over 0.5 s, the paths interleaved. Returns {method:
+    generic / generated}."""
+    from hystmech.components import BoucWen, LuGre
+    from hystmech.systems import Assembly, Harmonic, simulate
+    from hystmech.systems.methods.engine import use
+    from hystmech.systems.model import Model
+
+    def rig(sigma0):
+        a = Assembly()
+        a.add_dof("m1", mass=1.0)
+        a.add_dof("m2", mass=0.5)
+        a.add_spring("m1", "ground", k=1e3)
+        a.add_spring("m2", "m1", k=4e2)
+        a.add_element("iso", BoucWen(A=5e4, beta=800.0, gamma=-1100.0, n=1.0), "m1",
+                      "ground")
+        a.add_element("contact", LuGre(sigma0=sigma0, sigma1=2.0 * sigma0 ** 0.5, Fc=1.0,
+                                       Fs=1.5, vs=0.01), "m2", "m1")
+        a.add_force("m2", Harmonic(0.0, 3.0, 9.0))
+        return a
+
+    engine = Model.engine
+    out = {}
+    n_rep = repeats or int(os.environ.get("FIRST_RESULT_REPEATS", "5"))
+    for method, sigma0 in (("auto", 1e4), ("auto", 1e5), ("radau5", 1e5)):
+        a = rig(sigma0)
+        best, steps = {}, {}
+        for _ in range(n_rep):
+            for path in ("generated", "generic"):
+                Model.engine = engine if path == "generic" else (lambda self: None)
+                try:
+                    with use("engine"):
+                        simulate(a, (0.0, 0.01), method=method, rtol=1e-8)
+                        ts = []
+                        for t1 in (0.5, 0.5 + t_end):
+                            tic = time.process_time()
+                            r = simulate(a, (0.0, t1), method=method, rtol=1e-8)
+                            ts.append(time.process_time() - tic)
+                finally:
+                    Model.engine = engine
+                b0, b1 = best.get(path, (float("inf"), float("inf")))
+                best[path] = (min(b0, ts[0]), min(b1, ts[1]))
+                steps[path] = r.stats
+        best = {path: b1 - b0 for path, (b0, b1) in best.items()}
+        for path in ("generated", "generic"):
+            st = steps[path]
+            print(f"  2-DOF rig sigma0={sigma0:.0e} {method:6s} {path:9s}: "
+                  f"{best[path] * 1e3 / t_end:7.1f} CPU ms per simulated s ({st['nsteps']} "
+                  f"steps, {st.get('steps_implicit', st['nsteps'])} implicit)", flush=True)
+        key = f"{method} sigma0={sigma0:.0e}"
+        out[key] = best["generic"] / best["generated"]
+        print(f"2-DOF rig {key}: generic / generated = {out[key]:.2f}", flush=True)
+    return out
+
+
 PATHS = {
     # the code path every model took before the tiered choice: generated code per structure
     "generated": {"HYSTMECH_ENGINE": "0"},
@@ -230,6 +291,8 @@ def main() -> bool:
     if os.environ.get("FIRST_RESULT_BELT", "1") != "0":
         ratio = belt_per_step()
         ok &= ratio is None or ratio <= 1.2
+    if os.environ.get("FIRST_RESULT_STIFF", "1") != "0":
+        two_dof_auto()
     return ok
 
 

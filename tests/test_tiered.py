@@ -61,13 +61,15 @@ ENGINE = object()       # stands for the compiled engine
 bg_target = [None]
 
 
-@pytest.mark.parametrize("method, loop", [("projection", "projection"), ("RK45", "rk45"),
-                                          ("event", "core"), ("BDF", "core")])
-def test_the_selection_rule(method, loop, tiered, monkeypatch):
+@pytest.mark.parametrize("method, loop, probe", [
+    ("projection", "projection", "projection"), ("RK45", "rk45", "rk45"),
+    ("event", "core", "core"), ("BDF", "core", "core"), ("radau5", "radau5", "radau5"),
+    ("auto", "auto", "auto_stiff_explicit")])
+def test_the_selection_rule(method, loop, probe, tiered, monkeypatch):
     # fresh install: nothing compiled -> generated code, the engine's loop compiled apart
     calls = _spy(monkeypatch, generated_ready=False, engine_cached=None)
     assert E.for_model(Model(_small(), method=method)) is None
-    assert calls["probe"] == [loop]
+    assert calls["probe"] == [probe]
     assert calls["background"] == [(f"engine-{loop}", (loop,))]
     assert bg_target[0] == "hystmech.systems.model:warm_engine"
     # the structure's generated loop compiled -> tier 2, whatever the engine
@@ -83,11 +85,11 @@ def test_the_selection_rule(method, loop, tiered, monkeypatch):
     assert m.prm.EL[0, 6] == E.law_id(m.asm.elements[0].element)   # law ids written
 
 
-@pytest.mark.parametrize("method", ["auto", "radau5"])
-def test_methods_without_an_engine_loop_keep_their_generated_code(method, tiered,
-                                                                  monkeypatch):
+def test_methods_without_an_engine_loop_keep_their_generated_code(tiered, monkeypatch):
+    # (a simulate() method with no loop in LOOPS: the model is built for none)
+    monkeypatch.delitem(E.LOOPS, "radau5")
     calls = _spy(monkeypatch, generated_ready=False, engine_cached=ENGINE)
-    assert E.for_model(Model(_small(), method=method)) is None
+    assert E.for_model(Model(_small(), method="radau5")) is None
     assert calls == {"probe": [], "background": [], "warm": []}
 
 

@@ -345,7 +345,9 @@ def run_phases(model, t0, t1, z0, N, energy, ysc, rtol, atol, first_step, max_st
                max_steps, irq):
     """Method "auto" as its phases (auto_solve's loop, run from Python so that the
     implicit phase is compiled only when a system first turns stiff)."""
-    code, prm, nw = model.code, model.prm, model.layout.n_work
+    # the generic engine when the model runs there (methods/engine.py), else the
+    # structure's generated module
+    code, prm, nw = model.engine() or model.code, model.prm, model.layout.n_work
     status, f, h, T, Z, nout, ie, c = code.auto_stiff(t0, t1, z0, N, prm, energy, nw, ysc,
                                                       rtol, atol, first_step, max_step, te)
     y = z0.copy()

@@ -19,11 +19,15 @@ visits the connections in the order the generated code writes them, so the two p
 compute the same floating-point operations in the same order.
 
 Methods on the engine so far: ``projection``, ``RK45`` (the one Dormand–Prince
-template of methods/rk45.py over a generic ``fun_full``), ``event`` and scipy's methods'
-right-hand side (``core`` called from Python, methods/scipy_ivp.py) and ``eval_samples``,
-the sample evaluation of every result. :func:`runnable` says whether a model can run on
-it: every element a law of the set and not an operator, inputs Harmonic or sampled
-tables, no compiled ``stop`` callback; other models run their generated code.
+template of methods/rk45.py over a generic ``fun_full``), ``radau5`` and ``auto`` (the
+stiff templates and cores of methods/radau5.py, radau.py and auto.py over the generic
+``fun_full`` and the generic analytic Jacobian ``jac``: the laws' ``jac`` kernels
+behind one compiled switch, :func:`law_jacs`), ``event`` and scipy's methods'
+right-hand side and Jacobian (``core`` and ``jac_core`` called from Python,
+methods/scipy_ivp.py) and ``eval_samples``, the sample evaluation of every result.
+:func:`runnable` says whether a model can run on it: every element a law of the set and
+not an operator (for the stiff methods: with a ``jac`` kernel), inputs Harmonic or
+sampled tables, no compiled ``stop`` callback; other models run their generated code.
 
 Which code runs is chosen per model as a tiered JIT chooses (:func:`for_model`): the
 structure's generated code when it is compiled already (fastest per step: the engine
@@ -49,9 +53,10 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import populate_array
 
 from .. import compile_cache
-from ..codegen import DECOR, DECOR_INLINE, Compiled, Templates, _first_def, inline_calls
+from ..codegen import (DECOR, DECOR_INLINE, Compiled, Templates, _first_def, _own_decorators,
+                       inline_calls)
 from ..templates import eval_samples, templates
-from . import projection, rk45
+from . import auto, projection, radau, radau5, rk45
 
 @intrinsic
 def span(typingctx, a, start, n):
@@ -315,6 +320,89 @@ def powers(y, w, prm, pw, off):
     return 0
 
 
+def jac_core(t, y, prm, J, w, V):
+    """GENERIC analytic ∂ẏ/∂y with the inputs already in w (see codegen._jac): the
+    identity block, springs, dampers, then each element through its law's ``jac``
+    kernel (Je rows 0..n−1 = ∂ẋe/∂(xe, u, v), row n = ∂F/∂(xe, u, v)), every entry
+    summed in the order, and with the operations, of the generated code. Imposed
+    motions and the ground are inputs: no column."""
+    g_nq = prm.mass.size
+    g_nb = prm.HU.shape[0]
+    g_nf = prm.HF.shape[0]
+    g_ns = prm.SA.size
+    J[:, :] = 0.0
+    for g_i in range(g_nq):
+        J[g_i, g_nq + g_i] = 1.0
+    for g_s in range(g_ns + prm.DA.size):
+        if g_s < g_ns:
+            g_a = prm.SA[g_s]
+            g_b = prm.SB[g_s]
+            g_k = prm.k[g_s]
+            g_off = 0
+        else:
+            g_a = prm.DA[g_s - g_ns]
+            g_b = prm.DB[g_s - g_ns]
+            g_k = prm.c[g_s - g_ns]
+            g_off = g_nq
+        for g_r in range(2):
+            g_nd = g_a if g_r == 0 else g_b
+            if 0 <= g_nd < g_nq:
+                # F = k·(q_a − q_b): −F on a, +F on b; (−k)/m as the generated code writes it
+                g_cf = (-g_k if g_r == 0 else g_k) / prm.mass[g_nd]
+                if 0 <= g_a < g_nq:
+                    J[g_nq + g_nd, g_off + g_a] += g_cf
+                if 0 <= g_b < g_nq:
+                    J[g_nq + g_nd, g_off + g_b] -= g_cf
+    for g_e in range(prm.EL.shape[0]):
+        g_a = prm.EL[g_e, 0]
+        g_b = prm.EL[g_e, 1]
+        g_o = prm.EL[g_e, 2]
+        g_n = prm.EL[g_e, 3]
+        g_xa = 0.0
+        g_va = 0.0
+        if g_a >= 0:
+            g_xa = y[g_a] if g_a < g_nq else w[g_nf + g_a - g_nq]
+            g_va = y[g_nq + g_a] if g_a < g_nq else w[g_nf + g_nb + g_a - g_nq]
+        g_xb = 0.0
+        g_vb = 0.0
+        if g_b >= 0:
+            g_xb = y[g_b] if g_b < g_nq else w[g_nf + g_b - g_nq]
+            g_vb = y[g_nq + g_b] if g_b < g_nq else w[g_nf + g_nb + g_b - g_nq]
+        g_Je = np.zeros((g_n + 1, g_n + 2))
+        law_jac(prm.EL[g_e, 6], span(y, g_o, g_n), g_xa - g_xb, g_va - g_vb,  # noqa: F821
+                span(prm.P, prm.EL[g_e, 4], prm.EL[g_e, 5] - prm.EL[g_e, 4]), g_Je)
+        g_fa = 0 <= g_a < g_nq
+        g_fb = 0 <= g_b < g_nq
+        for g_r in range(g_n):
+            for g_c in range(g_n):
+                J[g_o + g_r, g_o + g_c] += g_Je[g_r, g_c]
+            if g_fa:
+                J[g_o + g_r, g_a] += g_Je[g_r, g_n]
+                J[g_o + g_r, g_nq + g_a] += g_Je[g_r, g_n + 1]
+            if g_fb:
+                J[g_o + g_r, g_b] -= g_Je[g_r, g_n]
+                J[g_o + g_r, g_nq + g_b] -= g_Je[g_r, g_n + 1]
+        for g_r in range(2):
+            g_nd = g_a if g_r == 0 else g_b
+            if 0 <= g_nd < g_nq:
+                g_wt = (-1.0 if g_r == 0 else 1.0) / prm.mass[g_nd]
+                for g_c in range(g_n):
+                    J[g_nq + g_nd, g_o + g_c] += g_wt * g_Je[g_n, g_c]
+                if g_fa:
+                    J[g_nq + g_nd, g_a] += g_wt * g_Je[g_n, g_n]
+                    J[g_nq + g_nd, g_nq + g_a] += g_wt * g_Je[g_n, g_n + 1]
+                if g_fb:
+                    J[g_nq + g_nd, g_b] -= g_wt * g_Je[g_n, g_n]
+                    J[g_nq + g_nd, g_nq + g_b] -= g_wt * g_Je[g_n, g_n + 1]
+    return 0
+
+
+def jac(t, y, prm, J, w, V):
+    """GENERIC analytic Jacobian with the inputs at t (see codegen._jac)."""
+    inputs(t, prm, w)
+    return jac_core(t, y, prm, J, w, V)
+
+
 def ops(y0, y1, w0, w1, dt, prm, rtol):
     """GENERIC operators' update: none (a model with operators runs its generated code)."""
     return 0
@@ -377,7 +465,7 @@ ENV = "HYSTMECH_ENGINE"
 N_SCRATCH = 7     # arrays in scratch(prm)
 
 _FUNCTIONS = (core, inputs, inputs_rot, step, step_keep, signal, signal_yw, signal_needs_w, powers, ops,
-              stop, scratch)
+              stop, scratch, jac_core, jac)
 # the functions of the generated path's "hot" set: inlined where marked (codegen.py)
 _HOT = ("core", "inputs_rot", "step", "step_keep", "signal", "signal_yw", "signal_needs_w", "fun_full")
 
@@ -422,6 +510,45 @@ def law_id(element) -> int | None:
     return None
 
 
+def law_jacs() -> tuple:
+    """The ``jac`` kernel of each law of :func:`law_set` (by law id), or None where the
+    law has none that is a module-level numba function: a model with such a law runs
+    the stiff methods (radau5, auto) on its generated code (the forward-difference
+    Jacobian, methods/radau5.py stiff_jac_fd), not on the engine (:func:`runnable`)."""
+    if _JACS:
+        return _JACS[0]
+    from ...components.base import is_compiled
+
+    out = []
+    for f, r, kind, name in law_set():
+        from ...components import REGISTRY
+        cls = getattr(importlib.import_module(f"hystmech.components.{REGISTRY[name]}"), name)
+        j = cls.__dict__.get("jac")
+        j = getattr(j, "__func__", j)
+        ok = j is not None and is_compiled(j) and compile_cache.kernel_ref(j) is not None
+        out.append(j if ok else None)
+    _JACS.append(tuple(out))
+    return _JACS[0]
+
+
+_JACS: list = []
+
+
+def _jac_dispatch_source(jacs) -> str:
+    # the laws' jac kernels behind one switch, as law_force_rate (a law without one has
+    # no branch: runnable keeps its models off the engine's stiff loops)
+    lines = [DECOR_INLINE, "def law_jac(law, x, u, v, p, Je):"]
+    first = True
+    for i, j in enumerate(jacs):
+        if j is None:
+            continue
+        lines += [f"    {'if' if first else 'elif'} law == {i}:",
+                  f"        jac_{i}(x, u, v, p, Je)"]
+        first = False
+    lines.append("    return 0")
+    return "\n".join(lines) + "\n"
+
+
 def _dispatch_source(laws) -> str:
     # the compiled switch: the branch taken is the same at every call for one element
     lines = [DECOR_INLINE, "def law_force_rate(law, x, u, v, p, d):"]
@@ -450,7 +577,18 @@ def source() -> str:
         for pre, fn in (("force", f), ("rate", r)):
             mod, qual = compile_cache.kernel_ref(fn)
             head.append(f"{pre}_{i} = resolve({mod!r}, {qual!r})")
-    src = "\n".join(head) + "\n\n\n" + _dispatch_source(laws)
+    for i, j in enumerate(law_jacs()):
+        if j is not None:
+            mod, qual = compile_cache.kernel_ref(j)
+            head.append(f"jac_{i} = resolve({mod!r}, {qual!r})")
+    # the stiff cores' module-level names (radau.py, auto.py), as systems/templates.py
+    # hands them to the generated modules
+    have = {"DP_A", "DP_C", "dp45_dense", "dp45_factor", "dp45_norm"}
+    for name, (mod, _) in sorted(radau5.core_globals(_STIFF_CORES).items()):
+        if name not in have:
+            head.append(f"from {mod} import {name}")
+    src = "\n".join(head) + "\n\n\n" + _dispatch_source(laws) + "\n\n" + \
+        _jac_dispatch_source(law_jacs())
 
     texts = {}
     for fn in _FUNCTIONS:
@@ -494,15 +632,36 @@ def source() -> str:
     inline = {name: one_copy(observing_here(text)) for name, text in tpl.inline.items()}
 
     fn_texts = [t for name, t in texts.items() if name in _HOT]
-    return src + inline_calls(fused_step(observing_here(loops)), fn_texts, inline, N_SCRATCH)
+    return src + inline_calls(fused_step(observing_here(loops)), fn_texts, inline, N_SCRATCH) \
+        + _stiff_source()
+
+
+# the stiff methods' templates and cores (methods/radau5.py, radau.py, auto.py): the same
+# source the generated modules carry (systems/templates.py), over the generic fun_full
+# (inlined in stiff_fun, as there) and jac; every law of the set has a jac kernel, so the
+# analytic Jacobian only (stiff_jac_fd is the generated path's, for kernels without one)
+_STIFF_TEMPLATES = (radau5.stiff_fun, radau5.stiff_jac_an, radau5.radau5, *auto.TEMPLATES)
+_STIFF_CORES = radau5.CORES + auto.CORES
+
+
+def _stiff_source() -> str:
+    out = ""
+    for fn in _STIFF_TEMPLATES:
+        out += f"\n\n{DECOR}\n" + inspect.getsource(fn)
+    out += _own_decorators(radau5.core_source(_STIFF_CORES))
+    return out + "\n\nstiff_jac = stiff_jac_an\n"
 
 
 def modules() -> list:
     """The modules the engine's compiled file depends on (its cache key)."""
     mods = {__name__, "hystmech.systems.observers", "hystmech.systems.templates",
-            projection.__name__, rk45.__name__, "hystmech.components._ode"}
+            projection.__name__, rk45.__name__, "hystmech.components._ode",
+            radau5.__name__, radau.__name__, auto.__name__}
     for f, r, _, _ in law_set():
         mods |= {compile_cache.kernel_ref(f)[0], compile_cache.kernel_ref(r)[0]}
+    for j in law_jacs():
+        if j is not None:
+            mods.add(compile_cache.kernel_ref(j)[0])
     return sorted(mods)
 
 
@@ -510,7 +669,14 @@ _ENGINE: dict = {}
 
 # the engine's loop each method runs (methods not listed run their generated code)
 LOOPS = {"projection": "projection", "RK45": "rk45", "event": "core", "BDF": "core",
-         "Radau": "core", "LSODA": "core"}
+         "Radau": "core", "LSODA": "core", "radau5": "radau5", "auto": "auto"}
+# the compiled functions of a loop (default: the loop's own name): "auto" runs in
+# phases (methods/auto.py run_phases), all compiled by warm; the generated module's
+# phase every run calls says whether the structure's own code is compiled
+_LOOP_FUNCTIONS = {"auto": ("auto_stiff", "auto_stiff_explicit", "auto_stiff_implicit"),
+                   "core": ("core", "jac_core")}   # (scipy's BDF/Radau/LSODA take jac_core)
+_GENERATED_PROBE = {"auto": "auto_stiff_explicit"}
+_STIFF_LOOPS = ("radau5", "auto")
 _MODES = {"": "auto", "auto": "auto", "1": "engine", "engine": "engine",
           "0": "generated", "generated": "generated"}
 
@@ -551,12 +717,23 @@ def use(choice: str, *, keep_explicit: bool = False):
             os.environ[ENV] = old
 
 
+def _tag() -> str:
+    # the engine's stamp per installed copy of hystmech: two environments sharing one
+    # cache folder (a user's venvs, the developers' worktrees beside CI) each find their
+    # own engine; one stamp name for all made one copy load the engine another copy's
+    # source had generated (its stamps, on the other copy's files, still held)
+    import hashlib
+
+    return "engine-" + hashlib.sha256(os.path.dirname(os.path.abspath(__file__))
+                                      .encode()).hexdigest()[:12]
+
+
 def engine() -> Compiled | None:
     """The compiled engine (loaded from the disk cache, compiled on first use), or None
     when the disk cache is disabled or unusable (models then run their generated code)."""
     d = str(compile_cache.cache_dir())
     if d not in _ENGINE:
-        mod, where = compile_cache.load_stamped("engine", source, modules())
+        mod, where = compile_cache.load_stamped(_tag(), source, modules())
         _ENGINE[d] = None if mod is None else Compiled(mod, "disk", where)
     return _ENGINE[d]
 
@@ -571,11 +748,12 @@ def cached(loop: str) -> Compiled | None:
     process or in the disk cache), found without making its source; else None."""
     eng = _ENGINE.get(str(compile_cache.cache_dir()))
     if eng is None:
-        hit = compile_cache.find_stamped("engine")
+        hit = compile_cache.find_stamped(_tag())
         if hit is None:
             return None
         eng = Compiled(hit[0], "disk", hit[1])
-    if not (_ready(getattr(eng, loop, None)) and _ready(eng.eval_samples)):
+    funcs = _LOOP_FUNCTIONS.get(loop, (loop,))
+    if not (all(_ready(getattr(eng, f, None)) for f in funcs) and _ready(eng.eval_samples)):
         return None
     _ENGINE[str(compile_cache.cache_dir())] = eng
     return eng
@@ -583,14 +761,18 @@ def cached(loop: str) -> Compiled | None:
 
 def runnable(m) -> bool:
     """Whether model ``m`` can run on the engine (every element a law of the set and not
-    an operator, inputs Harmonic or sampled tables, no compiled ``stop`` callback); its
-    law ids are then written into ``m.prm.EL``."""
+    an operator, inputs Harmonic or sampled tables, no compiled ``stop`` callback; for
+    the stiff methods every law with a ``jac`` kernel, :func:`law_jacs`); its law ids
+    are then written into ``m.prm.EL``."""
     if m.callback is not None or not m.compiled or m.ops_present():
         return False
     if (m.prm.KI < 0).any():
         return False
     ids = [law_id(e.element) for e in m.asm.elements]
     if any(i is None for i in ids):
+        return False
+    if LOOPS.get(getattr(m, "method", None)) in _STIFF_LOOPS and \
+            any(law_jacs()[i] is None for i in ids):
         return False
     if ids:
         m.prm.EL[:, 6] = ids
@@ -601,7 +783,8 @@ _WARMING: set = set()
 
 
 def warm(loop: str, model_cls) -> None:
-    """Compile the engine's ``loop`` ("projection", "rk45" or "core") and its sample
+    """Compile the engine's ``loop`` ("projection", "rk45", "core", "radau5" or "auto")
+    and its sample
     evaluation by running a small reference model (``model_cls``:
     :class:`~hystmech.systems.model.Model`) on it, as the method's ``run`` does (the
     argument types of every model are the same), unless the disk cache has them. Holds
@@ -628,6 +811,12 @@ def warm(loop: str, model_cls) -> None:
             if loop == "rk45":
                 a.add_element("e", Dahl(rho=2e4, Fc=1.0), "m", "ground")
                 method, t1, opts = "RK45", 1e-3, {}
+            elif loop in _STIFF_LOOPS:
+                # stiff (a damper of 1e5 N·s/m on 1 kg): "auto" turns to Radau within
+                # its first steps, so each of its phases is compiled
+                a.add_element("e", Dahl(rho=2e4, Fc=1.0), "m", "ground")
+                a.add_damper("m", "ground", c=1e5)
+                method, t1, opts = loop, 1e-3, {}
             else:
                 a.add_element("e", Masing(k=1e3, k0=0.0, alpha=2.0), "m", "ground")
                 method, t1, opts = (("projection", 1e-4, {"h": 1e-5}) if loop == "projection"
@@ -638,6 +827,10 @@ def warm(loop: str, model_cls) -> None:
                                       method=method)
                 FE, UB, VB = m.forcing_on(out.t)        # the sample evaluation
                 m.eval_on(out.t, np.ascontiguousarray(out.y), FE, UB, VB)
+                if loop == "core":                      # scipy's implicit methods' Jacobian
+                    eng = m.engine()
+                    eng.jac_core(0.0, a.initial_state(), m.prm, np.zeros((m.N, m.N)),
+                                 np.zeros(m.layout.n_work), eng.scratch(m.prm))
     finally:
         _WARMING.discard(loop)
 
@@ -678,8 +871,9 @@ def for_model(m) -> Compiled | None:
        (:func:`compile_cache.background`; off with $HYSTMECH_PREFETCH=0), so no first
        run is slower than before and the next new structure runs on the engine.
 
-    Methods without an engine loop (auto, radau5, the variational and sensitivity
-    templates) run their generated code. ``1`` always takes the engine (compiling it,
+    Methods without an engine loop (the variational and sensitivity templates) run
+    their generated code; each loop is compiled in the background on its first
+    demand (a user of RK45 alone never compiles the stiff loops). ``1`` always takes the engine (compiling it,
     once per cache, where missing); ``0`` never."""
     md = mode()
     if md == "generated" or not runnable(m):
@@ -687,12 +881,12 @@ def for_model(m) -> Compiled | None:
     method = getattr(m, "method", None)
     loop = LOOPS.get(method) if method is not None else "eval_samples"
     if md == "engine":
-        if loop in ("projection", "rk45", "core"):
+        if loop in ("projection", "rk45", "core", *_STIFF_LOOPS):
             warm(loop, type(m))     # (once per cache directory: processes sharing it wait)
         return engine()
     if loop is None:
         return None
-    if m.generated_ready(loop):
+    if m.generated_ready(_GENERATED_PROBE.get(loop, loop)):
         return None
     eng = cached(loop)
     if eng is not None:

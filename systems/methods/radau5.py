@@ -7,9 +7,11 @@ estimate, Gustafsson step control, Jacobian reuse, collocation dense output). It
 compiled into each structure's generated module through the templates below
 (:func:`radau5`; for method "auto" the ``auto_stiff`` templates of methods/auto.py),
 which hand it the structure's ``fun_full`` and ``jac`` as globals, so the whole loop is
-cached on disk with the structure (systems/codegen.py, systems/templates.py). An
+cached on disk with the structure (systems/codegen.py, systems/templates.py); the same
+templates over the generic ``fun_full`` and ``jac`` are the generic engine's loops
+(methods/engine.py: a new structure built from shipped laws compiles nothing). An
 element without a ``jac`` kernel gets a compiled forward-difference Jacobian
-(:func:`stiff_jac_fd`).
+(:func:`stiff_jac_fd`, generated code only).
 
 Options: rtol (1e-8), atol (see :func:`~hystmech.systems.methods.rk45.default_atol`),
 max_step, first_step, max_steps. The energy quadratures ride along without error
@@ -127,8 +129,10 @@ def core_globals(functions) -> dict:
 
 
 def compilable(model) -> bool:
-    """True when the structure's code is numba-compiled with inputs computable at any t."""
-    return not model.has_tables and model.code.how in ("disk", "memory")
+    """True when the model's code (the generic engine's loops, methods/engine.py, or the
+    structure's generated module) is numba-compiled with inputs computable at any t."""
+    return not model.has_tables and (model.engine() is not None
+                                     or model.code.how in ("disk", "memory"))
 
 
 def run_stiff(model, t0, t1, y0, t_eval, energy, obs, options, method, phases=None):
@@ -163,7 +167,10 @@ def run_stiff(model, t0, t1, y0, t_eval, energy, obs, options, method, phases=No
     te = np.zeros(0) if t_eval is None else np.ascontiguousarray(t_eval, dtype=float)
     with watching() as irq:
         if method == "radau5":
-            status, t_r, T, Z, cnt = model.code.radau5(
+            # the generic engine when the model runs there (no compile for a new
+            # structure, methods/engine.py), else the structure's generated code
+            code = model.engine() or model.code
+            status, t_r, T, Z, cnt = code.radau5(
                 float(t0), float(t1), z0, int(N), model.prm, bool(energy),
                 model.layout.n_work, ysc, rtol, atol, first_step, max_step, te, max_steps, irq)
         else:

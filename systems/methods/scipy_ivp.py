@@ -86,19 +86,22 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
     opts = dict(options)
     opts.pop("record_from", None)
     if method in ("BDF", "Radau", "LSODA") and "jac" not in opts:
-        if model.code.jac is not None:
+        # the generic engine's analytic Jacobian when the model runs there (no module
+        # built for a new structure; methods/engine.py), else the generated one
+        code = model.engine() or model.code
+        if code.jac is not None:
             Jd = np.zeros((N, N))
 
             L = model.layout
             wj = np.zeros(L.n_work)
-            Vj = model.code.scratch(model.prm)
+            Vj = code.scratch(model.prm)
 
             def jac(t, z):
                 fext, ub, vb = model.forcing_at(t)
                 wj[:L.nf] = fext
                 wj[L.nf:L.nf + L.nb] = ub
                 wj[L.nf + L.nb:L.nf + 2 * L.nb] = vb
-                model.code.jac_core(t, np.ascontiguousarray(z[:N]), model.prm, Jd, wj, Vj)
+                code.jac_core(t, np.ascontiguousarray(z[:N]), model.prm, Jd, wj, Vj)
                 J = np.zeros((N + nq_, N + nq_))
                 J[:N, :N] = Jd
                 return J
