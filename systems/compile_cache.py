@@ -328,7 +328,7 @@ def _stamps(modules) -> dict | None:
 
 def load_stamped(tag: str, make_source, modules):
     """:func:`load` for a module whose source is costly to make and hash (the generic
-    engine, methods/engine.py), through a stamp file ``<tag>.stamp.json`` in the cache
+    engine, methods/engine.py), through a stamp file ``<tag>-<copy>.stamp.json`` in the cache
     directory: when the versions and the (mtime, size) of every file its key was
     computed from are as recorded, the recorded file is imported without making the
     source or reading those files (the check of a .pyc); else as :func:`load`, and the
@@ -345,8 +345,20 @@ def load_stamped(tag: str, make_source, modules):
     return mod, where
 
 
+_COPY = hashlib.sha256(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+                       .encode()).hexdigest()[:12]
+
+
+def stamp_path(d: Path, tag: str) -> Path:
+    """The stamp file of ``tag`` in cache folder ``d``, one per installed copy of
+    hystmech: two environments sharing one cache (a user's venvs, worktrees) each find
+    their own module; with one name for all, a copy loaded the module another copy's
+    source had made (that copy's stamps, on its own files, still held)."""
+    return d / f"{tag}-{_COPY}.stamp.json"
+
+
 def record_stamp(tag: str, path, modules) -> None:
-    """Record ``<tag>.stamp.json`` for the cached module file ``path`` (as
+    """Record the stamp of ``tag`` (:func:`stamp_path`) for the cached module file ``path`` (as
     :func:`load` returned it) whose key was computed from ``modules``, so that
     :func:`find_stamped` finds it later without making or hashing its source."""
     import json
@@ -357,7 +369,7 @@ def record_stamp(tag: str, path, modules) -> None:
         return
     h = Path(path).stem[len(PREFIX):]
     try:
-        _write_once(d / f"{tag}.stamp.json",
+        _write_once(stamp_path(d, tag),
                     json.dumps({"versions": _versions(), "hash": h, "files": stamps}))
     except OSError:
         pass
@@ -381,7 +393,7 @@ def find_stamped(tag: str):
     if d is None:
         return None
     try:
-        rec = json.loads((d / f"{tag}.stamp.json").read_text())
+        rec = json.loads(stamp_path(d, tag).read_text())
         ok = rec["versions"] == _versions() and all(
             [os.stat(f).st_mtime_ns, os.stat(f).st_size] == st for f, st in rec["files"].items())
         path = d / f"{PREFIX}{rec['hash']}.py"

@@ -235,6 +235,26 @@ def test_an_unusable_cache_leaves_the_usable_one_importable(tmp_path, monkeypatc
     assert compile_cache.load("VALUE = 5\n", [])[0] is m1
 
 
+def test_a_stamp_is_found_only_by_the_installed_copy_that_wrote_it(tmp_path, monkeypatch):
+    # two copies of hystmech sharing one cache folder: each its own stamps, so neither
+    # loads the module the other's source made
+    from hystmech.systems import compile_cache as C
+
+    monkeypatch.setenv("HYSTMECH_CACHE", str(tmp_path))
+    mods = ["hystmech.systems.observers"]
+    monkeypatch.setattr(C, "_COPY", "copy-a")
+    C.load_stamped("t", lambda: "X = 1\n", mods)
+    monkeypatch.setattr(C, "_LOADED", {})
+    assert C.find_stamped("t") is not None and C.find_stamped("t")[0].X == 1
+    monkeypatch.setattr(C, "_COPY", "copy-b")
+    assert C.find_stamped("t") is None
+    C.load_stamped("t", lambda: "X = 2\n", mods)
+    monkeypatch.setattr(C, "_LOADED", {})
+    assert C.find_stamped("t")[0].X == 2
+    monkeypatch.setattr(C, "_COPY", "copy-a")
+    assert C.find_stamped("t")[0].X == 1
+
+
 def test_stamped_load_skips_making_the_source_while_the_files_are_unchanged(tmp_path,
                                                                            monkeypatch):
     import json
@@ -254,7 +274,7 @@ def test_stamped_load_skips_making_the_source_while_the_files_are_unchanged(tmp_
     m2, p2 = C.load_stamped("t", make, mods)
     assert p2 == p1 and m2.X == 42 and len(made) == 1     # the source was not made
     # a file the key was computed from changed (its recorded size differs): made anew
-    memo = tmp_path / "t.stamp.json"
+    memo = C.stamp_path(tmp_path, "t")
     rec = json.loads(memo.read_text())
     assert any(f.endswith("observers.py") for f in rec["files"])
     f = next(iter(rec["files"]))

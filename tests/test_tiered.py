@@ -239,7 +239,7 @@ def test_tier_two_when_compiled_and_the_tiers_agree(tiered, monkeypatch, tmp_pat
     monkeypatch.setattr(model_mod, "_CODE", {})
     m = Model(a, observe=obs.signal, method="projection")
     tag = m._structure_tag()
-    stamp = tmp_path / f"{tag}.stamp.json"
+    stamp = compile_cache.stamp_path(tmp_path, tag)
     assert m.generated_ready("projection"), (tag, stamp.is_file() and stamp.read_text(),
                                              compile_cache.find_stamped(tag))
     assert m.engine() is None and m._code is None

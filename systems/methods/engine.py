@@ -718,14 +718,8 @@ def use(choice: str, *, keep_explicit: bool = False):
 
 
 def _tag() -> str:
-    # the engine's stamp per installed copy of hystmech: two environments sharing one
-    # cache folder (a user's venvs, the developers' worktrees beside CI) each find their
-    # own engine; one stamp name for all made one copy load the engine another copy's
-    # source had generated (its stamps, on the other copy's files, still held)
-    import hashlib
-
-    return "engine-" + hashlib.sha256(os.path.dirname(os.path.abspath(__file__))
-                                      .encode()).hexdigest()[:12]
+    # the stamp file is per installed copy (compile_cache.stamp_path)
+    return "engine"
 
 
 def engine() -> Compiled | None:
