@@ -448,10 +448,7 @@ def prefetch(mod, path, name: str, args):
     import pickle
     import subprocess
 
-    v = os.environ.get(PREFETCH, "").strip().lower()
-    # (a process id: only that process prefetches, not the workers of a sweep it starts)
-    if v in _OFF or (v.isdigit() and int(v) > 1 and int(v) != os.getpid()) \
-            or (os.cpu_count() or 1) < 2:
+    if not _prefetch_allowed(default=False):
         return None
     disp = getattr(mod, name, None)
     if disp is None or not hasattr(disp, "compile") or cached_on_disk(disp):
@@ -516,6 +513,8 @@ STALE_WARMING = 1800.0      # s: a marker older than this is a child that died
 
 
 def _prefetch_allowed(default: bool) -> bool:
+    # $HYSTMECH_PREFETCH unset: ``default``; off words: no; a process id: only that
+    # process (not the workers of a sweep it starts); and never on one core
     v = os.environ.get(PREFETCH)
     if v is None:
         return default and (os.cpu_count() or 1) >= 2

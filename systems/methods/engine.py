@@ -765,7 +765,7 @@ def runnable(m) -> bool:
     ids = [law_id(e.element) for e in m.asm.elements]
     if any(i is None for i in ids):
         return False
-    if LOOPS.get(getattr(m, "method", None)) in _STIFF_LOOPS and \
+    if LOOPS.get(m.method) in _STIFF_LOOPS and \
             any(law_jacs()[i] is None for i in ids):
         return False
     if ids:
@@ -872,7 +872,7 @@ def for_model(m) -> Compiled | None:
     md = mode()
     if md == "generated" or not runnable(m):
         return None
-    method = getattr(m, "method", None)
+    method = m.method
     loop = LOOPS.get(method) if method is not None else "eval_samples"
     if md == "engine":
         if loop in ("projection", "rk45", "core", *_STIFF_LOOPS):
