@@ -267,7 +267,10 @@ def _fun(m):
     return "\n".join([
         "def fun(t, y, prm, dy, w, V):", *ins, *body, "    return 0", "", "", _DECOR_INLINE,
         "def fun_full(t, y, prm, dy, w, V, energy):", *ins, *body,
-        "    if energy:",
+        # energy None (a run without the account: methods' energy_flag) is a type numba
+        # prunes the branch on before typing, so powers is neither compiled nor linked
+        # into the loop (~1 s CPU of the first RK45 run); a bool stays a run-time test
+        "    if energy is not None and energy:",
         # (the offset as int64, not a literal: one compile of powers serves this call
         # and the sample evaluation's, which writes at offset 0)
         f"        powers(y, w, prm, dy, np.int64({m.layout.N}))",

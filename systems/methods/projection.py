@@ -27,6 +27,7 @@ import numpy as np
 from ...interrupt import raise_if_stopped, watching
 from ...limits import check_memory
 from . import MethodResult, check_options
+from .rk45 import energy_flag
 
 NAME = "projection"
 OPTIONS = ("h", "rtol", "max_points", "stride", "record_from", "max_steps")
@@ -114,9 +115,11 @@ def projection(t0, h, nsteps, h_last, y0, prm, TF, TU, TV, lo, hi, rec, energy, 
             if status != 0 or p == nsteps:
                 break
         hp = h if p < nsteps - 1 else h_last
-        if energy:
-            # left-point quadrature, consistent with the explicit f(t_p, U^p) of (A.9)
-            powers(y, w, prm, pw, 0)
+        if energy is not None and energy:
+            # left-point quadrature, consistent with the explicit f(t_p, U^p) of (A.9);
+            # (energy None: a branch numba drops before typing, see rk45.energy_flag;
+            # the offset an int64 as in fun_full: one compile of powers)
+            powers(y, w, prm, pw, np.int64(0))
             for i in range(nquad):
                 Q[i] += hp * pw[i]
         # without operators the step is taken in place (the state then stays in the
@@ -225,7 +228,8 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
                                                           nsteps)
     # the generic engine when the model's laws and inputs allow (no compile for a new
     # structure), else the structure's generated code: the same loop either way
-    code = model.engine() or model.code
+    eng = model.engine()
+    code = eng or model.code
     if model.has_tables:
         grid = t0 + h * np.arange(nsteps + 1)
         grid[-1] = t1
@@ -236,7 +240,7 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
     with watching() as irq:
         status, p_done, Y, Q, y_last = code.projection(
             float(t0), h, nsteps, float(h_last), y0, model.prm, TF, TU, TV, model.box_lo,
-            model.box_hi, rec, bool(energy), L.nquad, L.n_work, L.nf + 2 * L.nb, rtol,
+            model.box_hi, rec, energy_flag(energy, eng), L.nquad, L.n_work, L.nf + 2 * L.nb, rtol,
             model.obs_or_dummy(obs), k_obs, model.ops_present(), irq)
         if status == 6:
             raise_if_stopped(irq)

@@ -248,6 +248,15 @@ TEMPLATES = (dopri_step, initial_step, emit, rk45)
 INLINE = ("dopri_step", "emit")
 
 
+def energy_flag(energy, engine) -> bool | None:
+    """The loops' ``energy`` argument: None for a run without the energy account on a
+    structure's generated code (its fun_full tests ``energy is not None and energy``,
+    a branch numba drops before typing when the argument's type is None, so the first
+    run neither compiles nor links the integrands: ~1 s CPU of an RK45 compile); a
+    bool on the generic engine, whose loops are compiled once for a bool."""
+    return bool(energy) if energy or engine is not None else None
+
+
 def default_atol(model, rtol):
     """1e-12 m on DOF positions, 1e-10 m/s on velocities, rtol·x_scale on element states."""
     nq = model.nq
@@ -280,11 +289,12 @@ def run(model, t0, t1, y0, t_eval, energy, obs, options, method=NAME) -> MethodR
     te = np.zeros(0) if t_eval is None else np.ascontiguousarray(t_eval, dtype=float)
     # the generic engine when the model can run there (no compile for a new structure),
     # else the structure's generated code: the same loop either way
-    code = model.engine() or model.code
+    eng = model.engine()
+    code = eng or model.code
     with watching() as irq:
         status, t_r, T, Z, nfev, nsteps, nrej, z_last = code.rk45(
             float(t0), float(t1), z0, model.prm, rtol, atol, first_step, max_step, te, t_out0,
-            max_steps, bool(energy), model.N, model.layout.n_work, model.obs_or_dummy(obs),
+            max_steps, energy_flag(energy, eng), model.N, model.layout.n_work, model.obs_or_dummy(obs),
             obs is not None, irq)
         if status == 6:
             raise_if_stopped(irq)
