@@ -1,8 +1,8 @@
 """What the first `hystmech run` of a fresh install pays for, and what it no longer does
 (issue 31): the generated code's cache key found from the import lines (not a parse of
 every module), one compile of the energy integrands for the loop and the sample
-evaluation, the first step size inlined into the RK45 loop (test_compile_cost.py),
-pyplot imported while the runner computes."""
+evaluation, none at all in the loop of a run without the energy account, pyplot
+imported while the runner computes."""
 import ast
 import os
 import subprocess
