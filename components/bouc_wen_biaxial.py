@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 
 from ._ode import dp45_solve
 from .base import Param
@@ -31,7 +32,10 @@ from .vector_base import VectorForceElement, check_bouc_wen_2d
 # p = [A, beta, gamma, k_el];  x = [z1, z2]
 
 
-@njit(cache=True)
+# register_jitable, not njit: handed to dp45_solve as a value, a jitted function is a
+# Python object whose address numba embeds (a "dynamic global": the caller could not
+# be cached); a registered function is a typing-time constant with no runtime value
+@register_jitable
 def _bw2_rhs(s, z, args, out):
     # dz/ds along the unit direction e of a segment (s its arc length)
     e0, e1, A, beta, gamma = args
@@ -40,7 +44,7 @@ def _bw2_rhs(s, z, args, out):
     out[1] = A * e1 - z[1] * h
 
 
-@njit(cache=False)   # calls dp45_solve with a function argument: not cacheable
+@njit(cache=True)
 def bouc_wen_biaxial_advance(x, u0, u1, dt, v, p, rtol):
     d0 = u1[0] - u0[0]
     d1 = u1[1] - u0[1]

@@ -37,6 +37,7 @@ import math
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 
 from ._ode import dp45_solve
 from .base import Param, check_positive
@@ -49,7 +50,10 @@ from .vector_base import VectorForceElement, check_bouc_wen_2d
 _WORK = 18
 
 
-@njit(cache=True)
+# register_jitable, not njit: handed to dp45_solve as a value, a jitted function is a
+# Python object whose address numba embeds (a "dynamic global": the caller could not
+# be cached); a registered function is a typing-time constant with no runtime value
+@register_jitable
 def _bwi_rhs(s, z, args, out):
     # dz/ds along the segment's unit direction e (s its arc length)
     e0, e1, A, beta, gamma, n = args
@@ -112,7 +116,7 @@ def _bwi2_segment(a, b, L, A, beta, gamma):
     return _bwi2_riccati(a, b, L, A, beta + gamma)
 
 
-@njit(cache=False)   # calls dp45_solve with a function argument: not cacheable
+@njit(cache=True)
 def bouc_wen_isotropic_advance(x, u0, u1, dt, v, p, rtol):
     d0 = u1[0] - u0[0]
     d1 = u1[1] - u0[1]

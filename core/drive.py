@@ -194,6 +194,46 @@ def _make_inlined_loop(advance, force):
     return loop
 
 
+# the affine loop likewise, from the generated-code cache for a module-level affine map
+# (Dahl, LuGre): taking the map as an argument, _drive_affine_loop was compiled again in
+# every process (1.6 s CPU per law and process, e.g. every xdist worker)
+_CACHED_AFFINE = """from numba import njit
+
+from {drive} import _drive_affine_loop
+from hystmech.systems.compile_cache import resolve
+
+_aff = njit(inline="always")(resolve({am!r}, {aq!r}).py_func)
+_body = njit(inline="always")(_drive_affine_loop.py_func)
+
+
+@njit(cache=True)
+def loop(t, u, x0, p, tol, n_out, irq):
+    return _body(_aff, t, u, x0, p, tol, n_out, irq)
+"""
+_AFFINE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _affine_loop(affine):
+    """The affine drive loop for this map: the cached generated module's loop, or (a
+    closure, cache disabled) _drive_affine_loop compiled in memory for it."""
+    loop = _AFFINE.get(affine)
+    if loop is None:
+        from .systems import compile_cache
+
+        ra = compile_cache.kernel_ref(affine)
+        mod = None
+        if ra is not None:
+            src = _CACHED_AFFINE.format(drive=__name__, am=ra[0], aq=ra[1])
+            mod, _ = compile_cache.load(src, sorted({__name__, ra[0]}))
+        if mod is not None:
+            loop = mod.loop
+        else:
+            def loop(t, u, x0, p, tol, n_out, irq, _a=affine):
+                return _drive_affine_loop(_a, t, u, x0, p, tol, n_out, irq)
+        _AFFINE[affine] = loop
+    return loop
+
+
 _INLINED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
@@ -365,8 +405,7 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
     affine = element.affine  # declared on ForceElement (None unless the law has one)
     with watching() as irq:
         if v is None and affine is not None and is_compiled(affine) and element.n_states == 1:
-            out = _drive_affine_loop(affine, t, u, xs, element.p, 0.01 * float(rtol), n_out,
-                                     irq)
+            out = _affine_loop(affine)(t, u, xs, element.p, 0.01 * float(rtol), n_out, irq)
         else:
             out = _run_loop(element, t, u, vuser, xs, float(rtol), n_out, irq)
         F, X, bad_in, bad_F = out

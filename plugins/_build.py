@@ -3,11 +3,13 @@ the engines' native plugin libraries with the system C compiler, cached on disk 
 content (sources, flags, engine version)."""
 from __future__ import annotations
 
-import hashlib
 import ctypes
+import fcntl
+import hashlib
 import importlib
 import os
 import subprocess
+import threading
 from pathlib import Path
 
 from ..paths import user_cache
@@ -45,9 +47,7 @@ def build_shared(stem: str, sources: list[Path], *, includes=(), link=(), key: s
                  cc: str | None = None) -> Path:
     """Compile ``sources`` into a shared library ``<stem>-<hash>.so`` in the cache
     (hash over the sources' bytes, the flags and ``key``) and return its path; a
-    concurrent build by another process is harmless (atomic rename)."""
-    from ..fmu.export import find_compiler
-
+    concurrent build waits for the one under way (a lock file beside it) and loads it."""
     # -DHM_NO_SYMVER: built for this machine, so the kernels bind glibc's current
     # exp/log/pow rather than the errno-wrapped baseline versions an FMU pins for
     # portability (hm_law.h; same results, a fraction of the cost per call);
@@ -61,9 +61,21 @@ def build_shared(stem: str, sources: list[Path], *, includes=(), link=(), key: s
     so = cache_dir() / f"{stem}-{h.hexdigest()[:20]}.so"
     if so.exists():
         return so
-    exe = find_compiler(cc)
     so.parent.mkdir(parents=True, exist_ok=True)
-    tmp = so.with_name(f".{so.name}.{os.getpid()}.tmp")
+    # one build per library: a second process (the suite's other worker) waits for the
+    # first and loads its result instead of compiling the same sources beside it
+    with open(so.with_name(f".{so.name}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if so.exists():
+            return so
+        return _compile(stem, so, sources, flags, includes, link, cc)
+
+
+def _compile(stem, so, sources, flags, includes, link, cc):
+    from ..fmu.export import find_compiler
+
+    exe = find_compiler(cc)
+    tmp = so.with_name(f".{so.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     cmd = [exe, *flags, *[f"-I{i}" for i in includes], *map(str, sources), "-o", str(tmp),
            *link, "-lm"]
     r = subprocess.run(cmd, capture_output=True, text=True)

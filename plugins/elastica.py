@@ -46,6 +46,9 @@ position when the element is added), an explicit origin ``u0`` overriding.
 """
 from __future__ import annotations
 
+import hashlib
+import sys
+import types as pytypes
 import weakref
 
 import numpy as np
@@ -305,6 +308,82 @@ def _hand(rod, buf):
 _KERNELS: dict = {}
 
 
+def _run(hand, time):
+    # the template of the per-step kernel (see _kernel): _bend and _tors are not
+    # globals of this module but of each copy _kernel makes of this function
+    # the rod's arrays and the memory, handed once as addresses (_hand): one
+    # small array to unbox per call instead of six, and views without reference
+    # counts
+    buf = carray(_at(hand[0]), int(hand[1]))
+    nr = int(hand[2])
+    # rows of PyElastica's memory block: (3, row stride), of which the rod's
+    # columns 0 .. nr (nr + 1 for the elements) are read and written
+    kappa = carray(_at(hand[3]), (3, int(hand[4])))
+    rest = carray(_at(hand[5]), (3, int(hand[6])))
+    vdil = carray(_at(hand[7]), nr)
+    rvl = carray(_at(hand[8]), nr)
+    ext = carray(_at(hand[9]), (3, int(hand[10])))
+    if buf[H_CALLBACK] == 0.0 and buf[H_NEV] >= 2.0:
+        # without the commit callback a multi-stage stepper shows as evaluation
+        # times with changing intervals or going back (PEFRL's stages do both;
+        # PositionVerlet: one per step, increasing, equal steps): three irregular
+        # evaluations running refuse (a restart or a new dt makes at most two)
+        t1, t2 = buf[H_T1], buf[H_TT]
+        d0, d1 = t2 - t1, time - t2
+        if time > t2 > t1 and abs(d1 - d0) <= 1e-9 * d1:
+            buf[H_CHANGES] = 0.0
+        else:
+            buf[H_CHANGES] += 1.0
+            if buf[H_CHANGES] >= 3.0:
+                return -2
+    commit = False
+    if buf[H_PENDING] != 0.0:
+        if buf[H_ACCEPTED] == 0.0:
+            return -1
+        commit = True
+        buf[H_TC] = buf[H_TT]
+        buf[H_PENDING] = 0.0
+        buf[H_ACCEPTED] = 0.0
+        buf[H_COMMITS] += 1.0
+    (nv, nab, nsb, nss, npb, nps), (oXb, oXbt, oXs, oXst, oKc, oKt, oM, oMc, ow, opb,
+                                    ops, otmp, oc, oq) = _offsets(buf)
+    dt = time - buf[H_TC]
+    rtol = buf[H_RTOL]
+    pb = buf[opb:opb + npb]
+    ps = buf[ops:ops + nps]
+    u0v = buf[otmp:otmp + 2]
+    u1v = buf[otmp + 2:otmp + 4]
+    vv = buf[otmp + 4:otmp + 6]
+    out = buf[otmp + 6:otmp + 8]
+    nb = nab * nsb
+    for i in range(nv):
+        if commit:
+            # accept node i's trial; the step's moment work ½(M_old + M_new)·Δ(κ − κ_rest)·ℓ
+            for a in range(3):
+                k = 3 * i + a
+                buf[ow + k] += 0.5 * (buf[oMc + k] + buf[oM + k]) * \
+                    (buf[oKt + k] - buf[oKc + k]) * rvl[i]
+                buf[oMc + k] = buf[oM + k]
+                buf[oKc + k] = buf[oKt + k]
+        for a in range(3):
+            buf[oKt + 3 * i + a] = kappa[a, i] - rest[a, i]
+        _bend(i, buf, oXb + i * nb, oXbt + i * nb, nsb, commit, oKc, oKt, oM, dt, pb,
+             rtol, u0v, u1v, vv, out)
+        _tors(i, buf, oXs + i * nss, oXst + i * nss, nss, commit, oKc, oKt, oM, dt, ps,
+             rtol, u0v, u1v, vv, out)
+    _torques(buf[oM:oM + 3 * nv].reshape((nv, 3)), kappa, rvl, vdil, ext,
+             buf[oc:oc + 3 * nv].reshape((3, nv)), buf[oq:oq + 3 * nv].reshape((3, nv)))
+    buf[H_T1] = buf[H_TT]
+    buf[H_TT] = time
+    buf[H_NEV] += 1.0
+    buf[H_PENDING] = 1.0
+    # without the commit callback the trial is accepted as made: PositionVerlet
+    # evaluates once per step and never rejects a step (a multi-stage stepper is
+    # refused above), so the memory read after the step is the committed one
+    buf[H_ACCEPTED] = 1.0 if buf[H_CALLBACK] == 0.0 else 0.0
+    return 1 if commit else 0
+
+
 def _kernel(bend, tors):
     """One compiled call per step: the pending trial committed if the step was accepted,
     every node's trial (bending law, torsion law) on the strains κ − κ_rest, and the
@@ -318,85 +397,25 @@ def _kernel(bend, tors):
     law's states committed from the trial block by the law's state_commit or
     state_copy), then its trial
     from there — one pass over the buffer, one copy of each node's live states per step
-    (the trial block already holds the accepted states after a commit)."""
+    (the trial block already holds the accepted states after a commit).
+
+    Each pair's kernel is this module's template ``_run`` with the pair as its globals
+    ``_bend`` and ``_tors``, under a name made of the pair's kernels (module and name of
+    each law kernel, and a digest of their modules' source): numba caches it on disk
+    (cache=True) under that name, so a pair of shipped laws compiles once per install,
+    not once per process. A law whose kernels are not module-level functions (a
+    closure, e.g. a sum of laws or a LuGre with its own g) is compiled per process as
+    before (its kernels have no name that identifies them across processes)."""
     key = (bend, tors)
     if key in _KERNELS:
         return _KERNELS[key]
-
-    @njit(cache=False)
-    def run(hand, time):
-        # the rod's arrays and the memory, handed once as addresses (_hand): one
-        # small array to unbox per call instead of six, and views without reference
-        # counts
-        buf = carray(_at(hand[0]), int(hand[1]))
-        nr = int(hand[2])
-        # rows of PyElastica's memory block: (3, row stride), of which the rod's
-        # columns 0 .. nr (nr + 1 for the elements) are read and written
-        kappa = carray(_at(hand[3]), (3, int(hand[4])))
-        rest = carray(_at(hand[5]), (3, int(hand[6])))
-        vdil = carray(_at(hand[7]), nr)
-        rvl = carray(_at(hand[8]), nr)
-        ext = carray(_at(hand[9]), (3, int(hand[10])))
-        if buf[H_CALLBACK] == 0.0 and buf[H_NEV] >= 2.0:
-            # without the commit callback a multi-stage stepper shows as evaluation
-            # times with changing intervals or going back (PEFRL's stages do both;
-            # PositionVerlet: one per step, increasing, equal steps): three irregular
-            # evaluations running refuse (a restart or a new dt makes at most two)
-            t1, t2 = buf[H_T1], buf[H_TT]
-            d0, d1 = t2 - t1, time - t2
-            if time > t2 > t1 and abs(d1 - d0) <= 1e-9 * d1:
-                buf[H_CHANGES] = 0.0
-            else:
-                buf[H_CHANGES] += 1.0
-                if buf[H_CHANGES] >= 3.0:
-                    return -2
-        commit = False
-        if buf[H_PENDING] != 0.0:
-            if buf[H_ACCEPTED] == 0.0:
-                return -1
-            commit = True
-            buf[H_TC] = buf[H_TT]
-            buf[H_PENDING] = 0.0
-            buf[H_ACCEPTED] = 0.0
-            buf[H_COMMITS] += 1.0
-        (nv, nab, nsb, nss, npb, nps), (oXb, oXbt, oXs, oXst, oKc, oKt, oM, oMc, ow, opb,
-                                        ops, otmp, oc, oq) = _offsets(buf)
-        dt = time - buf[H_TC]
-        rtol = buf[H_RTOL]
-        pb = buf[opb:opb + npb]
-        ps = buf[ops:ops + nps]
-        u0v = buf[otmp:otmp + 2]
-        u1v = buf[otmp + 2:otmp + 4]
-        vv = buf[otmp + 4:otmp + 6]
-        out = buf[otmp + 6:otmp + 8]
-        nb = nab * nsb
-        for i in range(nv):
-            if commit:
-                # accept node i's trial; the step's moment work ½(M_old + M_new)·Δ(κ − κ_rest)·ℓ
-                for a in range(3):
-                    k = 3 * i + a
-                    buf[ow + k] += 0.5 * (buf[oMc + k] + buf[oM + k]) * \
-                        (buf[oKt + k] - buf[oKc + k]) * rvl[i]
-                    buf[oMc + k] = buf[oM + k]
-                    buf[oKc + k] = buf[oKt + k]
-            for a in range(3):
-                buf[oKt + 3 * i + a] = kappa[a, i] - rest[a, i]
-            bend(i, buf, oXb + i * nb, oXbt + i * nb, nsb, commit, oKc, oKt, oM, dt, pb,
-                 rtol, u0v, u1v, vv, out)
-            tors(i, buf, oXs + i * nss, oXst + i * nss, nss, commit, oKc, oKt, oM, dt, ps,
-                 rtol, u0v, u1v, vv, out)
-        _torques(buf[oM:oM + 3 * nv].reshape((nv, 3)), kappa, rvl, vdil, ext,
-                 buf[oc:oc + 3 * nv].reshape((3, nv)), buf[oq:oq + 3 * nv].reshape((3, nv)))
-        buf[H_T1] = buf[H_TT]
-        buf[H_TT] = time
-        buf[H_NEV] += 1.0
-        buf[H_PENDING] = 1.0
-        # without the commit callback the trial is accepted as made: PositionVerlet
-        # evaluates once per step and never rejects a step (a multi-stage stepper is
-        # refused above), so the memory read after the step is the committed one
-        buf[H_ACCEPTED] = 1.0 if buf[H_CALLBACK] == 0.0 else 0.0
-        return 1 if commit else 0
-
+    name = _pair_name(bend, tors)
+    g = dict(globals())
+    g["_bend"], g["_tors"] = bend, tors
+    fn = pytypes.FunctionType(_run.__code__, g, "_run")
+    if name is not None:
+        fn.__qualname__ = name
+    run = njit(cache=name is not None)(fn)
     _KERNELS[key] = run
     return run
 
@@ -608,8 +627,49 @@ def _commit_of(law):
 
 def _cached(key, make):
     if key not in _KERNEL_PARTS:
-        _KERNEL_PARTS[key] = make()
+        part = _KERNEL_PARTS[key] = make()
+        ids = [_kernel_id(k) if not isinstance(k, (str, int)) else str(k) for k in key]
+        _PART_NAMES[part] = None if None in ids else ",".join(ids)
     return _KERNEL_PARTS[key]
+
+
+# a kernel part (_scalar_axes / _vector_axes of given law kernels) -> the names of those
+# kernels (None: a kernel without a name that identifies it across processes)
+_PART_NAMES: dict = {}
+_SOURCE_DIGESTS: dict = {}
+
+
+def _kernel_id(k):
+    """``module.name@digest`` of a module-level numba kernel (digest: of its module's
+    source file, so an edited law compiles anew), None for any other (a closure)."""
+    f = getattr(k, "py_func", None)
+    mod = sys.modules.get(getattr(f, "__module__", None) or "")
+    if f is None or mod is None or getattr(mod, f.__qualname__, None) is not k:
+        return None
+    path = getattr(mod, "__file__", None)
+    if path not in _SOURCE_DIGESTS:
+        try:
+            with open(path, "rb") as fh:
+                _SOURCE_DIGESTS[path] = hashlib.sha1(fh.read()).hexdigest()[:12]
+        except (OSError, TypeError):
+            _SOURCE_DIGESTS[path] = None
+    if _SOURCE_DIGESTS[path] is None:
+        return None
+    return f"{mod.__name__}.{f.__qualname__}@{_SOURCE_DIGESTS[path]}"
+
+
+def _pair_name(bend, tors):
+    # the qualname of the (bend, tors) kernel for numba's disk cache, None if either
+    # part is not identified by name (see _kernel)
+    ids = []
+    for part in (bend, tors):
+        if part is _no_bending or part is _no_torsion:
+            ids.append(part.py_func.__name__)
+        elif _PART_NAMES.get(part) is not None:
+            ids.append(_PART_NAMES[part])
+        else:
+            return None
+    return "_run_" + hashlib.sha1("|".join(ids).encode()).hexdigest()[:20]
 
 
 def cable_hysteresis(levels: int = 30):

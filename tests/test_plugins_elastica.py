@@ -593,3 +593,72 @@ def test_memory_refuses_a_rod_of_another_size():
     _, other = clamped_rod(6, 0.4, 0.005, 1000.0, 1e6)
     with pytest.raises(ValueError, match="7 Voronoi nodes, the rod has 5"):
         mem.evaluate(other, 1e-5)
+
+
+_NEW_PROCESS = r"""
+import json, sys
+import numpy as np
+from numba.core import event as ev
+compiled = []
+class Listener(ev.Listener):
+    def on_start(self, e):
+        pass
+    def on_end(self, e):
+        f = e.data["dispatcher"].py_func
+        compiled.append(f"{f.__module__}.{f.__qualname__}")
+ev.register("numba:compile", Listener())
+sys.path.insert(0, sys.argv[1])
+from test_plugins_elastica import _cached_kernel_runs
+out = _cached_kernel_runs()
+np.savez(sys.argv[2], **out)
+print(json.dumps([c for c in compiled if c.startswith("hystmech.")]))
+"""
+
+
+def _cached_kernel_runs():
+    # one short bent-rod run per pair of shipped laws: Masing per axis with Masing
+    # torsion, MasingVector, BoucWenIsotropic (its advance a cache=False dp45 caller)
+    from hystmech.components.bouc_wen_isotropic import BoucWenIsotropic
+    from hystmech.components.masing_vector import MasingVector
+    Masing = get_element_class("Masing")
+    EI = 1e6 * np.pi * 0.005 ** 4 / 4
+    laws = {"masing": (Masing(k=2 * EI, k0=0.0, alpha=0.02 * EI),
+                       Masing(k=EI, k0=0.0, alpha=0.01 * EI)),
+            "vector": (MasingVector(k=2 * EI, alpha=0.02 * EI), None),
+            "bwi": (BoucWenIsotropic(A=2 * EI, beta=1 / (0.02 * EI) ** 2,
+                                     gamma=1 / (0.02 * EI) ** 2, n=2.0), None)}
+    out = {}
+    for name, (law, torsion) in laws.items():
+        sim, rod, mem = cantilever(6, 0.4, 0.005, 1e6, 1000.0, tip=[0.0, 0.02, 0.01],
+                                   ramp=1e-3, law=law, torsion=torsion or False)
+        hel.integrate(sim, 200 * 2e-5, 200)
+        out[name] = rod.position_collection.copy()
+        out[name + "_Xb"] = mem.Xb.copy()
+        out[name + "_commits"] = np.array(mem.commits)
+    return out
+
+
+def test_kernel_of_shipped_laws_is_loaded_from_disk_in_a_new_process(tmp_path):
+    """The per-step kernel of a pair of shipped laws is compiled once per install, not
+    once per process: after this process ran it, a new process (the suite's other
+    worker, a user's next script) loads it from numba's disk cache — no "numba:compile"
+    event of any hystmech function (numba's event API) — and gives bitwise the rod and
+    the memory of this process's compiled kernel. Fails when the kernel is compiled
+    per process (a closure over the law's kernels, cache=False)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    here = _cached_kernel_runs()
+    for name in ("masing", "vector", "bwi"):
+        assert int(here[name + "_commits"]) == 200
+        assert np.max(np.abs(here[name + "_Xb"])) > 0.0           # the law was driven
+    res = subprocess.run([sys.executable, "-c", _NEW_PROCESS, os.path.dirname(__file__),
+                          str(tmp_path / "o.npz")], capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    compiled = json.loads(res.stdout.strip().splitlines()[-1])
+    assert compiled == [], compiled
+    there = np.load(tmp_path / "o.npz")
+    for k, v in here.items():
+        assert np.array_equal(there[k], v), k
