@@ -55,6 +55,7 @@ from numba.np.arrayobj import populate_array
 from .. import compile_cache
 from ..codegen import (DECOR, DECOR_INLINE, Compiled, Templates, _first_def, _own_decorators,
                        inline_calls)
+from .. import variational
 from ..templates import eval_samples, templates
 from . import auto, projection, radau, radau5, rk45
 
@@ -207,6 +208,14 @@ def _fun_full_source() -> str:
                       "            g_N += prm.EL[g_e, 3]",
                       "        powers(y, w, prm, dy, g_N)",
                       "    return 0"]) + "\n"
+
+
+def _fun_source() -> str:
+    """GENERIC ``fun(t, y, prm, dy, w, V)``: inputs at t, then core, in one body, as
+    codegen._fun writes the generated one (the variational templates call it)."""
+    _, _, ins, _ = _first_def(inspect.getsource(inputs))
+    _, _, body, _ = _first_def(inspect.getsource(core))
+    return "\n".join(["def fun(t, y, prm, dy, w, V):", *ins, *body, "    return 0"]) + "\n"
 
 
 def step(y, dy, h, lo, hi, yn):
@@ -593,6 +602,7 @@ def source() -> str:
     texts = {}
     for fn in _FUNCTIONS:
         texts[fn.__name__] = inspect.getsource(fn)
+    texts["fun"] = _fun_source()
     texts["fun_full"] = _fun_full_source()
     texts["fun_full_call"] = _fun_full_source().replace("def fun_full(", "def fun_full_call(")
 
@@ -633,7 +643,7 @@ def source() -> str:
 
     fn_texts = [t for name, t in texts.items() if name in _HOT]
     return src + inline_calls(fused_step(observing_here(loops)), fn_texts, inline, N_SCRATCH) \
-        + _stiff_source()
+        + _stiff_source() + _own_decorators(variational.template_source())
 
 
 # the stiff methods' templates and cores (methods/radau5.py, radau.py, auto.py): the same
@@ -656,7 +666,7 @@ def modules() -> list:
     """The modules the engine's compiled file depends on (its cache key)."""
     mods = {__name__, "hystmech.systems.observers", "hystmech.systems.templates",
             projection.__name__, rk45.__name__, "hystmech.components._ode",
-            radau5.__name__, radau.__name__, auto.__name__}
+            radau5.__name__, radau.__name__, auto.__name__, variational.__name__}
     for f, r, _, _ in law_set():
         mods |= {compile_cache.kernel_ref(f)[0], compile_cache.kernel_ref(r)[0]}
     for j in law_jacs():
@@ -677,6 +687,12 @@ _LOOP_FUNCTIONS = {"auto": ("auto_stiff", "auto_stiff_explicit", "auto_stiff_imp
                    "core": ("core", "jac_core")}   # (scipy's BDF/Radau/LSODA take jac_core)
 _GENERATED_PROBE = {"auto": "auto_stiff_explicit"}
 _STIFF_LOOPS = ("radau5", "auto")
+# the analyses' loops (systems/variational.py's templates, not a method's): the
+# variational equations integrated with the state (periodic/monodromy.py
+# VariationalMap) and the projection scheme's chained Jacobian (ProjectionMap); they
+# read no samples, and need every law's jac kernel (as the stiff loops)
+ANALYSIS_LOOPS = ("var_solve", "proj_monodromy")
+_JAC_LOOPS = _STIFF_LOOPS + ANALYSIS_LOOPS
 _MODES = {"": "auto", "auto": "auto", "1": "engine", "engine": "engine",
           "0": "generated", "generated": "generated"}
 
@@ -747,17 +763,20 @@ def cached(loop: str) -> Compiled | None:
             return None
         eng = Compiled(hit[0], "disk", hit[1])
     funcs = _LOOP_FUNCTIONS.get(loop, (loop,))
-    if not (all(_ready(getattr(eng, f, None)) for f in funcs) and _ready(eng.eval_samples)):
+    if loop not in ANALYSIS_LOOPS:
+        funcs = (*funcs, "eval_samples")
+    if not all(_ready(getattr(eng, f, None)) for f in funcs):
         return None
     _ENGINE[str(compile_cache.cache_dir())] = eng
     return eng
 
 
-def runnable(m) -> bool:
+def runnable(m, loop: str | None = None) -> bool:
     """Whether model ``m`` can run on the engine (every element a law of the set and not
     an operator, inputs Harmonic or sampled tables, no compiled ``stop`` callback; for
-    the stiff methods every law with a ``jac`` kernel, :func:`law_jacs`); its law ids
-    are then written into ``m.prm.EL``."""
+    the stiff methods and the analyses' loops every law with a ``jac`` kernel,
+    :func:`law_jacs`); its law ids are then written into ``m.prm.EL``. loop: the
+    engine loop asked for (default: the one of ``m.method``)."""
     if m.callback is not None or not m.compiled or m.ops_present():
         return False
     if (m.prm.KI < 0).any():
@@ -765,7 +784,7 @@ def runnable(m) -> bool:
     ids = [law_id(e.element) for e in m.asm.elements]
     if any(i is None for i in ids):
         return False
-    if LOOPS.get(m.method) in _STIFF_LOOPS and \
+    if (loop or LOOPS.get(m.method)) in _JAC_LOOPS and \
             any(law_jacs()[i] is None for i in ids):
         return False
     if ids:
@@ -784,6 +803,9 @@ def warm(loop: str, model_cls) -> None:
     argument types of every model are the same), unless the disk cache has them. Holds
     a lock in the cache directory meanwhile, so processes sharing it (the suite's
     workers) compile once."""
+    if loop in ANALYSIS_LOOPS:
+        _warm_analysis(loop, model_cls)
+        return
     if loop in _WARMING or cached(loop) is not None:
         return
     d = compile_cache.cache_dir()
@@ -829,6 +851,48 @@ def warm(loop: str, model_cls) -> None:
         _WARMING.discard(loop)
 
 
+def _warm_analysis(loop: str, model_cls) -> None:
+    # an analysis' loop (ANALYSIS_LOOPS), compiled by one call with the argument types
+    # of periodic/monodromy.py's VariationalMap (z of the state alone and with Φ: one
+    # type) or ProjectionMap on a small reference model
+    if loop in _WARMING or cached(loop) is not None:
+        return
+    d = compile_cache.cache_dir()
+    if d is None:
+        return
+    from ...components import Dahl, Masing
+    from ..assembly import Assembly, Harmonic
+
+    _WARMING.add(loop)
+    try:
+        with _lock(d / f"engine-{loop}.lock"):
+            if cached(loop) is not None:
+                return
+            a = Assembly()
+            a.add_dof("m", mass=1.0)
+            a.add_spring("m", "ground", k=1e3)
+            a.add_force("m", Harmonic(0.0, 1.0, 10.0))
+            law = Dahl(rho=2e4, Fc=1.0) if loop == "var_solve" else \
+                Masing(k=1e3, k0=0.0, alpha=2.0)
+            a.add_element("e", law, "m", "ground")
+            with use("engine"):
+                m = model_cls(a)
+                eng = for_loop(m, loop)
+            if eng is None:
+                return
+            y0 = np.array(a.initial_state(), dtype=float)
+            N = y0.size
+            if loop == "var_solve":
+                z = np.concatenate([y0, np.eye(N).ravel()])
+                eng.var_solve(z, 0.0, 1e-3, m.prm, m.layout.n_work, N,
+                              np.full(z.size, 1e-9), 1e-6, 1e-4)
+            else:
+                eng.proj_monodromy(y0.copy(), 0.0, 1e-4, 10, 1e-4, m.prm, m.box_lo,
+                                   m.box_hi, m.layout.n_work, np.empty((N, N)))
+    finally:
+        _WARMING.discard(loop)
+
+
 @contextlib.contextmanager
 def _lock(path):
     try:
@@ -865,17 +929,31 @@ def for_model(m) -> Compiled | None:
        (:func:`compile_cache.background`; off with $HYSTMECH_PREFETCH=0), so no first
        run is slower than before and the next new structure runs on the engine.
 
-    Methods without an engine loop (the variational and sensitivity templates) run
-    their generated code; each loop is compiled in the background on its first
-    demand (a user of RK45 alone never compiles the stiff loops). ``1`` always takes the engine (compiling it,
-    once per cache, where missing); ``0`` never."""
-    md = mode()
-    if md == "generated" or not runnable(m):
-        return None
+    The analyses' loops (the variational equations, the projection scheme's chained
+    Jacobian) are chosen alike by :func:`for_loop`; the identification's sensitivity
+    equations run their generated code. Each loop is compiled in the background on its
+    first demand (a user of RK45 alone never compiles the stiff loops). ``1`` always
+    takes the engine (compiling it, once per cache, where missing); ``0`` never."""
     method = m.method
-    loop = LOOPS.get(method) if method is not None else "eval_samples"
+    return _choose(m, LOOPS.get(method) if method is not None else "eval_samples")
+
+
+def for_loop(m, loop: str) -> Compiled | None:
+    """The engine if model ``m`` is to run the analysis loop ``loop`` (one of
+    :data:`ANALYSIS_LOOPS`: "var_solve", the variational equations; "proj_monodromy",
+    the projection scheme's chained Jacobian) on it, else None (its generated code,
+    ``m.code``): the tiered choice of :func:`for_model` for that loop."""
+    if loop not in ANALYSIS_LOOPS:
+        raise ValueError(f"loop must be one of {ANALYSIS_LOOPS} (got {loop!r})")
+    return _choose(m, loop)
+
+
+def _choose(m, loop):
+    md = mode()
+    if md == "generated" or not runnable(m, loop):
+        return None
     if md == "engine":
-        if loop in ("projection", "rk45", "core", *_STIFF_LOOPS):
+        if loop in ("projection", "rk45", "core", *_JAC_LOOPS):
             warm(loop, type(m))     # (once per cache directory: processes sharing it wait)
         return engine()
     if loop is None:
