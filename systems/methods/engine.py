@@ -468,6 +468,178 @@ def scratch(prm):
     return (np.zeros(n), np.zeros(n), np.zeros(n), LC, LI, B, np.zeros(1))
 
 
+# -- the forward sensitivity equations (identify/assembly.py) --------------------------------
+# the structure functions the identification's template calls beside core and jac_core,
+# as codegen.build_sensitivity writes them per structure (_pjac, _conn, _ops_sens): the same
+# entries with the same operations; operators are not on the engine (runnable), so their
+# tangents are no-ops here
+
+def pjac_core(t, y, prm, dy, G, w, V):
+    """GENERIC ∂ẏ/∂θ at the point where core just left dy = ẏ (see codegen._pjac; θ as
+    in codegen.param_columns: masses, spring k, u0, preload, damper c, the elements'
+    parameter vectors, external force values), the element parameters through the laws'
+    ``pjac`` kernels (:func:`law_pjacs`; a law without one leaves its columns zero)."""
+    nq = prm.mass.size
+    nb = prm.HU.shape[0]
+    nf = prm.HF.shape[0]
+    ns = prm.SA.size
+    nd = prm.DA.size
+    G[:, :] = 0.0
+    for i in range(nq):
+        # v̇_i = f_i/m_i with f_i ∋ m_i·g: ∂v̇_i/∂m_i = (g − v̇_i)/m_i
+        G[nq + i, i] = (prm.grav - dy[nq + i]) / prm.mass[i]
+    for s in range(ns + nd):
+        if s < ns:
+            a = prm.SA[s]
+            b = prm.SB[s]
+        else:
+            a = prm.DA[s - ns]
+            b = prm.DB[s - ns]
+        xa = 0.0
+        va = 0.0
+        if a >= 0:
+            xa = y[a] if a < nq else w[nf + a - nq]
+            va = y[nq + a] if a < nq else w[nf + nb + a - nq]
+        xb = 0.0
+        vb = 0.0
+        if b >= 0:
+            xb = y[b] if b < nq else w[nf + b - nq]
+            vb = y[nq + b] if b < nq else w[nf + nb + b - nq]
+        for q in range(3 if s < ns else 1):
+            if s < ns:
+                col = nq + q * ns + s
+                dF = xa - xb - prm.u0[s] if q == 0 else (-prm.k[s] if q == 1 else 1.0)
+            else:
+                col = nq + 3 * ns + s - ns
+                dF = va - vb
+            if 0 <= a < nq:
+                G[nq + a, col] -= dF / prm.mass[a]
+            if 0 <= b < nq:
+                G[nq + b, col] += dF / prm.mass[b]
+    c0 = nq + 3 * ns + nd
+    for e in range(prm.EL.shape[0]):
+        a = prm.EL[e, 0]
+        b = prm.EL[e, 1]
+        o = prm.EL[e, 2]
+        n = prm.EL[e, 3]
+        p0 = prm.EL[e, 4]
+        npe = prm.EL[e, 5] - p0
+        xa = 0.0
+        va = 0.0
+        if a >= 0:
+            xa = y[a] if a < nq else w[nf + a - nq]
+            va = y[nq + a] if a < nq else w[nf + nb + a - nq]
+        xb = 0.0
+        vb = 0.0
+        if b >= 0:
+            xb = y[b] if b < nq else w[nf + b - nq]
+            vb = y[nq + b] if b < nq else w[nf + nb + b - nq]
+        Jp = np.zeros((n + 1, npe))
+        if not law_pjac(prm.EL[e, 6], span(y, o, n), xa - xb, va - vb,  # noqa: F821
+                        span(prm.P, p0, npe), Jp):
+            continue
+        for j in range(npe):
+            for r in range(n):
+                G[o + r, c0 + p0 + j] = Jp[r, j]
+            if 0 <= a < nq:
+                G[nq + a, c0 + p0 + j] -= Jp[n, j] / prm.mass[a]
+            if 0 <= b < nq:
+                G[nq + b, c0 + p0 + j] += Jp[n, j] / prm.mass[b]
+    for j in range(prm.FD.size):
+        d = prm.FD[j]
+        G[nq + d, c0 + prm.P.size + j] = 1.0 / prm.mass[d]
+    return 0
+
+
+def conn_core(t, y, prm, w, V, F, FY, FT):
+    """GENERIC every connection's force F (springs, dampers, elements), FY = ∂F/∂y and
+    FT = ∂F/∂θ with the inputs in w (see codegen._conn): the elements through the laws'
+    ``jac`` and ``pjac`` kernels."""
+    nq = prm.mass.size
+    nb = prm.HU.shape[0]
+    nf = prm.HF.shape[0]
+    ns = prm.SA.size
+    nd = prm.DA.size
+    FY[:, :] = 0.0
+    FT[:, :] = 0.0
+    ne = prm.EL.shape[0]
+    for row in range(ns + nd + ne):
+        if row < ns:
+            a = prm.SA[row]
+            b = prm.SB[row]
+        elif row < ns + nd:
+            a = prm.DA[row - ns]
+            b = prm.DB[row - ns]
+        else:
+            a = prm.EL[row - ns - nd, 0]
+            b = prm.EL[row - ns - nd, 1]
+        xa = 0.0
+        va = 0.0
+        if a >= 0:
+            xa = y[a] if a < nq else w[nf + a - nq]
+            va = y[nq + a] if a < nq else w[nf + nb + a - nq]
+        xb = 0.0
+        vb = 0.0
+        if b >= 0:
+            xb = y[b] if b < nq else w[nf + b - nq]
+            vb = y[nq + b] if b < nq else w[nf + nb + b - nq]
+        if row < ns:
+            s = row
+            F[row] = prm.k[s] * (xa - xb - prm.u0[s]) + prm.pre[s]
+            FT[row, nq + s] = xa - xb - prm.u0[s]
+            FT[row, nq + ns + s] = -prm.k[s]
+            FT[row, nq + 2 * ns + s] = 1.0
+            if 0 <= a < nq:
+                FY[row, a] += prm.k[s]
+            if 0 <= b < nq:
+                FY[row, b] += -prm.k[s]
+            continue
+        if row < ns + nd:
+            s = row - ns
+            F[row] = prm.c[s] * (va - vb)
+            FT[row, nq + 3 * ns + s] = va - vb
+            if 0 <= a < nq:
+                FY[row, nq + a] += prm.c[s]
+            if 0 <= b < nq:
+                FY[row, nq + b] += -prm.c[s]
+            continue
+        e = row - ns - nd
+        o = prm.EL[e, 2]
+        n = prm.EL[e, 3]
+        p0 = prm.EL[e, 4]
+        npe = prm.EL[e, 5] - p0
+        u = xa - xb
+        v = va - vb
+        d = np.empty(n)
+        F[row] = law_force_rate(prm.EL[e, 6], span(y, o, n), u, v,  # noqa: F821
+                                span(prm.P, p0, npe), d)
+        Je = np.zeros((n + 1, n + 2))
+        law_jac(prm.EL[e, 6], span(y, o, n), u, v, span(prm.P, p0, npe), Je)  # noqa: F821
+        for j in range(n):
+            FY[row, o + j] = Je[n, j]
+        for q in range(2):
+            if 0 <= a < nq:
+                FY[row, q * nq + a] += Je[n, n + q]
+            if 0 <= b < nq:
+                FY[row, q * nq + b] += -Je[n, n + q]
+        Jp = np.zeros((n + 1, npe))
+        if law_pjac(prm.EL[e, 6], span(y, o, n), u, v, span(prm.P, p0, npe), Jp):  # noqa: F821
+            for j in range(npe):
+                FT[row, nq + 3 * ns + nd + p0 + j] = Jp[n, j]
+    return 0
+
+
+def ops_tan(y, S, Sm, prm, w, DP, dS, DF, du):
+    """GENERIC operators' force tangents: none (a model with operators runs its
+    generated sensitivity code)."""
+    return 0
+
+
+def ops_sens(y0, y1, S0, S1, w0, w1, dt, prm, DP, du0, du1, rtol, with_s):
+    """GENERIC operators' memory update with its derivative rows: none (see ops_tan)."""
+    return 0
+
+
 # which code runs a model the engine can run (for_model): "auto" (unset; tiered), "1"
 # (always the engine), "0" (always the structure's generated code)
 ENV = "HYSTMECH_ENGINE"
@@ -541,6 +713,45 @@ def law_jacs() -> tuple:
 
 
 _JACS: list = []
+
+
+def law_pjacs() -> tuple:
+    """The ``pjac`` kernel (∂/∂p of the law's rates and force) of each law of
+    :func:`law_set` (by law id), or None where the law has none that is a module-level
+    numba function (its parameters' columns of the sensitivities then stay zero, as in
+    the generated code)."""
+    if _PJACS:
+        return _PJACS[0]
+    from ...components import REGISTRY
+    from ...components.base import is_compiled
+
+    out = []
+    for f, r, kind, name in law_set():
+        cls = getattr(importlib.import_module(f"hystmech.components.{REGISTRY[name]}"), name)
+        j = cls.__dict__.get("pjac")
+        j = getattr(j, "__func__", j)
+        ok = j is not None and is_compiled(j) and compile_cache.kernel_ref(j) is not None
+        out.append(j if ok else None)
+    _PJACS.append(tuple(out))
+    return _PJACS[0]
+
+
+_PJACS: list = []
+
+
+def _pjac_dispatch_source(pjacs) -> str:
+    # the laws' pjac kernels behind one switch; False: the law has none (columns zero)
+    lines = [DECOR_INLINE, "def law_pjac(law, x, u, v, p, Jp):"]
+    first = True
+    for i, j in enumerate(pjacs):
+        if j is None:
+            continue
+        lines += [f"    {'if' if first else 'elif'} law == {i}:",
+                  f"        pjac_{i}(x, u, v, p, Jp)",
+                  "        return True"]
+        first = False
+    lines.append("    return False")
+    return "\n".join(lines) + "\n"
 
 
 def _jac_dispatch_source(jacs) -> str:
@@ -662,6 +873,73 @@ def _stiff_source() -> str:
     return out + "\n\nstiff_jac = stiff_jac_an\n"
 
 
+_SENS_FUNCTIONS = (pjac_core, conn_core, ops_tan, ops_sens)
+
+
+def _sens_source(template: str) -> str:
+    # the engine's source, the laws' pjac kernels behind their switch, the generic
+    # sensitivity structure functions and the analysis' template (its loops call core,
+    # jac_core, pjac_core, conn_core, ops_tan, ops_sens and scratch as globals)
+    out = source() + "\n\n"
+    for i, j in enumerate(law_pjacs()):
+        if j is not None:
+            mod, qual = compile_cache.kernel_ref(j)
+            out += f"pjac_{i} = resolve({mod!r}, {qual!r})\n"
+    out += "\n\n" + _pjac_dispatch_source(law_pjacs())
+    for fn in _SENS_FUNCTIONS:
+        out += f"\n\n{DECOR}\n" + inspect.getsource(fn)
+    return out + "\n\n" + _own_decorators(template) + "\n"
+
+
+def _sens_modules(template_modules) -> list:
+    mods = set(modules()) | set(template_modules)
+    for j in law_pjacs():
+        if j is not None:
+            mods.add(compile_cache.kernel_ref(j)[0])
+    return sorted(mods)
+
+
+_SENS: dict = {}
+
+
+def sensitivity(template: str, template_modules=()) -> Compiled | None:
+    """The engine compiled with an analysis' sensitivity ``template`` (the forward
+    sensitivity equations of identify/assembly.py: its loops over ``core``,
+    ``jac_core``, ``pjac_core``, ``conn_core``, ``ops_tan``, ``ops_sens``), once per
+    install and template (keyed as the engine, with ``template_modules``, the modules
+    the template comes from); None when the disk cache is disabled."""
+    d = str(compile_cache.cache_dir())
+    key = (d, template)
+    if key not in _SENS:
+        mod, where = compile_cache.load_stamped(
+            "engine-sens", lambda: _sens_source(template), _sens_modules(template_modules))
+        _SENS[key] = None if mod is None else Compiled(mod, "disk", where)
+    return _SENS[key]
+
+
+def for_sensitivity(m, template: str, template_modules=()) -> Compiled | None:
+    """The engine's sensitivity module (:func:`sensitivity`) if model ``m``'s forward
+    sensitivities are to run on it, else None (the structure's generated sensitivity
+    module, codegen.build_sensitivity): with $HYSTMECH_ENGINE=1 for every model it can
+    run (shipped laws with ``jac`` kernels, no operators: :func:`runnable`), compiled
+    on first use; by default (tiered) when its loop is compiled already (this process
+    or the disk cache), else the generated code; ``0`` never."""
+    md = mode()
+    if md == "generated" or not runnable(m, "sens_simulate"):
+        return None
+    if md == "auto":
+        hit = _SENS.get((str(compile_cache.cache_dir()), template))
+        if hit is None:
+            found = compile_cache.find_stamped("engine-sens")
+            hit = None if found is None else Compiled(found[0], "disk", found[1])
+        if hit is None or not _ready(getattr(hit.mod, "sens_simulate", None)):
+            return None
+        # (the stamp names the template's module file: a changed template is restamped)
+        _SENS[(str(compile_cache.cache_dir()), template)] = hit
+        return hit
+    return sensitivity(template, template_modules)
+
+
 def modules() -> list:
     """The modules the engine's compiled file depends on (its cache key)."""
     mods = {__name__, "hystmech.systems.observers", "hystmech.systems.templates",
@@ -692,7 +970,7 @@ _STIFF_LOOPS = ("radau5", "auto")
 # VariationalMap) and the projection scheme's chained Jacobian (ProjectionMap); they
 # read no samples, and need every law's jac kernel (as the stiff loops)
 ANALYSIS_LOOPS = ("var_solve", "proj_monodromy")
-_JAC_LOOPS = _STIFF_LOOPS + ANALYSIS_LOOPS
+_JAC_LOOPS = _STIFF_LOOPS + ANALYSIS_LOOPS + ("sens_simulate",)
 _MODES = {"": "auto", "auto": "auto", "1": "engine", "engine": "engine",
           "0": "generated", "generated": "generated"}
 
