@@ -25,6 +25,11 @@ stiff templates and cores of methods/radau5.py, radau.py and auto.py over the ge
 behind one compiled switch, :func:`law_jacs`), ``event`` and scipy's methods'
 right-hand side and Jacobian (``core`` and ``jac_core`` called from Python,
 methods/scipy_ivp.py) and ``eval_samples``, the sample evaluation of every result.
+The analyses' loops run there too: the variational equations and the projection
+scheme's chained Jacobian (systems/variational.py's templates, ``var_solve`` and
+``proj_monodromy``: :data:`ANALYSIS_LOOPS`, :func:`for_loop`), and the identification's
+forward sensitivity equations (identify/assembly.py's template compiled with the engine
+and generic ``pjac_core``/``conn_core``: :func:`sensitivity`, :func:`for_sensitivity`).
 :func:`runnable` says whether a model can run on it: every element a law of the set and
 not an operator (for the stiff methods: with a ``jac`` kernel), inputs Harmonic or
 sampled tables, no compiled ``stop`` callback; other models run their generated code.
