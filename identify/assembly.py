@@ -12,8 +12,10 @@ respected, a law's own constraints respected: a step into a parameter set the la
 refuses is rejected like a non-finite one), from the initial values and optional
 random starts (starts the laws refuse are skipped and counted).
 
-The model ŷ is the assembly's compiled right-hand side (``core`` of
-:mod:`hystmech.systems.codegen`, one generated module per structure) integrated by the
+The model ŷ is the assembly's compiled right-hand side (``core``: the generic engine's,
+compiled once per install, for an assembly of shipped laws without operators —
+systems/methods/engine.py ``for_sensitivity``; else one generated module per structure,
+:mod:`hystmech.systems.codegen`) integrated by the
 classical fourth-order Runge–Kutta method with ``substeps`` steps per sample, the
 inputs read at the stage times from the chosen interpolation of the samples
 (``Experiment.interpolation``). The Jacobian ∂ŷ/∂θ is exact for that discrete model:
@@ -45,6 +47,8 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from ..systems.methods import engine as _engine
 
 INTERPOLATIONS = ("linear", "hold", "cubic", "fourier")
 
@@ -551,7 +555,12 @@ class OutputErrorProblem:
             kern[f"jac_{i}"] = el.jac
             if el.pjac is not None:
                 kern[f"pjac_{i}"] = el.pjac
-        self.code = build_sensitivity(m, kern, _template_source(), (__name__,)).mod
+        # the generic engine's sensitivity loop when the model runs there (shipped laws,
+        # no operators: nothing compiled for a new structure), else the structure's own
+        # generated sensitivity module (methods/engine.py for_sensitivity)
+        eng = _engine.for_sensitivity(m, _template_source(), (__name__,))
+        self.code = eng.mod if eng is not None else \
+            build_sensitivity(m, kern, _template_source(), (__name__,)).mod
         self.NT = param_columns(m)["n"]
         self.nconn = len(assembly.springs) + len(assembly.dampers) + len(assembly.elements)
         # inclusions: their states' boxes [−P[bpidx], P[bpidx]] (sens_project)

@@ -25,6 +25,11 @@ stiff templates and cores of methods/radau5.py, radau.py and auto.py over the ge
 behind one compiled switch, :func:`law_jacs`), ``event`` and scipy's methods'
 right-hand side and Jacobian (``core`` and ``jac_core`` called from Python,
 methods/scipy_ivp.py) and ``eval_samples``, the sample evaluation of every result.
+The analyses' loops run there too: the variational equations and the projection
+scheme's chained Jacobian (systems/variational.py's templates, ``var_solve`` and
+``proj_monodromy``: :data:`ANALYSIS_LOOPS`, :func:`for_loop`), and the identification's
+forward sensitivity equations (identify/assembly.py's template compiled with the engine
+and generic ``pjac_core``/``conn_core``: :func:`sensitivity`, :func:`for_sensitivity`).
 :func:`runnable` says whether a model can run on it: every element a law of the set and
 not an operator (for the stiff methods: with a ``jac`` kernel), inputs Harmonic or
 sampled tables, no compiled ``stop`` callback; other models run their generated code.
@@ -55,6 +60,7 @@ from numba.np.arrayobj import populate_array
 from .. import compile_cache
 from ..codegen import (DECOR, DECOR_INLINE, Compiled, Templates, _first_def, _own_decorators,
                        inline_calls)
+from .. import variational
 from ..templates import eval_samples, templates
 from . import auto, projection, radau, radau5, rk45
 
@@ -207,6 +213,14 @@ def _fun_full_source() -> str:
                       "            g_N += prm.EL[g_e, 3]",
                       "        powers(y, w, prm, dy, g_N)",
                       "    return 0"]) + "\n"
+
+
+def _fun_source() -> str:
+    """GENERIC ``fun(t, y, prm, dy, w, V)``: inputs at t, then core, in one body, as
+    codegen._fun writes the generated one (the variational templates call it)."""
+    _, _, ins, _ = _first_def(inspect.getsource(inputs))
+    _, _, body, _ = _first_def(inspect.getsource(core))
+    return "\n".join(["def fun(t, y, prm, dy, w, V):", *ins, *body, "    return 0"]) + "\n"
 
 
 def step(y, dy, h, lo, hi, yn):
@@ -459,6 +473,178 @@ def scratch(prm):
     return (np.zeros(n), np.zeros(n), np.zeros(n), LC, LI, B, np.zeros(1))
 
 
+# -- the forward sensitivity equations (identify/assembly.py) --------------------------------
+# the structure functions the identification's template calls beside core and jac_core,
+# as codegen.build_sensitivity writes them per structure (_pjac, _conn, _ops_sens): the same
+# entries with the same operations; operators are not on the engine (runnable), so their
+# tangents are no-ops here
+
+def pjac_core(t, y, prm, dy, G, w, V):
+    """GENERIC ∂ẏ/∂θ at the point where core just left dy = ẏ (see codegen._pjac; θ as
+    in codegen.param_columns: masses, spring k, u0, preload, damper c, the elements'
+    parameter vectors, external force values), the element parameters through the laws'
+    ``pjac`` kernels (:func:`law_pjacs`; a law without one leaves its columns zero)."""
+    nq = prm.mass.size
+    nb = prm.HU.shape[0]
+    nf = prm.HF.shape[0]
+    ns = prm.SA.size
+    nd = prm.DA.size
+    G[:, :] = 0.0
+    for i in range(nq):
+        # v̇_i = f_i/m_i with f_i ∋ m_i·g: ∂v̇_i/∂m_i = (g − v̇_i)/m_i
+        G[nq + i, i] = (prm.grav - dy[nq + i]) / prm.mass[i]
+    for s in range(ns + nd):
+        if s < ns:
+            a = prm.SA[s]
+            b = prm.SB[s]
+        else:
+            a = prm.DA[s - ns]
+            b = prm.DB[s - ns]
+        xa = 0.0
+        va = 0.0
+        if a >= 0:
+            xa = y[a] if a < nq else w[nf + a - nq]
+            va = y[nq + a] if a < nq else w[nf + nb + a - nq]
+        xb = 0.0
+        vb = 0.0
+        if b >= 0:
+            xb = y[b] if b < nq else w[nf + b - nq]
+            vb = y[nq + b] if b < nq else w[nf + nb + b - nq]
+        for q in range(3 if s < ns else 1):
+            if s < ns:
+                col = nq + q * ns + s
+                dF = xa - xb - prm.u0[s] if q == 0 else (-prm.k[s] if q == 1 else 1.0)
+            else:
+                col = nq + 3 * ns + s - ns
+                dF = va - vb
+            if 0 <= a < nq:
+                G[nq + a, col] -= dF / prm.mass[a]
+            if 0 <= b < nq:
+                G[nq + b, col] += dF / prm.mass[b]
+    c0 = nq + 3 * ns + nd
+    for e in range(prm.EL.shape[0]):
+        a = prm.EL[e, 0]
+        b = prm.EL[e, 1]
+        o = prm.EL[e, 2]
+        n = prm.EL[e, 3]
+        p0 = prm.EL[e, 4]
+        npe = prm.EL[e, 5] - p0
+        xa = 0.0
+        va = 0.0
+        if a >= 0:
+            xa = y[a] if a < nq else w[nf + a - nq]
+            va = y[nq + a] if a < nq else w[nf + nb + a - nq]
+        xb = 0.0
+        vb = 0.0
+        if b >= 0:
+            xb = y[b] if b < nq else w[nf + b - nq]
+            vb = y[nq + b] if b < nq else w[nf + nb + b - nq]
+        Jp = np.zeros((n + 1, npe))
+        if not law_pjac(prm.EL[e, 6], span(y, o, n), xa - xb, va - vb,  # noqa: F821
+                        span(prm.P, p0, npe), Jp):
+            continue
+        for j in range(npe):
+            for r in range(n):
+                G[o + r, c0 + p0 + j] = Jp[r, j]
+            if 0 <= a < nq:
+                G[nq + a, c0 + p0 + j] -= Jp[n, j] / prm.mass[a]
+            if 0 <= b < nq:
+                G[nq + b, c0 + p0 + j] += Jp[n, j] / prm.mass[b]
+    for j in range(prm.FD.size):
+        d = prm.FD[j]
+        G[nq + d, c0 + prm.P.size + j] = 1.0 / prm.mass[d]
+    return 0
+
+
+def conn_core(t, y, prm, w, V, F, FY, FT):
+    """GENERIC every connection's force F (springs, dampers, elements), FY = ∂F/∂y and
+    FT = ∂F/∂θ with the inputs in w (see codegen._conn): the elements through the laws'
+    ``jac`` and ``pjac`` kernels."""
+    nq = prm.mass.size
+    nb = prm.HU.shape[0]
+    nf = prm.HF.shape[0]
+    ns = prm.SA.size
+    nd = prm.DA.size
+    FY[:, :] = 0.0
+    FT[:, :] = 0.0
+    ne = prm.EL.shape[0]
+    for row in range(ns + nd + ne):
+        if row < ns:
+            a = prm.SA[row]
+            b = prm.SB[row]
+        elif row < ns + nd:
+            a = prm.DA[row - ns]
+            b = prm.DB[row - ns]
+        else:
+            a = prm.EL[row - ns - nd, 0]
+            b = prm.EL[row - ns - nd, 1]
+        xa = 0.0
+        va = 0.0
+        if a >= 0:
+            xa = y[a] if a < nq else w[nf + a - nq]
+            va = y[nq + a] if a < nq else w[nf + nb + a - nq]
+        xb = 0.0
+        vb = 0.0
+        if b >= 0:
+            xb = y[b] if b < nq else w[nf + b - nq]
+            vb = y[nq + b] if b < nq else w[nf + nb + b - nq]
+        if row < ns:
+            s = row
+            F[row] = prm.k[s] * (xa - xb - prm.u0[s]) + prm.pre[s]
+            FT[row, nq + s] = xa - xb - prm.u0[s]
+            FT[row, nq + ns + s] = -prm.k[s]
+            FT[row, nq + 2 * ns + s] = 1.0
+            if 0 <= a < nq:
+                FY[row, a] += prm.k[s]
+            if 0 <= b < nq:
+                FY[row, b] += -prm.k[s]
+            continue
+        if row < ns + nd:
+            s = row - ns
+            F[row] = prm.c[s] * (va - vb)
+            FT[row, nq + 3 * ns + s] = va - vb
+            if 0 <= a < nq:
+                FY[row, nq + a] += prm.c[s]
+            if 0 <= b < nq:
+                FY[row, nq + b] += -prm.c[s]
+            continue
+        e = row - ns - nd
+        o = prm.EL[e, 2]
+        n = prm.EL[e, 3]
+        p0 = prm.EL[e, 4]
+        npe = prm.EL[e, 5] - p0
+        u = xa - xb
+        v = va - vb
+        d = np.empty(n)
+        F[row] = law_force_rate(prm.EL[e, 6], span(y, o, n), u, v,  # noqa: F821
+                                span(prm.P, p0, npe), d)
+        Je = np.zeros((n + 1, n + 2))
+        law_jac(prm.EL[e, 6], span(y, o, n), u, v, span(prm.P, p0, npe), Je)  # noqa: F821
+        for j in range(n):
+            FY[row, o + j] = Je[n, j]
+        for q in range(2):
+            if 0 <= a < nq:
+                FY[row, q * nq + a] += Je[n, n + q]
+            if 0 <= b < nq:
+                FY[row, q * nq + b] += -Je[n, n + q]
+        Jp = np.zeros((n + 1, npe))
+        if law_pjac(prm.EL[e, 6], span(y, o, n), u, v, span(prm.P, p0, npe), Jp):  # noqa: F821
+            for j in range(npe):
+                FT[row, nq + 3 * ns + nd + p0 + j] = Jp[n, j]
+    return 0
+
+
+def ops_tan(y, S, Sm, prm, w, DP, dS, DF, du):
+    """GENERIC operators' force tangents: none (a model with operators runs its
+    generated sensitivity code)."""
+    return 0
+
+
+def ops_sens(y0, y1, S0, S1, w0, w1, dt, prm, DP, du0, du1, rtol, with_s):
+    """GENERIC operators' memory update with its derivative rows: none (see ops_tan)."""
+    return 0
+
+
 # which code runs a model the engine can run (for_model): "auto" (unset; tiered), "1"
 # (always the engine), "0" (always the structure's generated code)
 ENV = "HYSTMECH_ENGINE"
@@ -534,6 +720,45 @@ def law_jacs() -> tuple:
 _JACS: list = []
 
 
+def law_pjacs() -> tuple:
+    """The ``pjac`` kernel (∂/∂p of the law's rates and force) of each law of
+    :func:`law_set` (by law id), or None where the law has none that is a module-level
+    numba function (its parameters' columns of the sensitivities then stay zero, as in
+    the generated code)."""
+    if _PJACS:
+        return _PJACS[0]
+    from ...components import REGISTRY
+    from ...components.base import is_compiled
+
+    out = []
+    for f, r, kind, name in law_set():
+        cls = getattr(importlib.import_module(f"hystmech.components.{REGISTRY[name]}"), name)
+        j = cls.__dict__.get("pjac")
+        j = getattr(j, "__func__", j)
+        ok = j is not None and is_compiled(j) and compile_cache.kernel_ref(j) is not None
+        out.append(j if ok else None)
+    _PJACS.append(tuple(out))
+    return _PJACS[0]
+
+
+_PJACS: list = []
+
+
+def _pjac_dispatch_source(pjacs) -> str:
+    # the laws' pjac kernels behind one switch; False: the law has none (columns zero)
+    lines = [DECOR_INLINE, "def law_pjac(law, x, u, v, p, Jp):"]
+    first = True
+    for i, j in enumerate(pjacs):
+        if j is None:
+            continue
+        lines += [f"    {'if' if first else 'elif'} law == {i}:",
+                  f"        pjac_{i}(x, u, v, p, Jp)",
+                  "        return True"]
+        first = False
+    lines.append("    return False")
+    return "\n".join(lines) + "\n"
+
+
 def _jac_dispatch_source(jacs) -> str:
     # the laws' jac kernels behind one switch, as law_force_rate (a law without one has
     # no branch: runnable keeps its models off the engine's stiff loops)
@@ -593,6 +818,7 @@ def source() -> str:
     texts = {}
     for fn in _FUNCTIONS:
         texts[fn.__name__] = inspect.getsource(fn)
+    texts["fun"] = _fun_source()
     texts["fun_full"] = _fun_full_source()
     texts["fun_full_call"] = _fun_full_source().replace("def fun_full(", "def fun_full_call(")
 
@@ -633,7 +859,7 @@ def source() -> str:
 
     fn_texts = [t for name, t in texts.items() if name in _HOT]
     return src + inline_calls(fused_step(observing_here(loops)), fn_texts, inline, N_SCRATCH) \
-        + _stiff_source()
+        + _stiff_source() + _own_decorators(variational.template_source())
 
 
 # the stiff methods' templates and cores (methods/radau5.py, radau.py, auto.py): the same
@@ -652,11 +878,78 @@ def _stiff_source() -> str:
     return out + "\n\nstiff_jac = stiff_jac_an\n"
 
 
+_SENS_FUNCTIONS = (pjac_core, conn_core, ops_tan, ops_sens)
+
+
+def _sens_source(template: str) -> str:
+    # the engine's source, the laws' pjac kernels behind their switch, the generic
+    # sensitivity structure functions and the analysis' template (its loops call core,
+    # jac_core, pjac_core, conn_core, ops_tan, ops_sens and scratch as globals)
+    out = source() + "\n\n"
+    for i, j in enumerate(law_pjacs()):
+        if j is not None:
+            mod, qual = compile_cache.kernel_ref(j)
+            out += f"pjac_{i} = resolve({mod!r}, {qual!r})\n"
+    out += "\n\n" + _pjac_dispatch_source(law_pjacs())
+    for fn in _SENS_FUNCTIONS:
+        out += f"\n\n{DECOR}\n" + inspect.getsource(fn)
+    return out + "\n\n" + _own_decorators(template) + "\n"
+
+
+def _sens_modules(template_modules) -> list:
+    mods = set(modules()) | set(template_modules)
+    for j in law_pjacs():
+        if j is not None:
+            mods.add(compile_cache.kernel_ref(j)[0])
+    return sorted(mods)
+
+
+_SENS: dict = {}
+
+
+def sensitivity(template: str, template_modules=()) -> Compiled | None:
+    """The engine compiled with an analysis' sensitivity ``template`` (the forward
+    sensitivity equations of identify/assembly.py: its loops over ``core``,
+    ``jac_core``, ``pjac_core``, ``conn_core``, ``ops_tan``, ``ops_sens``), once per
+    install and template (keyed as the engine, with ``template_modules``, the modules
+    the template comes from); None when the disk cache is disabled."""
+    d = str(compile_cache.cache_dir())
+    key = (d, template)
+    if key not in _SENS:
+        mod, where = compile_cache.load_stamped(
+            "engine-sens", lambda: _sens_source(template), _sens_modules(template_modules))
+        _SENS[key] = None if mod is None else Compiled(mod, "disk", where)
+    return _SENS[key]
+
+
+def for_sensitivity(m, template: str, template_modules=()) -> Compiled | None:
+    """The engine's sensitivity module (:func:`sensitivity`) if model ``m``'s forward
+    sensitivities are to run on it, else None (the structure's generated sensitivity
+    module, codegen.build_sensitivity): with $HYSTMECH_ENGINE=1 for every model it can
+    run (shipped laws with ``jac`` kernels, no operators: :func:`runnable`), compiled
+    on first use; by default (tiered) when its loop is compiled already (this process
+    or the disk cache), else the generated code; ``0`` never."""
+    md = mode()
+    if md == "generated" or not runnable(m, "sens_simulate"):
+        return None
+    if md == "auto":
+        hit = _SENS.get((str(compile_cache.cache_dir()), template))
+        if hit is None:
+            found = compile_cache.find_stamped("engine-sens")
+            hit = None if found is None else Compiled(found[0], "disk", found[1])
+        if hit is None or not _ready(getattr(hit.mod, "sens_simulate", None)):
+            return None
+        # (the stamp names the template's module file: a changed template is restamped)
+        _SENS[(str(compile_cache.cache_dir()), template)] = hit
+        return hit
+    return sensitivity(template, template_modules)
+
+
 def modules() -> list:
     """The modules the engine's compiled file depends on (its cache key)."""
     mods = {__name__, "hystmech.systems.observers", "hystmech.systems.templates",
             projection.__name__, rk45.__name__, "hystmech.components._ode",
-            radau5.__name__, radau.__name__, auto.__name__}
+            radau5.__name__, radau.__name__, auto.__name__, variational.__name__}
     for f, r, _, _ in law_set():
         mods |= {compile_cache.kernel_ref(f)[0], compile_cache.kernel_ref(r)[0]}
     for j in law_jacs():
@@ -677,6 +970,12 @@ _LOOP_FUNCTIONS = {"auto": ("auto_stiff", "auto_stiff_explicit", "auto_stiff_imp
                    "core": ("core", "jac_core")}   # (scipy's BDF/Radau/LSODA take jac_core)
 _GENERATED_PROBE = {"auto": "auto_stiff_explicit"}
 _STIFF_LOOPS = ("radau5", "auto")
+# the analyses' loops (systems/variational.py's templates, not a method's): the
+# variational equations integrated with the state (periodic/monodromy.py
+# VariationalMap) and the projection scheme's chained Jacobian (ProjectionMap); they
+# read no samples, and need every law's jac kernel (as the stiff loops)
+ANALYSIS_LOOPS = ("var_solve", "proj_monodromy")
+_JAC_LOOPS = _STIFF_LOOPS + ANALYSIS_LOOPS + ("sens_simulate",)
 _MODES = {"": "auto", "auto": "auto", "1": "engine", "engine": "engine",
           "0": "generated", "generated": "generated"}
 
@@ -747,17 +1046,20 @@ def cached(loop: str) -> Compiled | None:
             return None
         eng = Compiled(hit[0], "disk", hit[1])
     funcs = _LOOP_FUNCTIONS.get(loop, (loop,))
-    if not (all(_ready(getattr(eng, f, None)) for f in funcs) and _ready(eng.eval_samples)):
+    if loop not in ANALYSIS_LOOPS:
+        funcs = (*funcs, "eval_samples")
+    if not all(_ready(getattr(eng, f, None)) for f in funcs):
         return None
     _ENGINE[str(compile_cache.cache_dir())] = eng
     return eng
 
 
-def runnable(m) -> bool:
+def runnable(m, loop: str | None = None) -> bool:
     """Whether model ``m`` can run on the engine (every element a law of the set and not
     an operator, inputs Harmonic or sampled tables, no compiled ``stop`` callback; for
-    the stiff methods every law with a ``jac`` kernel, :func:`law_jacs`); its law ids
-    are then written into ``m.prm.EL``."""
+    the stiff methods and the analyses' loops every law with a ``jac`` kernel,
+    :func:`law_jacs`); its law ids are then written into ``m.prm.EL``. loop: the
+    engine loop asked for (default: the one of ``m.method``)."""
     if m.callback is not None or not m.compiled or m.ops_present():
         return False
     if (m.prm.KI < 0).any():
@@ -765,7 +1067,7 @@ def runnable(m) -> bool:
     ids = [law_id(e.element) for e in m.asm.elements]
     if any(i is None for i in ids):
         return False
-    if LOOPS.get(m.method) in _STIFF_LOOPS and \
+    if (loop or LOOPS.get(m.method)) in _JAC_LOOPS and \
             any(law_jacs()[i] is None for i in ids):
         return False
     if ids:
@@ -784,6 +1086,9 @@ def warm(loop: str, model_cls) -> None:
     argument types of every model are the same), unless the disk cache has them. Holds
     a lock in the cache directory meanwhile, so processes sharing it (the suite's
     workers) compile once."""
+    if loop in ANALYSIS_LOOPS:
+        _warm_analysis(loop, model_cls)
+        return
     if loop in _WARMING or cached(loop) is not None:
         return
     d = compile_cache.cache_dir()
@@ -829,6 +1134,48 @@ def warm(loop: str, model_cls) -> None:
         _WARMING.discard(loop)
 
 
+def _warm_analysis(loop: str, model_cls) -> None:
+    # an analysis' loop (ANALYSIS_LOOPS), compiled by one call with the argument types
+    # of periodic/monodromy.py's VariationalMap (z of the state alone and with Φ: one
+    # type) or ProjectionMap on a small reference model
+    if loop in _WARMING or cached(loop) is not None:
+        return
+    d = compile_cache.cache_dir()
+    if d is None:
+        return
+    from ...components import Dahl, Masing
+    from ..assembly import Assembly, Harmonic
+
+    _WARMING.add(loop)
+    try:
+        with _lock(d / f"engine-{loop}.lock"):
+            if cached(loop) is not None:
+                return
+            a = Assembly()
+            a.add_dof("m", mass=1.0)
+            a.add_spring("m", "ground", k=1e3)
+            a.add_force("m", Harmonic(0.0, 1.0, 10.0))
+            law = Dahl(rho=2e4, Fc=1.0) if loop == "var_solve" else \
+                Masing(k=1e3, k0=0.0, alpha=2.0)
+            a.add_element("e", law, "m", "ground")
+            with use("engine"):
+                m = model_cls(a)
+                eng = for_loop(m, loop)
+            if eng is None:
+                return
+            y0 = np.array(a.initial_state(), dtype=float)
+            N = y0.size
+            if loop == "var_solve":
+                z = np.concatenate([y0, np.eye(N).ravel()])
+                eng.var_solve(z, 0.0, 1e-3, m.prm, m.layout.n_work, N,
+                              np.full(z.size, 1e-9), 1e-6, 1e-4)
+            else:
+                eng.proj_monodromy(y0.copy(), 0.0, 1e-4, 10, 1e-4, m.prm, m.box_lo,
+                                   m.box_hi, m.layout.n_work, np.empty((N, N)))
+    finally:
+        _WARMING.discard(loop)
+
+
 @contextlib.contextmanager
 def _lock(path):
     try:
@@ -865,17 +1212,31 @@ def for_model(m) -> Compiled | None:
        (:func:`compile_cache.background`; off with $HYSTMECH_PREFETCH=0), so no first
        run is slower than before and the next new structure runs on the engine.
 
-    Methods without an engine loop (the variational and sensitivity templates) run
-    their generated code; each loop is compiled in the background on its first
-    demand (a user of RK45 alone never compiles the stiff loops). ``1`` always takes the engine (compiling it,
-    once per cache, where missing); ``0`` never."""
-    md = mode()
-    if md == "generated" or not runnable(m):
-        return None
+    The analyses' loops (the variational equations, the projection scheme's chained
+    Jacobian) are chosen alike by :func:`for_loop`; the identification's sensitivity
+    equations run their generated code. Each loop is compiled in the background on its
+    first demand (a user of RK45 alone never compiles the stiff loops). ``1`` always
+    takes the engine (compiling it, once per cache, where missing); ``0`` never."""
     method = m.method
-    loop = LOOPS.get(method) if method is not None else "eval_samples"
+    return _choose(m, LOOPS.get(method) if method is not None else "eval_samples")
+
+
+def for_loop(m, loop: str) -> Compiled | None:
+    """The engine if model ``m`` is to run the analysis loop ``loop`` (one of
+    :data:`ANALYSIS_LOOPS`: "var_solve", the variational equations; "proj_monodromy",
+    the projection scheme's chained Jacobian) on it, else None (its generated code,
+    ``m.code``): the tiered choice of :func:`for_model` for that loop."""
+    if loop not in ANALYSIS_LOOPS:
+        raise ValueError(f"loop must be one of {ANALYSIS_LOOPS} (got {loop!r})")
+    return _choose(m, loop)
+
+
+def _choose(m, loop):
+    md = mode()
+    if md == "generated" or not runnable(m, loop):
+        return None
     if md == "engine":
-        if loop in ("projection", "rk45", "core", *_STIFF_LOOPS):
+        if loop in ("projection", "rk45", "core", *_JAC_LOOPS):
             warm(loop, type(m))     # (once per cache directory: processes sharing it wait)
         return engine()
     if loop is None:

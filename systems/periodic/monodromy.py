@@ -41,6 +41,7 @@ import math
 
 import numpy as np
 
+from ..methods import engine as _engine
 from ..methods.projection import step_grid
 from ..model import Model
 from ..result import SimulationError
@@ -55,8 +56,17 @@ def _jac_model(assembly, model=None):
         except Exception:   # noqa: BLE001 - a model that does not build has no jac either
             return None
     m = model
-    ok = m.has_jac and m.compiled and m.code.jac is not None and not m.has_tables
+    # (every generated module of a model with has_jac holds its jac: asking m.code
+    # would build that module, which the engine's loops do without)
+    ok = m.has_jac and m.compiled and not m.has_tables
     return m if ok else None
+
+
+def _loops(m, loop):
+    # the compiled functions running ``loop`` for model m: the generic engine's when the
+    # tiered choice takes it (methods/engine.py for_loop: nothing compiled for a new
+    # structure built from shipped laws), else the structure's generated module
+    return _engine.for_loop(m, loop) or m.code
 
 
 def _variational_model(assembly, model=None):
@@ -104,6 +114,7 @@ class ProjectionMap:
         if not (math.isfinite(h) and 0 < h <= span):
             raise ValueError(f"h must be in (0, span = {span!r}] s (got {h!r})")
         self.model = m = model
+        self._code = _loops(m, "proj_monodromy")
         self.N = m.N
         self.t0, self.h = float(t0), float(h)
         self.nsteps, self.h_last = step_grid(self.t0, self.t0 + float(span), self.h)
@@ -113,7 +124,7 @@ class ProjectionMap:
         m = self.model
         z = np.array(y, dtype=float)
         M = np.empty((self.N, self.N))
-        m.code.proj_monodromy(z, self.t0, self.h, self.nsteps, self.h_last, m.prm,
+        self._code.proj_monodromy(z, self.t0, self.h, self.nsteps, self.h_last, m.prm,
                               m.box_lo, m.box_hi, m.layout.n_work, M)
         if not (np.all(np.isfinite(z)) and np.all(np.isfinite(M))):
             raise SimulationError("projection Jacobian: non-finite state or Jacobian")
@@ -150,7 +161,7 @@ class VariationalMap:
         self.t0, self.t1 = float(t0), float(t0) + float(span)
         self.rtol = float(rtol)
         N = m.N
-        self._solve = m.code.var_solve
+        self._solve = _loops(m, "var_solve").var_solve
         self.set_scale(np.ones(N) if scale is None else scale)
         self.n_runs = 0
 
