@@ -251,7 +251,7 @@ def test_ctrl_c_stops_radau5_and_auto_within_a_second(method):
     the structure of the stick-slip test (its compiled module is reused)."""
     import signal
 
-    from test_bad_input_table import _interrupted_after
+    from test_bad_input_table import _interrupted_after, _latency_bound
 
     from hystmech.systems import simulate
 
@@ -263,7 +263,9 @@ def test_ctrl_c_stops_radau5_and_auto_within_a_second(method):
     dt = _interrupted_after(lambda: simulate(a, (0.0, 1e6), method=method, max_step=1e-5,
                                              max_steps=10 ** 12,
                                              t_eval=np.linspace(0.0, 1e6, 3)))
-    assert dt < 1.0
+    # a second idle, stretched by the load per core: the delay is this process's CPU
+    # work measured in wall time (issue 29 item 5: limits that hold at load 10)
+    assert dt < _latency_bound(1.0)
 
 
 def test_auto_stays_explicit_on_a_non_stiff_oscillator():
