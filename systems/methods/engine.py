@@ -670,9 +670,7 @@ def law_set() -> tuple:
     out, seen = [], set()
     for name, mod in sorted(REGISTRY.items()):
         cls = getattr(importlib.import_module(f"hystmech.components.{mod}"), name)
-        f, r = cls.__dict__.get("force"), cls.__dict__.get("rate")
-        f = getattr(f, "__func__", f)
-        r = getattr(r, "__func__", r)
+        f, r = _kernel_of(cls, "force"), _kernel_of(cls, "rate")
         if cls.kind == "operator" or f is None or r is None:
             continue
         if compile_cache.kernel_ref(f) is None or compile_cache.kernel_ref(r) is None:
@@ -686,6 +684,17 @@ def law_set() -> tuple:
 
 
 _LAWS: list = []
+
+
+def _kernel_of(cls, name: str):
+    # the class-level kernel, inherited ones included (LinearSpring's ``rate`` is its
+    # base _Linear's no_rate), as an element of the class reaches it: the first class of
+    # the MRO that sets it; None when only ForceElement's default (None) does
+    for c in cls.__mro__:
+        if name in c.__dict__:
+            k = c.__dict__[name]
+            return getattr(k, "__func__", k)
+    return None
 
 
 def law_id(element) -> int | None:
@@ -709,8 +718,7 @@ def law_jacs() -> tuple:
     for f, r, kind, name in law_set():
         from ...components import REGISTRY
         cls = getattr(importlib.import_module(f"hystmech.components.{REGISTRY[name]}"), name)
-        j = cls.__dict__.get("jac")
-        j = getattr(j, "__func__", j)
+        j = _kernel_of(cls, "jac")
         ok = j is not None and is_compiled(j) and compile_cache.kernel_ref(j) is not None
         out.append(j if ok else None)
     _JACS.append(tuple(out))
@@ -733,8 +741,7 @@ def law_pjacs() -> tuple:
     out = []
     for f, r, kind, name in law_set():
         cls = getattr(importlib.import_module(f"hystmech.components.{REGISTRY[name]}"), name)
-        j = cls.__dict__.get("pjac")
-        j = getattr(j, "__func__", j)
+        j = _kernel_of(cls, "pjac")
         ok = j is not None and is_compiled(j) and compile_cache.kernel_ref(j) is not None
         out.append(j if ok else None)
     _PJACS.append(tuple(out))
