@@ -1096,24 +1096,11 @@ def warm(loop: str, model_cls) -> None:
     if loop in ANALYSIS_LOOPS:
         _warm_analysis(loop, model_cls)
         return
-    if loop in _WARMING or cached(loop) is not None:
-        return
-    d = compile_cache.cache_dir()
-    if d is None:
-        return
     from ...components import Dahl, Masing
-    from ..assembly import Assembly, Harmonic
     from . import get
 
-    _WARMING.add(loop)
-    try:
-        with _lock(d / f"engine-{loop}.lock"):
-            if cached(loop) is not None:
-                return
-            a = Assembly()
-            a.add_dof("m", mass=1.0)
-            a.add_spring("m", "ground", k=1e3)
-            a.add_force("m", Harmonic(0.0, 1.0, 10.0))
+    with _warming(loop) as a:
+        if a is not None:
             if loop == "rk45":
                 a.add_element("e", Dahl(rho=2e4, Fc=1.0), "m", "ground")
                 method, t1, opts = "RK45", 1e-3, {}
@@ -1137,31 +1124,16 @@ def warm(loop: str, model_cls) -> None:
                     eng = m.engine()
                     eng.jac_core(0.0, a.initial_state(), m.prm, np.zeros((m.N, m.N)),
                                  np.zeros(m.layout.n_work), eng.scratch(m.prm))
-    finally:
-        _WARMING.discard(loop)
 
 
 def _warm_analysis(loop: str, model_cls) -> None:
     # an analysis' loop (ANALYSIS_LOOPS), compiled by one call with the argument types
     # of periodic/monodromy.py's VariationalMap (z of the state alone and with Φ: one
     # type) or ProjectionMap on a small reference model
-    if loop in _WARMING or cached(loop) is not None:
-        return
-    d = compile_cache.cache_dir()
-    if d is None:
-        return
     from ...components import Dahl, Masing
-    from ..assembly import Assembly, Harmonic
 
-    _WARMING.add(loop)
-    try:
-        with _lock(d / f"engine-{loop}.lock"):
-            if cached(loop) is not None:
-                return
-            a = Assembly()
-            a.add_dof("m", mass=1.0)
-            a.add_spring("m", "ground", k=1e3)
-            a.add_force("m", Harmonic(0.0, 1.0, 10.0))
+    with _warming(loop) as a:
+        if a is not None:
             law = Dahl(rho=2e4, Fc=1.0) if loop == "var_solve" else \
                 Masing(k=1e3, k0=0.0, alpha=2.0)
             a.add_element("e", law, "m", "ground")
@@ -1179,6 +1151,32 @@ def _warm_analysis(loop: str, model_cls) -> None:
             else:
                 eng.proj_monodromy(y0.copy(), 0.0, 1e-4, 10, 1e-4, m.prm, m.box_lo,
                                    m.box_hi, m.layout.n_work, np.empty((N, N)))
+
+
+@contextlib.contextmanager
+def _warming(loop: str):
+    # what warm and _warm_analysis share: nothing to do (None) when the loop is cached,
+    # being warmed in this process or there is no disk cache; else, under the cache
+    # directory's lock for the loop (the suite's workers compile it once), the reference
+    # assembly the loop is compiled on (one DOF on a spring, a harmonic force), None
+    # when another process compiled it meanwhile
+    d = None if loop in _WARMING or cached(loop) is not None else compile_cache.cache_dir()
+    if d is None:
+        yield None
+        return
+    from ..assembly import Assembly, Harmonic
+
+    _WARMING.add(loop)
+    try:
+        with _lock(d / f"engine-{loop}.lock"):
+            if cached(loop) is not None:
+                yield None
+                return
+            a = Assembly()
+            a.add_dof("m", mass=1.0)
+            a.add_spring("m", "ground", k=1e3)
+            a.add_force("m", Harmonic(0.0, 1.0, 10.0))
+            yield a
     finally:
         _WARMING.discard(loop)
 
