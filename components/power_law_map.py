@@ -579,10 +579,17 @@ def power_law_advance(y, L, q0, q1, q2, m, rtol, scale):
     a = abs(q0)
     ka = q1 + q2 if sa > 0.0 else q2 - q1
     kb = q2 - q1 if sa > 0.0 else q1 + q2
-    if y * sa < 0.0:
-        w, left = side_travel(abs(y), True, L, a, sa * kb, m, tol, acc)
+    # one call site with a run-time flag: a constant True/False would be a literal type,
+    # and numba compiled side_travel once for each
+    toward = y * sa < 0.0
+    w0 = abs(y) if (toward or y * sa > 0.0) else 0.0
+    while True:
+        w, left = side_travel(w0, toward, L, a, sa * (kb if toward else ka), m, tol, acc)
+        if not toward:
+            return sa * w
         if left <= 0.0 or w != 0.0:
             return -sa * w
+        # 0 reached: the rest of the segment from 0 on the other side
+        toward = False
         L = left
-    w, left = side_travel(abs(y) if y * sa > 0.0 else 0.0, False, L, a, sa * ka, m, tol, acc)
-    return sa * w
+        w0 = 0.0
