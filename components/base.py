@@ -348,6 +348,14 @@ class ForceElement:
         segments."""
         return self.p
 
+    def kernel_source(self):
+        """``(source, names)`` when this element's ``advance`` and ``force`` are
+        generated code: the source defining them as plain functions, and the kernels it
+        calls by name ({name: numba function}); None for a law whose kernels are
+        module-level functions (default). A host compiles the source into its own
+        module (drive() caches its loop on disk when every named kernel is importable)."""
+        return None
+
     def initial_tangent(self) -> float:
         """dF/du [N/m] at the initial state x0, u = 0, on a loading branch (v > 0);
         from ``slope`` when the law has one, else a one-sided finite difference of

@@ -160,6 +160,8 @@ class SumElement(ForceElement):
             ns[f"slp{i}"], ns[f"pjc{i}"] = el.slope, el.pjac
         src = _build_source(parts, offs, poffs, n, have_rate, have_jac, have_slope, have_pjac)
         self.source = src
+        self._drive_source = _build_source(parts, offs, poffs, n, False, False, False)
+        self._drive_names = {k: ns[k] for i in range(len(parts)) for k in (f"adv{i}", f"frc{i}")}
         exec(compile(src, f"<SumElement of {len(parts)} parts>", "exec"), ns)
         deco = njit if compiled else (lambda f: f)
         self.advance = deco(ns["advance"])
@@ -194,6 +196,12 @@ class SumElement(ForceElement):
         rep = [el.n_report_states for el in parts]
         if all(r == el.n_states for r, el in zip(rep[:-1], parts[:-1])):
             self.n_report_states = n - parts[-1].n_states + rep[-1]
+
+    def kernel_source(self):
+        """(source of ``advance`` and ``force``, {adv<i>/frc<i>: the part's kernel}):
+        drive() builds the sum's loop from it in the generated-code cache when every
+        part's kernels are module-level (the exec'd kernels cannot be cached)."""
+        return self._drive_source, dict(self._drive_names)
 
     def stored_energy(self, X, U):
         """Σ of the parts' stored energies [J] (parts that store none add nothing);

@@ -174,13 +174,55 @@ def _cached_loop(advance, force):
     return None if mod is None else mod.loop
 
 
-def _make_inlined_loop(advance, force):
+# a law whose advance/force are generated source over named module-level kernels (a sum
+# of shipped laws, ForceElement.kernel_source): the same loop with that source in the
+# module, so that a new process loads it instead of compiling it (1-3 s per sum and
+# process; 35 s of the README suite's CPU on empty caches)
+_CACHED_SOURCE_LOOP = """from numba import njit
+
+from {drive} import _drive_loop
+from hystmech.systems.compile_cache import resolve
+
+{names}
+
+{source}
+
+_adv = njit(inline="always")(advance)
+_frc = njit(inline="always")(force)
+_body = njit(inline="always")(_drive_loop.py_func)
+
+
+@njit(cache=True)
+def loop(t, u, vuser, x0, p, rtol, n_out, irq):
+    return _body(_adv, _frc, t, u, vuser, x0, p, rtol, n_out, irq)
+"""
+
+
+def _cached_source_loop(kernel_source):
+    """The drive loop of generated kernels ``(source, {name: kernel})`` from the
+    generated-code cache when every named kernel is importable, else None."""
+    from .systems import compile_cache
+
+    source, names = kernel_source
+    refs = {k: compile_cache.kernel_ref(f) for k, f in sorted(names.items())}
+    if any(r is None for r in refs.values()):
+        return None
+    lines = "\n".join(f"{k} = resolve({m!r}, {q!r})" for k, (m, q) in refs.items())
+    src = _CACHED_SOURCE_LOOP.format(drive=__name__, names=lines, source=source)
+    mod, _ = compile_cache.load(src, sorted({__name__} | {m for m, _ in refs.values()}))
+    return None if mod is None else mod.loop
+
+
+def _make_inlined_loop(advance, force, kernel_source=None):
     # _drive_loop with the kernels inlined at numba IR level: a call boundary would cost
     # atomic increments/decrements of x and p on every sample (LLVM inlines a small
     # kernel by itself, a large one, e.g. with the n != 1 branch of Bouc-Wen, it calls:
     # drive(BoucWen n = 1) 44 vs 36 M samples/s); the loop also hands the kernels
-    # uncounted views (_borrowed) for the branches numba cannot prune
+    # uncounted views (_borrowed) for the branches numba cannot prune.
+    # kernel_source: the element's ForceElement.kernel_source() (generated kernels)
     loop = _cached_loop(advance, force)
+    if loop is None and kernel_source is not None:
+        loop = _cached_source_loop(kernel_source)
     if loop is not None:
         return loop
     adv = njit(inline="always")(advance.py_func)
@@ -237,13 +279,13 @@ def _affine_loop(affine):
 _INLINED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _inlined_loop(advance, force):
+def _inlined_loop(advance, force, kernel_source=None):
     """The drive loop compiled for these two kernels (one per kernel pair and process)."""
     per = _INLINED.get(advance)
     if per is None:
         per = _INLINED[advance] = {}
     if force not in per:
-        per[force] = _make_inlined_loop(advance, force)
+        per[force] = _make_inlined_loop(advance, force, kernel_source)
     return per[force]
 
 
@@ -427,7 +469,7 @@ def _run_loop(element, t, u, vuser, xs, rtol, n_out, irq):
     if not (is_compiled(adv) and is_compiled(frc)):
         # user callables numba cannot compile
         return _drive_loop.py_func(adv, frc, t, u, vuser, xs, p, rtol, n_out, irq)
-    loop = _inlined_loop(adv, frc)
+    loop = _inlined_loop(adv, frc, element.kernel_source())
     if loop is not None:
         try:
             return loop(t, u, vuser, xs, p, rtol, n_out, irq)

@@ -152,3 +152,75 @@ def test_affine_drive_loop_is_loaded_from_disk_in_a_new_process_and_equals_the_c
     compiled, F = json.loads(res.stdout.strip().splitlines()[-1])
     assert [c for c in compiled if "drive" in c or "_hystmech_asm_" in c] == [], compiled
     assert np.array_equal(np.array(F), F1)
+
+
+_SUM_NEW_PROCESS = r"""
+import json
+import numpy as np
+from numba.core import event as ev
+compiled = []
+class Listener(ev.Listener):
+    def on_start(self, e):
+        pass
+    def on_end(self, e):
+        f = e.data["dispatcher"].py_func
+        compiled.append(f"{f.__module__}.{f.__qualname__}")
+ev.register("numba:compile", Listener())
+from hystmech import drive
+from hystmech.components import BoucWen, Dahl, LinearSpring, Masing
+el = (Dahl(rho=1e4, Fc=1.0) + LinearSpring(k=50.0)
+      + BoucWen(A=1.0, beta=500.0, gamma=500.0, n=1.5) + Masing(k=40.0, k0=5.0, alpha=0.01))
+t = np.linspace(0.0, 1.0, 3001)
+u = 1e-3 * np.sin(2 * np.pi * 3 * t) + 4e-4 * np.sin(2 * np.pi * 7.3 * t)
+r = drive(el, t, u)
+print(json.dumps([compiled, r.force.tolist(), r.state.tolist()]))
+"""
+
+
+def test_drive_loop_of_a_sum_of_shipped_laws_is_loaded_from_disk_in_a_new_process(
+        tmp_path, monkeypatch):
+    # a sum's kernels are exec'd source (combine.py), so drive's loop for it was a
+    # closure compiled again in every process (1-3 s per sum and process); for a sum of
+    # module-level kernels the loop is now a generated module holding the sum's source
+    # (ForceElement.kernel_source): a new process loads it (no "numba:compile" event)
+    # and computes bit for bit what the in-memory closure (cache disabled) computes, on
+    # a sum with an exact map (Dahl), a stateless part, a series-map part (Bouc-Wen
+    # n = 1.5, reversals) and an operator (Masing, slips and sticks)
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from hystmech.components import BoucWen, LinearSpring, Masing
+    from hystmech.interrupt import watching
+
+    dmod = sys.modules["hystmech.drive"]
+    el = (Dahl(rho=1e4, Fc=1.0) + LinearSpring(k=50.0)
+          + BoucWen(A=1.0, beta=500.0, gamma=500.0, n=1.5) + Masing(k=40.0, k0=5.0, alpha=0.01))
+    t = np.linspace(0.0, 1.0, 3001)
+    u = 1e-3 * np.sin(2 * np.pi * 3 * t) + 4e-4 * np.sin(2 * np.pi * 7.3 * t)
+    monkeypatch.setenv("HYSTMECH_CACHE", str(tmp_path))
+    cached = dmod._make_inlined_loop(el.advance, el.force, el.kernel_source())
+    files = list(tmp_path.glob("asm_*.py"))
+    assert len(files) == 1 and "def advance(" in files[0].read_text()
+    monkeypatch.setenv("HYSTMECH_CACHE", "0")
+    closure = dmod._make_inlined_loop(el.advance, el.force, el.kernel_source())
+    assert closure is not cached
+    out = []
+    for loop in (cached, closure):
+        with watching() as irq:
+            out.append(loop(t, u, np.empty(0), el.x0.copy(), el.kernel_p(t.size), 1e-8,
+                            el.n_states, irq))
+    (F1, X1, b1, f1), (F2, X2, b2, f2) = out
+    assert (b1, f1) == (b2, f2) == (-1, -1)
+    assert np.array_equal(F1, F2) and np.array_equal(X1, X2)
+    # every part ran: Dahl's w and Bouc-Wen's z moved, the Masing element slipped
+    assert np.ptp(X1[:, 0]) > 0.5 and np.ptp(X1[:, 1]) > 1e-4
+    assert np.ptp(X1[:, 2:]) > 0.0
+    monkeypatch.setenv("HYSTMECH_CACHE", str(tmp_path))
+    res = subprocess.run([sys.executable, "-c", _SUM_NEW_PROCESS], capture_output=True,
+                         text=True, timeout=300, env=dict(os.environ))
+    assert res.returncode == 0, res.stderr[-2000:]
+    compiled, F, X = json.loads(res.stdout.strip().splitlines()[-1])
+    assert [c for c in compiled if "drive" in c or "_hystmech_asm_" in c] == [], compiled
+    assert np.array_equal(np.array(F), F1) and np.array_equal(np.array(X), X1)
