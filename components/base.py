@@ -67,6 +67,9 @@ else; no host switches on a class name):
                    deflections U (m,), or None when the law does not separate stored
                    from dissipated energy (the energy account then lumps it in).
 ``initial_tangent()`` dF/du [N/m] at x0, u = 0 on a loading branch.
+``kernel_source()`` (source, {name: kernel}) when ``advance``/``force`` are generated
+                   code over named kernels (a sum), so that a host can compile them
+                   into a module it caches; None for module-level kernels (default).
 ``p_layout`` / ``p_names()`` the name of every slot of ``p`` (the kernels' and the C
                    twin's layout, in order); laws whose p has a variable length
                    (Maxwell-slip, Preisach, sums) describe it in ``p_names()``.
