@@ -351,7 +351,7 @@ class ForceElement:
         segments."""
         return self.p
 
-    def kernel_source(self):
+    def kernel_source(self, kernels=("advance", "force")):
         """``(source, names)`` when this element's ``advance`` and ``force`` are
         generated code: the source defining them as plain functions, and the kernels it
         calls by name ({name: numba function}); None for a law whose kernels are

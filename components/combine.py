@@ -160,8 +160,7 @@ class SumElement(ForceElement):
             ns[f"slp{i}"], ns[f"pjc{i}"] = el.slope, el.pjac
         src = _build_source(parts, offs, poffs, n, have_rate, have_jac, have_slope, have_pjac)
         self.source = src
-        self._drive_source = _build_source(parts, offs, poffs, n, False, False, False)
-        self._drive_names = {k: ns[k] for i in range(len(parts)) for k in (f"adv{i}", f"frc{i}")}
+        self._ns = ns
         exec(compile(src, f"<SumElement of {len(parts)} parts>", "exec"), ns)
         deco = njit if compiled else (lambda f: f)
         self.advance = deco(ns["advance"])
@@ -197,11 +196,22 @@ class SumElement(ForceElement):
         if all(r == el.n_states for r, el in zip(rep[:-1], parts[:-1])):
             self.n_report_states = n - parts[-1].n_states + rep[-1]
 
-    def kernel_source(self):
-        """(source of ``advance`` and ``force``, {adv<i>/frc<i>: the part's kernel}):
-        drive() builds the sum's loop from it in the generated-code cache when every
+    def kernel_source(self, kernels=("advance", "force")):
+        """(source defining ``kernels`` (advance and force always), {adv<i>, frc<i>, ...:
+        the parts' kernels it calls}), or None when the sum lacks one of them: drive()
+        and the rod build their loops from it in the generated-code cache when every
         part's kernels are module-level (the exec'd kernels cannot be cached)."""
-        return self._drive_source, dict(self._drive_names)
+        want = {k: k in kernels for k in ("rate", "jac", "slope", "pjac")}
+        have = {"rate": self.rate, "jac": self.jac, "slope": self.slope, "pjac": self.pjac}
+        if any(have[k] is None for k, w in want.items() if w):
+            return None
+        src = _build_source(self.parts, self.state_offsets, self.param_offsets,
+                            self.n_states, want["rate"], want["jac"], want["slope"],
+                            want["pjac"])
+        tags = ["adv", "frc"] + [t for k, t in (("rate", "rat"), ("jac", "jac"),
+                                                 ("slope", "slp"), ("pjac", "pjc")) if want[k]]
+        return src, {f"{t}{i}": self._ns[f"{t}{i}"] for i in range(len(self.parts))
+                     for t in tags}
 
     def stored_energy(self, X, U):
         """Σ of the parts' stored energies [J] (parts that store none add nothing);

@@ -174,8 +174,8 @@ class Rod:
         M = np.empty(nn); S = np.empty(nn)
         if X_trial is None:
             X_trial = np.empty_like(X_prev)
-        rk.eval_moments(K, K_prev, X_prev, X_trial, self.law.advance, self.law.force,
-                        self._slope, self._has_slope, self.law.p, 1e-7 / self.L, M, S)
+        rk.moments_kernel(self.law, self._slope)(K, K_prev, X_prev, X_trial, self._has_slope,
+                                                 self.law.p, 1e-7 / self.L, M, S)
         return M, S, X_trial
 
     def __repr__(self):

@@ -15,6 +15,8 @@ Strains (Manfredo, Dörlich, Linn & Arnold (2023), §2, Γ = Rᵀ·∂s r, K = R
 Forces: eq. (1), F = diag(GA, EA)·(Γ − Γ_0); moments M_j = M̂[K_j] (eqs. (2)-(3)), one
 force element per vertex with its own memory.
 """
+import weakref
+
 import numpy as np
 from numba import njit
 
@@ -42,7 +44,10 @@ def eval_moments(K, K_prev, X_prev, X_trial, advance, force, slope, has_slope, p
     nn = K.size
     for j in range(nn):
         xj = X_trial[j]
-        xj[:] = X_prev[j]
+        # element by element: a slice assignment compiles numba's shape-mismatch message
+        # (string formatting, 3 s per compile)
+        for i in range(xj.size):
+            xj[i] = X_prev[j, i]
         dk = K[j] - K_prev[j]
         advance(xj, K_prev[j], K[j], 1.0, dk, p, 1e-10)
         M[j] = force(xj, K[j], dk, p)
@@ -54,6 +59,78 @@ def eval_moments(K, K_prev, X_prev, X_trial, advance, force, slope, has_slope, p
             xt = xj.copy()
             advance(xt, K[j], K[j] + d, 1.0, d, p, 1e-10)
             S[j] = (force(xt, K[j] + d, d, p) - M[j]) / d
+
+
+# eval_moments for one law, from the generated-code cache (systems/compile_cache.py): with
+# the kernels as arguments it was compiled again for every law object and process (a
+# new sum's exec'd kernels are new types: 12 compiles, 19 s of the README suite); the
+# module binds the kernels by name (a sum's source over its parts' kernels, or the
+# law's own module-level kernels) and numba caches it once per install
+_MOMENTS = """from numba import njit
+
+from hystmech.systems.compile_cache import resolve
+from {rk} import eval_moments as _generic
+
+{names}
+
+{source}
+
+_body = njit(inline="always")(_generic.py_func)
+
+
+@njit(cache=True)
+def moments(K, K_prev, X_prev, X_trial, has_slope, p, dK_fd, M, S):
+    _body(K, K_prev, X_prev, X_trial, _adv, _frc, _slp, has_slope, p, dK_fd, M, S)
+"""
+_KERNELS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _moments_source(law, slope):
+    from ..compile_cache import kernel_ref
+
+    own = {"_adv": law.advance, "_frc": law.force, "_slp": slope}
+    refs = {k: kernel_ref(f) for k, f in own.items()}
+    if all(r is not None for r in refs.values()):
+        return refs, ""
+    gen = law.kernel_source(("advance", "force", "slope") if slope is law.slope
+                            else ("advance", "force"))
+    if gen is None:
+        return None
+    source, names = gen
+    refs = {k: kernel_ref(f) for k, f in names.items()}
+    if any(r is None for r in refs.values()):
+        return None
+    bind = ["_adv = njit(advance)", "_frc = njit(force)",
+            "_slp = njit(slope)" if slope is law.slope else "_slp = _frc"]
+    return refs, source + "\n\n" + "\n".join(bind)
+
+
+def moments_kernel(law, slope):
+    """``moments(K, K_prev, X_prev, X_trial, has_slope, p, dK_fd, M, S)``: eval_moments
+    for ``law``'s kernels (``slope``: law.slope, or law.force when it has none), from the
+    generated-code cache when its kernels are importable, else eval_moments with them
+    as arguments (compiled per process)."""
+    per = _KERNELS.setdefault(law.advance, {})
+    fn = per.get((law.force, slope))
+    if fn is None:
+        from .. import compile_cache
+
+        got = _moments_source(law, slope)
+        mod = None
+        if got is not None:
+            refs, source = got
+            names = "\n".join(f"{k} = resolve({m!r}, {q!r})" for k, (m, q) in sorted(refs.items()))
+            src = _MOMENTS.format(rk=__name__, names=names, source=source)
+            mod, _ = compile_cache.load(src, sorted({__name__} | {m for m, _ in refs.values()}))
+        if mod is not None:
+            fn = mod.moments
+        else:
+            def fn(K, K_prev, X_prev, X_trial, has_slope, p, dK_fd, M, S,
+                   _a=law.advance, _f=law.force, _s=slope):
+                eval_moments(K, K_prev, X_prev, X_trial, _a, _f, _s, has_slope, p, dK_fd,
+                             M, S)
+        per[(law.force, slope)] = fn
+    return fn
 
 
 @njit(cache=True)
