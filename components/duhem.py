@@ -45,20 +45,26 @@ def polynomial_envelope(c):
     return h
 
 
-def _make_envelope_rk(h, deco):
+def _make_envelope_rk(hu, hl, deco):
+    # one integrator for both envelopes (a flag picks h): numba compiles the adaptive
+    # Dormand-Prince driver once per law, not once per envelope (2-3 s each)
     @deco
     def envelope_rhs(s, F, args, out):
-        # dF/ds = A (h(u0 + r s) − F), args = (A, u0, r)
-        out[0] = args[0] * (h(args[1] + args[2] * s) - F[0])
+        # dF/ds = A (h(u0 + r s) − F), args = (A, u0, r, up), h = h_u if up else h_l
+        if args[3]:
+            h = hu(args[1] + args[2] * s)
+        else:
+            h = hl(args[1] + args[2] * s)
+        out[0] = args[0] * (h - F[0])
 
     @deco
-    def envelope_rk(F, u0, r, L, A, rtol, scale):
-        """F(L) for dF/ds = A (h(u0 + r s) − F), s in [0, L]; adaptive Dormand-Prince
-        5(4) (components/_ode.py, atol = rtol·scale)."""
+    def envelope_rk(F, u0, r, L, A, rtol, scale, up):
+        """F(L) for dF/ds = A (h(u0 + r s) − F), s in [0, L], h = h_u if ``up`` else
+        h_l; adaptive Dormand-Prince 5(4) (components/_ode.py, atol = rtol·scale)."""
         W = np.empty((10, 1))  # stages, state, trial state, atol
         W[7, 0] = F
         W[9, 0] = rtol * scale
-        dp45_solve(envelope_rhs, 0.0, L, W[7], (A, u0, r), W[9], rtol, L, W[:7], W[8])
+        dp45_solve(envelope_rhs, 0.0, L, W[7], (A, u0, r, up), W[9], rtol, L, W[:7], W[8])
         return W[7, 0]
 
     return envelope_rk
@@ -79,8 +85,7 @@ def make_kernels(hu, hl, compile_=True, key=None):
     else:
         def deco(fn):
             return fn
-    rk_u = _make_envelope_rk(hu, deco)
-    rk_l = _make_envelope_rk(hl, deco)
+    rk = _make_envelope_rk(hu, hl, deco)
 
     @deco
     def advance(x, u0, u1, dt, v, p, rtol):
@@ -89,10 +94,7 @@ def make_kernels(hu, hl, compile_=True, key=None):
         L = abs(v) * dt
         r = (u1 - u0) / L  # du/ds, = sgn(v) when v is the segment slope
         scale = max(abs(x[0]), 1.0)
-        if v > 0.0:
-            x[0] = rk_u(x[0], u0, r, L, p[0], rtol, scale)
-        else:
-            x[0] = rk_l(x[0], u0, r, L, p[0], rtol, scale)
+        x[0] = rk(x[0], u0, r, L, p[0], rtol, scale, v > 0.0)
 
     @deco
     def rate(x, u, v, p, out):
