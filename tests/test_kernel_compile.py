@@ -1,6 +1,6 @@
 """What keeps the shipped laws' own kernels cheap to compile (once per install, numba's
 disk cache) without changing a bit of what they compute: the tabulated arc-length map
-(components/power_law_table.py) inlines its table evaluation a few times, not once per
+(components/power_law_table.py) inlines its table evaluation four times, not once per
 branch (21 copies made Bouc-Wen's first compile 30 s); the series map
 (components/power_law_map.py) calls side_travel from one site with a run-time flag (a
 constant True/False is a literal type: one compile per value)."""
