@@ -32,6 +32,7 @@ compile) and is compiled into the caller when called from numba code.
 """
 import math
 import warnings
+import weakref
 
 import numpy as np
 from numba import njit
@@ -205,8 +206,9 @@ def _segment_rhs(s, x, args, out):
     rate(x, u0 + v * s, v, p, out)
 
 
-def _rk_advance(rate, x, u0, dt, v, p, rtol, xscale):
-    """Integrate ẋ = rate(x, u0 + v·s, v, p) for s in [0, dt], in place, with
+@register_jitable
+def rk_segment(rhs, args, x, dt, rtol, xscale):
+    """Integrate x' = rhs(s, x, args, out) for s in [0, dt], in place, with
     ``dp45_solve`` (atol = rtol·xscale). Returns the number of accepted steps."""
     n = x.size
     if dt <= 0.0 or n == 0:
@@ -216,8 +218,74 @@ def _rk_advance(rate, x, u0, dt, v, p, rtol, xscale):
     atol = np.empty(n)
     for i in range(n):
         atol[i] = rtol * xscale[i]
-    return dp45_solve(_segment_rhs, 0.0, dt, x, (rate, u0, v, p), atol, rtol, dt, K, xn)
+    return dp45_solve(rhs, 0.0, dt, x, args, atol, rtol, dt, K, xn)
 
 
-# compiled when called with numba kernels; rk_advance.py_func runs Python callables
-rk_advance = njit(cache=False)(_rk_advance)  # kernel argument: see core/drive.py on caching
+def _rk_advance(rate, x, u0, dt, v, p, rtol, xscale):
+    """Integrate ẋ = rate(x, u0 + v·s, v, p) for s in [0, dt], in place, with
+    ``dp45_solve`` (atol = rtol·xscale). Returns the number of accepted steps."""
+    return rk_segment(_segment_rhs, (rate, u0, v, p), x, dt, rtol, xscale)
+
+
+# _rk_advance for one module-level rate kernel, a generated module in the generated-code
+# cache (systems/compile_cache.py): with the kernel as an argument numba cannot cache it
+# (core/drive.py), so it was compiled in every process (3-4 s per rate kernel). The
+# right-hand side binds the kernel and is registered, not jitted: a jitted function
+# handed to dp45_solve is a dynamic global (bouc_wen_isotropic.py)
+_CACHED_RK = """from numba import njit
+from numba.extending import register_jitable
+
+from {ode} import rk_segment
+from hystmech.systems.compile_cache import resolve
+
+_rate = resolve({m!r}, {q!r})
+
+
+@register_jitable
+def _rhs(s, x, args, out):
+    # _segment_rhs with the kernel bound: the rate along the segment, u = u0 + v·s
+    u0, v, p = args
+    _rate(x, u0 + v * s, v, p, out)
+
+
+@njit(cache=True)
+def rk_advance(x, u0, dt, v, p, rtol, xscale):
+    return rk_segment(_rhs, (u0, v, p), x, dt, rtol, xscale)
+"""
+
+
+class _RkAdvance:
+    """``rk_advance(rate, x, u0, dt, v, p, rtol, xscale)``: _rk_advance compiled for the
+    numba kernel ``rate``, once per install for a module-level kernel (the disk cache),
+    once per process for others; ``rk_advance.py_func`` runs Python callables."""
+
+    py_func = staticmethod(_rk_advance)
+
+    def __init__(self):
+        self._per = weakref.WeakKeyDictionary()
+        self._generic = njit(cache=False)(_rk_advance)
+
+    def __call__(self, rate, x, u0, dt, v, p, rtol, xscale):
+        fn = self._per.get(rate)
+        if fn is None:
+            fn = self._per[rate] = self._compiled(rate)
+        return fn(x, u0, dt, v, p, rtol, xscale)
+
+    def _compiled(self, rate):
+        # imported here: importing a law loads no systems module
+        from ..systems import compile_cache
+
+        ref = compile_cache.kernel_ref(rate)
+        if ref is not None:
+            src = _CACHED_RK.format(ode=__name__, m=ref[0], q=ref[1])
+            mod, _ = compile_cache.load(src, sorted({__name__, ref[0]}))
+            if mod is not None:
+                return mod.rk_advance
+        generic = self._generic
+
+        def run(x, u0, dt, v, p, rtol, xscale):
+            return generic(rate, x, u0, dt, v, p, rtol, xscale)
+        return run
+
+
+rk_advance = _RkAdvance()
