@@ -368,10 +368,6 @@ def jac_core(t, y, prm, J, w, V):
                 if 0 <= g_b < g_nq:
                     J[g_nq + g_nd, g_off + g_b] -= g_cf
     for g_e in range(prm.EL.shape[0]):
-        if prm.EL[g_e, 7] == 2:
-            # an operator (the sensitivity module's only): no rows, as the generated
-            # sensitivity code (codegen._jac skip_ops); its tangents are ops_tan's
-            continue
         g_a = prm.EL[g_e, 0]
         g_b = prm.EL[g_e, 1]
         g_o = prm.EL[g_e, 2]
@@ -650,6 +646,45 @@ def conn_core(t, y, prm, w, V, F, FY, FT):
             for j in range(npe):
                 FT[row, c0 + j] = Jp[n, j]
     return 0
+
+
+def zero_smooth(prm, J):
+    """GENERIC J[r, c] = 0 for the rows and columns r, c that are not an operator's
+    memory (codegen._jac skip_ops): the template reads J on those only (its ``sm``), and
+    an N × N zeroing with a memory of 50 states was the better part of a stage."""
+    g_N = J.shape[0]
+    g_ne = prm.EL.shape[0]
+    g_r0 = 0
+    for g_e in range(g_ne + 1):
+        if g_e < g_ne and prm.EL[g_e, 7] != 2:
+            continue
+        g_r1 = prm.EL[g_e, 2] if g_e < g_ne else g_N
+        for g_r in range(g_r0, g_r1):
+            g_c0 = 0
+            for g_f in range(g_ne + 1):
+                if g_f < g_ne and prm.EL[g_f, 7] != 2:
+                    continue
+                g_c1 = prm.EL[g_f, 2] if g_f < g_ne else g_N
+                for g_c in range(g_c0, g_c1):
+                    J[g_r, g_c] = 0.0
+                if g_f < g_ne:
+                    g_c0 = prm.EL[g_f, 2] + prm.EL[g_f, 3]
+        if g_e < g_ne:
+            g_r0 = prm.EL[g_e, 2] + prm.EL[g_e, 3]
+    return 0
+
+
+def _sens_jac_source() -> str:
+    # the template's ∂f/∂y: jac_core without the operators' rows (their tangents are
+    # ops_tan's) and zeroing the rest only, as the generated sensitivity code's
+    # (codegen._jac skip_ops)
+    src = inspect.getsource(jac_core).replace("def jac_core(", "def sens_jac_core(", 1)
+    zero = "    J[:, :] = 0.0\n"
+    loop = "    for g_e in range(prm.EL.shape[0]):\n        g_a = prm.EL[g_e, 0]\n"
+    assert src.count(zero) == 1 and src.count(loop) == 1
+    return src.replace(zero, "    zero_smooth(prm, J)\n").replace(
+        loop, "    for g_e in range(prm.EL.shape[0]):\n        if prm.EL[g_e, 7] == 2:\n"
+        "            continue\n        g_a = prm.EL[g_e, 0]\n")
 
 
 def ops_tan(y, S, Sm, prm, w, DP, dS, DF, du):
@@ -991,7 +1026,9 @@ def _stiff_source() -> str:
     return out + "\n\nstiff_jac = stiff_jac_an\n"
 
 
-_SENS_FUNCTIONS = (pjac_core, conn_core, ops_tan, ops_sens)
+_SENS_FUNCTIONS = (pjac_core, conn_core, zero_smooth, ops_tan, ops_sens)
+# the template's call of ∂f/∂y, to the sensitivity module's own (_sens_jac_source)
+_SENS_JAC_CALL = "jac_core(t, y, prm, J, w, V)"
 # an operator's kernels, as the sensitivity module's switches call them
 _OP_KERNELS = ("force", "advance", "force_tan", "advance_tan")
 
@@ -1105,6 +1142,9 @@ def _sens_source(template: str) -> str:
     out += "\n\n" + _pjac_dispatch_source(law_pjacs())
     for fn in _SENS_FUNCTIONS:
         out += f"\n\n{DECOR}\n" + inspect.getsource(fn)
+    out += f"\n\n{DECOR}\n" + _sens_jac_source()
+    assert template.count(_SENS_JAC_CALL) == 1
+    template = template.replace(_SENS_JAC_CALL, "sens_" + _SENS_JAC_CALL)
     return out + "\n\n" + _own_decorators(template) + "\n"
 
 
