@@ -10,10 +10,17 @@ derivatives of the outputs is checked against central differences of independent
 in tests/test_identify_assembly*.py, which run on the engine in the suite
 (tests/conftest.py sets HYSTMECH_ENGINE=1), operators (Preisach, Prandtl-Ishlinskii,
 Relay) included. And for what it is for: a new structure, an operator's included, runs
-its sensitivities on the cached engine without building a module or compiling.
+its sensitivities on the cached engine without building a module or compiling; a user's
+own kernels (closures) keep a generated module per structure, cached on disk under
+their fingerprint (a new process loads it and compiles nothing).
 """
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
+from numba import njit
 
 from hystmech.components import BoucWen, Dahl, LuGre, Masing
 from hystmech.components.preisach import Preisach, PrandtlIshlinskii, Relay
@@ -134,3 +141,59 @@ def test_a_new_structure_runs_its_sensitivities_on_the_cached_engine_and_compile
     assert len(eng.mod.sens_simulate.signatures) == nsig
     assert sum(eng.mod.sens_simulate.stats.cache_misses.values()) == before
     assert np.all(np.isfinite(S)) and np.all(np.abs(S).max(axis=(0, 1)) > 0.0)
+
+
+# -- a user's kernels: the generated module, cached on disk under their fingerprint ----------
+def stribeck(vs):
+    """A user's Stribeck curve g(v) [N] of another form than LuGre's default, made by a
+    factory: a closure over vs [m/s] (its value is part of the compiled code)."""
+    @njit
+    def g(v):
+        return 1.0 + 0.5 / (1.0 + (v / vs) ** 2)
+    return g
+
+
+def user_problem(vs):
+    a = Assembly()
+    a.add_dof("q", mass=0.7)
+    a.add_spring("q", GROUND, k=250.0, name="k")
+    a.add_element("l", LuGre(sigma0=5e3, sigma1=10.0, Fc=1.0, Fs=1.5, vs=0.02, g=stribeck(vs)),
+                  "q", GROUND)
+    a.add_force("q", 0.0, name="u")
+    u = _force(T)
+    xe = Experiment(dt=1 / FS, inputs={"u": u}, outputs={"q.x": u * 0, "l.F": u * 0})
+    return OutputErrorProblem(a, ["k.k", "l.sigma0", "l.sigma1"], [xe])
+
+
+_CHILD = """
+import sys
+import numpy as np
+sys.path.insert(0, {tests!r})
+import test_engine_sensitivity as T
+P = T.user_problem(0.02)
+Y, S = P.simulate(P.theta0, 0, True)
+d = P.code.sens_simulate
+print(sum(d.stats.cache_misses.values()), sum(d.stats.cache_hits.values()), P.code.__name__)
+np.save({out!r}, np.concatenate([Y.ravel(), S.ravel()]))
+"""
+
+
+def test_a_users_kernels_sensitivity_module_is_cached_on_disk_per_fingerprint(tmp_path):
+    if compile_cache.cache_dir() is None:
+        pytest.skip("disk cache disabled")
+    P = user_problem(0.02)
+    assert E.for_sensitivity(P.model, IA._template_source(), (IA.__name__,)) is None
+    Y, S = P.simulate(P.theta0, 0, True)
+    assert np.all(np.isfinite(S)) and np.all(np.abs(S).max(axis=(0, 1)) > 0.0)
+    # the same closure made anew: the same module; another captured value: another one
+    assert user_problem(0.02).code is P.code
+    assert user_problem(0.03).code is not P.code
+    out = tmp_path / "ys.npy"
+    r = subprocess.run([sys.executable, "-c", _CHILD.format(
+        tests=os.path.dirname(__file__), out=str(out))], capture_output=True, text=True,
+        timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    misses, hits, name = r.stdout.split()[-3:]
+    # a new process: loaded from numba's cache of the module file, nothing compiled
+    assert (int(misses), int(hits)) == (0, 1) and name == P.code.__name__
+    assert np.array_equal(np.load(out), np.concatenate([Y.ravel(), S.ravel()]))
