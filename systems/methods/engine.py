@@ -29,7 +29,10 @@ The analyses' loops run there too: the variational equations and the projection
 scheme's chained Jacobian (systems/variational.py's templates, ``var_solve`` and
 ``proj_monodromy``: :data:`ANALYSIS_LOOPS`, :func:`for_loop`), and the identification's
 forward sensitivity equations (identify/assembly.py's template compiled with the engine
-and generic ``pjac_core``/``conn_core``: :func:`sensitivity`, :func:`for_sensitivity`).
+and generic ``pjac_core``/``conn_core``, the shipped operators with their tangents
+``ops_tan``/``ops_sens`` included: :func:`sensitivity`, :func:`for_sensitivity`,
+:func:`sens_runnable`; the harmonic balance calls the variational loop's ``fun`` and
+``jac``).
 :func:`runnable` says whether a model can run on it: every element a law of the set and
 not an operator (for the stiff methods: with a ``jac`` kernel), inputs Harmonic or
 sampled tables, no compiled ``stop`` callback; other models run their generated code.
