@@ -153,16 +153,18 @@ def stribeck(vs):
     return g
 
 
-def user_problem(vs):
-    a = Assembly()
-    a.add_dof("q", mass=0.7)
-    a.add_spring("q", GROUND, k=250.0, name="k")
-    a.add_element("l", LuGre(sigma0=5e3, sigma1=10.0, Fc=1.0, Fs=1.5, vs=0.02, g=stribeck(vs)),
-                  "q", GROUND)
-    a.add_force("q", 0.0, name="u")
+def user_problem(g=None):
+    """The one-DOF rig of tests/test_identify_assembly_laws.py with its LuGre of a user's
+    g and f (the same structure and kernels: one module on disk serves both files), or
+    with another g."""
+    import test_identify_assembly_laws as L
+
+    law = L.laws()["lugre-user-g"]
+    if g is not None:
+        law = LuGre(**{**law.params, "g": g})
     u = _force(T)
-    xe = Experiment(dt=1 / FS, inputs={"u": u}, outputs={"q.x": u * 0, "l.F": u * 0})
-    return OutputErrorProblem(a, ["k.k", "l.sigma0", "l.sigma1"], [xe])
+    xe = Experiment(dt=1 / FS, inputs={"u": u}, outputs={"m.x": u * 0, "law.F": u * 0})
+    return OutputErrorProblem(L.one_dof(law), ["s.k", "law.sigma0", "law.sigma1"], [xe])
 
 
 _CHILD = """
@@ -170,7 +172,7 @@ import sys
 import numpy as np
 sys.path.insert(0, {tests!r})
 import test_engine_sensitivity as T
-P = T.user_problem(0.02)
+P = T.user_problem()
 Y, S = P.simulate(P.theta0, 0, True)
 d = P.code.sens_simulate
 print(sum(d.stats.cache_misses.values()), sum(d.stats.cache_hits.values()), P.code.__name__)
@@ -181,13 +183,16 @@ np.save({out!r}, np.concatenate([Y.ravel(), S.ravel()]))
 def test_a_users_kernels_sensitivity_module_is_cached_on_disk_per_fingerprint(tmp_path):
     if compile_cache.cache_dir() is None:
         pytest.skip("disk cache disabled")
-    P = user_problem(0.02)
+    P = user_problem()
     assert E.for_sensitivity(P.model, IA._template_source(), (IA.__name__,)) is None
     Y, S = P.simulate(P.theta0, 0, True)
     assert np.all(np.isfinite(S)) and np.all(np.abs(S).max(axis=(0, 1)) > 0.0)
-    # the same closure made anew: the same module; another captured value: another one
-    assert user_problem(0.02).code is P.code
-    assert user_problem(0.03).code is not P.code
+    # the same kernels made anew: the same module; a closure over another value (and
+    # the same over one value, made twice): another module, and one
+    assert user_problem().code is P.code
+    g2, g3 = user_problem(stribeck(0.02)).code, user_problem(stribeck(0.03)).code
+    assert g2 is not P.code and g3 is not g2
+    assert user_problem(stribeck(0.02)).code is g2
     out = tmp_path / "ys.npy"
     r = subprocess.run([sys.executable, "-c", _CHILD.format(
         tests=os.path.dirname(__file__), out=str(out))], capture_output=True, text=True,
