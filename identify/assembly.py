@@ -13,9 +13,9 @@ refuses is rejected like a non-finite one), from the initial values and optional
 random starts (starts the laws refuse are skipped and counted).
 
 The model ŷ is the assembly's compiled right-hand side (``core``: the generic engine's,
-compiled once per install, for an assembly of shipped laws without operators —
-systems/methods/engine.py ``for_sensitivity``; else one generated module per structure,
-:mod:`hystmech.systems.codegen`) integrated by the
+compiled once per install, for an assembly of shipped laws and operators —
+systems/methods/engine.py ``for_sensitivity``; else, for user kernels, one generated
+module per structure, :mod:`hystmech.systems.codegen`) integrated by the
 classical fourth-order Runge–Kutta method with ``substeps`` steps per sample, the
 inputs read at the stage times from the chosen interpolation of the samples
 (``Experiment.interpolation``). The Jacobian ∂ŷ/∂θ is exact for that discrete model:
@@ -33,8 +33,8 @@ weights, k0 and offset can be free (p is affine in them, ∂p/∂θ = the rows o
 memory committed at a step's start serves the stages (a trial evaluation at the stage's
 input, as the simulation does) and is advanced over the step's input segment once the
 step is taken, its prefix sums' derivative rows with it (the law's ``force_tan`` and
-``advance_tan`` kernels through the generated ``ops_tan``/``ops_sens``); thresholds are
-refused.
+``advance_tan`` kernels through ``ops_tan``/``ops_sens``, the engine's or the
+generated ones); thresholds are refused.
 
 Uncertainty: :func:`hystmech.identify.uncertainty.analyse` (sandwich/HAC covariance,
 intervals, residual tests, identifiability and on-bound warnings) on the weighted
@@ -555,9 +555,9 @@ class OutputErrorProblem:
             kern[f"jac_{i}"] = el.jac
             if el.pjac is not None:
                 kern[f"pjac_{i}"] = el.pjac
-        # the generic engine's sensitivity loop when the model runs there (shipped laws,
-        # no operators: nothing compiled for a new structure), else the structure's own
-        # generated sensitivity module (methods/engine.py for_sensitivity)
+        # the generic engine's sensitivity loop when the model runs there (shipped laws
+        # and operators: nothing compiled for a new structure), else (user kernels) the
+        # structure's own generated sensitivity module (methods/engine.py for_sensitivity)
         eng = _engine.for_sensitivity(m, _template_source(), (__name__,))
         self.code = eng.mod if eng is not None else \
             build_sensitivity(m, kern, _template_source(), (__name__,)).mod

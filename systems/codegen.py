@@ -48,7 +48,11 @@ see one :class:`Compiled` object either way.
 """
 from __future__ import annotations
 
+import hashlib
+import marshal
+import os
 import re
+import sys
 import textwrap
 import types
 from dataclasses import dataclass, field
@@ -976,6 +980,105 @@ def _ops_sens(m):
     return "\n".join(t + ["    return 0"]) + "\n", "\n".join(s + ["    return 0"]) + "\n"
 
 
+# -- a user's kernels (closures, exec'd code) in a module cached on disk --------------------
+_PLAIN_FP = (int, float, complex, bool, str, bytes, type(None))
+
+
+def kernel_fingerprint(fn):
+    """A text naming everything the compiled code of numba function ``fn`` depends on,
+    for a kernel that cannot be imported by name (a closure: Duhem's envelopes, LuGre's
+    user g/f; exec'd code: a SumElement's kernels): its code objects (marshal, nested
+    ones included), numba options, and, recursively, every global its code names and
+    every closure cell (functions by the same rule, modules by name — their source
+    enters the cache key —, numbers, strings, tuples, NumPy arrays by their bytes).
+    Returns (text, modules) or None when something is not one of those (the caller then
+    compiles in memory, as before). Two kernels with one fingerprint compile to the same
+    code, so the module generated with it may be cached on disk under its hash."""
+    mods: set = set()
+    seen: dict = {}
+
+    def func(f):
+        py = getattr(f, "py_func", f)
+        code = getattr(py, "__code__", None)
+        if code is None:
+            return None
+        if id(py) in seen:
+            return f"<{seen[id(py)]}>"
+        seen[id(py)] = len(seen)
+        # (marshal format 2: no back-references, whose flags follow reference counts
+        # and made one code object hash differently before and after numba compiled it)
+        out = [f"fn {getattr(py, '__module__', None)}:{py.__qualname__} "
+               f"{hashlib.sha256(marshal.dumps(code, 2)).hexdigest()}"]
+        opts = getattr(f, "targetoptions", None)
+        if opts is not None:
+            out.append(f"opts {sorted(opts.items())!r}")
+        if _own_module(sys.modules.get(getattr(py, "__module__", None) or "")):
+            mods.add(py.__module__)
+        g = getattr(py, "__globals__", {})
+        todo, names = [code], set()
+        while todo:
+            c = todo.pop()
+            names |= set(c.co_names)
+            todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+        for nm in sorted(names):
+            if nm in g:
+                v = value(g[nm])
+                if v is None:
+                    return None
+                out.append(f"g {nm} {v}")
+        for nm, cell in zip(code.co_freevars, py.__closure__ or ()):
+            try:
+                v = value(cell.cell_contents)
+            except ValueError:          # an empty cell
+                return None
+            if v is None:
+                return None
+            out.append(f"c {nm} {v}")
+        return "(" + "; ".join(out) + ")"
+
+    def value(v):
+        if isinstance(v, _PLAIN_FP) or isinstance(v, np.generic):
+            return f"{type(v).__name__} {v!r}"
+        if isinstance(v, np.ndarray):
+            a = np.ascontiguousarray(v)
+            return f"array {a.dtype} {a.shape} {hashlib.sha256(a.tobytes()).hexdigest()}"
+        if isinstance(v, tuple):
+            items = [value(x) for x in v]
+            return None if any(x is None for x in items) else "(" + ", ".join(items) + ")"
+        if isinstance(v, types.ModuleType):
+            if _own_module(v):
+                mods.add(v.__name__)
+            return f"module {v.__name__}"
+        if callable(v) and hasattr(getattr(v, "py_func", v), "__code__"):
+            return func(v)
+        return None
+
+    text = func(fn)
+    return None if text is None else (text, mods)
+
+
+def _own_module(mod) -> bool:
+    # a module whose source enters a fingerprinted module's cache key: hystmech's and
+    # the user's (not the standard library or installed packages: numpy, numba —
+    # versions in the key, their sources not walked)
+    if mod is None:
+        return False
+    if mod.__name__.split(".")[0] == __name__.split(".")[0]:
+        return True
+    file = getattr(mod, "__file__", None)
+    return bool(file) and not any(d in file for d in ("site-packages", "dist-packages")) \
+        and not os.path.realpath(file).startswith(os.path.realpath(sys.base_prefix))
+
+
+_BOUND_KERNELS: dict = {}
+
+
+def bound_kernel(key: str):
+    """The kernel registered under ``key`` (a fingerprint's hash) for the generated
+    module being imported (see :func:`build_sensitivity`)."""
+    return _BOUND_KERNELS[key]
+
+
 def build_sensitivity(m, kernels: dict, template: str, template_modules=()) -> Compiled:
     """Compile, for model ``m``, the structure's ``core``, ``scratch``, ``jac_core``
     (operators left out), ``pjac_core`` (:func:`_pjac`), ``conn_core`` (:func:`_conn`)
@@ -992,11 +1095,28 @@ def build_sensitivity(m, kernels: dict, template: str, template_modules=()) -> C
         raise ValueError("sensitivities need numba-compiled element kernels")
     with_pjac = {int(k.split("_")[1]) for k in kernels if k.startswith("pjac_")}
     refs = {name: compile_cache.kernel_ref(fn) for name, fn in kernels.items()}
+    # a kernel that cannot be imported by name (a user's closure) enters the module by
+    # the hash of its fingerprint, registered before the module is imported: the module
+    # is cached on disk per structure and fingerprint, not compiled in every process
+    fps, fmods = {}, set()
+    for name, ref in refs.items():
+        if ref is None:
+            fp = kernel_fingerprint(kernels[name])
+            if fp is None:
+                break
+            fps[name] = hashlib.sha256(fp[0].encode()).hexdigest()[:32]
+            fmods |= fp[1]
+    else:
+        for name, h in fps.items():
+            refs[name] = ("bound", h)
     head = ['"""Generated by hystmech: sensitivities of one assembly structure '
             '(systems/codegen.py)."""', "import math", "", "import numpy as np",
-            "from numba import njit", "", f"from {__package__}.compile_cache import resolve", ""]
+            "from numba import njit", "", f"from {__package__}.compile_cache import resolve",
+            f"from {__name__} import bound_kernel", ""]
     for name, ref in sorted(refs.items()):
-        if ref is not None:
+        if ref is not None and ref[0] == "bound":
+            head.append(f"{name} = bound_kernel({ref[1]!r})")
+        elif ref is not None:
             head.append(f"{name} = resolve({ref[0]!r}, {ref[1]!r})")
     src = "\n".join(head) + "\n"
     jac_core = _jac(m, skip_ops=True).split("\n\n\n" + _DECOR)[0] + "\n"
@@ -1005,7 +1125,10 @@ def build_sensitivity(m, kernels: dict, template: str, template_modules=()) -> C
     src += "\n\n" + template + "\n"
     if all(r is not None for r in refs.values()):
         mods = {__name__, "hystmech.components._ode", *template_modules}
-        mods |= {r[0] for r in refs.values()}
+        mods |= {r[0] for r in refs.values() if r[0] != "bound"} | fmods
+        for name, ref in refs.items():
+            if ref[0] == "bound":
+                _BOUND_KERNELS[ref[1]] = kernels[name]
         mod, where = compile_cache.load(src, sorted(mods))
         if mod is not None:
             return Compiled(mod, "disk", where)
@@ -1016,8 +1139,8 @@ def build_sensitivity(m, kernels: dict, template: str, template_modules=()) -> C
     ns.update(kernels)
     code = _in_memory(src)
     lines = [ln for ln in code.splitlines()
-             if not ln.startswith(("from numba", f"from {__package__}"))
-             and " = resolve(" not in ln]
+             if not ln.startswith(("from numba", f"from {__package__}", f"from {__name__}"))
+             and " = resolve(" not in ln and " = bound_kernel(" not in ln]
     exec(compile("\n".join(lines) + "\n", f"<hystmech generated {ns['__name__']}>", "exec"), ns)
     out = Compiled(types.SimpleNamespace(**{k: v for k, v in ns.items()
                                             if not k.startswith("__")}), "memory")

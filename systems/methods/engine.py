@@ -29,7 +29,10 @@ The analyses' loops run there too: the variational equations and the projection
 scheme's chained Jacobian (systems/variational.py's templates, ``var_solve`` and
 ``proj_monodromy``: :data:`ANALYSIS_LOOPS`, :func:`for_loop`), and the identification's
 forward sensitivity equations (identify/assembly.py's template compiled with the engine
-and generic ``pjac_core``/``conn_core``: :func:`sensitivity`, :func:`for_sensitivity`).
+and generic ``pjac_core``/``conn_core``, the shipped operators with their tangents
+``ops_tan``/``ops_sens`` included: :func:`sensitivity`, :func:`for_sensitivity`,
+:func:`sens_runnable`; the harmonic balance calls the variational loop's ``fun`` and
+``jac``).
 :func:`runnable` says whether a model can run on it: every element a law of the set and
 not an operator (for the stiff methods: with a ``jac`` kernel), inputs Harmonic or
 sampled tables, no compiled ``stop`` callback; other models run their generated code.
@@ -476,14 +479,18 @@ def scratch(prm):
 # -- the forward sensitivity equations (identify/assembly.py) --------------------------------
 # the structure functions the identification's template calls beside core and jac_core,
 # as codegen.build_sensitivity writes them per structure (_pjac, _conn, _ops_sens): the same
-# entries with the same operations; operators are not on the engine (runnable), so their
-# tangents are no-ops here
+# entries with the same operations. Operators (Preisach, Prandtl-Ishlinskii, Relay: the
+# operator set, :func:`op_set`) run here too: their force in the sensitivity module's law
+# switch, their tangents and memory update behind switches of their own; they have no
+# columns among θ (codegen.param_columns), so the element parameters' columns are counted
+# as the elements are visited
 
 def pjac_core(t, y, prm, dy, G, w, V):
     """GENERIC ∂ẏ/∂θ at the point where core just left dy = ẏ (see codegen._pjac; θ as
     in codegen.param_columns: masses, spring k, u0, preload, damper c, the elements'
-    parameter vectors, external force values), the element parameters through the laws'
-    ``pjac`` kernels (:func:`law_pjacs`; a law without one leaves its columns zero)."""
+    parameter vectors but the operators', external force values), the element
+    parameters through the laws' ``pjac`` kernels (:func:`law_pjacs`; a law without one
+    leaves its columns zero)."""
     nq = prm.mass.size
     nb = prm.HU.shape[0]
     nf = prm.HF.shape[0]
@@ -521,14 +528,18 @@ def pjac_core(t, y, prm, dy, G, w, V):
                 G[nq + a, col] -= dF / prm.mass[a]
             if 0 <= b < nq:
                 G[nq + b, col] += dF / prm.mass[b]
-    c0 = nq + 3 * ns + nd
+    ce = nq + 3 * ns + nd           # the next element's first column
     for e in range(prm.EL.shape[0]):
+        if prm.EL[e, 7] == 2:       # an operator: no columns (its tangents: ops_tan)
+            continue
         a = prm.EL[e, 0]
         b = prm.EL[e, 1]
         o = prm.EL[e, 2]
         n = prm.EL[e, 3]
         p0 = prm.EL[e, 4]
         npe = prm.EL[e, 5] - p0
+        c0 = ce
+        ce += npe
         xa = 0.0
         va = 0.0
         if a >= 0:
@@ -545,21 +556,22 @@ def pjac_core(t, y, prm, dy, G, w, V):
             continue
         for j in range(npe):
             for r in range(n):
-                G[o + r, c0 + p0 + j] = Jp[r, j]
+                G[o + r, c0 + j] = Jp[r, j]
             if 0 <= a < nq:
-                G[nq + a, c0 + p0 + j] -= Jp[n, j] / prm.mass[a]
+                G[nq + a, c0 + j] -= Jp[n, j] / prm.mass[a]
             if 0 <= b < nq:
-                G[nq + b, c0 + p0 + j] += Jp[n, j] / prm.mass[b]
+                G[nq + b, c0 + j] += Jp[n, j] / prm.mass[b]
     for j in range(prm.FD.size):
         d = prm.FD[j]
-        G[nq + d, c0 + prm.P.size + j] = 1.0 / prm.mass[d]
+        G[nq + d, ce + j] = 1.0 / prm.mass[d]
     return 0
 
 
 def conn_core(t, y, prm, w, V, F, FY, FT):
     """GENERIC every connection's force F (springs, dampers, elements), FY = ∂F/∂y and
     FT = ∂F/∂θ with the inputs in w (see codegen._conn): the elements through the laws'
-    ``jac`` and ``pjac`` kernels."""
+    ``jac`` and ``pjac`` kernels; an operator's row holds its force only (its
+    derivatives: the template's ops_tan)."""
     nq = prm.mass.size
     nb = prm.HU.shape[0]
     nf = prm.HF.shape[0]
@@ -568,6 +580,7 @@ def conn_core(t, y, prm, w, V, F, FY, FT):
     FY[:, :] = 0.0
     FT[:, :] = 0.0
     ne = prm.EL.shape[0]
+    ce = nq + 3 * ns + nd           # the next element's first column of θ
     for row in range(ns + nd + ne):
         if row < ns:
             a = prm.SA[row]
@@ -618,6 +631,10 @@ def conn_core(t, y, prm, w, V, F, FY, FT):
         d = np.empty(n)
         F[row] = law_force_rate(prm.EL[e, 6], span(y, o, n), u, v,  # noqa: F821
                                 span(prm.P, p0, npe), d)
+        if prm.EL[e, 7] == 2:
+            continue
+        c0 = ce
+        ce += npe
         Je = np.zeros((n + 1, n + 2))
         law_jac(prm.EL[e, 6], span(y, o, n), u, v, span(prm.P, p0, npe), Je)  # noqa: F821
         for j in range(n):
@@ -630,18 +647,145 @@ def conn_core(t, y, prm, w, V, F, FY, FT):
         Jp = np.zeros((n + 1, npe))
         if law_pjac(prm.EL[e, 6], span(y, o, n), u, v, span(prm.P, p0, npe), Jp):  # noqa: F821
             for j in range(npe):
-                FT[row, nq + 3 * ns + nd + p0 + j] = Jp[n, j]
+                FT[row, c0 + j] = Jp[n, j]
     return 0
 
 
+def zero_smooth(prm, J):
+    """GENERIC J[r, c] = 0 for the rows and columns r, c that are not an operator's
+    memory (codegen._jac skip_ops): the template reads J on those only (its ``sm``), and
+    an N × N zeroing with a memory of 50 states was the better part of a stage."""
+    g_N = J.shape[0]
+    g_ne = prm.EL.shape[0]
+    g_r0 = 0
+    for g_e in range(g_ne + 1):
+        if g_e < g_ne and prm.EL[g_e, 7] != 2:
+            continue
+        g_r1 = prm.EL[g_e, 2] if g_e < g_ne else g_N
+        for g_r in range(g_r0, g_r1):
+            g_c0 = 0
+            for g_f in range(g_ne + 1):
+                if g_f < g_ne and prm.EL[g_f, 7] != 2:
+                    continue
+                g_c1 = prm.EL[g_f, 2] if g_f < g_ne else g_N
+                for g_c in range(g_c0, g_c1):
+                    J[g_r, g_c] = 0.0
+                if g_f < g_ne:
+                    g_c0 = prm.EL[g_f, 2] + prm.EL[g_f, 3]
+        if g_e < g_ne:
+            g_r0 = prm.EL[g_e, 2] + prm.EL[g_e, 3]
+    return 0
+
+
+def _sens_jac_source() -> str:
+    # the template's ∂f/∂y: jac_core without the operators' rows (their tangents are
+    # ops_tan's) and zeroing the rest only, as the generated sensitivity code's
+    # (codegen._jac skip_ops)
+    src = inspect.getsource(jac_core).replace("def jac_core(", "def sens_jac_core(", 1)
+    zero = "    J[:, :] = 0.0\n"
+    loop = "    for g_e in range(prm.EL.shape[0]):\n        g_a = prm.EL[g_e, 0]\n"
+    assert src.count(zero) == 1 and src.count(loop) == 1
+    return src.replace(zero, "    zero_smooth(prm, J)\n").replace(
+        loop, "    for g_e in range(prm.EL.shape[0]):\n        if prm.EL[g_e, 7] == 2:\n"
+        "            continue\n        g_a = prm.EL[g_e, 0]\n")
+
+
 def ops_tan(y, S, Sm, prm, w, DP, dS, DF, du):
-    """GENERIC operators' force tangents: none (a model with operators runs its
-    generated sensitivity code)."""
+    """GENERIC operators' force tangents (see codegen._ops_sens): for each operator k
+    (in element order), DF[k, :] = dF/dθ through its ``force_tan`` kernel (the memory's
+    derivative rows from Sm, the input's from S, ∂p/∂θ from DP's columns of its
+    parameters), added to the velocity rows of dS as −F/m on a, +F/m on b."""
+    nq = prm.mass.size
+    nf = prm.HF.shape[0]
+    ns = du.size
+    k = 0
+    for e in range(prm.EL.shape[0]):
+        if prm.EL[e, 7] != 2:
+            continue
+        a = prm.EL[e, 0]
+        b = prm.EL[e, 1]
+        o = prm.EL[e, 2]
+        n = prm.EL[e, 3]
+        p0 = prm.EL[e, 4]
+        p1 = prm.EL[e, 5]
+        xa = 0.0
+        if a >= 0:
+            xa = y[a] if a < nq else w[nf + a - nq]
+        xb = 0.0
+        if b >= 0:
+            xb = y[b] if b < nq else w[nf + b - nq]
+        u = xa - xb
+        fa = 0 <= a < nq
+        fb = 0 <= b < nq
+        for c in range(ns):
+            if fa and fb:
+                du[c] = S[a, c] - S[b, c]
+            elif fa:
+                du[c] = S[a, c]
+            elif fb:
+                du[c] = -S[b, c]
+            else:
+                du[c] = 0.0
+        op_ftan(prm.EL[e, 6], y[o:o + n], Sm[o:o + n], u, du, prm.P[p0:p1],  # noqa: F821
+                DP[:, p0:p1], DF[k])
+        for c in range(ns):
+            if fa:
+                dS[nq + a, c] -= DF[k, c] / prm.mass[a]
+            if fb:
+                dS[nq + b, c] += DF[k, c] / prm.mass[b]
+        k += 1
     return 0
 
 
 def ops_sens(y0, y1, S0, S1, w0, w1, dt, prm, DP, du0, du1, rtol, with_s):
-    """GENERIC operators' memory update with its derivative rows: none (see ops_tan)."""
+    """GENERIC operators' memory advanced over a step's input segment in y1 (as the
+    simulation's ``ops``), with its derivative rows in S1 (``advance_tan``; see
+    codegen._ops_sens)."""
+    nq = prm.mass.size
+    nf = prm.HF.shape[0]
+    ns = du0.size
+    for e in range(prm.EL.shape[0]):
+        if prm.EL[e, 7] != 2:
+            continue
+        a = prm.EL[e, 0]
+        b = prm.EL[e, 1]
+        o = prm.EL[e, 2]
+        n = prm.EL[e, 3]
+        p0 = prm.EL[e, 4]
+        p1 = prm.EL[e, 5]
+        xa0 = 0.0
+        xa1 = 0.0
+        if a >= 0:
+            xa0 = y0[a] if a < nq else w0[nf + a - nq]
+            xa1 = y1[a] if a < nq else w1[nf + a - nq]
+        xb0 = 0.0
+        xb1 = 0.0
+        if b >= 0:
+            xb0 = y0[b] if b < nq else w0[nf + b - nq]
+            xb1 = y1[b] if b < nq else w1[nf + b - nq]
+        u0 = xa0 - xb0
+        u1 = xa1 - xb1
+        if with_s:
+            fa = 0 <= a < nq
+            fb = 0 <= b < nq
+            for c in range(ns):
+                if fa and fb:
+                    du0[c] = S0[a, c] - S0[b, c]
+                    du1[c] = S1[a, c] - S1[b, c]
+                elif fa:
+                    du0[c] = S0[a, c]
+                    du1[c] = S1[a, c]
+                elif fb:
+                    du0[c] = -S0[b, c]
+                    du1[c] = -S1[b, c]
+                else:
+                    du0[c] = 0.0
+                    du1[c] = 0.0
+            op_atan(prm.EL[e, 6], y1[o:o + n], S1[o:o + n], u0, u1, du0, du1,  # noqa: F821
+                    prm.P[p0:p1], DP[:, p0:p1])
+        else:
+            op_advance(prm.EL[e, 6], y1[o:o + n], u0, u1, dt, (u1 - u0) / dt,  # noqa: F821
+                       prm.P[p0:p1], rtol)
     return 0
 
 
@@ -885,21 +1029,125 @@ def _stiff_source() -> str:
     return out + "\n\nstiff_jac = stiff_jac_an\n"
 
 
-_SENS_FUNCTIONS = (pjac_core, conn_core, ops_tan, ops_sens)
+_SENS_FUNCTIONS = (pjac_core, conn_core, zero_smooth, ops_tan, ops_sens)
+# the template's call of ∂f/∂y, to the sensitivity module's own (_sens_jac_source)
+_SENS_JAC_CALL = "jac_core(t, y, prm, J, w, V)"
+# an operator's kernels, as the sensitivity module's switches call them
+_OP_KERNELS = ("force", "advance", "force_tan", "advance_tan")
+
+
+def op_set() -> tuple:
+    """((force, advance, force_tan, advance_tan, name), ...) of the shipped operators
+    (Preisach, Prandtl-Ishlinskii, Relay: classes of
+    :data:`hystmech.components.REGISTRY` of kind "operator") whose four kernels are
+    module-level numba functions, in a fixed order; their ids follow the law set's
+    (:func:`op_id`). Only the sensitivity module runs them (:func:`sensitivity`)."""
+    if _OPS:
+        return _OPS[0]
+    from ...components import REGISTRY
+
+    out, seen = [], set()
+    for name, mod in sorted(REGISTRY.items()):
+        cls = getattr(importlib.import_module(f"hystmech.components.{mod}"), name)
+        if cls.kind != "operator":
+            continue
+        ks = tuple(_kernel_of(cls, k) for k in _OP_KERNELS)
+        if any(k is None or compile_cache.kernel_ref(k) is None for k in ks):
+            continue
+        if tuple(map(id, ks)) in seen:
+            continue
+        seen.add(tuple(map(id, ks)))
+        out.append((*ks, name))
+    _OPS.append(tuple(out))
+    return _OPS[0]
+
+
+_OPS: list = []
+
+
+def op_id(element) -> int | None:
+    """The engine's id of operator ``element``'s kernels (after the law set's ids), or
+    None when they are not the operator set's."""
+    for i, ks in enumerate(op_set()):
+        if all(getattr(element, k) is f for k, f in zip(_OP_KERNELS, ks)):
+            return len(law_set()) + i
+    return None
+
+
+def sens_runnable(m) -> bool:
+    """Whether model ``m``'s forward sensitivities can run on the engine's sensitivity
+    module: every element a law of the set with a ``jac`` kernel or an operator of
+    :func:`op_set`, inputs Harmonic or sampled tables, no compiled ``stop`` callback;
+    the ids are then written into ``m.prm.EL``."""
+    if m.callback is not None or not m.compiled or (m.prm.KI < 0).any():
+        return False
+    ids = []
+    for e in m.asm.elements:
+        if e.element.kind == "operator":
+            i = op_id(e.element)
+        else:
+            i = law_id(e.element)
+            if i is not None and law_jacs()[i] is None:
+                i = None
+        if i is None:
+            return False
+        ids.append(i)
+    if ids:
+        m.prm.EL[:, 6] = ids
+    return True
+
+
+def _op_dispatch_source(laws, ops) -> str:
+    # the engine's law switch with the operators' branches (their force; their memory
+    # has no rate: zero, as the generated core writes it) and the switches of the
+    # operators' tangent and update kernels
+    out = _dispatch_source(laws).replace("    return math.nan\n", "")
+    calls = {"op_ftan": ("x, S, u, du, p, DP, out", "ftan"),
+             "op_atan": ("x, S, u0, u1, du0, du1, p, DP", "atan"),
+             "op_advance": ("x, u0, u1, dt, v, p, rtol", "adv")}
+    for k in range(len(ops)):
+        i = len(laws) + k
+        out += "\n".join([f"    {'if' if not laws and k == 0 else 'elif'} law == {i}:",
+                          f"        F = opforce_{i}(x, u, v, p)",
+                          "        for g_i in range(d.size):",
+                          "            d[g_i] = 0.0",
+                          "        return F"]) + "\n"
+    out += "    return math.nan\n"
+    for fn, (args, pre) in calls.items():
+        lines = ["", "", DECOR, f"def {fn}(law, {args}):"]
+        for k in range(len(ops)):
+            i = len(laws) + k
+            lines += [f"    {'if' if k == 0 else 'elif'} law == {i}:",
+                      f"        {pre}_{i}({args})"]
+        lines.append("    return 0")
+        out += "\n".join(lines) + "\n"
+    return out
 
 
 def _sens_source(template: str) -> str:
-    # the engine's source, the laws' pjac kernels behind their switch, the generic
-    # sensitivity structure functions and the analysis' template (its loops call core,
-    # jac_core, pjac_core, conn_core, ops_tan, ops_sens and scratch as globals)
-    out = source() + "\n\n"
+    # the engine's source with the operators in its law switch, the laws' pjac kernels
+    # behind their switch, the operators' kernels behind theirs, the generic sensitivity
+    # structure functions and the analysis' template (its loops call core, jac_core,
+    # pjac_core, conn_core, ops_tan, ops_sens and scratch as globals)
+    laws, ops = law_set(), op_set()
+    out = source()
+    old = _dispatch_source(laws)
+    assert out.count(old) == 1
+    out = out.replace(old, _op_dispatch_source(laws, ops)) + "\n\n"
     for i, j in enumerate(law_pjacs()):
         if j is not None:
             mod, qual = compile_cache.kernel_ref(j)
             out += f"pjac_{i} = resolve({mod!r}, {qual!r})\n"
+    for k, ks in enumerate(ops):
+        for pre, fn in zip(("opforce", "adv", "ftan", "atan"), ks):
+            mod, qual = compile_cache.kernel_ref(fn)
+            out += f"{pre}_{len(laws) + k} = resolve({mod!r}, {qual!r})\n"
     out += "\n\n" + _pjac_dispatch_source(law_pjacs())
     for fn in _SENS_FUNCTIONS:
         out += f"\n\n{DECOR}\n" + inspect.getsource(fn)
+    out += f"\n\n{DECOR}\n" + _sens_jac_source()
+    assert template.count(_SENS_JAC_CALL) == 1
+    template = template.replace(_SENS_JAC_CALL, "sens_" + _SENS_JAC_CALL)
     return out + "\n\n" + _own_decorators(template) + "\n"
 
 
@@ -908,6 +1156,8 @@ def _sens_modules(template_modules) -> list:
     for j in law_pjacs():
         if j is not None:
             mods.add(compile_cache.kernel_ref(j)[0])
+    for ks in op_set():
+        mods |= {compile_cache.kernel_ref(f)[0] for f in ks[:4]}
     return sorted(mods)
 
 
@@ -933,11 +1183,11 @@ def for_sensitivity(m, template: str, template_modules=()) -> Compiled | None:
     """The engine's sensitivity module (:func:`sensitivity`) if model ``m``'s forward
     sensitivities are to run on it, else None (the structure's generated sensitivity
     module, codegen.build_sensitivity): with $HYSTMECH_ENGINE=1 for every model it can
-    run (shipped laws with ``jac`` kernels, no operators: :func:`runnable`), compiled
-    on first use; by default (tiered) when its loop is compiled already (this process
+    run (shipped laws with ``jac`` kernels and shipped operators: :func:`sens_runnable`),
+    compiled on first use; by default (tiered) when its loop is compiled already (this process
     or the disk cache), else the generated code; ``0`` never."""
     md = mode()
-    if md == "generated" or not runnable(m, "sens_simulate"):
+    if md == "generated" or not sens_runnable(m):
         return None
     if md == "auto":
         hit = _SENS.get((str(compile_cache.cache_dir()), template))

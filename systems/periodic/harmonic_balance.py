@@ -9,8 +9,11 @@ elements' internal states, e.g. the modified Dahl force) is written as
 and the first-order equations ẏ = f(t, y) are projected on the same basis (Galerkin):
 D·c − P·f(t_n, E·c) = 0, with E the evaluation of the series at n_t equally spaced times
 of one period, P its discrete projection (the real FFT) and D the derivative in
-coefficient space. f and its Jacobian are the compiled model's (``Model.code.fun`` and
-``jac``: the elements' own kernels), evaluated in the time domain (AFT: Cameron &
+coefficient space. f and its Jacobian are the compiled model's (``fun`` and ``jac``: the
+elements' own kernels; the generic engine's, compiled once per install with the
+variational loop that calls them, for an assembly of shipped laws — methods/engine.py
+``for_loop`` — else the structure's generated module, ``Model.code``), evaluated in
+the time domain (AFT: Cameron &
 Griffin (1989), J. Appl. Mech. 56, 149–154), so any law whose right-hand side is a
 function — including the regularised non-smooth ones — works; the projection-scheme
 inclusions (Masing) and operators are not functions of the state and are refused.
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..methods import engine as _engine
 from .shooting import ConvergenceError
 
 
@@ -91,8 +95,12 @@ def harmonic_balance(assembly, n_harmonics: int, *, y_guess=None, t0: float = 0.
         raise ValueError(f"tol must be in (0, inf) (got {tol!r})")
     Om = forcing_omega(assembly)
     m = Model(assembly)
-    if not (m.has_jac and m.code.jac is not None):
+    if not m.has_jac:
         raise ValueError("harmonic balance needs the elements' jac kernels")
+    # f and J: the engine's when the tiered choice takes it for the variational loop
+    # (whose callees they are: nothing compiled for a new structure), else the
+    # structure's generated module (every one of a model with has_jac holds its jac)
+    code = _engine.for_loop(m, "var_solve") or m.code
     N = m.N
     nt = max(4 * H + 4, 32) if n_time is None else int(n_time)
     if nt < 2 * H + 1:
@@ -127,7 +135,7 @@ def harmonic_balance(assembly, n_harmonics: int, *, y_guess=None, t0: float = 0.
         if scale is None else np.asarray(scale, float)
     s = np.maximum(s, 1e-12)
     w = np.zeros(m.layout.n_work)
-    V = m.code.scratch(m.prm)
+    V = code.scratch(m.prm)
     dy = np.zeros(N)
     J = np.zeros((N, N))
     Fn = np.empty((nt, N))
@@ -137,10 +145,10 @@ def harmonic_balance(assembly, n_harmonics: int, *, y_guess=None, t0: float = 0.
         Y = E @ C.T
         for n in range(nt):
             yn = np.ascontiguousarray(Y[n])
-            m.code.fun(tn[n], yn, m.prm, dy, w, V)
+            code.fun(tn[n], yn, m.prm, dy, w, V)
             Fn[n] = dy
             if with_jac:
-                m.code.jac(tn[n], yn, m.prm, J, w, V)
+                code.jac(tn[n], yn, m.prm, J, w, V)
                 Jn[n] = J
         R = C @ D1.T - (P @ Fn).T               # (N, nc)
         if not with_jac:
