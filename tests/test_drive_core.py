@@ -5,6 +5,8 @@ import pytest
 from hystmech import drive
 from hystmech.components import Dahl, LuGre
 
+from _rigs import in_a_new_process
+
 
 def test_dahl_matches_exact_exponential_on_a_ramp():
     # on a monotone ramp w(u) = 1 + (w0 - 1) exp(-rho (u - u0)) exactly
@@ -96,24 +98,13 @@ def test_drive_loop_of_a_shipped_law_comes_from_the_disk_cache_and_equals_the_cl
     assert np.abs(F1).max() > 0.5 * 1e-3 * 10.0      # the law did run
 
 
-_AFFINE_NEW_PROCESS = r"""
-import json
+_AFFINE_NEW_PROCESS = """
 import numpy as np
-from numba.core import event as ev
-compiled = []
-class Listener(ev.Listener):
-    def on_start(self, e):
-        pass
-    def on_end(self, e):
-        f = e.data["dispatcher"].py_func
-        compiled.append(f"{f.__module__}.{f.__qualname__}")
-ev.register("numba:compile", Listener())
 from hystmech import drive
 from hystmech.components import Dahl
 t = np.linspace(0.0, 1.0, 2001)
 u = 1e-3 * np.sin(2 * np.pi * 3 * t)
-r = drive(Dahl(rho=1e4, Fc=1.0), t, u)
-print(json.dumps([compiled, r.force.tolist()]))
+OUT = drive(Dahl(rho=1e4, Fc=1.0), t, u).force.tolist()
 """
 
 
@@ -124,9 +115,6 @@ def test_affine_drive_loop_is_loaded_from_disk_in_a_new_process_and_equals_the_c
     # module in the generated-code cache: a new process loads it (no "numba:compile"
     # event, numba's event API) and computes exactly what the loop taking the map as an
     # argument (the old path, kept for closures) computes
-    import json
-    import os
-    import subprocess
     import sys
 
     from hystmech.interrupt import watching
@@ -146,10 +134,7 @@ def test_affine_drive_loop_is_loaded_from_disk_in_a_new_process_and_equals_the_c
     assert (b1, f1) == (b2, f2) == (-1, -1)
     assert np.array_equal(F1, F2) and np.array_equal(X1, X2)
     assert np.abs(F1).max() > 0.5                     # the law did run (|F| -> Fc = 1)
-    res = subprocess.run([sys.executable, "-c", _AFFINE_NEW_PROCESS], capture_output=True,
-                         text=True, timeout=300, env=dict(os.environ))
-    assert res.returncode == 0, res.stderr[-2000:]
-    compiled, F = json.loads(res.stdout.strip().splitlines()[-1])
+    compiled, F = in_a_new_process(_AFFINE_NEW_PROCESS)
     assert [c for c in compiled if "drive" in c or "_hystmech_asm_" in c] == [], compiled
     assert np.array_equal(np.array(F), F1)
 

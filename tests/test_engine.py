@@ -17,6 +17,8 @@ from hystmech.systems import Assembly, Harmonic, Observe, simulate
 from hystmech.systems.methods import engine as E
 from hystmech.systems.model import Model
 
+from _rigs import WINDOWS, assert_same_run, projection_pair, two_masses
+
 
 @pytest.fixture(autouse=True)
 def _engine_on(monkeypatch):
@@ -25,13 +27,6 @@ def _engine_on(monkeypatch):
 
 def _generated(monkeypatch):
     monkeypatch.setattr(Model, "engine", lambda self: None)
-
-
-class _Wave:
-    """An input numba cannot compile (a callable object): sampled into tables."""
-
-    def __call__(self, t):
-        return 0.5 * math.sin(7.0 * t)
 
 
 def rig_imposed_inclusion():
@@ -44,72 +39,13 @@ def rig_imposed_inclusion():
     return a
 
 
-def rig_all_parts():
-    """Every part of the record in one structure (four DOFs): DOF-DOF and ground
-    connections, the ground and an imposed motion as first and as second end (the
-    engine's tables map them to the nodes' last slot and to an imposed node), a spring and
-    a damper on the same pair, harmonic and sampled (Python) inputs, an inclusion's box
-    (Masing, with and without k0), four laws. One structure compared costs one compile of
-    its generated projection loop; three rigs with one part each cost three, and test no
-    branch more: the engine has no per-structure code (the structure is data), its
-    branches are per law, per kind of connection end, per input kind and per observed
-    kind, all present here."""
-    a = Assembly(gravity=9.81)
-    a.add_dof("m1", mass=1.0, x0=0.001)
-    a.add_dof("m2", mass=2.0)
-    a.add_dof("m", mass=0.8, x0=-0.002)
-    a.add_dof("n", mass=0.3)
-    a.impose("base", Harmonic(0.0, 1e-3, 30.0, 0.1))
-    a.add_spring("m1", "ground", k=1e3, u0=0.0005, preload=0.2)
-    a.add_spring("m2", "m1", k=5e2, name="link")
-    a.add_damper("m1", "ground", c=2.0)
-    a.add_damper("m2", "m1", c=1.0, name="link_c")
-    a.add_element("dahl", Dahl(rho=2e4, Fc=1.0), "m1", "ground")
-    a.add_element("lugre", LuGre(sigma0=1e4, sigma1=30.0, Fc=1.0, Fs=1.5, vs=0.01), "m2", "m1")
-    a.add_force("m1", Harmonic(0.1, 2.0, 20.0, 0.3))
-    a.add_force("m2", _Wave())
-    a.add_spring("m", "base", k=2e3, name="k")
-    a.add_element("masing", Masing(k=1e3, k0=0.0, alpha=2.0), "m", "base")
-    a.add_element("bw", BoucWen(A=5e4, beta=800.0, gamma=-1100.0, n=1.0), "m", "ground")
-    # ground- and imposed-first ends, a spring and a damper on the same pair
-    a.add_spring("ground", "m", k=8e2, u0=0.001, preload=-0.3)
-    a.add_damper("ground", "m", c=1.5)
-    a.add_spring("n", "m", k=4e2, name="nm")
-    a.add_damper("base", "n", c=0.7, name="bn")
-    a.add_element("dahl_n", Dahl(rho=1e4, Fc=0.8), "ground", "n")
-    a.add_element("masing_b", Masing(k=5e2, k0=1e2, alpha=1.0), "base", "m")
-    a.add_force("n", Harmonic(0.0, 1.5, 15.0))
-    return a
-
-
-# the observed signal's names are structure (compiled into the generated code: one module
-# per name list), its window is data: one list with springs, dampers and elements out of
-# their order, three windows (0 = from the start)
-SIGNAL = ("masing_b", "bn", "link", "nm", "lugre", "k", "dahl_n", "link_c", "masing")
-
-
-def test_engine_reproduces_the_generated_code(monkeypatch):
-    a = rig_all_parts()
-    windows = (0.05, 0.0, 0.02)
-    kws = [dict(method="projection", h=1e-5, energy=True, observe=Observe(SIGNAL, window=w))
-           for w in windows]
-    rs = [simulate(a, (0.0, 0.1), **kw) for kw in kws]
-    for r in rs:
-        assert r.model.engine() is not None            # the engine ran
-        assert r.model.code.projection.signatures == []  # the generated loop did not
-    _generated(monkeypatch)
-    for w, r, kw in zip(windows, rs, kws):
-        g = simulate(a, (0.0, 0.1), **kw)
-        assert g.model.engine() is None
+def test_engine_reproduces_the_generated_code():
+    # the projection comparison shared with tests/test_tiered.py (tests/_rigs.py: one
+    # structure with every part of the record, three windows of one observed list)
+    a, pairs = projection_pair()
+    for w, (r, g) in zip(WINDOWS, pairs):
         # the same operations in the same order: equal to round-off (bit for bit here)
-        scale = np.max(np.abs(g.y), axis=0) + 1e-300
-        assert np.max(np.abs(r.y - g.y) / scale) < 1e-12, w
-        assert np.allclose(r.quad, g.quad, rtol=1e-12, atol=1e-15), w
-        for k in ("max", "min", "amplitude"):
-            assert r.observed[k] == pytest.approx(g.observed[k], rel=1e-12, abs=1e-15), w
-        # the samples' forces (eval_samples of the engine vs the generated module)
-        for name in [e.name for e in a.elements]:
-            np.testing.assert_allclose(r.force(name), g.force(name), rtol=1e-12, atol=1e-12)
+        assert_same_run(r, g, rel=1e-12)
         assert r.energy_error() == pytest.approx(g.energy_error(), rel=1e-9, abs=1e-12), w
 
 
@@ -204,14 +140,10 @@ def test_linear_elements_run_on_the_engine_as_the_assemblys_own_springs(method, 
 # -- RK45 on the engine -------------------------------------------------------------------
 
 def rig_smooth():
-    """Two DOFs between ground and a moving base: DOF-DOF, ground and imposed-motion
-    ends, three smooth laws (Dahl, LuGre, Bouc-Wen), forces, gravity, preload."""
-    a = Assembly(gravity=9.81)
-    a.add_dof("m1", mass=1.0, x0=0.001)
-    a.add_dof("m2", mass=2.0)
-    a.impose("base", Harmonic(0.0, 1e-3, 30.0, 0.2))
-    a.add_spring("m1", "ground", k=1e3, u0=0.0005, preload=0.2)
-    a.add_spring("m2", "m1", k=5e2, name="link")
+    """Two DOFs between ground and a moving base (tests/_rigs.py two_masses): DOF-DOF,
+    ground and imposed-motion ends, three smooth laws (Dahl, LuGre, Bouc-Wen), forces,
+    gravity, preload."""
+    a = two_masses()
     a.add_spring("m2", "base", k=3e2, name="kb")
     a.add_damper("m1", "ground", c=2.0)
     a.add_damper("m2", "m1", c=1.0, name="link_c")

@@ -17,14 +17,12 @@ from hystmech.systems import Assembly, Harmonic, compile_cache, simulate
 from hystmech.systems.methods import engine as E
 from hystmech.systems.model import Model
 
+from _rigs import engine_and_generated, rig_bw_lugre
+
 
 @pytest.fixture(autouse=True)
 def _engine_on(monkeypatch):
     monkeypatch.setenv(E.ENV, "1")          # always the engine (methods/engine.py mode)
-
-
-def _generated(monkeypatch):
-    monkeypatch.setattr(Model, "engine", lambda self: None)
 
 
 def rig_stiff_lugre():
@@ -38,24 +36,6 @@ def rig_stiff_lugre():
     a.add_damper("m", "ground", c=0.5)
     a.add_element("contact", LuGre(sigma0=1e5, sigma1=600.0, Fc=1.0, Fs=1.5, vs=0.01,
                                    sigma2=0.4), "m", "belt")
-    return a
-
-
-def rig_bw_lugre():
-    """Two DOFs: a Bouc-Wen isolator to ground and a LuGre contact between the masses,
-    gravity, a preloaded spring, a damper to an imposed base, two harmonic forces."""
-    a = Assembly(gravity=9.81)
-    a.add_dof("m1", mass=1.0, x0=0.001)
-    a.add_dof("m2", mass=2.0)
-    a.impose("base", Harmonic(0.0, 1e-3, 30.0, 0.2))
-    a.add_spring("m1", "ground", k=1e3, u0=0.0005, preload=0.2)
-    a.add_spring("m2", "m1", k=5e2, name="link")
-    a.add_damper("base", "m2", c=1.0)
-    a.add_element("bw", BoucWen(A=5e4, beta=800.0, gamma=-1100.0, n=1.0), "m1", "ground")
-    a.add_element("lugre", LuGre(sigma0=1e4, sigma1=30.0, Fc=1.0, Fs=1.5, vs=0.01),
-                  "m2", "m1")
-    a.add_force("m1", Harmonic(0.1, 2.0, 20.0, 0.3))
-    a.add_force("m2", Harmonic(0.0, 1.0, 13.0))
     return a
 
 
@@ -189,16 +169,12 @@ def test_jacobian_equals_the_generated_one():
 
 
 @pytest.mark.parametrize("method", ["auto", "radau5"])
-def test_engine_reproduces_the_generated_code(method, monkeypatch):
+def test_engine_reproduces_the_generated_code(method):
     a = rig_all_laws()                  # every branch of the loops at one compile (above)
     kw = dict(method=method, energy=True, rtol=1e-7)
     t_eval = np.linspace(0.0, 0.3, 61)
-    r = simulate(a, (0.0, 0.3), t_eval=t_eval, **kw)
-    assert r.model.engine() is not None            # the engine ran
-    assert r.model._code is None                   # the structure's module was not built
-    _generated(monkeypatch)
-    g = simulate(a, (0.0, 0.3), t_eval=t_eval, **kw)
-    assert g.model.engine() is None and g.model.code.how == "disk"
+    r, g = engine_and_generated(a, (0.0, 0.3), t_eval=t_eval, **kw)
+    assert g.model.code.how == "disk"
     assert r.stats == g.stats                      # the same steps, rejections, switches
     # the same operations in the same order: bit for bit (measured on every rig here)
     np.testing.assert_array_equal(r.y, g.y)

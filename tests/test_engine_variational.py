@@ -17,31 +17,22 @@ import math
 import numpy as np
 import pytest
 
-from hystmech.components import BoucWen, Dahl, LuGre, Masing, MaxwellSlip, ViscousDahl
+from hystmech.components import Dahl, LuGre, Masing, MaxwellSlip, ViscousDahl
 from hystmech.systems import Assembly, Harmonic, compile_cache
 from hystmech.systems.methods import engine as E
 from hystmech.systems.model import Model
 from hystmech.systems.periodic.monodromy import ProjectionMap, VariationalMap
 
+from _rigs import rig_bw_lugre
+
 
 def rig_smooth():
-    """Two DOFs: a Bouc-Wen isolator to ground, a LuGre contact between the masses and a
-    viscous Dahl to an imposed base; gravity, a preloaded spring, a damper to the base,
-    two harmonic forces (every branch of the engine's fun and jac: DOF, imposed and
-    ground ends, springs, dampers, three laws)."""
-    a = Assembly(gravity=9.81)
-    a.add_dof("m1", mass=1.0, x0=0.001)
-    a.add_dof("m2", mass=2.0)
-    a.impose("base", Harmonic(0.0, 1e-3, 30.0, 0.2))
-    a.add_spring("m1", "ground", k=1e3, u0=0.0005, preload=0.2)
-    a.add_spring("m2", "m1", k=5e2, name="link")
-    a.add_damper("base", "m2", c=1.0)
-    a.add_element("bw", BoucWen(A=5e4, beta=800.0, gamma=-1100.0, n=1.0), "m1", "ground")
-    a.add_element("lugre", LuGre(sigma0=1e4, sigma1=30.0, Fc=1.0, Fs=1.5, vs=0.01),
-                  "m2", "m1")
+    """Two DOFs (tests/_rigs.py rig_bw_lugre, forced at the period T): a Bouc-Wen
+    isolator to ground, a LuGre contact between the masses and a viscous Dahl to the
+    imposed base; gravity, a preloaded spring, a damper to the base (every branch of the
+    engine's fun and jac: DOF, imposed and ground ends, springs, dampers, three laws)."""
+    a = rig_bw_lugre(30.0, 30.0)
     a.add_element("vd", ViscousDahl(kx=1e3, kw=1e3, rho=1e3), "base", "m2")
-    a.add_force("m1", Harmonic(0.1, 2.0, 30.0, 0.3))
-    a.add_force("m2", Harmonic(0.0, 1.0, 30.0))
     return a
 
 

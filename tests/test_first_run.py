@@ -4,6 +4,7 @@ every module), one compile of the energy integrands for the loop and the sample
 evaluation, none at all in the loop of a run without the energy account, pyplot
 imported while the runner computes."""
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -60,55 +61,75 @@ def test_import_lines_on_the_hard_cases(src):
     assert got - _walked(data) <= {("ImportFrom", "nowhere", 0, (("nothing", None),))}
 
 
-def test_energy_integrands_compiled_once_for_the_loop_and_the_samples(tmp_path, monkeypatch):
-    """fun_full called powers with the literal offset N and the sample evaluation with
-    the literal 0: numba compiled powers twice per structure (0.4-0.9 s CPU). Both now
-    pass an int64: one compile, and the integrands are still right (energy balance of
-    the integrated account; c·v² of the damper at the samples)."""
-    monkeypatch.setenv("HYSTMECH_ENGINE", "0")
-    monkeypatch.setenv("HYSTMECH_CACHE", str(tmp_path))
+def _oscillator():
     a = Assembly()
     a.add_dof("m", mass=1.5)
     a.add_spring("m", "ground", k=40.0, name="s")
     a.add_damper("m", "ground", c=0.3, name="d")
     a.add_force("m", Harmonic(0.0, 2.0, 3.0, 0.0), name="f")
-    r = simulate(a, (0.0, 2.0), method="RK45", rtol=1e-10, energy=True)
-    e = r.energy()                                  # quadratures from fun_full's powers
+    return a
+
+
+@pytest.fixture(scope="module")
+def energy_off_then_on(tmp_path_factory):
+    return functools.cache(lambda method: _energy_off_then_on(
+        method, tmp_path_factory.mktemp(f"cache-{method}")))
+
+
+def _energy_off_then_on(method, cache):
+    """The oscillator run on its generated code (in a cache of its own: a module no
+    other test compiled, so numba's overloads here are this run's), with the energy
+    account off and then on: the runs and the number of compiled ``powers`` overloads
+    after each (the RK45 pair serves both tests below: one compile of each loop)."""
+    opts = dict(rtol=1e-10) if method == "RK45" else dict(h=1e-4)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HYSTMECH_ENGINE", "0")
+        mp.setenv("HYSTMECH_CACHE", str(cache))
+        a = _oscillator()
+        r0 = simulate(a, (0.0, 2.0), method=method, energy=False, **opts)
+        mod = r0.model.code.mod
+        loop = mod.rk45 if method == "RK45" else mod.projection
+        n0 = len(mod.powers.overloads)
+        sig0 = [str(s).count("none") for s in loop.signatures]
+        r1 = simulate(a, (0.0, 2.0), method=method, energy=True, **opts)
+        n1 = len(mod.powers.overloads)
+        e = r1.energy()                             # quadratures from fun_full's powers
+        pw = r1._eval()["PW"]                       # sample evaluation's powers
+        n2 = len(mod.powers.overloads)
+    return dict(r0=r0, r1=r1, n_off=n0, sig_off=sig0, n_on=n1, n_samples=n2, energy=e,
+                pw=pw, overloads=list(mod.powers.overloads))
+
+
+def test_energy_integrands_compiled_once_for_the_loop_and_the_samples(energy_off_then_on):
+    """fun_full called powers with the literal offset N and the sample evaluation with
+    the literal 0: numba compiled powers twice per structure (0.4-0.9 s CPU). Both now
+    pass an int64: one compile, and the integrands are still right (energy balance of
+    the integrated account; c·v² of the damper at the samples)."""
+    run = energy_off_then_on("RK45")
+    r, e, pw = run["r1"], run["energy"], run["pw"]
     assert abs(e["residual"]).max() < 1e-7 * max(1.0, abs(e["input"]).max())
-    pw = r._eval()["PW"]                            # sample evaluation's powers
     v = r.v("m")
     np.testing.assert_allclose(pw[:, 0], 0.3 * v * v, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(pw[:, 1], 2.0 * np.cos(3.0 * r.t) * v, rtol=1e-12, atol=1e-14)
-    powers = r.model.code.mod.powers
-    assert len(powers.overloads) == 1, list(powers.overloads)
+    assert run["n_samples"] == 1, run["overloads"]
 
 
-@pytest.mark.parametrize("method, opts", [("RK45", dict(rtol=1e-10)),
-                                          ("projection", dict(h=1e-4))])
-def test_a_run_without_the_energy_account_compiles_no_integrands(tmp_path, monkeypatch,
-                                                                 method, opts):
+@pytest.mark.parametrize("method", ["RK45", "projection"])
+def test_a_run_without_the_energy_account_compiles_no_integrands(method,
+                                                                 energy_off_then_on):
     """energy=False (the shipped scenarios' runs, the first-result benchmark) passes None
     to the generated loop, whose energy branch numba then drops before typing: powers
     is not compiled into the loop (it was: ~1 s CPU of the first RK45 run). The same
     loop with energy=True still integrates the account (energy balance to 1e-7 for
     RK45; projection's left-point quadrature is first order: a looser bound) and the
     states do not depend on the flag (bitwise)."""
-    monkeypatch.setenv("HYSTMECH_ENGINE", "0")
-    monkeypatch.setenv("HYSTMECH_CACHE", str(tmp_path))
-    a = Assembly()
-    a.add_dof("m", mass=1.5)
-    a.add_spring("m", "ground", k=40.0, name="s")
-    a.add_damper("m", "ground", c=0.3, name="d")
-    a.add_force("m", Harmonic(0.0, 2.0, 3.0, 0.0), name="f")
-    r0 = simulate(a, (0.0, 2.0), method=method, energy=False, **opts)
-    mod = r0.model.code.mod
-    loop = mod.rk45 if method == "RK45" else mod.projection
-    assert len(mod.powers.overloads) == 0
-    assert [str(s).count("none") for s in loop.signatures] == [1]
-    r1 = simulate(a, (0.0, 2.0), method=method, energy=True, **opts)
-    assert len(mod.powers.overloads) == 1
+    run = energy_off_then_on(method)
+    r0, r1 = run["r0"], run["r1"]
+    assert run["n_off"] == 0
+    assert run["sig_off"] == [1]
+    assert run["n_on"] == 1
     assert np.array_equal(r0.x("m"), r1.x("m")) and np.array_equal(r0.v("m"), r1.v("m"))
-    e = r1.energy()
+    e = run["energy"]
     tol = 1e-7 if method == "RK45" else 1e-2
     assert abs(e["residual"]).max() < tol * max(1.0, abs(e["input"]).max())
 

@@ -15,6 +15,7 @@ from hystmech.components import get_element_class  # noqa: E402
 from hystmech.plugins import elastica as hel  # noqa: E402
 from hystmech.plugins.elastica_cases import clamped_rod  # noqa: E402
 
+from _rigs import in_a_new_process  # noqa: E402
 from plugin_rig import CASES, law_params, one_dof, reference, relays_reference  # noqa: E402
 
 
@@ -595,23 +596,10 @@ def test_memory_refuses_a_rod_of_another_size():
         mem.evaluate(other, 1e-5)
 
 
-_NEW_PROCESS = r"""
-import json, sys
+_NEW_PROCESS = """
 import numpy as np
-from numba.core import event as ev
-compiled = []
-class Listener(ev.Listener):
-    def on_start(self, e):
-        pass
-    def on_end(self, e):
-        f = e.data["dispatcher"].py_func
-        compiled.append(f"{f.__module__}.{f.__qualname__}")
-ev.register("numba:compile", Listener())
-sys.path.insert(0, sys.argv[1])
 from test_plugins_elastica import _cached_kernel_runs
-out = _cached_kernel_runs()
-np.savez(sys.argv[2], **out)
-print(json.dumps([c for c in compiled if c.startswith("hystmech.")]))
+np.savez({out!r}, **_cached_kernel_runs())
 """
 
 
@@ -645,20 +633,14 @@ def test_kernel_of_shipped_laws_is_loaded_from_disk_in_a_new_process(tmp_path):
     event of any hystmech function (numba's event API) — and gives bitwise the rod and
     the memory of this process's compiled kernel. Fails when the kernel is compiled
     per process (a closure over the law's kernels, cache=False)."""
-    import json
     import os
-    import subprocess
-    import sys
     here = _cached_kernel_runs()
     for name in ("masing", "vector", "bwi"):
         assert int(here[name + "_commits"]) == 200
         assert np.max(np.abs(here[name + "_Xb"])) > 0.0           # the law was driven
-    res = subprocess.run([sys.executable, "-c", _NEW_PROCESS, os.path.dirname(__file__),
-                          str(tmp_path / "o.npz")], capture_output=True, text=True,
-                         timeout=300)
-    assert res.returncode == 0, res.stderr[-2000:]
-    compiled = json.loads(res.stdout.strip().splitlines()[-1])
-    assert compiled == [], compiled
+    compiled, _ = in_a_new_process(_NEW_PROCESS.format(out=str(tmp_path / "o.npz")),
+                                   path=[os.path.dirname(__file__)])
+    assert [c for c in compiled if c.startswith("hystmech.")] == [], compiled
     there = np.load(tmp_path / "o.npz")
     for k, v in here.items():
         assert np.array_equal(there[k], v), k

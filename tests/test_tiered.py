@@ -22,6 +22,8 @@ from hystmech.systems import model as model_mod
 from hystmech.systems.methods import engine as E
 from hystmech.systems.model import Model
 
+from _rigs import assert_same_run, projection_pair
+
 
 @pytest.fixture
 def tiered(monkeypatch):
@@ -195,45 +197,31 @@ def test_a_new_structure_runs_on_the_cached_engine_and_builds_no_module(tiered):
     assert np.all(np.isfinite(r.y)) and np.all(np.isfinite(r.force("ms")))
 
 
-class _Wave:
-    """An input numba cannot compile (a callable object): sampled into tables."""
-
-    def __call__(self, t):
-        return 0.5 * math.sin(7.0 * t)
-
-
-def _general():
-    a = Assembly(gravity=9.81)
-    a.add_dof("m1", mass=1.0, x0=0.001)
-    a.add_dof("m2", mass=2.0)
-    a.impose("base", Harmonic(0.0, 1e-3, 30.0))
-    a.add_spring("m1", "ground", k=1e3, u0=0.0005, preload=0.2)
-    a.add_spring("m2", "m1", k=5e2, name="link")
-    a.add_damper("m2", "base", c=1.0, name="link_c")
-    a.add_element("dahl", Dahl(rho=2e4, Fc=1.0), "m1", "ground")
-    a.add_element("lugre", LuGre(sigma0=1e4, sigma1=30.0, Fc=1.0, Fs=1.5, vs=0.01), "m2", "m1")
-    a.add_element("masing", Masing(k=5e2, k0=1e2, alpha=1.0), "base", "m2")
-    a.add_force("m1", Harmonic(0.1, 2.0, 20.0, 0.3))
-    a.add_force("m2", _Wave())
-    return a
-
-
 def test_tier_two_when_compiled_and_the_tiers_agree(tiered, monkeypatch, tmp_path):
     if compile_cache.cache_dir() is None:
         pytest.skip("disk cache disabled")
-    # a cache of its own: what the disk holds for this structure is this test's alone
-    # (seen once in a full suite run: the stamp not found with the shared cache)
+    # the tiers agree: the engine (tier 1) and the generated code (tier 2) on the
+    # general assembly of the engine's comparison (tests/_rigs.py, shared with
+    # tests/test_engine.py: every part of the projection record, three windows)
+    for e, g in projection_pair()[1]:
+        assert_same_run(e, g, rel=1e-12)
+    # tier 2 once compiled, in a cache of its own: what the disk holds for this
+    # structure is this test's alone (seen once in a full suite run: the stamp not found
+    # with the shared cache); a structure of one DOF (its loop compiles in seconds) and
+    # the engine's loop reported compiled, so that only tier 2 keeps the generated code
     monkeypatch.setenv(compile_cache.ENV, str(tmp_path))
-    a = _general()
-    obs = Observe(("link", "link_c", "masing"), window=0.02)
+    monkeypatch.setattr(E, "cached", lambda loop: ENGINE)
+    a = _small()
+    obs = Observe(("d",), window=0.02)
     kw = dict(method="projection", h=1e-5, energy=True, observe=obs)
-    E.warm("projection", Model)
+    assert E.runnable(Model(a, observe=obs.signal, method="projection"))
     with E.use("generated"):                # tier 2 asked for: compiled for this structure
         g = simulate(a, (0.0, 0.05), **kw)
     assert g.model.engine() is None and g.model.code.projection.signatures
     # the default now takes it: compiled in this process ...
     r = simulate(a, (0.0, 0.05), **kw)
     assert r.model.engine() is None
+    np.testing.assert_array_equal(r.y, g.y)
     # ... and from the disk cache alone (a new process: nothing in memory), through the
     # structure's stamp, without building its module to ask
     monkeypatch.setattr(model_mod, "_CODE", {})
@@ -243,15 +231,3 @@ def test_tier_two_when_compiled_and_the_tiers_agree(tiered, monkeypatch, tmp_pat
     assert m.generated_ready("projection"), (tag, stamp.is_file() and stamp.read_text(),
                                              compile_cache.find_stamped(tag))
     assert m.engine() is None and m._code is None
-    # the engine (tier 1) on the same assembly gives the same numbers
-    with E.use("engine"):
-        e = simulate(a, (0.0, 0.05), **kw)
-    assert e.model.engine() is not None
-    scale = np.max(np.abs(g.y), axis=0) + 1e-300
-    assert np.max(np.abs(e.y - g.y) / scale) < 1e-12
-    np.testing.assert_allclose(e.quad, g.quad, rtol=1e-12, atol=1e-15)
-    np.testing.assert_array_equal(r.y, g.y)
-    for k in ("max", "min", "amplitude"):
-        assert e.observed[k] == pytest.approx(g.observed[k], rel=1e-12, abs=1e-15)
-    for name in ("dahl", "lugre", "masing"):
-        np.testing.assert_allclose(e.force(name), g.force(name), rtol=1e-12, atol=1e-12)
