@@ -11,6 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from _rigs import in_a_new_process
 from hystmech.components import power_law_map as plm
 from hystmech.components import power_law_table as plt_
 
@@ -202,23 +203,13 @@ def test_duhem_compiles_its_adaptive_integrator_once_for_both_envelopes():
 
 
 _RK_NEW_PROCESS = r"""
-import json
 import numpy as np
-from numba.core import event as ev
-compiled = []
-class Listener(ev.Listener):
-    def on_start(self, e):
-        pass
-    def on_end(self, e):
-        f = e.data["dispatcher"].py_func
-        compiled.append(f"{f.__module__}.{f.__qualname__}")
-ev.register("numba:compile", Listener())
 from hystmech.components._ode import rk_advance
 from hystmech.components.bouc_wen import bouc_wen_rate
 x = np.array([0.1])
 rk_advance(bouc_wen_rate, x, 0.0, 0.4, -0.8, np.array([3.0, 40.0, 0.2, 1.5, 0.0]), 1e-9,
            np.ones(1))
-print(json.dumps([compiled, x.tolist()]))
+OUT = x.tolist()
 """
 
 
@@ -229,11 +220,6 @@ def test_rk_advance_of_a_module_level_rate_is_loaded_from_disk_in_a_new_process(
     # compiled in every process; for a module-level kernel it is a generated module in
     # the generated-code cache: a new process loads it (no compile event), and each
     # segment is bit for bit the integrator run as Python on the same kernel
-    import json
-    import os
-    import subprocess
-    import sys
-
     from hystmech.components._ode import rk_advance
     from hystmech.components.bouc_wen import bouc_wen_rate
 
@@ -250,10 +236,7 @@ def test_rk_advance_of_a_module_level_rate_is_loaded_from_disk_in_a_new_process(
         xp[0] = x[0]
     assert steps > 400                               # adaptive: several steps a segment
     assert any("rk_segment" in f.read_text() for f in tmp_path.glob("asm_*.py"))
-    res = subprocess.run([sys.executable, "-c", _RK_NEW_PROCESS], capture_output=True,
-                         text=True, timeout=300, env=dict(os.environ))
-    assert res.returncode == 0, res.stderr[-2000:]
-    compiled, xn = json.loads(res.stdout.strip().splitlines()[-1])
+    compiled, xn = in_a_new_process(_RK_NEW_PROCESS)
     assert [c for c in compiled if "_ode" in c or "_hystmech_asm_" in c] == [], compiled
     xr = np.array([0.1])
     rk_advance.py_func(bouc_wen_rate.py_func, xr, 0.0, 0.4, -0.8, p, 1e-9, np.ones(1))

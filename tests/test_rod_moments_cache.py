@@ -3,12 +3,9 @@ per install: a generated module in the generated-code cache binds the law's kern
 name (the cable law is a sum: its generated source over its parts' kernels), so a new
 process loads it; it computes bit for bit what eval_moments with the kernels as
 arguments (the old path, compiled for every law object and process) computes."""
-import json
-import os
-import subprocess
-import sys
-
 import numpy as np
+
+from _rigs import in_a_new_process
 
 _CASE = r"""
 import numpy as np
@@ -22,18 +19,7 @@ K_prev = np.zeros(nn)
 steps = [rng.normal(0.0, 0.4, nn) for _ in range(6)]
 """
 
-_NEW_PROCESS = r"""
-import json
-from numba.core import event as ev
-compiled = []
-class Listener(ev.Listener):
-    def on_start(self, e):
-        pass
-    def on_end(self, e):
-        f = e.data["dispatcher"].py_func
-        compiled.append(f"{f.__module__}.{f.__qualname__}")
-ev.register("numba:compile", Listener())
-""" + _CASE + r"""
+_NEW_PROCESS = _CASE + r"""
 from hystmech.systems.rigs import rod_kernels as rk
 out = []
 for has_slope in (True, False):
@@ -44,7 +30,7 @@ for has_slope in (True, False):
         fn(K, Kp, Xp, Xt, has_slope, law.p, 1e-7, M, S)
         out.append([M.tolist(), S.tolist()])
         Kp, Xp = K.copy(), Xt.copy()
-print(json.dumps([compiled, out]))
+OUT = out
 """
 
 
@@ -87,10 +73,7 @@ def test_cable_law_moments_load_from_disk_in_a_new_process_and_equal_the_argumen
             Kp, Xp = K.copy(), Xt.copy()
     assert list(tmp_path.glob("asm_*.py"))
     # ... a new process loads it
-    res = subprocess.run([sys.executable, "-c", _NEW_PROCESS], capture_output=True,
-                         text=True, timeout=600, env=dict(os.environ))
-    assert res.returncode == 0, res.stderr[-2000:]
-    compiled, new = json.loads(res.stdout.strip().splitlines()[-1])
+    compiled, new = in_a_new_process(_NEW_PROCESS, timeout=600)
     assert [c for c in compiled if "rod_kernels" in c or "_hystmech_asm_" in c] == [], compiled
     for run in (got, new):
         for (M, S), (Mr, Sr) in zip(run, ref):
