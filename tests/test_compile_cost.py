@@ -186,3 +186,43 @@ def test_unused_bound_locals_are_dropped():
     V = (np.array([7.0]), np.array([11.0]))
     assert ns["f"](prm, V) == prm.k[0] + 11.0
     assert ns["g"](prm, V) == prm.mass[0] * prm.c[1]
+
+
+def _decorator(src: str, name: str) -> str:
+    # the decorator line of top-level function ``name``
+    mt = re.search(rf"^(@njit.*)\ndef {name}\(", src, re.M)
+    assert mt, name
+    return mt.group(1)
+
+
+def test_stiff_cores_inlined_into_their_one_caller_and_one_radau_step():
+    # numba links each callee's optimised IR into every caller and optimises and
+    # generates machine code for all of it again: a chain template -> core ->
+    # radau_step -> _collocation paid the Radau step's optimisation at every level
+    # (docs/layout.md). The single-use cores are inlined at IR level; radau_step stays one
+    # compiled function that radau5 and the implicit phase of auto both call, and the
+    # right-hand side and Jacobian are called, not copied into each core.
+    from hystmech.systems.methods import engine
+
+    gen = codegen.generate(_model_with_dahl(), {}, templates())
+    for src in (gen, engine.source()):
+        for core in ("radau_solve", "auto_start", "auto_explicit", "auto_implicit",
+                     "_collocation", "radau_initial_step"):
+            assert 'inline="always"' in _decorator(src, core), core
+        step = _function(src, "radau_step")
+        assert 'inline="always"' not in _decorator(src, "radau_step")
+        assert "_collocation(" in step and "stiff_fun(" in step
+        assert "radau_step(" in _function(src, "radau_solve")
+        assert "radau_step(" in _function(src, "auto_implicit")
+        for core in ("radau_step", "radau_solve", "auto_implicit", "_collocation"):
+            assert "def fun_full" not in _function(src, core)
+        assert 'inline="always"' not in _decorator(src, "stiff_fun")
+
+
+def _model_with_dahl():
+    from hystmech.components import Dahl
+    from hystmech.systems.model import Model
+
+    a = _rig()
+    a.add_element("dahl", Dahl(rho=2e4, Fc=1.0), "m", "ground")
+    return Model(a)

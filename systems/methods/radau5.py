@@ -82,6 +82,19 @@ CORES = (_ode.dp45_step, radau.initial_step, radau._collocation, radau.radau_ste
          radau.radau_solve)
 
 
+# cores inlined at numba IR level into their one caller instead of compiled as
+# functions of their own: numba links every callee's optimised LLVM IR into each caller
+# and runs the module passes and the machine-code generation over all of it again, so
+# a chain template -> core -> radau_step -> _collocation -> stiff_fun paid the Radau
+# step's optimisation once per level (the engine's auto_stiff_implicit: 31 s of CPU,
+# 3.7 s of it the one-line template's own re-optimisation of auto_implicit). Inlined,
+# each template is one compiled function that calls the one compiled radau_step (shared
+# by radau5 and the implicit phase of auto) and stiff_fun.
+INLINED_CORES = ("radau_initial_step", "initial_step", "_collocation", "radau_solve",
+                 "auto_start", "auto_explicit", "auto_implicit")
+INLINE_CORE = '@njit(cache=True, inline="always")'
+
+
 def core_source(functions) -> str:
     """Source of the cores ``functions`` that take the right-hand side (CORES here and
     auto.CORES: radau.py, auto.py and components/_ode.py's dp45_step), rewritten
@@ -108,8 +121,9 @@ def core_source(functions) -> str:
                                  "args[1], args[2], args[3], nd, rtol, atol)")
             src = src.replace("    K = np.empty((7, n))\n",
                               "    K = np.empty((7, n))\n    kout_ = np.empty(n)\n")
-        out.append(src)
-    return "".join("\n\n@njit(cache=True)\n" + s for s in out)
+        out.append((fn.__name__, src))
+    return "".join(f"\n\n{INLINE_CORE if name in INLINED_CORES else '@njit(cache=True)'}\n{s}"
+                   for name, s in out)
 
 
 def core_globals(functions) -> dict:
