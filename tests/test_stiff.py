@@ -178,8 +178,8 @@ def test_spectral_radius_of_oscillatory_and_stiff_matrices():
 
 # -- system level: simulate(method="radau5" | "auto") on assemblies ------------------------
 
-# the pull at 0.1 m/s: u = (0.1/Ω)·sin(Ωt) = 0.1·t − 0.1·Ω²t³/6 + ..., a ramp to 2e-8 m
-# over the 10 s (Ω = 1e-4 rad/s), written as a Harmonic so that the stiff loops run on
+# the pull at 0.1 m/s: u = (0.1/Ω)·sin(Ωt) = 0.1·t − 0.1·Ω²t³/6 + ..., within 2e-8 m of
+# the ramp over the 10 s (Ω = 1e-4 rad/s), written as a Harmonic so that the stiff loops run on
 # the generic engine (compiled once per install) instead of compiling this structure's
 # generated code (an njit input is a user kernel); the reference below takes the same u
 OMEGA_PULL = 1e-4
