@@ -14,6 +14,7 @@ Layers asserted (docs/layout.md):
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -103,14 +104,17 @@ def cycles(graph, members):
     return out
 
 
-GRAPH = import_graph()
+@functools.cache
+def _graph():
+    # built on first use, not at collection (every xdist worker collects every file)
+    return import_graph()
 
 
 def test_graph_sees_imports_inside_functions():
     # the reader is not blind to deferred imports: simulate.py imports assembly inside
     # simulate() only, and periodic/shooting.py imports drive inside a function
-    assert "hystmech.systems.assembly" in GRAPH["hystmech.systems.simulate"]
-    assert "hystmech.drive" in GRAPH["hystmech.systems.periodic.shooting"]
+    assert "hystmech.systems.assembly" in _graph()["hystmech.systems.simulate"]
+    assert "hystmech.drive" in _graph()["hystmech.systems.periodic.shooting"]
 
 
 def test_cycle_finder_finds_a_planted_circle():
@@ -121,21 +125,21 @@ def test_cycle_finder_finds_a_planted_circle():
 
 
 def _systems_core():
-    return {m for m in GRAPH if m.startswith((
+    return {m for m in _graph() if m.startswith((
         "hystmech.systems.codegen", "hystmech.systems.model", "hystmech.systems.compile_cache",
         "hystmech.systems.templates", "hystmech.systems.variational",
         "hystmech.systems.simulate", "hystmech.systems.methods", "hystmech.systems.periodic"))}
 
 
 def test_codegen_is_the_ground_floor():
-    up = {d for d in GRAPH["hystmech.systems.codegen"]
+    up = {d for d in _graph()["hystmech.systems.codegen"]
           if d.startswith(("hystmech.systems.model", "hystmech.systems.periodic",
                            "hystmech.systems.simulate"))}
     assert up == set(), f"systems/codegen.py imports upward: {sorted(up)}"
 
 
 def test_no_circle_among_codegen_model_periodic():
-    found = cycles(GRAPH, _systems_core())
+    found = cycles(_graph(), _systems_core())
     assert found == [], f"import circles: {found}"
 
 
@@ -143,9 +147,9 @@ def test_no_circle_among_codegen_model_periodic():
     ("drive", "limits", "runner_io", "runners", "safeio", "scenario", "schema", "signals"),
 ])
 def test_no_circle_in_core(group):
-    members = {f"hystmech.{n}" for n in group} | {m for m in GRAPH if m.count(".") == 1
+    members = {f"hystmech.{n}" for n in group} | {m for m in _graph() if m.count(".") == 1
                                                   and m.startswith("hystmech.")
                                                   and m.split(".")[1] in
                                                   {p.stem for p in (ROOT / "core").glob("*.py")}}
-    found = cycles(GRAPH, members)
+    found = cycles(_graph(), members)
     assert found == [], f"import circles in core/: {found}"
