@@ -182,11 +182,12 @@ def _with_frictionloss(xml, Fc=0.2):
     return xml.replace('stiffness="2"', f'stiffness="2" frictionloss="{Fc}"')
 
 
-def _with_empty(xml, name):
-    """The model with one instance of the do-nothing plugin ``name``
+def _with_empty(xml, name, n=1):
+    """The model with ``n`` instances of the do-nothing plugin ``name``
     (benchmarks/mj_empty_plugin.c): MuJoCo's per-plugin dispatch alone."""
+    inst = "".join(f'<instance name="e{i}"/>' for i in range(n))
     return ("empty", xml.replace("<worldbody>", f'<extension><plugin plugin="{name}">'
-                                 f'<instance name="e"/></plugin></extension><worldbody>'))
+                                 f'{inst}</plugin></extension><worldbody>'))
 
 
 def _with_spring0(xml, joint):
@@ -242,7 +243,8 @@ def main():
                          _with_frictionloss(one), _with_frictionloss(chain),
                          _with_empty(one, "emptyplugin.P0"), _with_empty(one, "emptyplugin.PA"),
                          _with_empty(one, "emptyplugin.PS"), _with_empty(one, "e.PS"),
-                         _with_spring0(one, "j0")], 4000)
+                         _with_spring0(one, "j0"), _with_empty(chain, "emptyplugin.PS", n)],
+                        4000)
     if ins is None:
         print("instructions per step: valgrind or a C compiler not found (skipped)")
     else:
@@ -272,6 +274,10 @@ def main():
               f"that dispatch; hystmech's LinearSpring(k = 0) {spring0:+.0f} "
               f"({100 * spring0 / ins[0]:+.1f} %, {spring0 - es:+.0f} over the do-nothing "
               f"plugin), LuGre {ins[1] - ins[0] - es:+.0f} over it")
+        ec = ins[11] - ins[2]
+        print(f"  {n}-hinge chain with {n} do-nothing plugins (hystmech's callbacks): "
+              f"{ins[11]:.0f} ({100 * ec / ins[2] / n:+.2f} % per element): the rest of "
+              f"LuGre's {100 * (ins[3] / ins[2] - 1) / n:+.2f} % per element is hystmech's")
     laws = {"LuGre": _lugre(),
             "Preisach (max_depth 16)": get_element_class("Preisach")(
                 a1=np.array([-0.004, -0.002, 0.0]), a2=np.array([-0.001, 0.003, 0.002]),
