@@ -115,7 +115,9 @@ def _self_by_object(path):
 
 def _instructions(xmls, nsteps):
     """Instructions per mj_step of each MJCF text in ``xmls`` (callgrind) and, per
-    model, those per shared object (dicts), or None without valgrind or a compiler."""
+    model, those per shared object (dicts), or None without valgrind or a compiler. An
+    entry ``("empty", xml)`` runs with the do-nothing plugins of
+    benchmarks/mj_empty_plugin.c loaded instead of hystmech's library."""
     import mujoco
 
     from hystmech.plugins import mujoco as hmj
@@ -132,12 +134,19 @@ def _instructions(xmls, nsteps):
         subprocess.run([cc, "-O2", f"-I{inc}", str(Path(__file__).with_name("mj_step.c")),
                         "-o", exe, f"-L{libmj.parent}", f"-l:{libmj.name}",
                         f"-Wl,-rpath,{libmj.parent}"], check=True)
+        empty = os.path.join(tmp, "libemptyplugin.so")
+        subprocess.run([cc, "-O2", "-shared", "-fPIC", f"-I{inc}",
+                        str(Path(__file__).with_name("mj_empty_plugin.c")), "-o", empty,
+                        f"-L{libmj.parent}", f"-l:{libmj.name}"], check=True)
         for i, xml in enumerate(xmls):
+            lib = str(hmj.library_path())
+            if isinstance(xml, tuple):
+                lib, xml = empty, xml[1]
             f = os.path.join(tmp, f"m{i}.xml")
             Path(f).write_text(xml)
             r = subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=mj_step",
                                 f"--callgrind-out-file={tmp}/cg.{i}", exe,
-                                str(hmj.library_path()), f, str(nsteps)],
+                                lib, f, str(nsteps)],
                                capture_output=True, text=True, check=True)
             n = re.search(r"refs:\s+([\d,]+)", r.stderr).group(1)
             out.append(int(n.replace(",", "")) / nsteps)
@@ -171,6 +180,26 @@ def _with_frictionloss(xml, Fc=0.2):
     element's Fc on every joint): the other baseline a MuJoCo user has for dry friction
     (a constraint row per joint, solved by MuJoCo's constraint solver)."""
     return xml.replace('stiffness="2"', f'stiffness="2" frictionloss="{Fc}"')
+
+
+def _with_empty(xml, name, n=1):
+    """The model with ``n`` instances of the do-nothing plugin ``name``
+    (benchmarks/mj_empty_plugin.c): MuJoCo's per-plugin dispatch alone."""
+    inst = "".join(f'<instance name="e{i}"/>' for i in range(n))
+    return ("empty", xml.replace("<worldbody>", f'<extension><plugin plugin="{name}">'
+                                 f'{inst}</plugin></extension><worldbody>'))
+
+
+def _with_spring0(xml, joint):
+    import mujoco
+
+    from hystmech.components import get_element_class
+    from hystmech.plugins import mujoco as hmj
+
+    spec = mujoco.MjSpec.from_string(xml)
+    hmj.add_element(spec, get_element_class("LinearSpring")(k=0.0), joint=joint, name="e")
+    spec.compile()
+    return spec.to_xml()
 
 
 def _with_lugre(xml, joints):
@@ -211,7 +240,11 @@ def main():
     chain = _chain_xml(n)
     ins = _instructions([one, _with_lugre(one, ["j0"]), chain,
                          _with_lugre(chain, [f"j{i}" for i in range(n)]),
-                         _with_frictionloss(one), _with_frictionloss(chain)], 4000)
+                         _with_frictionloss(one), _with_frictionloss(chain),
+                         _with_empty(one, "emptyplugin.P0"), _with_empty(one, "emptyplugin.PA"),
+                         _with_empty(one, "emptyplugin.PS"), _with_empty(one, "e.PS"),
+                         _with_spring0(one, "j0"), _with_empty(chain, "emptyplugin.PS", n)],
+                        4000)
     if ins is None:
         print("instructions per step: valgrind or a C compiler not found (skipped)")
     else:
@@ -230,6 +263,21 @@ def main():
               f"({100 * br.get('mujoco', 0) / ins[0]:+.1f} %, not hystmech's code), hystmech "
               f"library {br.get('hystmech', 0):+.0f}, libm (exp, expm1) "
               f"{br.get('libm', 0):+.0f}, other {br.get('other', 0):+.0f}")
+        e0, ea, es, short, spring0 = (x - ins[0] for x in ins[6:11])
+        print(f"  MuJoCo's dispatch of one do-nothing plugin (benchmarks/mj_empty_plugin.c, "
+              f"1 hinge): passive compute only {e0:+.0f} ({100 * e0 / ins[0]:+.1f} %), + "
+              f"advance {ea:+.0f} ({100 * ea / ins[0]:+.1f} %), + sensor capability (hystmech's "
+              f"callbacks) {es:+.0f} ({100 * es / ins[0]:+.1f} %); the same with a 4- instead "
+              f"of a 14-character name {short:+.0f} ({100 * short / ins[0]:+.1f} %)")
+        left = TARGET_ONE * ins[0] - es
+        print(f"  the 10 % target leaves {left:.0f} instructions per step for the law after "
+              f"that dispatch; hystmech's LinearSpring(k = 0) {spring0:+.0f} "
+              f"({100 * spring0 / ins[0]:+.1f} %, {spring0 - es:+.0f} over the do-nothing "
+              f"plugin), LuGre {ins[1] - ins[0] - es:+.0f} over it")
+        ec = ins[11] - ins[2]
+        print(f"  {n}-hinge chain with {n} do-nothing plugins (hystmech's callbacks): "
+              f"{ins[11]:.0f} ({100 * ec / ins[2] / n:+.2f} % per element): the rest of "
+              f"LuGre's {100 * (ins[3] / ins[2] - 1) / n:+.2f} % per element is hystmech's")
     laws = {"LuGre": _lugre(),
             "Preisach (max_depth 16)": get_element_class("Preisach")(
                 a1=np.array([-0.004, -0.002, 0.0]), a2=np.array([-0.001, 0.003, 0.002]),
