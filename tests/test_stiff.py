@@ -233,9 +233,9 @@ def test_canudas_lugre_stick_slip(method, without_jac):
 
     te = np.linspace(0.0, 10.0, 1001)      # first stick until ≈ 7.5 s, then slip
     ref = _canudas_reference(te)
-    # the law without Jacobian kernel on its generated code: the engine knows the law
-    # by its force and rate kernels and takes LuGre's jac for it
-    with E.use("generated" if without_jac else "engine"):
+    # the law without Jacobian kernel runs on its generated code (finite differences)
+    # by itself: the engine runs a law's own jac only for an element that has it
+    with E.use("engine"):
         r = simulate(_canudas(without_jac), (0.0, 10.0), method=method, t_eval=te)
     assert r.method == method
     assert (r.model.engine() is None) == without_jac   # the engine: compiled once
@@ -248,6 +248,23 @@ def test_canudas_lugre_stick_slip(method, without_jac):
         # stiff in slip, not in the first loading: in and out of Radau at least once
         assert r.stats["switches"] >= 2 and r.stats["steps_implicit"] > 0
         assert r.stats["steps_explicit"] > 0
+
+
+
+def test_a_law_without_its_jacobian_is_not_given_the_parents_on_the_engine():
+    """A subclass that sets ``jac = None`` asks for finite-difference Jacobians: the
+    engine (which knows LuGre by its force and rate kernels) must not run LuGre's
+    analytic jac for it in the stiff loops and sensitivities; the explicit loops, which
+    use no Jacobian, stay on the engine. The model is only built (nothing compiled)."""
+    from hystmech.systems.methods import engine as E
+    from hystmech.systems.model import Model
+
+    for without_jac in (False, True):
+        m = Model(_canudas(without_jac), method="radau5")
+        assert E.runnable(m, "rk45") and E.runnable(m, "projection")
+        for loop in ("radau5", "auto", "var_solve"):
+            assert E.runnable(m, loop) == (not without_jac), loop
+        assert E.sens_runnable(m) == (not without_jac)
 
 
 @pytest.mark.parametrize("method", ["radau5", "auto"])

@@ -849,6 +849,19 @@ def law_id(element) -> int | None:
     return None
 
 
+def _runs_the_laws_jac(element, i: int) -> bool:
+    # the engine runs law i's own jac kernel: right only when the element has that very
+    # kernel — a subclass that sets ``jac = None`` asks for finite differences (the
+    # generated code's), one with a jac of its own for that one
+    j = law_jacs()[i]
+    return j is not None and element.jac is j
+
+
+def _runs_the_laws_pjac(element, i: int) -> bool:
+    # likewise for the parameter Jacobian (none: the columns stay zero, as generated)
+    return element.pjac is law_pjacs()[i]
+
+
 def law_jacs() -> tuple:
     """The ``jac`` kernel of each law of :func:`law_set` (by law id), or None where the
     law has none that is a module-level numba function: a model with such a law runs
@@ -1087,7 +1100,8 @@ def sens_runnable(m) -> bool:
             i = op_id(e.element)
         else:
             i = law_id(e.element)
-            if i is not None and law_jacs()[i] is None:
+            if i is not None and not (_runs_the_laws_jac(e.element, i)
+                                      and _runs_the_laws_pjac(e.element, i)):
                 i = None
         if i is None:
             return False
@@ -1325,7 +1339,7 @@ def runnable(m, loop: str | None = None) -> bool:
     if any(i is None for i in ids):
         return False
     if (loop or LOOPS.get(m.method)) in _JAC_LOOPS and \
-            any(law_jacs()[i] is None for i in ids):
+            not all(_runs_the_laws_jac(e.element, i) for e, i in zip(m.asm.elements, ids)):
         return False
     if ids:
         m.prm.EL[:, 6] = ids
