@@ -690,34 +690,26 @@ def _sens_jac_source() -> str:
         "            continue\n        g_a = prm.EL[g_e, 0]\n")
 
 
-def ops_tan(y, S, Sm, prm, w, DP, dS, DF, du):
-    """GENERIC operators' force tangents (see codegen._ops_sens): for each operator k
-    (in element order), DF[k, :] = dF/dθ through its ``force_tan`` kernel (the memory's
-    derivative rows from Sm, the input's from S, ∂p/∂θ from DP's columns of its
-    parameters), added to the velocity rows of dS as −F/m on a, +F/m on b."""
+def op_ends(prm, e, y, S, w, du, with_du):
+    """An operator element e's row of ``prm.EL``: (o, n, p0, p1, u) — its memory slots
+    y[o:o+n], its parameters P[p0:p1] and its input u = x_a − x_b [m] (a moving end's
+    displacement from y, a prescribed end's from w, the ground's 0); with ``with_du``,
+    du[c] = ∂u/∂θ_c from the derivative rows S of its moving ends. Shared by
+    ``ops_tan`` and ``ops_sens`` (inlined into the sensitivity loops)."""
     nq = prm.mass.size
     nf = prm.HF.shape[0]
-    ns = du.size
-    k = 0
-    for e in range(prm.EL.shape[0]):
-        if prm.EL[e, 7] != 2:
-            continue
-        a = prm.EL[e, 0]
-        b = prm.EL[e, 1]
-        o = prm.EL[e, 2]
-        n = prm.EL[e, 3]
-        p0 = prm.EL[e, 4]
-        p1 = prm.EL[e, 5]
-        xa = 0.0
-        if a >= 0:
-            xa = y[a] if a < nq else w[nf + a - nq]
-        xb = 0.0
-        if b >= 0:
-            xb = y[b] if b < nq else w[nf + b - nq]
-        u = xa - xb
+    a = prm.EL[e, 0]
+    b = prm.EL[e, 1]
+    xa = 0.0
+    if a >= 0:
+        xa = y[a] if a < nq else w[nf + a - nq]
+    xb = 0.0
+    if b >= 0:
+        xb = y[b] if b < nq else w[nf + b - nq]
+    if with_du:
         fa = 0 <= a < nq
         fb = 0 <= b < nq
-        for c in range(ns):
+        for c in range(du.size):
             if fa and fb:
                 du[c] = S[a, c] - S[b, c]
             elif fa:
@@ -726,12 +718,29 @@ def ops_tan(y, S, Sm, prm, w, DP, dS, DF, du):
                 du[c] = -S[b, c]
             else:
                 du[c] = 0.0
+    return prm.EL[e, 2], prm.EL[e, 3], prm.EL[e, 4], prm.EL[e, 5], xa - xb
+
+
+def ops_tan(y, S, Sm, prm, w, DP, dS, DF, du):
+    """GENERIC operators' force tangents (see codegen._ops_sens): for each operator k
+    (in element order), DF[k, :] = dF/dθ through its ``force_tan`` kernel (the memory's
+    derivative rows from Sm, the input's from S, ∂p/∂θ from DP's columns of its
+    parameters), added to the velocity rows of dS as −F/m on a, +F/m on b."""
+    nq = prm.mass.size
+    ns = du.size
+    k = 0
+    for e in range(prm.EL.shape[0]):
+        if prm.EL[e, 7] != 2:
+            continue
+        o, n, p0, p1, u = op_ends(prm, e, y, S, w, du, True)
         op_ftan(prm.EL[e, 6], y[o:o + n], Sm[o:o + n], u, du, prm.P[p0:p1],  # noqa: F821
                 DP[:, p0:p1], DF[k])
+        a = prm.EL[e, 0]
+        b = prm.EL[e, 1]
         for c in range(ns):
-            if fa:
+            if 0 <= a < nq:
                 dS[nq + a, c] -= DF[k, c] / prm.mass[a]
-            if fb:
+            if 0 <= b < nq:
                 dS[nq + b, c] += DF[k, c] / prm.mass[b]
         k += 1
     return 0
@@ -741,46 +750,12 @@ def ops_sens(y0, y1, S0, S1, w0, w1, dt, prm, DP, du0, du1, rtol, with_s):
     """GENERIC operators' memory advanced over a step's input segment in y1 (as the
     simulation's ``ops``), with its derivative rows in S1 (``advance_tan``; see
     codegen._ops_sens)."""
-    nq = prm.mass.size
-    nf = prm.HF.shape[0]
-    ns = du0.size
     for e in range(prm.EL.shape[0]):
         if prm.EL[e, 7] != 2:
             continue
-        a = prm.EL[e, 0]
-        b = prm.EL[e, 1]
-        o = prm.EL[e, 2]
-        n = prm.EL[e, 3]
-        p0 = prm.EL[e, 4]
-        p1 = prm.EL[e, 5]
-        xa0 = 0.0
-        xa1 = 0.0
-        if a >= 0:
-            xa0 = y0[a] if a < nq else w0[nf + a - nq]
-            xa1 = y1[a] if a < nq else w1[nf + a - nq]
-        xb0 = 0.0
-        xb1 = 0.0
-        if b >= 0:
-            xb0 = y0[b] if b < nq else w0[nf + b - nq]
-            xb1 = y1[b] if b < nq else w1[nf + b - nq]
-        u0 = xa0 - xb0
-        u1 = xa1 - xb1
+        _, _, _, _, u0 = op_ends(prm, e, y0, S0, w0, du0, with_s)
+        o, n, p0, p1, u1 = op_ends(prm, e, y1, S1, w1, du1, with_s)
         if with_s:
-            fa = 0 <= a < nq
-            fb = 0 <= b < nq
-            for c in range(ns):
-                if fa and fb:
-                    du0[c] = S0[a, c] - S0[b, c]
-                    du1[c] = S1[a, c] - S1[b, c]
-                elif fa:
-                    du0[c] = S0[a, c]
-                    du1[c] = S1[a, c]
-                elif fb:
-                    du0[c] = -S0[b, c]
-                    du1[c] = -S1[b, c]
-                else:
-                    du0[c] = 0.0
-                    du1[c] = 0.0
             op_atan(prm.EL[e, 6], y1[o:o + n], S1[o:o + n], u0, u1, du0, du1,  # noqa: F821
                     prm.P[p0:p1], DP[:, p0:p1])
         else:
@@ -1157,6 +1132,7 @@ def _sens_source(template: str) -> str:
             mod, qual = compile_cache.kernel_ref(fn)
             out += f"{pre}_{len(laws) + k} = resolve({mod!r}, {qual!r})\n"
     out += "\n\n" + _pjac_dispatch_source(law_pjacs())
+    out += f"\n\n{DECOR_INLINE}\n" + inspect.getsource(op_ends)
     for fn in _SENS_FUNCTIONS:
         out += f"\n\n{DECOR}\n" + inspect.getsource(fn)
     out += f"\n\n{DECOR}\n" + _sens_jac_source()
