@@ -145,3 +145,47 @@ def test_engine_runs_a_user_law_bitwise_as_generated_code():
         assert r.model.prm.EL[0, 6] >= U.USER_MIN            # through its table
         assert np.array_equal(r.y, gen.y), method
         assert_same_run(r, gen, 1e-300, abs_quad=0.0, observed=False)
+
+
+def test_a_new_process_compiles_no_module_for_a_user_law(tmp_path):
+    # the engine's projection loop compiled (once per install); a new process runs a
+    # user-law model (LuGre with a user g beside a Dahl) and a second structure with
+    # the same kernels: no generated module (_hystmech_asm_*) is compiled, and the
+    # second process loads the LuGre's C wrappers from the disk cache (no rate compile)
+    from hystmech.systems.methods import engine as E
+    from hystmech.systems.model import Model
+
+    E.warm("projection", Model)
+    (tmp_path / "userg.py").write_text(
+        "import math\nfrom numba import njit\n\n\n@njit\ndef g(v):\n"
+        "    return 1.0 + 0.5 * math.exp(-abs(v / 0.01))\n")
+    code = textwrap.dedent('''
+        import os
+        os.environ["HYSTMECH_ENGINE"] = "1"
+        from hystmech.components import Dahl, LuGre
+        from hystmech.systems import Assembly, Harmonic, simulate
+        import userg
+
+        def build(extra):
+            a = Assembly()
+            a.add_dof("m", mass=1.0)
+            a.add_spring("m", "ground", k=1e3)
+            a.add_force("m", Harmonic(0.0, 2.0, 10.0))
+            a.add_element("l", LuGre(sigma0=1e4, sigma1=30.0, Fc=1.0, Fs=1.5, vs=0.01,
+                                     g=userg.g), "m", "ground")
+            a.add_element("d", Dahl(rho=2e4, Fc=0.5), "m", "ground")
+            if extra:
+                a.add_dof("m2", mass=2.0)
+                a.add_spring("m", "m2", k=500.0)
+            return a
+        r = simulate(build(False), (0.0, 0.2), method="projection", h=1e-5)
+        r2 = simulate(build(True), (0.0, 0.2), method="projection", h=1e-5)
+        OUT = [r.y[:, 0].tolist(), r.model.engine() is not None,
+               r2.model.engine() is not None]
+    ''')
+    first, out1 = in_a_new_process(code, path=[tmp_path])
+    second, out2 = in_a_new_process(code, path=[tmp_path])
+    assert out1[1] and out1[2] and out2 == out1          # on the engine, the same run
+    for names in (first, second):
+        assert not [n for n in names if n.startswith("_hystmech_asm_")], names
+    assert not [n for n in second if n.endswith(".rate")], second
