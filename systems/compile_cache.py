@@ -269,7 +269,7 @@ _LOADED: dict = {}
 last_error: str | None = None
 
 
-def load(source: str, modules):
+def load(source: str, modules, prefix: str = PREFIX):
     """Import the generated ``source`` from the cache directory.
 
     Returns (module, path), or (None, reason) when the disk cache is disabled or not
@@ -282,12 +282,12 @@ def load(source: str, modules):
     d = cache_dir()
     if d is None:
         return None, f"disabled by ${ENV}"
-    path = d / f"{PREFIX}{h}.py"
+    path = d / f"{prefix}{h}.py"
     # numba's cached machine code re-imports its module by name when it is loaded, so the
     # name must be unique per file (the same code cached in two directories) and stay in
     # sys.modules for as long as the module is in use
     where = hashlib.sha256(str(os.path.abspath(d)).encode()).hexdigest()[:8]
-    name = f"_hystmech_{PREFIX}{h}_{where}"
+    name = f"_hystmech_{prefix}{h}_{where}"
     if (d, h) in _LOADED:
         mod = _LOADED[d, h][0]
         sys.modules[name] = mod

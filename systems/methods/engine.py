@@ -63,7 +63,8 @@ from numba.np.arrayobj import populate_array
 from .. import compile_cache
 from ..codegen import (DECOR, DECOR_INLINE, Compiled, Templates, _first_def, _own_decorators,
                        inline_calls)
-from .. import variational
+from .. import user_laws, variational
+from ..user_laws import USER_MIN
 from ..templates import eval_samples, templates
 from . import auto, projection, radau, radau5, rk45
 
@@ -885,8 +886,9 @@ _PJACS: list = []
 
 def _pjac_dispatch_source(pjacs) -> str:
     # the laws' pjac kernels behind one switch; False: the law has none (columns zero)
-    lines = [DECOR_INLINE, "def law_pjac(law, x, u, v, p, Jp):"]
-    first = True
+    lines = [DECOR_INLINE, "def law_pjac(law, x, u, v, p, Jp):",
+             f"    if law >= {USER_MIN}:", "        return user_pjac(law, x, u, v, p, Jp)"]
+    first = False
     for i, j in enumerate(pjacs):
         if j is None:
             continue
@@ -909,6 +911,8 @@ def _jac_dispatch_source(jacs) -> str:
         lines += [f"    {'if' if first else 'elif'} law == {i}:",
                   f"        jac_{i}(x, u, v, p, Je)"]
         first = False
+    lines += [f"    {'if' if first else 'elif'} law >= {USER_MIN}:",
+              "        user_jac(law, x, u, v, p, Je)"]
     lines.append("    return 0")
     return "\n".join(lines) + "\n"
 
@@ -921,6 +925,8 @@ def _dispatch_source(laws) -> str:
                   f"        F = force_{i}(x, u, v, p)",
                   f"        rate_{i}(x, u, v, p, d)",
                   "        return F"]
+    # a user's law: the id is the address of its table of C wrappers (user_laws.py)
+    lines += [f"    elif law >= {USER_MIN}:", "        return user_fr(law, x, u, v, p, d)"]
     lines.append("    return math.nan")
     return "\n".join(lines) + "\n"
 
@@ -934,6 +940,7 @@ def source() -> str:
             "from numba import njit", "",
             "from hystmech.systems.compile_cache import resolve",
             "from hystmech.systems.methods.engine import span",
+            "from hystmech.systems.user_laws import user_fr, user_jac, user_pjac",
             "from hystmech.systems.observers import observe",
             "from hystmech.systems.methods.rk45 import DP_A, DP_C, dp45_dense, dp45_factor, "
             "dp45_norm", ""]
@@ -1196,7 +1203,8 @@ def modules() -> list:
     """The modules the engine's compiled file depends on (its cache key)."""
     mods = {__name__, "hystmech.systems.observers", "hystmech.systems.templates",
             projection.__name__, rk45.__name__, "hystmech.components._ode",
-            radau5.__name__, radau.__name__, auto.__name__, variational.__name__}
+            radau5.__name__, radau.__name__, auto.__name__, variational.__name__,
+            "hystmech.systems.user_laws"}
     for f, r, _, _ in law_set():
         mods |= {compile_cache.kernel_ref(f)[0], compile_cache.kernel_ref(r)[0]}
     for j in law_jacs():
@@ -1311,15 +1319,35 @@ def runnable(m, loop: str | None = None) -> bool:
         return False
     if (m.prm.KI < 0).any():
         return False
-    ids = [law_id(e.element) for e in m.asm.elements]
-    if any(i is None for i in ids):
-        return False
-    if (loop or LOOPS.get(m.method)) in _JAC_LOOPS and \
-            not all(_runs_the_laws_jac(e.element, i) for e, i in zip(m.asm.elements, ids)):
-        return False
+    need_jac = (loop or LOOPS.get(m.method)) in _JAC_LOOPS
+    ids, tables = [], []
+    for e in m.asm.elements:
+        i = law_id(e.element)
+        if i is not None:
+            if need_jac and not _runs_the_laws_jac(e.element, i):
+                return False
+        else:
+            # a user's numba law: called through its C wrappers (user_laws.py), the id
+            # the address of its table of wrappers, which the model keeps alive
+            tab = _user_table(e.element, need_jac or (loop or LOOPS.get(m.method)) == "core")
+            if tab is None or (need_jac and tab[1] == 0):
+                return False
+            tables.append(tab)
+            i = int(tab.ctypes.data)
+        ids.append(i)
+    m._user_tables = tables
     if ids:
         m.prm.EL[:, 6] = ids
     return True
+
+
+def _user_table(el, jac: bool):
+    # the table of a user law's C wrappers (None: not a law they can wrap)
+    from ...components.base import is_compiled
+    if el.kind == "operator" or not (is_compiled(el.force) and is_compiled(el.rate)):
+        return None
+    slots = ("fr", "jac") if jac and el.jac is not None and is_compiled(el.jac) else ("fr",)
+    return user_laws.law_table(el, slots)
 
 
 _WARMING: set = set()
