@@ -97,8 +97,11 @@ def _write_law(root, gain):
     (pkg / "_gain.py").write_text(_GAIN.format(gain=gain))
 
 
-def _run(root, cache, *jobs):
+def _run(root, cache, *jobs, engine="0"):
+    # engine "0": the generated code, whose disk cache this file tests; "1": the generic
+    # engine, which runs a user's law through C wrappers cached on disk as well
     env = dict(os.environ, HYSTMECH_CACHE=str(cache), PYTHONDONTWRITEBYTECODE="1",
+               HYSTMECH_ENGINE=engine,
                PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
     p = subprocess.run([sys.executable, "-c", _RUN, *jobs], env=env, capture_output=True,
                        text=True, timeout=300)
@@ -137,6 +140,16 @@ def test_second_process_loads_the_cache_and_edits_invalidate_it(tmp_path):
     np.testing.assert_allclose(_vals(edited, "projection:50"),
                                _vals(first, "projection:100"), rtol=1e-12, atol=1e-15)
     assert np.max(np.abs(_vals(edited, "projection:50") - _vals(first, "projection:50"))) > 1e-6
+    # the engine's wrappers of the user's kernels: the same edit reaches them too (a
+    # fresh cache, gain 1 then 2), and they give the generated code's numbers
+    cache_e = tmp_path / "cache_engine"
+    _write_law(tmp_path, 1.0)
+    eng = _run(tmp_path, cache_e, "projection:50", "projection:100", engine="1")
+    for job in ("projection:50", "projection:100"):
+        assert eng["results"][job] == first["results"][job]
+    _write_law(tmp_path, 2.0)
+    eng2 = _run(tmp_path, cache_e, "projection:50", engine="1")
+    assert eng2["results"]["projection:50"] == edited["results"]["projection:50"]
 
 
 def test_changed_key_inputs_give_a_new_file(tmp_path, monkeypatch):
