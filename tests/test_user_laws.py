@@ -189,3 +189,54 @@ def test_a_new_process_compiles_no_module_for_a_user_law(tmp_path):
     for names in (first, second):
         assert not [n for n in names if n.startswith("_hystmech_asm_")], names
     assert not [n for n in second if n.endswith(".rate")], second
+
+
+@njit
+def _raising_force(x, u, v, p):
+    if abs(u) > p[1]:
+        raise ValueError("u is out of this law's range")
+    return p[0] * x[0]
+
+
+@njit
+def _raising_rate(x, u, v, p, d):
+    d[0] = v - abs(v) * x[0]
+
+
+@njit
+def _raising_advance(x, u0, u1, dt, v, p, rtol):
+    x[0] += dt * (v - abs(v) * x[0])
+
+
+class _Raising(ForceElement):
+    kind = "smooth"
+    state_names = ("z",)
+    force = staticmethod(_raising_force)
+    rate = staticmethod(_raising_rate)
+    advance = staticmethod(_raising_advance)
+
+    def __init__(self, *, k, umax):
+        self._setup(dict(k=k, umax=umax), [k, umax], [0.0])
+
+
+def test_a_user_kernel_that_raises_stops_the_run_never_a_silent_zero_force():
+    """An exception cannot cross the C call: a bare cfunc prints it and returns 0.0 (a
+    wrong force, the run going on to its end). The wrapper gives NaN instead, so the
+    engine's loops stop where the kernel raised — |u| first exceeds umax = 0.05 m at
+    t ≈ 0.04 s (x(0) = 0.01 m, ẋ(0) = 1 m/s) — with the part computed so far."""
+    import pytest
+
+    from hystmech.systems import Assembly, SimulationError, simulate
+
+    a = Assembly()
+    a.add_dof("m", mass=1.0, x0=0.01, v0=1.0)
+    a.add_spring("m", "ground", k=10.0)
+    a.add_element("b", _Raising(k=5.0, umax=0.05), "m")
+    for method in ("projection", "RK45"):
+        with pytest.raises(SimulationError) as err:
+            simulate(a, (0.0, 1.0), method=method)
+        part = err.value.partial
+        assert part.model.engine() is not None, method      # on the engine
+        # it stopped within a step of where |x| first exceeds umax, not at the end
+        assert 0.035 < part.t[-1] < 0.045, (method, part.t[-1])
+        assert 0.049 < np.max(np.abs(part.x("m"))) < 0.0501, method
