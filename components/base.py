@@ -365,11 +365,12 @@ class ForceElement:
         ``advance``/``force``."""
         x = self.x0.copy()
         if self.slope is not None:
-            return float(self.slope(x, 0.0, 1e-300, self.p))
+            return float(python_of(self.slope)(x, 0.0, 1e-300, self.p))
         du = 1e-7 * (float(np.max(np.abs(self.x_scale))) if self.n_states else 1.0) or 1e-7
-        self.advance(x, 0.0, du, 1.0, du, self.p, 1e-10)
-        return (float(self.force(x, du, du, self.p))
-                - float(self.force(self.x0.copy(), 0.0, du, self.p))) / du
+        python_of(self.advance)(x, 0.0, du, 1.0, du, self.p, 1e-10)
+        force = python_of(self.force)
+        return (float(force(x, du, du, self.p))
+                - float(force(self.x0.copy(), 0.0, du, self.p))) / du
 
     # -- conveniences ------------------------------------------------------------------
     @property
@@ -422,6 +423,15 @@ class ForceElement:
 def is_compiled(fn) -> bool:
     """True if ``fn`` is a numba dispatcher (so it can be passed to compiled loops)."""
     return hasattr(fn, "py_func") and hasattr(fn, "signatures")
+
+
+def python_of(fn):
+    """The Python function behind kernel ``fn`` (``fn`` itself when it is not a numba
+    dispatcher), for one evaluation from Python: compiling a kernel that has no disk
+    cache (a sum's generated kernels, a closure) costs 0.2-0.5 s of CPU per process,
+    far more than calling its Python body once (Model.stability_limit,
+    :meth:`ForceElement.initial_tangent`)."""
+    return fn.py_func if is_compiled(fn) else fn
 
 
 def jit_user_callable(fn, name: str):

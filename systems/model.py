@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..components.base import is_compiled
+from ..components.base import is_compiled, python_of
 from .assembly import GROUND, Harmonic
 from . import codegen as _codegen
 from .codegen import Layout, Params, build  # noqa: F401  (Params: re-exported)
@@ -355,7 +355,8 @@ class Model:
                 kt = float(el.initial_tangent())
                 x = e.x0.copy()
                 dv = 1e-6
-                ct = (float(el.force(x, 0.0, dv, el.p)) - float(el.force(x, 0.0, 0.0, el.p))) / dv
+                force = python_of(el.force)
+                ct = (float(force(x, 0.0, dv, el.p)) - float(force(x, 0.0, 0.0, el.p))) / dv
             except Exception:  # noqa: BLE001 - a law that cannot say: no contribution
                 kt, ct = 0.0, 0.0
             add(K, a, b, kt if math.isfinite(kt) else 0.0)

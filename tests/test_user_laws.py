@@ -191,6 +191,40 @@ def test_a_new_process_compiles_no_module_for_a_user_law(tmp_path):
     assert not [n for n in second if n.endswith(".rate")], second
 
 
+def test_a_sum_of_shipped_laws_compiles_nothing_in_a_new_process(tmp_path):
+    # Masing + viscous damper (Bastien et al. (2007), eq. (11c)) as one SumElement: its
+    # kernels are generated per sum, so calling them from Python (the explicit step's
+    # stability probe, initial_tangent) compiled each per process; a second process of
+    # the same model, and a new structure with the same sum, compile nothing at all
+    from hystmech.systems.methods import engine as E
+    from hystmech.systems.model import Model
+
+    E.warm("projection", Model)
+    code = textwrap.dedent('''
+        import os
+        os.environ["HYSTMECH_ENGINE"] = "1"
+        from hystmech.components import LinearDamper, Masing
+        from hystmech.systems import Assembly, Harmonic, simulate
+
+        def build(n):
+            a = Assembly()
+            for i in range(n):
+                a.add_dof(f"m{i}", mass=1.0)
+                a.add_element(f"e{i}", Masing(k=1e3, k0=0.0, alpha=2.0) + LinearDamper(c=2.0),
+                              f"m{i}", "ground" if i == 0 else f"m{i - 1}")
+            a.add_force("m0", Harmonic(0.0, 5.0, 10.0))
+            return a
+        r = simulate(build(1), (0.0, 0.05), method="projection", h=1e-5)
+        r2 = simulate(build(2), (0.0, 0.05), method="projection", h=1e-5)
+        OUT = [r.y[:, 0].tolist(), r.model.engine() is not None,
+               r2.model.engine() is not None]
+    ''')
+    _, out1 = in_a_new_process(code)
+    second, out2 = in_a_new_process(code)
+    assert out1[1] and out1[2] and out2 == out1
+    assert second == [], second
+
+
 @njit
 def _raising_force(x, u, v, p):
     if abs(u) > p[1]:
