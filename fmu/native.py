@@ -22,6 +22,7 @@ from llvmlite import ir
 from numba import carray, njit, types
 from numba.core.extending import intrinsic, overload
 
+from ..components._pointers import f64_ptr, i64_ptr
 from . import me_events
 from .me_events import advance_segment
 
@@ -219,24 +220,6 @@ def c_piddid(typingctx, fn, a, b, c, d, e, f):
 
 
 @intrinsic
-def _i64_ptr(typingctx, addr):
-    sig = types.CPointer(types.int64)(types.int64)
-
-    def codegen(context, builder, sig, args):
-        return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
-    return sig, codegen
-
-
-@intrinsic
-def _f64_ptr(typingctx, addr):
-    sig = types.CPointer(types.float64)(types.int64)
-
-    def codegen(context, builder, sig, args):
-        return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
-    return sig, codegen
-
-
-@intrinsic
 def _byte(typingctx, addr):
     """The byte at an address (an fmi3Boolean output), as int64."""
     sig = types.int64(types.int64)
@@ -252,15 +235,15 @@ def blocks(p):
     """(ci, cf) views of the element's blocks from p = [addr(ci), addr(cf)]."""
     if p.size != 2:
         raise FMUKernelError(ERR_CLOSED, -1)   # not an FMUElement's p: never dereference
-    ci = carray(_i64_ptr(np.int64(p[0])), NCI)
-    cf = carray(_f64_ptr(ci[CI_CF]), CF_PAR + ci[CI_NPAR] + 3 * ci[CI_NX] + 2 * ci[CI_NZ])
+    ci = carray(i64_ptr(np.int64(p[0])), NCI)
+    cf = carray(f64_ptr(ci[CI_CF]), CF_PAR + ci[CI_NPAR] + 3 * ci[CI_NX] + 2 * ci[CI_NZ])
     return ci, cf
 
 
 @njit(cache=True)
 def _set_inputs(ci, u, v):
     cf_addr = ci[CI_CF]
-    cf = carray(_f64_ptr(cf_addr), CF_PAR)
+    cf = carray(f64_ptr(cf_addr), CF_PAR)
     cf[CF_U] = u
     cf[CF_V] = v
     if ci[CI_VER] == 3:
@@ -281,7 +264,7 @@ def _get_output(ci):
         st = c_ppzp(ci[CI_GET], ci[CI_COMP], ci[CI_VR] + 8, 1, cf_addr + 8 * CF_OUT)
     if st > 1:
         raise FMUKernelError(ERR_GET, ci[CI_KEY])
-    return carray(_f64_ptr(cf_addr), CF_PAR)[CF_OUT]
+    return carray(f64_ptr(cf_addr), CF_PAR)[CF_OUT]
 
 
 @njit(cache=True)

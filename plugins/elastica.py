@@ -53,11 +53,14 @@ import weakref
 
 import numpy as np
 from numba import carray, njit, typeof, types
-from numba.extending import intrinsic, register_jitable
+from numba.extending import register_jitable
 
+from ..components._pointers import f64_ptr
 from ..components.base import ForceElement
 from ._build import engine
-from ._switch import inside as _inside, mean_force as _mean_force, switch_of as _switch_of
+from ._switch import inside as _inside
+from ._switch import mean_force as _mean_force
+from ._switch import switch_of as _switch_of
 
 __all__ = ["add_hysteretic_bending", "HystereticBendingMemory", "HystereticBending",
            "CommitMemory", "bending_memory", "cable_hysteresis", "add_element",
@@ -260,16 +263,6 @@ def _offsets(buf):
             (o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, o11, o12, o13))
 
 
-@intrinsic
-def _at(typingctx, addr):
-    # the float64 pointer at an address (an array handed once, see _hand)
-    sig = types.CPointer(types.float64)(types.intp)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
-    return sig, codegen
-
-
 def _address(a, name, ndim):
     # the address of a float64 array whose rows are contiguous, and its row stride
     # [elements] (PyElastica's rod arrays are views of its memory block: rows of the
@@ -314,15 +307,15 @@ def _run(hand, time):
     # the rod's arrays and the memory, handed once as addresses (_hand): one
     # small array to unbox per call instead of six, and views without reference
     # counts
-    buf = carray(_at(hand[0]), int(hand[1]))
+    buf = carray(f64_ptr(hand[0]), int(hand[1]))
     nr = int(hand[2])
     # rows of PyElastica's memory block: (3, row stride), of which the rod's
     # columns 0 .. nr (nr + 1 for the elements) are read and written
-    kappa = carray(_at(hand[3]), (3, int(hand[4])))
-    rest = carray(_at(hand[5]), (3, int(hand[6])))
-    vdil = carray(_at(hand[7]), nr)
-    rvl = carray(_at(hand[8]), nr)
-    ext = carray(_at(hand[9]), (3, int(hand[10])))
+    kappa = carray(f64_ptr(hand[3]), (3, int(hand[4])))
+    rest = carray(f64_ptr(hand[5]), (3, int(hand[6])))
+    vdil = carray(f64_ptr(hand[7]), nr)
+    rvl = carray(f64_ptr(hand[8]), nr)
+    ext = carray(f64_ptr(hand[9]), (3, int(hand[10])))
     if buf[H_CALLBACK] == 0.0 and buf[H_NEV] >= 2.0:
         # without the commit callback a multi-stage stepper shows as evaluation
         # times with changing intervals or going back (PEFRL's stages do both;
