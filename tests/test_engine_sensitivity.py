@@ -12,7 +12,9 @@ in tests/test_identify_assembly*.py, which run on the engine in the suite
 Relay) included. And for what it is for: a new structure, an operator's included, runs
 its sensitivities on the cached engine without building a module or compiling; a user's
 own kernels (closures) keep a generated module per structure, cached on disk under
-their fingerprint (a new process loads it and compiles nothing).
+their fingerprint (a new process loads it and compiles nothing) on the generated path,
+and run through their C wrappers (systems/user_laws.py) in the engine's sensitivity
+module, bit for bit the same.
 """
 import os
 import subprocess
@@ -180,9 +182,34 @@ np.save({out!r}, np.concatenate([Y.ravel(), S.ravel()]))
 """
 
 
-def test_a_users_kernels_sensitivity_module_is_cached_on_disk_per_fingerprint(tmp_path):
+def test_a_users_kernels_sensitivities_run_on_the_engine_as_their_generated_module():
+    # a LuGre with a user's g and f (closures): its kernels through their C wrappers
+    # (user_laws.py: force and rates, jac, pjac) in the engine's sensitivity module,
+    # bit for bit the structure's generated module, every free column nonzero
+    with E.use("engine"):
+        P = user_problem()
+    with E.use("generated"):
+        G = user_problem()
+    assert P.code is E.sensitivity(IA._template_source(), (IA.__name__,)).mod
+    assert G.code is not P.code
+    th = P.theta0 * np.array([1.1, 0.9, 1.2])
+    Y, S = P.simulate(th, 0, True)
+    Yg, Sg = G.simulate(th, 0, True)
+    assert np.array_equal(Y, Yg) and np.array_equal(S, Sg)
+    assert np.all(np.isfinite(S)) and np.all(np.abs(S).max(axis=(0, 1)) > 0.0)
+
+
+def test_a_users_kernels_generated_sensitivity_module_is_cached_on_disk_per_fingerprint(
+        tmp_path):
+    # the generated path (HYSTMECH_ENGINE=0, and the tiered default before the engine's
+    # sensitivity module is compiled) keeps one module per user's kernels on disk
     if compile_cache.cache_dir() is None:
         pytest.skip("disk cache disabled")
+    with E.use("generated"):
+        _generated_module_cached_per_fingerprint(tmp_path)
+
+
+def _generated_module_cached_per_fingerprint(tmp_path):
     P = user_problem()
     assert E.for_sensitivity(P.model, IA._template_source(), (IA.__name__,)) is None
     Y, S = P.simulate(P.theta0, 0, True)

@@ -1076,7 +1076,7 @@ def sens_runnable(m) -> bool:
     the ids are then written into ``m.prm.EL``."""
     if m.callback is not None or not m.compiled or (m.prm.KI < 0).any():
         return False
-    ids = []
+    ids, tables = [], []
     for e in m.asm.elements:
         if e.element.kind == "operator":
             i = op_id(e.element)
@@ -1085,9 +1085,18 @@ def sens_runnable(m) -> bool:
             if i is not None and not (_runs_the_laws_jac(e.element, i)
                                       and _runs_the_laws_pjac(e.element, i)):
                 i = None
+            elif i is None:
+                # a user's numba law with its jac (and its pjac when it has one: else
+                # its columns stay zero, as in the generated code), through its C
+                # wrappers (user_laws.py); the table's address is the id
+                tab = _user_table(e.element, True, sens=True)
+                if tab is not None and tab[1] != 0:
+                    tables.append(tab)
+                    i = int(tab.ctypes.data)
         if i is None:
             return False
         ids.append(i)
+    m._user_tables = tables
     if ids:
         m.prm.EL[:, 6] = ids
     return True
@@ -1341,12 +1350,15 @@ def runnable(m, loop: str | None = None) -> bool:
     return True
 
 
-def _user_table(el, jac: bool):
-    # the table of a user law's C wrappers (None: not a law they can wrap)
+def _user_table(el, jac: bool, sens: bool = False):
+    # the table of a user law's C wrappers (None: not a law they can wrap); sens: with
+    # the pjac wrapper where the law has a compiled pjac
     from ...components.base import is_compiled
     if el.kind == "operator" or not (is_compiled(el.force) and is_compiled(el.rate)):
         return None
     slots = ("fr", "jac") if jac and el.jac is not None and is_compiled(el.jac) else ("fr",)
+    if sens and el.pjac is not None and is_compiled(el.pjac):
+        slots += ("pjac",)
     return user_laws.law_table(el, slots)
 
 
