@@ -555,9 +555,10 @@ class OutputErrorProblem:
             kern[f"jac_{i}"] = el.jac
             if el.pjac is not None:
                 kern[f"pjac_{i}"] = el.pjac
-        # the generic engine's sensitivity loop when the model runs there (shipped laws
-        # and operators: nothing compiled for a new structure), else (user kernels) the
-        # structure's own generated sensitivity module (methods/engine.py for_sensitivity)
+        # the generic engine's sensitivity loop when the model runs there (shipped laws,
+        # operators, a user's numba laws through their C wrappers: nothing compiled for a
+        # new structure), else the structure's own generated sensitivity module
+        # (methods/engine.py for_sensitivity)
         eng = _engine.for_sensitivity(m, _template_source(), (__name__,))
         self.code = eng.mod if eng is not None else \
             build_sensitivity(m, kern, _template_source(), (__name__,)).mod
