@@ -33,9 +33,12 @@ and generic ``pjac_core``/``conn_core``, the shipped operators with their tangen
 ``ops_tan``/``ops_sens`` included: :func:`sensitivity`, :func:`for_sensitivity`,
 :func:`sens_runnable`; the harmonic balance calls the variational loop's ``fun`` and
 ``jac``).
-:func:`runnable` says whether a model can run on it: every element a law of the set and
-not an operator (for the stiff methods: with a ``jac`` kernel), inputs Harmonic or
-sampled tables, no compiled ``stop`` callback; other models run their generated code.
+:func:`runnable` says whether a model can run on it: every element a law of the set, a
+user's numba law (through its C wrappers, systems/user_laws.py) or a shipped operator of
+:func:`op_set` (projection scheme: its force in the law switch, its memory's update in
+``ops``; for the stiff methods and the analyses every element with a ``jac`` kernel),
+inputs Harmonic or sampled tables, no compiled ``stop`` callback; other models run their
+generated code.
 
 Which code runs is chosen per model as a tiered JIT chooses (:func:`for_model`): the
 structure's generated code when it is compiled already (fastest per step: the engine
@@ -422,7 +425,19 @@ def jac(t, y, prm, J, w, V):
 
 
 def ops(y0, y1, w0, w1, dt, prm, rtol):
-    """GENERIC operators' update: none (a model with operators runs its generated code)."""
+    """GENERIC operators' update over an accepted step (see codegen._ops): each
+    operator's memory copied from y0 into y1, then advanced over the step's input
+    segment u0 → u1 (u0 from y0, w0; u1 from y1, w1) at v = (u1 − u0)/dt [m/s] through
+    its ``advance`` kernel (the law switch ``op_advance``)."""
+    for g_e in range(prm.EL.shape[0]):
+        if prm.EL[g_e, 7] != 2:
+            continue
+        g_o, g_n, g_p0, g_p1, g_u0 = op_u(prm, g_e, y0, w0)  # noqa: F821
+        g_u1 = op_u(prm, g_e, y1, w1)[4]  # noqa: F821
+        for g_i in range(g_o, g_o + g_n):
+            y1[g_i] = y0[g_i]
+        op_advance(prm.EL[g_e, 6], y1[g_o:g_o + g_n], g_u0, g_u1, dt,  # noqa: F821
+                   (g_u1 - g_u0) / dt, prm.P[g_p0:g_p1], rtol)
     return 0
 
 
@@ -691,12 +706,11 @@ def _sens_jac_source() -> str:
         "            continue\n        g_a = prm.EL[g_e, 0]\n")
 
 
-def op_ends(prm, e, y, S, w, du, with_du):
+def op_u(prm, e, y, w):
     """An operator element e's row of ``prm.EL``: (o, n, p0, p1, u) — its memory slots
     y[o:o+n], its parameters P[p0:p1] and its input u = x_a − x_b [m] (a moving end's
-    displacement from y, a prescribed end's from w, the ground's 0); with ``with_du``,
-    du[c] = ∂u/∂θ_c from the derivative rows S of its moving ends. Shared by
-    ``ops_tan`` and ``ops_sens`` (inlined into the sensitivity loops)."""
+    displacement from y, a prescribed end's from w, the ground's 0). Shared by ``ops``
+    and the sensitivity module's ``op_ends`` (inlined)."""
     nq = prm.mass.size
     nf = prm.HF.shape[0]
     a = prm.EL[e, 0]
@@ -707,6 +721,16 @@ def op_ends(prm, e, y, S, w, du, with_du):
     xb = 0.0
     if b >= 0:
         xb = y[b] if b < nq else w[nf + b - nq]
+    return prm.EL[e, 2], prm.EL[e, 3], prm.EL[e, 4], prm.EL[e, 5], xa - xb
+
+
+def op_ends(prm, e, y, S, w, du, with_du):
+    """:func:`op_u` of operator element e; with ``with_du`` also du[c] = ∂u/∂θ_c from
+    the derivative rows S of its moving ends. Shared by ``ops_tan`` and ``ops_sens``
+    (inlined into the sensitivity loops)."""
+    nq = prm.mass.size
+    a = prm.EL[e, 0]
+    b = prm.EL[e, 1]
     if with_du:
         fa = 0 <= a < nq
         fb = 0 <= b < nq
@@ -719,7 +743,7 @@ def op_ends(prm, e, y, S, w, du, with_du):
                 du[c] = -S[b, c]
             else:
                 du[c] = 0.0
-    return prm.EL[e, 2], prm.EL[e, 3], prm.EL[e, 4], prm.EL[e, 5], xa - xb
+    return op_u(prm, e, y, w)  # noqa: F821
 
 
 def ops_tan(y, S, Sm, prm, w, DP, dS, DF, du):
@@ -952,14 +976,20 @@ def source() -> str:
         if j is not None:
             mod, qual = compile_cache.kernel_ref(j)
             head.append(f"jac_{i} = resolve({mod!r}, {qual!r})")
+    # the shipped operators (ids after the laws'): their force in the law switch, their
+    # memory's update (ops) and tangents (the sensitivity module) behind switches
+    for k, ks in enumerate(op_set()):
+        for pre, fn in zip(("opforce", "adv", "ftan", "atan"), ks):
+            mod, qual = compile_cache.kernel_ref(fn)
+            head.append(f"{pre}_{len(laws) + k} = resolve({mod!r}, {qual!r})")
     # the stiff cores' module-level names (radau.py, auto.py), as systems/templates.py
     # hands them to the generated modules
     have = {"DP_A", "DP_C", "dp45_dense", "dp45_factor", "dp45_norm"}
     for name, (mod, _) in sorted(radau5.core_globals(_STIFF_CORES).items()):
         if name not in have:
             head.append(f"from {mod} import {name}")
-    src = "\n".join(head) + "\n\n\n" + _dispatch_source(laws) + "\n\n" + \
-        _jac_dispatch_source(law_jacs())
+    src = "\n".join(head) + "\n\n\n" + _op_dispatch_source(laws, op_set()) + "\n\n" + \
+        _jac_dispatch_source(law_jacs()) + f"\n\n{DECOR_INLINE}\n" + inspect.getsource(op_u)
 
     texts = {}
     for fn in _FUNCTIONS:
@@ -1110,14 +1140,22 @@ def _op_dispatch_source(laws, ops) -> str:
     calls = {"op_ftan": ("x, S, u, du, p, DP, out", "ftan"),
              "op_atan": ("x, S, u0, u1, du0, du1, p, DP", "atan"),
              "op_advance": ("x, u0, u1, dt, v, p, rtol", "adv")}
-    for k in range(len(ops)):
-        i = len(laws) + k
-        out += "\n".join([f"    {'if' if not laws and k == 0 else 'elif'} law == {i}:",
-                          f"        F = opforce_{i}(x, u, v, p)",
-                          "        for g_i in range(d.size):",
-                          "            d[g_i] = 0.0",
-                          "        return F"]) + "\n"
+    # the operators' forces in one compiled function called from the inlined switch,
+    # not inlined into each copy of it: every loop's core carries the switch, and the
+    # operators' kernels (a Preisach's memory walk) would be compiled into each
+    n0 = len(laws)
+    if ops:
+        out += "\n".join([f"    {'if' if not laws else 'elif'} {n0} <= law < {n0 + len(ops)}:",
+                          "        return op_force_rate(law, x, u, v, p, d)"]) + "\n"
     out += "    return math.nan\n"
+    lines = ["", "", DECOR, "def op_force_rate(law, x, u, v, p, d):",
+             "    # an operator's memory has no rate: zero, as the generated core writes it",
+             "    for g_i in range(d.size):", "        d[g_i] = 0.0"]
+    for k in range(len(ops)):
+        lines += [f"    {'if' if k == 0 else 'elif'} law == {n0 + k}:",
+                  f"        return opforce_{n0 + k}(x, u, v, p)"]
+    lines.append("    return math.nan")
+    out += "\n".join(lines) + "\n"
     for fn, (args, pre) in calls.items():
         lines = ["", "", DECOR, f"def {fn}(law, {args}):"]
         for k in range(len(ops)):
@@ -1134,19 +1172,11 @@ def _sens_source(template: str) -> str:
     # behind their switch, the operators' kernels behind theirs, the generic sensitivity
     # structure functions and the analysis' template (its loops call core, jac_core,
     # pjac_core, conn_core, ops_tan, ops_sens and scratch as globals)
-    laws, ops = law_set(), op_set()
-    out = source()
-    old = _dispatch_source(laws)
-    assert out.count(old) == 1
-    out = out.replace(old, _op_dispatch_source(laws, ops)) + "\n\n"
+    out = source() + "\n\n"
     for i, j in enumerate(law_pjacs()):
         if j is not None:
             mod, qual = compile_cache.kernel_ref(j)
             out += f"pjac_{i} = resolve({mod!r}, {qual!r})\n"
-    for k, ks in enumerate(ops):
-        for pre, fn in zip(("opforce", "adv", "ftan", "atan"), ks):
-            mod, qual = compile_cache.kernel_ref(fn)
-            out += f"{pre}_{len(laws) + k} = resolve({mod!r}, {qual!r})\n"
     out += "\n\n" + _pjac_dispatch_source(law_pjacs())
     out += f"\n\n{DECOR_INLINE}\n" + inspect.getsource(op_ends)
     for fn in _SENS_FUNCTIONS:
@@ -1162,8 +1192,6 @@ def _sens_modules(template_modules) -> list:
     for j in law_pjacs():
         if j is not None:
             mods.add(compile_cache.kernel_ref(j)[0])
-    for ks in op_set():
-        mods |= {compile_cache.kernel_ref(f)[0] for f in ks[:4]}
     return sorted(mods)
 
 
@@ -1219,6 +1247,8 @@ def modules() -> list:
     for j in law_jacs():
         if j is not None:
             mods.add(compile_cache.kernel_ref(j)[0])
+    for ks in op_set():
+        mods |= {compile_cache.kernel_ref(f)[0] for f in ks[:4]}
     return sorted(mods)
 
 
@@ -1319,18 +1349,27 @@ def cached(loop: str) -> Compiled | None:
 
 
 def runnable(m, loop: str | None = None) -> bool:
-    """Whether model ``m`` can run on the engine (every element a law of the set and not
-    an operator, inputs Harmonic or sampled tables, no compiled ``stop`` callback; for
+    """Whether model ``m`` can run on the engine (every element a law of the set, a
+    user's numba law or a shipped operator of :func:`op_set`, inputs Harmonic or sampled
+    tables, no compiled ``stop`` callback; for
     the stiff methods and the analyses' loops every law with a ``jac`` kernel,
     :func:`law_jacs`); its law ids are then written into ``m.prm.EL``. loop: the
     engine loop asked for (default: the one of ``m.method``)."""
-    if m.callback is not None or not m.compiled or m.ops_present():
+    if m.callback is not None or not m.compiled:
         return False
     if (m.prm.KI < 0).any():
         return False
     need_jac = (loop or LOOPS.get(m.method)) in _JAC_LOOPS
     ids, tables = [], []
     for e in m.asm.elements:
+        if e.element.kind == "operator":
+            # a shipped operator (its force in the law switch, its memory's update in
+            # ops); no Jacobian: the stiff and analysis loops do not take operators
+            i = op_id(e.element)
+            if i is None or need_jac:
+                return False
+            ids.append(i)
+            continue
         i = law_id(e.element)
         if i is not None:
             if need_jac and not _runs_the_laws_jac(e.element, i):
