@@ -4,7 +4,8 @@ the generic ``ops`` after each accepted projection step). Checked against the
 structure's generated code (systems/codegen.py ``_ops``, an independent writing of the
 same update) bit for bit, against the return-point memory every Preisach operator has
 (wiping-out), and for what it is for: a new structure with an operator runs in a new
-process without compiling anything."""
+process without compiling anything; a sum with an operator part runs there through its
+C wrappers (systems/user_laws.py)."""
 import textwrap
 
 import numpy as np
@@ -59,6 +60,30 @@ def test_operators_on_the_engine_equal_the_generated_code_bit_for_bit():
     assert np.ptp(r.force("pr")) > 0.1 and np.ptp(r.force("pi")) > 0.05
 
 
+def test_sums_with_an_operator_part_on_the_engine_equal_the_generated_code():
+    # a sum with an operator part (its kernels generated per sum: a user's kernels to
+    # the engine) runs through its C wrappers (user_laws.py: force with zero rates, and
+    # advance after each accepted step), bit for bit the generated code; the Dahl's
+    # state inside the second sum moves with the sum's advance only
+    from hystmech.components import Dahl, LinearDamper
+
+    from hystmech.systems import user_laws as U
+
+    a = Assembly()
+    a.add_dof("m", mass=1.0)
+    a.add_spring("m", GROUND, k=500.0)
+    a.impose("base", Harmonic(0.0, 0.004, 7.0))
+    a.add_element("s1", Masing(k=300.0, k0=0.0, alpha=1.0) + LinearDamper(c=2.0)
+                  + Relay(a1=-1e-3, a2=2e-3), "m", GROUND)
+    a.add_element("s2", Dahl(rho=2e4, Fc=0.5) + preisach(), "m", "base")
+    a.add_force("m", Harmonic(0.0, 2.0, 3.0))
+    r, g = engine_and_generated(a, (0.0, 0.4), method="projection", h=1e-4, energy=True)
+    assert (r.model.prm.EL[:, 6] >= U.USER_MIN).all()
+    assert np.array_equal(r.y, g.y)
+    assert_same_run(r, g, 1e-300, abs_quad=0.0, observed=False)
+    assert np.ptp(r.state("s2")[:, 0]) > 0.1                 # the Dahl's state moves
+
+
 def test_wiping_out_on_the_engine():
     # a Preisach operator driven by a periodic displacement with inner turning points
     # (u = u1 − u2, two imposed ends: a fundamental and its third harmonic), so that
@@ -94,6 +119,7 @@ def test_a_new_structure_with_operators_compiles_nothing_in_a_new_process():
         import os
         os.environ["HYSTMECH_ENGINE"] = "1"
         import numpy as np
+        from hystmech.components import Masing
         from hystmech.components.preisach import Preisach, PrandtlIshlinskii, Relay
         from hystmech.systems import Assembly, Harmonic, simulate
 
@@ -103,6 +129,8 @@ def test_a_new_structure_with_operators_compiles_nothing_in_a_new_process():
             a.add_spring("m", "ground", k=1e3)
             a.add_force("m", Harmonic(0.0, 2.0, 10.0))
             a.add_element("r", Relay(a1=-1e-3, a2=1e-3), "m", "ground")
+            a.add_element("s", Masing(k=300.0, k0=0.0, alpha=1.0) + Relay(a1=-1e-3, a2=2e-3),
+                          "m", "ground")
             if extra:
                 a.add_dof("m2", mass=2.0)
                 a.add_spring("m", "m2", k=500.0)
@@ -120,3 +148,4 @@ def test_a_new_structure_with_operators_compiles_nothing_in_a_new_process():
     assert out1[1] and out1[2] and out2 == out1
     for names in (first, second):
         assert not [n for n in names if n.startswith("_hystmech_asm_")], names
+    assert second == [], second          # the sum's C wrappers too come from the disk cache

@@ -964,7 +964,7 @@ def source() -> str:
             "from numba import njit", "",
             "from hystmech.systems.compile_cache import resolve",
             "from hystmech.systems.methods.engine import span",
-            "from hystmech.systems.user_laws import user_fr, user_jac, user_pjac",
+            "from hystmech.systems.user_laws import user_adv, user_fr, user_jac, user_pjac",
             "from hystmech.systems.observers import observe",
             "from hystmech.systems.methods.rk45 import DP_A, DP_C, dp45_dense, dp45_factor, "
             "dp45_norm", ""]
@@ -1158,6 +1158,11 @@ def _op_dispatch_source(laws, ops) -> str:
     out += "\n".join(lines) + "\n"
     for fn, (args, pre) in calls.items():
         lines = ["", "", DECOR, f"def {fn}(law, {args}):"]
+        if fn == "op_advance":
+            # a user's operator (or a sum with an operator part): its advance through
+            # its C wrapper (user_laws.py), the id the address of its table
+            lines += [f"    if law >= {USER_MIN}:", f"        user_adv(law, {args})",
+                      "        return 0"]
         for k in range(len(ops)):
             i = len(laws) + k
             lines += [f"    {'if' if k == 0 else 'elif'} law == {i}:",
@@ -1365,9 +1370,17 @@ def runnable(m, loop: str | None = None) -> bool:
         if e.element.kind == "operator":
             # a shipped operator (its force in the law switch, its memory's update in
             # ops); no Jacobian: the stiff and analysis loops do not take operators
-            i = op_id(e.element)
-            if i is None or need_jac:
+            if need_jac:
                 return False
+            i = op_id(e.element)
+            if i is None:
+                # a user's operator kernels, or a sum with an operator part: its force
+                # (zero rates) and advance through its C wrappers (user_laws.py)
+                tab = _user_op_table(e.element)
+                if tab is None:
+                    return False
+                tables.append(tab)
+                i = int(tab.ctypes.data)
             ids.append(i)
             continue
         i = law_id(e.element)
@@ -1399,6 +1412,15 @@ def _user_table(el, jac: bool, sens: bool = False):
     if sens and el.pjac is not None and is_compiled(el.pjac):
         slots += ("pjac",)
     return user_laws.law_table(el, slots)
+
+
+def _user_op_table(el):
+    # the table of a user operator's C wrappers (force with zero rates, advance); None:
+    # not compiled kernels
+    from ...components.base import is_compiled
+    if not (is_compiled(el.force) and is_compiled(el.advance)):
+        return None
+    return user_laws.law_table(el, ("fr", "adv"))
 
 
 _WARMING: set = set()
