@@ -305,3 +305,34 @@ def test_sigterm_of_hystmech_run_frf_exits_143_with_one_line_and_no_worker(tmp_p
         for w in workers:
             if _alive(w):
                 os.kill(w, signal.SIGKILL)
+
+
+def _sleep_task(s):
+    import time
+
+    time.sleep(s)
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="fork start")
+def test_killed_pool_has_closed_its_wakeup_before_the_interpreter_exits():
+    """CI once printed concurrent.futures' "OSError: Bad file descriptor" traceback after
+    the one-line SIGTERM message: its exit hook wrote to the manager thread's wake-up pipe
+    while that thread was closing it. _kill_pool returns only once the thread is done and
+    the pipe closed (the old code returned with the thread running in about half the
+    tries; three pools here)."""
+    import time
+
+    from hystmech.systems.periodic.sweep import _kill_pool
+
+    for _ in range(3):
+        pool = cf.ProcessPoolExecutor(max_workers=2)
+        for _ in range(4):
+            pool.submit(_sleep_task, 30.0)
+        t0 = time.monotonic()
+        while not pool._processes or len(pool._processes) < 2:
+            assert time.monotonic() - t0 < 60
+            time.sleep(0.01)
+        wakeup, thread = pool._executor_manager_thread_wakeup, pool._executor_manager_thread
+        _kill_pool(pool)
+        assert not thread.is_alive()
+        assert wakeup._closed

@@ -341,6 +341,7 @@ class SweepTerminated(KeyboardInterrupt):
 
 def _kill_pool(pool: cf.ProcessPoolExecutor) -> None:
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     for p in procs:
         try:
             p.kill()
@@ -352,6 +353,12 @@ def _kill_pool(pool: cf.ProcessPoolExecutor) -> None:
             p.join(timeout=5.0)
         except (OSError, ValueError, AssertionError, AttributeError):
             pass
+    # The pool's manager thread closes its wake-up pipe when it sees the dead workers;
+    # concurrent.futures' exit hook writes to that pipe without the pool's lock
+    # (CPython 3.11), so exiting while the thread is still closing it printed an
+    # "OSError: Bad file descriptor" traceback after our one line. Wait for the thread.
+    if manager is not None:
+        manager.join(timeout=10.0)
 
 
 # one structure run many times: its generated code, the fastest per step, compiled
