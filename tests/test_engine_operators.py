@@ -120,7 +120,7 @@ def test_a_new_structure_with_operators_compiles_nothing_in_a_new_process():
         os.environ["HYSTMECH_ENGINE"] = "1"
         import numpy as np
         from hystmech.components import Masing
-        from hystmech.components.preisach import Preisach, PrandtlIshlinskii, Relay
+        from hystmech.components.preisach import PrandtlIshlinskii, Relay
         from hystmech.systems import Assembly, Harmonic, simulate
 
         def build(extra):
