@@ -999,8 +999,19 @@ class FMUElement(ForceElement):
     # -- clean-up ------------------------------------------------------------------------
     def close(self):
         """Free the FMU instance and its extracted files."""
-        if self._fmu is not None:
-            if self._ci is not None:
+        try:
+            self._free_instance()
+        finally:
+            # also for an element whose constructor refused an option after extracting
+            # (its other attributes may not exist): the folder must not outlive it
+            unzip = getattr(self, "_unzip", None)
+            if unzip:
+                shutil.rmtree(unzip, ignore_errors=True)
+                self._unzip = None
+
+    def _free_instance(self):
+        if getattr(self, "_fmu", None) is not None:
+            if getattr(self, "_ci", None) is not None:
                 from . import native as nv
 
                 comp = self._ci[nv.CI_COMP]
@@ -1023,10 +1034,11 @@ class FMUElement(ForceElement):
             except Exception:  # noqa: BLE001
                 pass
             self._fmu = None
-        _STORES.pop(self._instance_name.encode(), None)
-        if self._ci is not None:
+        name = getattr(self, "_instance_name", None)
+        if name is not None:
+            _STORES.pop(name.encode(), None)
+        if getattr(self, "_ci", None) is not None:
             _ELEMENTS.pop(int(self._ci[21]), None)  # native.CI_KEY
-        shutil.rmtree(self._unzip, ignore_errors=True)
 
     def __del__(self):
         if sys.is_finalizing():  # atexit already closed it; calling FMUs now is unsafe

@@ -46,7 +46,9 @@ def load(path):
     """(library, model description root, guid, identifier, unzip dir)."""
     import xml.etree.ElementTree as ET
 
-    d = tempfile.mkdtemp(prefix="hm-fuzz-")
+    # unpacked beside the FMU (the test's tmp folder, which pytest rotates): a folder in
+    # the system's /tmp would outlive every run, and a crashing child cannot clean up
+    d = tempfile.mkdtemp(prefix="hm-fuzz-", dir=os.path.dirname(os.path.abspath(path)))
     with zipfile.ZipFile(path) as zf:
         zf.extractall(d)
     root = ET.parse(os.path.join(d, "modelDescription.xml")).getroot()

@@ -448,3 +448,28 @@ def test_fmi3_laws_round_trip(tmp_path):
             assert np.max(np.abs(r.force - ref.force)) <= 1e-6 * np.max(np.abs(ref.force)), \
                 (name, mode)
             fe.close()
+
+
+def test_a_refused_or_closed_import_leaves_no_extracted_folder(dahl_fmu, tmp_path,
+                                                               monkeypatch):
+    """FMUElement extracts the FMU into a temporary folder: a constructor that refuses an
+    option after extracting (an invalid me_host, compiled with error_control), and a
+    closed element, leave none behind (each refusal used to leave one in /tmp)."""
+    import gc
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def left():
+        gc.collect()
+        return sorted(p.name for p in tmp_path.glob("hystmech-fmu-*"))
+
+    for kw in (dict(me_host="yes", mode="me"), dict(compiled=True, error_control=True),
+               dict(step=-1.0)):
+        with pytest.raises(FMUError):
+            FMUElement(dahl_fmu, **kw)
+        assert left() == [], kw
+    fe = FMUElement(dahl_fmu)
+    assert len(left()) == 1           # the live element's binary is loaded from there
+    fe.close()
+    assert left() == []
