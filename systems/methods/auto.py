@@ -54,7 +54,7 @@ BACK_EVERY = 5
 
 # -- stiffness measures ---------------------------------------------------------------------
 
-@register_jitable
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def dp_hlambda(K, y, y_new, h, nd, work):
     """h·|λ| seen by the last accepted DP step (dopri5.f): stages 6 and 7 are both
     evaluated at t + h, at y₆ and y₁."""
@@ -73,7 +73,7 @@ def dp_hlambda(K, y, y_new, h, nd, work):
     return 0.0
 
 
-@register_jitable
+@njit(cache=True)
 def spectral_radius(J, v, w, iters):
     """Estimate of max |eigenvalue| of J by power iteration: the geometric mean of the
     growth factors of the second half of the iterations (also right for a dominant

@@ -83,7 +83,7 @@ STATUS_MESSAGES = {0: "the end of the time span was reached",
 
 # -- dense linear algebra for the small systems of lumped rigs ----------------------------
 
-@register_jitable
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def lu_factor(A, piv):
     """In-place LU with partial pivoting (real or complex A); False when singular."""
     n = A.shape[0]
@@ -167,14 +167,14 @@ def initial_step(fun, t0, y0, f0, args, t_bound, max_step, order, rtol, atol, nd
     return min(100.0 * h0, h1, t_bound - t0, max_step)
 
 
-@register_jitable
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def radau_dense(Q, y_old, x, out):
     """Collocation polynomial of the last step at t_old + x·h (0 ≤ x ≤ 1)."""
     for i in range(y_old.size):
         out[i] = y_old[i] + x * (Q[i, 0] + x * (Q[i, 1] + x * Q[i, 2]))
 
 
-@register_jitable
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _predict(Z, t, y, h, Q, yold, rs, ytmp):
     # starting guess of the collocation increments from the previous step's polynomial
     n = y.size
@@ -189,7 +189,7 @@ def _predict(Z, t, y, h, Q, yold, rs, ytmp):
                 Z[s, j] = 0.0
 
 
-@register_jitable
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _predict_factor(h_abs, h_abs_old, err, err_old):
     # Gustafsson's predictive controller, Hairer & Wanner (1996), §IV.8
     if err_old < 0.0 or h_abs_old < 0.0 or err == 0.0:
@@ -201,7 +201,7 @@ def _predict_factor(h_abs, h_abs_old, err, err_old):
     return min(1.0, mult) * err ** -0.25
 
 
-@register_jitable
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _factor_lus(J, h, nd, LUr, pr, LUc, pc):
     mr = MU_REAL / h
     mc = MU_COMPLEX / h
@@ -214,18 +214,79 @@ def _factor_lus(J, h, nd, LUr, pr, LUc, pc):
     return lu_factor(LUr, pr) and lu_factor(LUc, pc)
 
 
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _to_eigenbasis(Z, W):
+    # W = T⁻¹ Z: the collocation increments in the eigenbasis of A
+    for k in range(3):
+        for j in range(Z.shape[1]):
+            W[k, j] = (RADAU_TI[k, 0] * Z[0, j] + RADAU_TI[k, 1] * Z[1, j]
+                       + RADAU_TI[k, 2] * Z[2, j])
+
+
+@register_jitable
+def _all_finite_2d(F):
+    for s in range(F.shape[0]):
+        for j in range(F.shape[1]):
+            if not math.isfinite(F[s, j]):
+                return False
+    return True
+
+
+@register_jitable
+def _newton_increment(F, W, dW, fr, fc, LUr, pr, LUc, pc, scale, mr, mc, nd):
+    """One simplified Newton increment dW of the collocation system from the stage
+    rates F (real LU for the real eigenvalue, complex LU for the pair); returns its
+    scaled RMS norm."""
+    n = W.shape[1]
+    for j in range(n):
+        fr[j] = (F[0, j] * RADAU_TI[0, 0] + F[1, j] * RADAU_TI[0, 1]
+                 + F[2, j] * RADAU_TI[0, 2]) - mr * W[0, j]
+        fc[j] = (F[0, j] * (RADAU_TI[1, 0] + 1j * RADAU_TI[2, 0])
+                 + F[1, j] * (RADAU_TI[1, 1] + 1j * RADAU_TI[2, 1])
+                 + F[2, j] * (RADAU_TI[1, 2] + 1j * RADAU_TI[2, 2])) \
+            - mc * (W[1, j] + 1j * W[2, j])
+    lu_solve(LUr, pr, fr[:nd])
+    lu_solve(LUc, pc, fc[:nd])
+    for j in range(nd, n):      # quadratures: zero Jacobian block
+        fr[j] = fr[j] / mr
+        fc[j] = fc[j] / mc
+    acc = 0.0
+    for j in range(n):
+        dW[0, j] = fr[j]
+        dW[1, j] = fc[j].real
+        dW[2, j] = fc[j].imag
+    for j in range(nd):
+        acc += (dW[0, j] / scale[j]) ** 2 + (dW[1, j] / scale[j]) ** 2 \
+            + (dW[2, j] / scale[j]) ** 2
+    return math.sqrt(acc / (3 * nd))
+
+
+@register_jitable
+def _newton_update(W, dW, Z):
+    # W += dW, Z = T W
+    n = W.shape[1]
+    for k in range(3):
+        for j in range(n):
+            W[k, j] += dW[k, j]
+    for k in range(3):
+        for j in range(n):
+            Z[k, j] = (RADAU_T[k, 0] * W[0, j] + RADAU_T[k, 1] * W[1, j]
+                       + RADAU_T[k, 2] * W[2, j])
+
+
 @register_jitable
 def _collocation(fun, t, y, h, Z, scale, tol, LUr, pr, LUc, pc, args, nd, F, W, dW, fr, fc,
                  ytmp, cnt):
     """Simplified Newton on the collocation system; Z (3, n) holds the starting guess
-    on entry and the solution on return. Returns (converged, n_iter, rate)."""
+    on entry and the solution on return. Returns (converged, n_iter, rate).
+
+    (The structure-free arithmetic is in compiled helpers cached on disk once per
+    install: a structure's module compiles only this control flow around its
+    right-hand side.)"""
     n = y.size
     mr = MU_REAL / h
     mc = MU_COMPLEX / h
-    for k in range(3):
-        for j in range(n):
-            W[k, j] = (RADAU_TI[k, 0] * Z[0, j] + RADAU_TI[k, 1] * Z[1, j]
-                       + RADAU_TI[k, 2] * Z[2, j])
+    _to_eigenbasis(Z, W)
     norm_old = -1.0
     rate = -1.0
     converged = False
@@ -236,51 +297,76 @@ def _collocation(fun, t, y, h, Z, scale, tol, LUr, pr, LUc, pc, args, nd, F, W, 
                 ytmp[j] = y[j] + Z[s, j]
             fun(t + RADAU_C[s] * h, ytmp, args, F[s])
         cnt[C_NFEV] += 3
-        finite = True
-        for s in range(3):
-            for j in range(n):
-                if not math.isfinite(F[s, j]):
-                    finite = False
-        if not finite:
+        if not _all_finite_2d(F):
             break
-        for j in range(n):
-            fr[j] = (F[0, j] * RADAU_TI[0, 0] + F[1, j] * RADAU_TI[0, 1]
-                     + F[2, j] * RADAU_TI[0, 2]) - mr * W[0, j]
-            fc[j] = (F[0, j] * (RADAU_TI[1, 0] + 1j * RADAU_TI[2, 0])
-                     + F[1, j] * (RADAU_TI[1, 1] + 1j * RADAU_TI[2, 1])
-                     + F[2, j] * (RADAU_TI[1, 2] + 1j * RADAU_TI[2, 2])) \
-                - mc * (W[1, j] + 1j * W[2, j])
-        lu_solve(LUr, pr, fr[:nd])
-        lu_solve(LUc, pc, fc[:nd])
-        for j in range(nd, n):      # quadratures: zero Jacobian block
-            fr[j] = fr[j] / mr
-            fc[j] = fc[j] / mc
-        acc = 0.0
-        for j in range(n):
-            dW[0, j] = fr[j]
-            dW[1, j] = fc[j].real
-            dW[2, j] = fc[j].imag
-        for j in range(nd):
-            acc += (dW[0, j] / scale[j]) ** 2 + (dW[1, j] / scale[j]) ** 2 \
-                + (dW[2, j] / scale[j]) ** 2
-        dw_norm = math.sqrt(acc / (3 * nd))
+        dw_norm = _newton_increment(F, W, dW, fr, fc, LUr, pr, LUc, pc, scale, mr, mc, nd)
         if norm_old >= 0.0:
             rate = dw_norm / norm_old
         if rate >= 0.0 and (rate >= 1.0 or
                             rate ** (NEWTON_MAXITER - it) / (1.0 - rate) * dw_norm > tol):
             break
-        for k in range(3):
-            for j in range(n):
-                W[k, j] += dW[k, j]
-        for k in range(3):
-            for j in range(n):
-                Z[k, j] = (RADAU_T[k, 0] * W[0, j] + RADAU_T[k, 1] * W[1, j]
-                           + RADAU_T[k, 2] * W[2, j])
+        _newton_update(W, dW, Z)
         if dw_norm == 0.0 or (rate >= 0.0 and rate / (1.0 - rate) * dw_norm < tol):
             converged = True
             break
         norm_old = dw_norm
     return converged, it + 1, rate
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _newton_scale(y, atol, rtol, nd, scale):
+    for j in range(nd):
+        scale[j] = atol[j] + rtol * abs(y[j])      # Newton scale
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _error_estimate(Z, y, ynew, f, fr, err, LUr, pr, atol, rtol, h, nd):
+    """ynew = y + Z[2]; the embedded error estimate filtered by the real LU (Hairer &
+    Wanner, §IV.8) in err, ZE kept in fr for a second estimate; returns its RMS norm."""
+    n = y.size
+    for j in range(n):
+        ynew[j] = y[j] + Z[2, j]
+    for j in range(nd):
+        ze = (Z[0, j] * RADAU_E[0] + Z[1, j] * RADAU_E[1] + Z[2, j] * RADAU_E[2]) / h
+        fr[j] = ze                      # keep ZE for the second estimate
+        err[j] = f[j] + ze
+    lu_solve(LUr, pr, err[:nd])
+    acc = 0.0
+    for j in range(nd):
+        sc = atol[j] + rtol * max(abs(y[j]), abs(ynew[j]))
+        acc += (err[j] / sc) ** 2
+    return math.sqrt(acc / nd)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _perturbed(y, err, ytmp, nd):
+    # the point y + err (controlled components) of the second estimate after a rejection
+    for j in range(y.size):
+        ytmp[j] = y[j] + err[j] if j < nd else y[j]
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _error_refined(F0, fr, err, LUr, pr, y, ynew, atol, rtol, nd):
+    """The second error estimate from the rate F0 at the perturbed point; its norm."""
+    for j in range(nd):
+        err[j] = F0[j] + fr[j]
+    lu_solve(LUr, pr, err[:nd])
+    acc = 0.0
+    for j in range(nd):
+        sc = atol[j] + rtol * max(abs(y[j]), abs(ynew[j]))
+        acc += (err[j] / sc) ** 2
+    return math.sqrt(acc / nd)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _advance_dense(Z, Q, yold, y, ynew):
+    # dense output of the accepted step (Q = Zᵀ P), then y_old = y, y = y_new
+    for j in range(y.size):
+        for k in range(3):
+            Q[j, k] = Z[0, j] * RADAU_P[0, k] + Z[1, j] * RADAU_P[1, k] \
+                + Z[2, j] * RADAU_P[2, k]
+        yold[j] = y[j]
+        y[j] = ynew[j]
 
 
 @register_jitable
@@ -294,7 +380,6 @@ def radau_step(fun, jac, t, y, t_bound, args, rtol, atol, nd, max_step,
 
     f must hold fun(t, y) and J a Jacobian (recent, not necessarily at (t, y)) on
     entry; rs[R_CURJAC] says whether J was evaluated at (t, y)."""
-    n = y.size
     min_step = 10.0 * EPS * max(abs(t), 1e-290)
     h_abs = rs[R_H]
     h_abs_old = rs[R_HOLD]
@@ -323,8 +408,7 @@ def radau_step(fun, jac, t, y, t_bound, args, rtol, atol, nd, max_step,
         h = t_new - t
         h_abs = h
         _predict(Z, t, y, h, Q, yold, rs, ytmp)
-        for j in range(nd):
-            err[j] = atol[j] + rtol * abs(y[j])      # Newton scale
+        _newton_scale(y, atol, rtol, nd, err)
         converged = False
         while not converged:
             if rs[R_LUOK] == 0.0:
@@ -348,33 +432,13 @@ def radau_step(fun, jac, t, y, t_bound, args, rtol, atol, nd, max_step,
             h_abs *= 0.5
             rs[R_LUOK] = 0.0
             continue
-        for j in range(n):
-            ynew[j] = y[j] + Z[2, j]
-        # embedded error estimate, filtered by the real LU (Hairer & Wanner, §IV.8)
-        for j in range(nd):
-            ze = (Z[0, j] * RADAU_E[0] + Z[1, j] * RADAU_E[1] + Z[2, j] * RADAU_E[2]) / h
-            fr[j] = ze                      # keep ZE for the second estimate
-            err[j] = f[j] + ze
-        lu_solve(LUr, pr, err[:nd])
-        acc = 0.0
-        for j in range(nd):
-            sc = atol[j] + rtol * max(abs(y[j]), abs(ynew[j]))
-            acc += (err[j] / sc) ** 2
-        err_norm = math.sqrt(acc / nd)
+        err_norm = _error_estimate(Z, y, ynew, f, fr, err, LUr, pr, atol, rtol, h, nd)
         safety = 0.9 * (2 * NEWTON_MAXITER + 1) / (2 * NEWTON_MAXITER + n_iter)
         if rejected and not err_norm <= 1.0:
-            for j in range(n):
-                ytmp[j] = y[j] + err[j] if j < nd else y[j]
+            _perturbed(y, err, ytmp, nd)
             fun(t, ytmp, args, F[0])
             cnt[C_NFEV] += 1
-            for j in range(nd):
-                err[j] = F[0, j] + fr[j]
-            lu_solve(LUr, pr, err[:nd])
-            acc = 0.0
-            for j in range(nd):
-                sc = atol[j] + rtol * max(abs(y[j]), abs(ynew[j]))
-                acc += (err[j] / sc) ** 2
-            err_norm = math.sqrt(acc / nd)
+            err_norm = _error_refined(F[0], fr, err, LUr, pr, y, ynew, atol, rtol, nd)
         if not err_norm <= 1.0:      # also NaN
             if math.isfinite(err_norm):
                 fac = _predict_factor(h_abs, h_abs_old, err_norm, err_old)
@@ -394,12 +458,7 @@ def radau_step(fun, jac, t, y, t_bound, args, rtol, atol, nd, max_step,
     else:
         rs[R_LUOK] = 0.0
     # dense output of this step, then advance
-    for j in range(n):
-        for k in range(3):
-            Q[j, k] = Z[0, j] * RADAU_P[0, k] + Z[1, j] * RADAU_P[1, k] \
-                + Z[2, j] * RADAU_P[2, k]
-        yold[j] = y[j]
-        y[j] = ynew[j]
+    _advance_dense(Z, Q, yold, y, ynew)
     fun(t_new, y, args, f)
     cnt[C_NFEV] += 1
     if recompute_jac:
@@ -427,7 +486,7 @@ def all_finite(a):
     return True
 
 
-@register_jitable
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def radau_workspace(n, nd):
     """Work arrays of :func:`radau_step` for n components (nd controlled)."""
     return (np.empty(n), np.zeros((nd, nd)), np.empty((nd, nd)),
@@ -438,7 +497,7 @@ def radau_workspace(n, nd):
             np.zeros(5, np.int64))
 
 
-@register_jitable
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def radau_reset(rs, h, rtol):
     """Controller state for a (re)start at step size h: no history, no valid LU."""
     rs[R_H] = h
@@ -450,7 +509,7 @@ def radau_reset(rs, h, rtol):
     rs[R_NTOL] = max(10.0 * EPS / rtol, min(0.03, rtol ** 0.5))
 
 
-@register_jitable
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def grow(Tout, Yout, nout):
     """Twice the capacity, first nout rows kept (output recorded at every step)."""
     cap = 2 * Tout.size
@@ -462,7 +521,7 @@ def grow(Tout, Yout, nout):
     return T2, Y2
 
 
-@register_jitable
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def copy_row(Y, i, y):
     """Y[i, :] = y, element by element: an array assigned to a slice makes numba
     compile its shape-mismatch message (string formatting, seconds of compile once per
@@ -474,7 +533,7 @@ def copy_row(Y, i, y):
 # Output recording of the compiled cores (radau_solve, auto.auto_solve), one
 # implementation for both methods.
 
-@register_jitable
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def out_start(t0, y, t_eval):
     """Output buffers (T, Y, nout, ie) of a run from (t0, y): every step is recorded
     when t_eval is empty (starting with t0), else the points of t_eval (those ≤ t0
@@ -498,7 +557,7 @@ def out_start(t0, y, t_eval):
     return Tout, Yout, nout, ie
 
 
-@register_jitable
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def out_step(Tout, Yout, nout, ie, t_eval, t, t_new, y_new, dp, Q, yold, K, y, h):
     """Record the accepted step (t, t_new]: its end (t_new, y_new) when t_eval is
     empty, else the points of t_eval it covers, from the dense output of the method
