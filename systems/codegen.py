@@ -633,10 +633,25 @@ def _ops(m):
 
 
 
+# the templates' functions that only compiled code calls (no method calls them from
+# Python): compiled without a Python wrapper either, whose unboxing of every argument
+# (the model record's eighteen arrays, the scratch tuple) numba would otherwise compile
+# for each structure (about 0.3 s each)
+_DECOR_INTERNAL = "@njit(cache=True, no_cfunc_wrapper=True, no_cpython_wrapper=True)"
+INTERNAL = ("initial_step", "stiff_fun", "stiff_jac_an", "stiff_jac_fd", "fun_full_call")
+
+
+def internal_decorators(src: str) -> str:
+    """``src`` with the generator's decorator of the functions named in INTERNAL
+    replaced by one without a Python wrapper (a generated module or the engine's)."""
+    return re.sub(rf"^{re.escape(_DECOR)}\n(def (?:{'|'.join(INTERNAL)})\()",
+                  lambda mt: f"{_DECOR_INTERNAL}\n{mt.group(1)}", src, flags=re.M)
+
+
 def _own_decorators(src: str) -> str:
     # templates decorated @njit(cache=True) by their owners get the generator's
-    # decorator (no C-callable wrapper, see _DECOR)
-    return re.sub(r"^@njit\(cache=True\)$", _DECOR, src, flags=re.M)
+    # decorator (no C-callable wrapper, see _DECOR); those of INTERNAL no Python one
+    return internal_decorators(re.sub(r"^@njit\(cache=True\)$", _DECOR, src, flags=re.M))
 
 
 def _in_memory(src: str) -> str:
@@ -678,7 +693,8 @@ def generate(m, refs: dict, tpl: Templates) -> str:
     for p in parts:
         # the per-step functions of the projection loop: inlined (see _DECOR_INLINE)
         hot = p.startswith(("def core(", "def inputs_rot(", "def step(", "def signal("))
-        src += f"\n\n{_DECOR_INLINE if hot else _DECOR}\n" + p
+        internal = p.startswith("def fun_full_call(")
+        src += f"\n\n{_DECOR_INLINE if hot else _DECOR_INTERNAL if internal else _DECOR}\n" + p
     loops = prune_constant_ifs(_inline_calls(tpl.source, m, tpl.inline),
                                {"SIGNAL_NEEDS_W": "w[" in _signal(m).split("\n")[1]})
     loops = _own_decorators(loops)

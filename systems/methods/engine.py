@@ -65,7 +65,7 @@ from numba.np.arrayobj import populate_array
 
 from .. import compile_cache
 from ..codegen import (DECOR, DECOR_INLINE, Compiled, Templates, _first_def, _own_decorators,
-                       inline_calls)
+                       inline_calls, internal_decorators)
 from .. import user_laws, variational
 from ..user_laws import USER_MIN
 from ..templates import eval_samples, templates
@@ -957,6 +957,11 @@ def _dispatch_source(laws) -> str:
 
 def source() -> str:
     """The engine module's source for the law set (see the module docstring)."""
+    # (the functions only its loops call get no Python wrapper: codegen.INTERNAL)
+    return internal_decorators(_source())
+
+
+def _source() -> str:
     laws = law_set()
     tpl = templates()
     head = ['"""The generic engine of hystmech (systems/methods/engine.py), generated for the '
