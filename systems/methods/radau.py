@@ -335,6 +335,18 @@ def _newton_scale(y, atol, rtol, nd, scale):
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def _filtered_norm(err, LUr, pr, y, ynew, atol, rtol, nd):
+    """err filtered by the real LU (in place), and its RMS norm scaled by
+    atol + rtol·max(|y|, |ŷ|) (Hairer & Wanner (1996), §IV.8, error estimation)."""
+    lu_solve(LUr, pr, err[:nd])
+    acc = 0.0
+    for j in range(nd):
+        sc = atol[j] + rtol * max(abs(y[j]), abs(ynew[j]))
+        acc += (err[j] / sc) ** 2
+    return math.sqrt(acc / nd)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _error_estimate(Z, y, ynew, f, fr, err, LUr, pr, atol, rtol, h, nd):
     """ynew = y + Z[2]; the embedded error estimate filtered by the real LU (Hairer &
     Wanner, §IV.8) in err, ZE kept in fr for a second estimate; returns its RMS norm."""
@@ -345,12 +357,7 @@ def _error_estimate(Z, y, ynew, f, fr, err, LUr, pr, atol, rtol, h, nd):
         ze = (Z[0, j] * RADAU_E[0] + Z[1, j] * RADAU_E[1] + Z[2, j] * RADAU_E[2]) / h
         fr[j] = ze                      # keep ZE for the second estimate
         err[j] = f[j] + ze
-    lu_solve(LUr, pr, err[:nd])
-    acc = 0.0
-    for j in range(nd):
-        sc = atol[j] + rtol * max(abs(y[j]), abs(ynew[j]))
-        acc += (err[j] / sc) ** 2
-    return math.sqrt(acc / nd)
+    return _filtered_norm(err, LUr, pr, y, ynew, atol, rtol, nd)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -365,12 +372,7 @@ def _error_refined(F0, fr, err, LUr, pr, y, ynew, atol, rtol, nd):
     """The second error estimate from the rate F0 at the perturbed point; its norm."""
     for j in range(nd):
         err[j] = F0[j] + fr[j]
-    lu_solve(LUr, pr, err[:nd])
-    acc = 0.0
-    for j in range(nd):
-        sc = atol[j] + rtol * max(abs(y[j]), abs(ynew[j]))
-        acc += (err[j] / sc) ** 2
-    return math.sqrt(acc / nd)
+    return _filtered_norm(err, LUr, pr, y, ynew, atol, rtol, nd)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
