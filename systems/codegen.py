@@ -638,7 +638,8 @@ def _ops(m):
 # (the model record's eighteen arrays, the scratch tuple) numba would otherwise compile
 # for each structure (about 0.3 s each)
 _DECOR_INTERNAL = "@njit(cache=True, no_cfunc_wrapper=True, no_cpython_wrapper=True)"
-INTERNAL = ("initial_step", "stiff_fun", "stiff_jac_an", "stiff_jac_fd", "fun_full_call")
+INTERNAL = ("initial_step", "stiff_fun", "stiff_jac_an", "stiff_jac_fd", "fun_full_call",
+            "radau_step", "dp45_step")     # (the last two: the stiff cores called, not inlined)
 
 
 def internal_decorators(src: str) -> str:

@@ -212,7 +212,7 @@ def test_a_new_structure_runs_on_the_cached_engine_and_compiles_nothing(method, 
         return sum(sum(getattr(eng, f).stats.cache_misses.values())
                    for f in (*funcs, "eval_samples", "jac"))
     before = misses()
-    nsig = {f: len(getattr(eng, f).signatures) for f in funcs}
+    sigs = {f: set(getattr(eng, f).signatures) for f in funcs}
     # a structure no test runs on its generated code: four DOFs, three laws, stiff
     a = Assembly()
     for i in range(4):
@@ -228,6 +228,11 @@ def test_a_new_structure_runs_on_the_cached_engine_and_compiles_nothing(method, 
     assert r.model.engine() is eng
     assert r.model._code is None                      # its generated module never built
     assert not r.model.generated_ready(funcs[-1])     # nor compiled on disk
-    assert {f: len(getattr(eng, f).signatures) for f in funcs} == nsig
+    # no new specialisation: a signature this process did not hold before the run was
+    # loaded from the disk cache (where warm put it), not compiled (the run alone in a
+    # process with a warm cache loads the loops it calls)
+    for f in funcs:
+        disp = getattr(eng, f)
+        assert set(disp.signatures) - sigs[f] <= set(disp.stats.cache_hits), f
     assert misses() == before                          # nothing compiled in this process
     assert np.all(np.isfinite(r.y)) and r.t[-1] == pytest.approx(0.05)

@@ -93,10 +93,6 @@ CORES = (_ode.dp45_step, radau.initial_step, radau._collocation, radau.radau_ste
 INLINED_CORES = ("radau_initial_step", "initial_step", "_collocation", "radau_solve",
                  "auto_start", "auto_explicit", "auto_implicit")
 INLINE_CORE = '@njit(cache=True, inline="always")'
-# the cores compiled as functions of their own (radau_step, dp45_step) are called from
-# the compiled templates only: no Python wrapper, whose unboxing of every argument (the
-# model record's arrays among them) numba would compile per structure for nothing
-CALLED_CORE = "@njit(cache=True, no_cfunc_wrapper=True, no_cpython_wrapper=True)"
 
 
 def core_source(functions) -> str:
@@ -126,7 +122,7 @@ def core_source(functions) -> str:
             src = src.replace("    K = np.empty((7, n))\n",
                               "    K = np.empty((7, n))\n    kout_ = np.empty(n)\n")
         out.append((fn.__name__, src))
-    return "".join(f"\n\n{INLINE_CORE if name in INLINED_CORES else CALLED_CORE}\n{s}"
+    return "".join(f"\n\n{INLINE_CORE if name in INLINED_CORES else '@njit(cache=True)'}\n{s}"
                    for name, s in out)
 
 
