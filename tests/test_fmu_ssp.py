@@ -439,8 +439,10 @@ MR_H = (2e-5, 1e-5, 5e-6)           # the explicit coupling needs h·(Kd + kx1)/
 def mr_rig(tmp_path_factory):
     """The MR-damper rig (viscous + Dahl paper, eq. (1); piston on a stiff PD actuator
     following the wave-periodic displacement), period shortened to 0.5 s, as SSP; the
-    reference: the Assembly's rules in plain Python by DOP853 at rtol 1e-10, integrated
-    piece by piece between the reversals of the imposed velocity."""
+    reference: the Assembly's rules in plain Python by scipy's Radau at rtol 1e-10,
+    integrated piece by piece between the reversals of the imposed velocity. (The rig is
+    stiff, Kd/m = 8e3 1/s: DOP853 at the same tolerance needs 1.7e5 evaluations, 2.4x the
+    CPU, and agrees with Radau to 2e-10 of the force range.)"""
     from scipy.integrate import solve_ivp
 
     from hystmech.fmu import export_ssp
@@ -453,7 +455,7 @@ def mr_rig(tmp_path_factory):
     edges = np.arange(0.0, MR_TE + 1e-9, MR_PERIOD / 2)
     for a, b in zip(edges, edges[1:]):
         sel = (t >= a - h / 2) & (t < b - h / 2)
-        r = solve_ivp(rhs, (a, b), y0, method="DOP853", rtol=1e-10, atol=1e-12,
+        r = solve_ivp(rhs, (a, b), y0, method="Radau", rtol=1e-10, atol=1e-12,
                       t_eval=np.append(t[sel], b))
         assert r.success
         ys.append(r.y[:, :-1])
