@@ -240,8 +240,9 @@ def experiment(X, F=None):
 @pytest.mark.parametrize("name", list(FREE))
 def test_operator_sensitivities_match_central_differences_of_independent_runs(name):
     """Our RK4 run equals the independent one, and its forward sensitivities (of the
-    displacement and of the operator's force) equal the fourth-order central differences
-    of the independent runs in every free parameter: the output is linear in the weights
+    displacement and of the operator's force) equal the central differences of the
+    independent runs in every free parameter (truncation O(step²), below 1e-9 at these
+    steps; rounding ~1 ulp over the step dominates): the output is linear in the weights
     along a fixed input path, and the path's own dependence (the memory's extrema moving
     with θ, the force's slope in u) is carried through the memory update."""
     law, mk = case(name)
@@ -259,11 +260,11 @@ def test_operator_sensitivities_match_central_differences_of_independent_runs(na
         # input crosses one between the runs)
         d = (1e-5 if name == "continuous" else 1e-9) * max(abs(th[c]), 1.0)
         runs = []
-        for k in (2, 1, -1, -2):
+        for k in (1, -1):
             tk = th.copy()
             tk[c] += k * d
             runs.append(np.stack(ref_of(name, tk, P.names, n), 1))
-        fd = (-runs[0] + 8 * runs[1] - 8 * runs[2] + runs[3]) / (12 * d)
+        fd = (runs[0] - runs[1]) / (2 * d)
         for o in range(2):
             scale = np.abs(fd[:, o]).max()
             if o == 1 and name == "relay":   # a relay's ±1 output: flat in every parameter
