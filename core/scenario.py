@@ -168,14 +168,41 @@ def write_timeseries(path: Path, series: dict) -> None:
     atomic_write(path, buf.getvalue())
 
 
+FIGURE_DPI = 110
+
+
 def save_figure(fig, path: Path) -> None:
+    """Write ``fig`` as a PNG at :data:`FIGURE_DPI`, cropped to its drawn content plus
+    matplotlib's pad (what ``savefig(bbox_inches="tight")`` gives), atomically; closes
+    the figure."""
     import io
+    import math
 
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    atomic_write(path, buf.getvalue())
+    import matplotlib
     import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+    dpi = FIGURE_DPI
+    buf = io.BytesIO()
+    # savefig(bbox_inches="tight") draws the figure twice: a dry run to lay it out and
+    # measure it, then the picture. Drawn once and cropped to the same box, a figure
+    # costs ~1/3 less; a figure with content outside its own area (the tight box
+    # larger than the canvas) is left to savefig, which enlarges the canvas for it.
+    fig.set_dpi(dpi)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    box = fig.get_tightbbox(canvas.get_renderer()).padded(
+        matplotlib.rcParams["savefig.pad_inches"])
+    W, H = canvas.get_width_height()
+    x0, x1 = math.floor(box.x0 * dpi), math.ceil(box.x1 * dpi)
+    y0, y1 = H - math.ceil(box.y1 * dpi), H - math.floor(box.y0 * dpi)
+    if 0 <= x0 < x1 <= W and 0 <= y0 < y1 <= H:
+        img = np.asarray(canvas.buffer_rgba())[y0:y1, x0:x1]
+        matplotlib.image.imsave(buf, img, format="png", dpi=dpi)
+    else:
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    atomic_write(path, buf.getvalue())
     plt.close(fig)
 
 
