@@ -187,8 +187,9 @@ def save_figure(fig, path: Path) -> None:
     buf = io.BytesIO()
     # savefig(bbox_inches="tight") draws the figure twice: a dry run to lay it out and
     # measure it, then the picture. Drawn once and cropped to the same box, a figure
-    # costs ~1/3 less; a figure with content outside its own area (the tight box
-    # larger than the canvas) is left to savefig, which enlarges the canvas for it.
+    # costs about a quarter less (0.32 -> 0.25 s for three panels of 20k-point lines);
+    # a figure with content outside its own area (the tight box larger than the
+    # canvas) is left to savefig, which enlarges the canvas for it.
     fig.set_dpi(dpi)
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
