@@ -692,14 +692,8 @@ def generate(m, refs: dict, tpl: Templates) -> str:
     parts.append(_fun(m).split("\n\n\n" + _DECOR_INLINE + "\n", 1)[1]
                  .replace("def fun_full(", "def fun_full_call(", 1))
     for p in parts:
-        # the per-step functions of the projection loop: inlined (see _DECOR_INLINE); and
-        # the Jacobian's chain jac -> inputs, jac_core (one call site in each loop that
-        # calls it): compiled as functions of their own, each paid numba's per-function
-        # cost and was optimised again in its caller (a new structure's radau5, laws'
-        # kernels cached: 14.4 / 14.0 -> 12.9 / 13.5 s CPU; the engine, whose generic
-        # jac_core is called from more places, gained nothing and keeps them)
-        hot = p.startswith(("def core(", "def inputs_rot(", "def step(", "def signal(",
-                            "def jac(", "def jac_core(", "def inputs("))
+        # the per-step functions of the projection loop: inlined (see _DECOR_INLINE)
+        hot = p.startswith(("def core(", "def inputs_rot(", "def step(", "def signal("))
         internal = p.startswith("def fun_full_call(")
         src += f"\n\n{_DECOR_INLINE if hot else _DECOR_INTERNAL if internal else _DECOR}\n" + p
     loops = prune_constant_ifs(_inline_calls(tpl.source, m, tpl.inline),
