@@ -53,9 +53,10 @@ def test_cropped_figure_is_matplotlibs_tight_picture(tmp_path):
 
 
 def test_content_outside_the_figure_is_kept(tmp_path):
-    save_figure(_figure(outside=True), tmp_path / "ours.png")
+    fig = _figure(outside=True)
+    save_figure(fig, tmp_path / "ours.png")
+    assert fig.number not in plt.get_fignums()        # closed
     theirs = _theirs(_figure(outside=True), tmp_path / "theirs.png")
     ours = np.asarray(Image.open(tmp_path / "ours.png").convert("RGB"), dtype=float)
     assert ours.shape == theirs.shape
     assert ours.shape[1] > 6 * FIGURE_DPI            # wider than the figure itself
-    assert not plt.get_fignums()                      # closed
