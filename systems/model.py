@@ -6,7 +6,7 @@ kernels and state sizes, kinds of the inputs), compiled once per structure by
 :class:`Params` record passed to the compiled code, so a parameter sweep reuses the
 machine code. State vector y = (DOF positions, DOF velocities, element states).
 The structure is also kept as arrays in the Params record, which the generic engine
-(:mod:`~hystmech.systems.methods.engine`, compiled once per law set) reads at run time:
+(:mod:`~hystmech.systems.methods.engine`, compiled once per install) reads at run time:
 :meth:`Model.engine` says whether this model runs there (no compile for a new structure)
 or in its generated code (chosen as a tiered JIT chooses: methods/engine.py for_model).
 """
@@ -279,7 +279,7 @@ class Model:
         return tuple(out)
 
     def engine(self):
-        """The generic engine (methods/engine.py: compiled once per law set, no compile
+        """The generic engine (methods/engine.py: compiled once per install, no compile
         for a new structure) when this model is to run on it, else None: its methods
         then run there instead of in :attr:`code`. Chosen once per model, as a tiered
         JIT chooses (:func:`~hystmech.systems.methods.engine.for_model`): the generated

@@ -1,5 +1,5 @@
 """The generic engine (systems/methods/engine.py): the projection scheme over a model's
-arrays, compiled once per law set.
+arrays, compiled once per install.
 
 Checked against the independent implementation of the same scheme, the structure's
 generated straight-line code (systems/codegen.py), on structures that exercise every
@@ -71,9 +71,9 @@ def test_a_new_structure_compiles_nothing():
 
 
 def test_user_kernels_run_through_their_c_wrappers():
-    # LuGre with the user's own Stribeck curve: closure kernels, not the law set's; the
-    # engine calls them through C wrappers (systems/user_laws.py; bit for bit:
-    # tests/test_user_laws.py); without a jac kernel the stiff loops are refused
+    # LuGre with the user's own Stribeck curve: closure kernels, not module-level
+    # ones; the engine calls them through C wrappers (systems/law_wrappers.py; bit for bit:
+    # tests/test_law_wrappers.py); without a jac kernel the stiff loops are refused
     import numba
 
     g = numba.njit(lambda v: 1.0 + 0.5 * math.exp(-abs(v / 0.01)))
@@ -83,8 +83,7 @@ def test_user_kernels_run_through_their_c_wrappers():
     a.add_element("l", LuGre(sigma0=1e4, sigma1=30.0, Fc=1.0, Fs=1.5, vs=0.01, g=g), "m",
                   "ground")
     m = Model(a)
-    assert E.law_id(a.elements[0].element) is None
-    assert E.runnable(m, "projection") and m.prm.EL[0, 6] >= E.USER_MIN
+    assert E.runnable(m, "projection") and m.prm.EL[0, 6] >= E.TABLE_MIN
     el = a.elements[0].element
     if el.jac is not None:
         assert E.runnable(m, "radau5")
@@ -97,25 +96,41 @@ def test_the_engine_can_be_refused(monkeypatch):
     assert Model(rig_imposed_inclusion()).engine() is None
 
 
-def test_law_set_holds_the_shipped_laws_by_kernel():
-    names = [n for *_, n in E.law_set()]
-    for law in ("Dahl", "LuGre", "BoucWen", "Masing", "MaxwellSlip", "ModifiedDahl"):
-        assert law in names
-    # an element's id is its kernels' identity, not its class name
-    el = Dahl(rho=1.0, Fc=1.0)
-    i = E.law_id(el)
-    assert E.law_set()[i][0] is el.force and E.law_set()[i][1] is el.rate
+def test_every_law_is_called_through_its_table_of_c_wrappers():
+    # no law's code is compiled into the engine: a shipped law, as a user's, is called
+    # through the table of its kernels' C wrappers, whose address is the element's id
+    from hystmech.components import REGISTRY
+    import importlib
 
+    src = E.source()
+    for name, mod in REGISTRY.items():
+        cls = getattr(importlib.import_module(f"hystmech.components.{mod}"), name)
+        if cls.kind == "operator":
+            continue
+        for k in ("force", "rate", "jac"):
+            kern = getattr(cls, k, None)
+            qual = getattr(getattr(kern, "py_func", None), "__qualname__", None)
+            if qual is not None:
+                assert f"{qual!r}" not in src, (name, k)
+    el = Dahl(rho=1.0, Fc=1.0)
+    tab = E.law_table(el, jac=True)
+    assert tab[0] != 0 and tab[1] != 0
+    a = Assembly()
+    a.add_dof("m", mass=1.0)
+    a.add_spring("m", "ground", k=1e3)
+    a.add_element("d", el, "m", "ground")
+    m = Model(a)
+    assert E.runnable(m, "radau5") and m.prm.EL[0, 6] == int(tab.ctypes.data)
 
 
 @pytest.mark.parametrize("method,opts", [("RK45", {"rtol": 1e-10, "atol": 1e-12}),
                                          ("projection", {"h": 1e-5})])
 def test_linear_elements_run_on_the_engine_as_the_assemblys_own_springs(method, opts):
     # LinearSpring, LinearDamper and SpringDamper (state-free; their rate kernel is
-    # inherited from their base class) are in the law set: a structure using them runs
+    # inherited from their base class) have C wrappers: a structure using them runs
     # on the engine, builds no generated module, and gives the motion of the same rig
     # written with the assembly's own springs and dampers (another code path: the
-    # record's spring and damper rows instead of the law switch)
+    # record's spring and damper rows instead of the law calls)
     from hystmech.components import LinearDamper, LinearSpring, SpringDamper
 
     def rig(as_elements):
@@ -136,7 +151,7 @@ def test_linear_elements_run_on_the_engine_as_the_assemblys_own_springs(method, 
 
     els = rig(True)
     for e in els.elements:
-        assert E.law_id(e.element) is not None, type(e.element).__name__
+        assert E.law_table(e.element) is not None, type(e.element).__name__
     r = simulate(els, (0.0, 0.2), method=method, **opts)
     assert r.model.engine() is not None
     assert r.model._code is None                # its generated module never built

@@ -5,7 +5,7 @@ structure's generated code (systems/codegen.py ``_ops``, an independent writing 
 same update) bit for bit, against the return-point memory every Preisach operator has
 (wiping-out), and for what it is for: a new structure with an operator runs in a new
 process without compiling anything; a sum with an operator part runs there through its
-C wrappers (systems/user_laws.py)."""
+C wrappers (systems/law_wrappers.py)."""
 import textwrap
 
 import numpy as np
@@ -62,12 +62,12 @@ def test_operators_on_the_engine_equal_the_generated_code_bit_for_bit():
 
 def test_sums_with_an_operator_part_on_the_engine_equal_the_generated_code():
     # a sum with an operator part (its kernels generated per sum: a user's kernels to
-    # the engine) runs through its C wrappers (user_laws.py: force with zero rates, and
+    # the engine) runs through its C wrappers (law_wrappers.py: force with zero rates, and
     # advance after each accepted step), bit for bit the generated code; the Dahl's
     # state inside the second sum moves with the sum's advance only
     from hystmech.components import Dahl, LinearDamper
 
-    from hystmech.systems import user_laws as U
+    from hystmech.systems import law_wrappers as U
 
     a = Assembly()
     a.add_dof("m", mass=1.0)
@@ -78,7 +78,7 @@ def test_sums_with_an_operator_part_on_the_engine_equal_the_generated_code():
     a.add_element("s2", Dahl(rho=2e4, Fc=0.5) + preisach(), "m", "base")
     a.add_force("m", Harmonic(0.0, 2.0, 3.0))
     r, g = engine_and_generated(a, (0.0, 0.4), method="projection", h=1e-4, energy=True)
-    assert (r.model.prm.EL[:, 6] >= U.USER_MIN).all()
+    assert (r.model.prm.EL[:, 6] >= U.TABLE_MIN).all()
     assert np.array_equal(r.y, g.y)
     assert_same_run(r, g, 1e-300, abs_quad=0.0, observed=False)
     assert np.ptp(r.state("s2")[:, 0]) > 0.1                 # the Dahl's state moves

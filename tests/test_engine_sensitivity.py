@@ -13,7 +13,7 @@ Relay) included. And for what it is for: a new structure, an operator's included
 its sensitivities on the cached engine without building a module or compiling; a user's
 own kernels (closures) keep a generated module per structure, cached on disk under
 their fingerprint (a new process loads it and compiles nothing) on the generated path,
-and run through their C wrappers (systems/user_laws.py) in the engine's sensitivity
+and run through their C wrappers (systems/law_wrappers.py) in the engine's sensitivity
 module, bit for bit the same.
 """
 import os
@@ -184,7 +184,7 @@ np.save({out!r}, np.concatenate([Y.ravel(), S.ravel()]))
 
 def test_a_users_kernels_sensitivities_run_on_the_engine_as_their_generated_module():
     # a LuGre with a user's g and f (closures): its kernels through their C wrappers
-    # (user_laws.py: force and rates, jac, pjac) in the engine's sensitivity module,
+    # (law_wrappers.py: force and rates, jac, pjac) in the engine's sensitivity module,
     # bit for bit the structure's generated module, every free column nonzero
     with E.use("engine"):
         P = user_problem()

@@ -122,7 +122,7 @@ def test_harmonic_balance_of_a_new_structure_compiles_nothing(monkeypatch):
     def misses():
         return sum(sum(getattr(eng, f).stats.cache_misses.values()) for f in ("fun", "jac"))
     before = misses()
-    # a structure no test builds: three DOFs in a chain, linear elements of the law set
+    # a structure no test builds: three DOFs in a chain, shipped linear elements
     a = Assembly()
     for i in range(3):
         a.add_dof(f"p{i}", mass=0.4 + 0.3 * i)

@@ -1,13 +1,16 @@
-"""The generic engine: the methods' loops over a model's arrays, compiled once per law set.
+"""The generic engine: the methods' loops over a model's arrays, compiled once per install.
 
 Where :mod:`~hystmech.systems.codegen` writes straight-line code per assembly structure
 (a compile per structure), the engine reads the structure from the
 :class:`~hystmech.systems.codegen.Params` record at run time (spring, damper and element
 connections, state offsets, parameter slices, input kinds, observed connections: the
-``SA`` ... ``OB`` fields) and reaches each element's law through a compiled switch over
-the *law set*, the shipped laws whose kernels are module-level numba functions
-(:func:`law_set`). Its module is generated once from the law set and cached on disk
-like the generated modules (:mod:`~hystmech.systems.compile_cache`: keyed by the hash of
+``SA`` ... ``OB`` fields) and calls each element's law through C function pointers: a
+law's kernels are wrapped once per law and install in ``numba.cfunc`` wrappers
+(systems/law_wrappers.py), the model's record holds the address of the law's table of
+wrappers (:func:`law_table`), so no law's code is compiled into the engine and one
+engine serves the shipped laws and a user's own alike (the shipped operators are
+behind compiled switches, :func:`op_set`). Its module is generated once and cached on
+disk like the generated modules (:mod:`~hystmech.systems.compile_cache`: keyed by the hash of
 its source and of every module it draws on), so a new structure built from shipped laws
 runs without compiling (docs/layout.md, "A model's structure is data").
 
@@ -22,7 +25,7 @@ Methods on the engine so far: ``projection``, ``RK45`` (the one Dormand–Prince
 template of methods/rk45.py over a generic ``fun_full``), ``radau5`` and ``auto`` (the
 stiff templates and cores of methods/radau5.py, radau.py and auto.py over the generic
 ``fun_full`` and the generic analytic Jacobian ``jac``: the laws' ``jac`` kernels
-behind one compiled switch, :func:`law_jacs`), ``event`` and scipy's methods'
+through their wrappers), ``event`` and scipy's methods'
 right-hand side and Jacobian (``core`` and ``jac_core`` called from Python,
 methods/scipy_ivp.py) and ``eval_samples``, the sample evaluation of every result.
 The analyses' loops run there too: the variational equations and the projection
@@ -33,10 +36,9 @@ and generic ``pjac_core``/``conn_core``, the shipped operators with their tangen
 ``ops_tan``/``ops_sens`` included: :func:`sensitivity`, :func:`for_sensitivity`,
 :func:`sens_runnable`; the harmonic balance calls the variational loop's ``fun`` and
 ``jac``).
-:func:`runnable` says whether a model can run on it: every element a law of the set, a
-user's numba law (through its C wrappers, systems/user_laws.py) or a shipped operator of
-:func:`op_set` (projection scheme: its force in the law switch, its memory's update in
-``ops``; for the stiff methods and the analyses every element with a ``jac`` kernel),
+:func:`runnable` says whether a model can run on it: every element a law with compiled
+kernels (shipped or a user's) or an operator with compiled kernels (projection scheme:
+its force behind the law call, its memory's update in ``ops``; for the stiff methods and the analyses every element with a ``jac`` kernel),
 inputs Harmonic or sampled tables, no compiled ``stop`` callback; other models run their
 generated code.
 
@@ -66,8 +68,8 @@ from numba.np.arrayobj import populate_array
 from .. import compile_cache
 from ..codegen import (DECOR, DECOR_INLINE, Compiled, Templates, _first_def, _own_decorators,
                        inline_calls, internal_decorators)
-from .. import user_laws, variational
-from ..user_laws import USER_MIN
+from .. import law_wrappers, variational
+from ..law_wrappers import TABLE_MIN
 from ..templates import eval_samples, templates
 from . import auto, projection, radau, radau5, rk45
 
@@ -505,8 +507,8 @@ def pjac_core(t, y, prm, dy, G, w, V):
     """GENERIC ∂ẏ/∂θ at the point where core just left dy = ẏ (see codegen._pjac; θ as
     in codegen.param_columns: masses, spring k, u0, preload, damper c, the elements'
     parameter vectors but the operators', external force values), the element
-    parameters through the laws' ``pjac`` kernels (:func:`law_pjacs`; a law without one
-    leaves its columns zero)."""
+    parameters through the laws' ``pjac`` wrappers (:func:`law_table`; a law without
+    one leaves its columns zero)."""
     nq = prm.mass.size
     nb = prm.HU.shape[0]
     nf = prm.HF.shape[0]
@@ -800,35 +802,7 @@ _FUNCTIONS = (core, inputs, inputs_rot, step, step_keep, signal, signal_yw, sign
 _HOT = ("core", "inputs_rot", "step", "step_keep", "signal", "signal_yw", "signal_needs_w", "fun_full")
 
 
-# -- the law set ----------------------------------------------------------------------------
-
-def law_set() -> tuple:
-    """((force, rate, kind, name), ...) of the shipped laws whose force and rate kernels
-    are module-level numba functions, in a fixed order (the law ids): the classes of
-    :data:`hystmech.components.REGISTRY` with class-level kernels. Operators are left
-    out (their memory update is not in the engine yet)."""
-    if _LAWS:
-        return _LAWS[0]
-    from ...components import REGISTRY
-
-    out, seen = [], set()
-    for name, mod in sorted(REGISTRY.items()):
-        cls = getattr(importlib.import_module(f"hystmech.components.{mod}"), name)
-        f, r = _kernel_of(cls, "force"), _kernel_of(cls, "rate")
-        if cls.kind == "operator" or f is None or r is None:
-            continue
-        if compile_cache.kernel_ref(f) is None or compile_cache.kernel_ref(r) is None:
-            continue
-        if (id(f), id(r)) in seen:
-            continue
-        seen.add((id(f), id(r)))
-        out.append((f, r, cls.kind, name))
-    _LAWS.append(tuple(out))
-    return _LAWS[0]
-
-
-_LAWS: list = []
-
+# -- the laws: through their C wrappers ---------------------------------------------------
 
 def _kernel_of(cls, name: str):
     # the class-level kernel, inherited ones included (LinearSpring's ``rate`` is its
@@ -841,160 +815,84 @@ def _kernel_of(cls, name: str):
     return None
 
 
-def law_id(element) -> int | None:
-    """The engine's id of ``element``'s law, or None when its kernels are not the set's."""
-    for i, (f, r, kind, _) in enumerate(law_set()):
-        if element.force is f and element.rate is r and element.kind == kind:
-            return i
-    return None
-
-
-def _runs_the_laws_jac(element, i: int) -> bool:
-    # the engine runs law i's own jac kernel: right only when the element has that very
-    # kernel — a subclass that sets ``jac = None`` asks for finite differences (the
-    # generated code's), one with a jac of its own for that one
-    j = law_jacs()[i]
-    return j is not None and element.jac is j
-
-
-def _runs_the_laws_pjac(element, i: int) -> bool:
-    # likewise for the parameter Jacobian (none: the columns stay zero, as generated)
-    return element.pjac is law_pjacs()[i]
-
-
-def law_jacs() -> tuple:
-    """The ``jac`` kernel of each law of :func:`law_set` (by law id), or None where the
-    law has none that is a module-level numba function: a model with such a law runs
-    the stiff methods (radau5, auto) on its generated code (the forward-difference
-    Jacobian, methods/radau5.py stiff_jac_fd), not on the engine (:func:`runnable`)."""
-    if _JACS:
-        return _JACS[0]
+def law_table(element, jac: bool = False, sens: bool = False):
+    """The int64 table of C wrappers (systems/law_wrappers.py) through which the engine
+    calls ``element``'s law, or None when its ``force``/``rate`` are not compiled numba
+    kernels (the model then runs its generated code). Every law, shipped or a user's,
+    is reached this way: its kernels are compiled once per law and install (cfuncs in
+    the disk cache), not into the engine, whose every loop would otherwise carry every
+    law's kernels (the engine's compile of all its loops took about 40 % longer with
+    the shipped laws in a switch; the indirect call cost 3 % per RK45 step on a 2-DOF
+    LuGre + Bouc-Wen rig, bit for bit the same results). jac: with the ``jac`` wrapper
+    where the law has a compiled ``jac`` (the stiff and analysis loops need it: a table
+    whose ``jac`` slot stays 0 keeps the model off them); sens: with ``pjac`` too where
+    the law has one (else its parameters' columns stay zero, as in the generated
+    code)."""
     from ...components.base import is_compiled
-
-    out = []
-    for f, r, kind, name in law_set():
-        from ...components import REGISTRY
-        cls = getattr(importlib.import_module(f"hystmech.components.{REGISTRY[name]}"), name)
-        j = _kernel_of(cls, "jac")
-        ok = j is not None and is_compiled(j) and compile_cache.kernel_ref(j) is not None
-        out.append(j if ok else None)
-    _JACS.append(tuple(out))
-    return _JACS[0]
+    el = element
+    if el.kind == "operator" or not (is_compiled(el.force) and is_compiled(el.rate)):
+        return None
+    slots = ("fr", "jac") if jac and el.jac is not None and is_compiled(el.jac) else ("fr",)
+    if sens and el.pjac is not None and is_compiled(el.pjac):
+        slots += ("pjac",)
+    return law_wrappers.law_table(el, slots)
 
 
-_JACS: list = []
+def _dispatch_sources(ops) -> str:
+    # the engine's law calls: a law through its table's C wrappers (the id is the
+    # table's address, >= TABLE_MIN), a shipped operator (ids 0 ... len(ops) - 1) through
+    # op_force_rate, one compiled function, not inlined into every copy of the switch
+    fr = [DECOR_INLINE, "def law_force_rate(law, x, u, v, p, d):",
+          f"    if law >= {TABLE_MIN}:", "        return call_fr(law, x, u, v, p, d)"]
+    if ops:
+        fr += [f"    if 0 <= law < {len(ops)}:",
+               "        return op_force_rate(law, x, u, v, p, d)"]
+    fr.append("    return math.nan")
+    jac = [DECOR_INLINE, "def law_jac(law, x, u, v, p, Je):",
+           f"    if law >= {TABLE_MIN}:", "        call_jac(law, x, u, v, p, Je)",
+           "    return 0"]
+    return "\n".join(fr) + "\n\n\n" + "\n".join(jac) + "\n"
 
 
-def law_pjacs() -> tuple:
-    """The ``pjac`` kernel (∂/∂p of the law's rates and force) of each law of
-    :func:`law_set` (by law id), or None where the law has none that is a module-level
-    numba function (its parameters' columns of the sensitivities then stay zero, as in
-    the generated code)."""
-    if _PJACS:
-        return _PJACS[0]
-    from ...components import REGISTRY
-    from ...components.base import is_compiled
-
-    out = []
-    for f, r, kind, name in law_set():
-        cls = getattr(importlib.import_module(f"hystmech.components.{REGISTRY[name]}"), name)
-        j = _kernel_of(cls, "pjac")
-        ok = j is not None and is_compiled(j) and compile_cache.kernel_ref(j) is not None
-        out.append(j if ok else None)
-    _PJACS.append(tuple(out))
-    return _PJACS[0]
-
-
-_PJACS: list = []
-
-
-def _pjac_dispatch_source(pjacs) -> str:
-    # the laws' pjac kernels behind one switch; False: the law has none (columns zero)
-    lines = [DECOR_INLINE, "def law_pjac(law, x, u, v, p, Jp):",
-             f"    if law >= {USER_MIN}:", "        return user_pjac(law, x, u, v, p, Jp)"]
-    first = False
-    for i, j in enumerate(pjacs):
-        if j is None:
-            continue
-        lines += [f"    {'if' if first else 'elif'} law == {i}:",
-                  f"        pjac_{i}(x, u, v, p, Jp)",
-                  "        return True"]
-        first = False
-    lines.append("    return False")
-    return "\n".join(lines) + "\n"
-
-
-def _jac_dispatch_source(jacs) -> str:
-    # the laws' jac kernels behind one switch, as law_force_rate (a law without one has
-    # no branch: runnable keeps its models off the engine's stiff loops)
-    lines = [DECOR_INLINE, "def law_jac(law, x, u, v, p, Je):"]
-    first = True
-    for i, j in enumerate(jacs):
-        if j is None:
-            continue
-        lines += [f"    {'if' if first else 'elif'} law == {i}:",
-                  f"        jac_{i}(x, u, v, p, Je)"]
-        first = False
-    lines += [f"    {'if' if first else 'elif'} law >= {USER_MIN}:",
-              "        user_jac(law, x, u, v, p, Je)"]
-    lines.append("    return 0")
-    return "\n".join(lines) + "\n"
-
-
-def _dispatch_source(laws) -> str:
-    # the compiled switch: the branch taken is the same at every call for one element
-    lines = [DECOR_INLINE, "def law_force_rate(law, x, u, v, p, d):"]
-    for i in range(len(laws)):
-        lines += [f"    {'if' if i == 0 else 'elif'} law == {i}:",
-                  f"        F = force_{i}(x, u, v, p)",
-                  f"        rate_{i}(x, u, v, p, d)",
-                  "        return F"]
-    # a user's law: the id is the address of its table of C wrappers (user_laws.py)
-    lines += [f"    elif law >= {USER_MIN}:", "        return user_fr(law, x, u, v, p, d)"]
-    lines.append("    return math.nan")
-    return "\n".join(lines) + "\n"
+def _pjac_dispatch_source() -> str:
+    # False: the law has no pjac wrapper (its parameters' columns stay zero)
+    return "\n".join([DECOR_INLINE, "def law_pjac(law, x, u, v, p, Jp):",
+                      f"    if law >= {TABLE_MIN}:",
+                      "        return call_pjac(law, x, u, v, p, Jp)",
+                      "    return False"]) + "\n"
 
 
 def source() -> str:
-    """The engine module's source for the law set (see the module docstring)."""
+    """The engine module's source (see the module docstring)."""
     # (the functions only its loops call get no Python wrapper: codegen.INTERNAL)
     return internal_decorators(_source())
 
 
 def _source() -> str:
-    laws = law_set()
     tpl = templates()
-    head = ['"""The generic engine of hystmech (systems/methods/engine.py), generated for the '
-            'shipped law set."""', "import math", "", "import numpy as np",
+    head = ['"""The generic engine of hystmech (systems/methods/engine.py)."""',
+            "import math", "", "import numpy as np",
             "from numba import njit", "",
             "from hystmech.systems.compile_cache import resolve",
             "from hystmech.systems.methods.engine import span",
-            "from hystmech.systems.user_laws import user_adv, user_fr, user_jac, user_pjac",
+            "from hystmech.systems.law_wrappers import call_adv, call_fr, call_jac, call_pjac",
             "from hystmech.systems.observers import observe",
             "from hystmech.systems.methods.rk45 import DP_A, DP_C, dp45_dense, dp45_factor, "
             "dp45_norm", ""]
-    for i, (f, r, _, _) in enumerate(laws):
-        for pre, fn in (("force", f), ("rate", r)):
-            mod, qual = compile_cache.kernel_ref(fn)
-            head.append(f"{pre}_{i} = resolve({mod!r}, {qual!r})")
-    for i, j in enumerate(law_jacs()):
-        if j is not None:
-            mod, qual = compile_cache.kernel_ref(j)
-            head.append(f"jac_{i} = resolve({mod!r}, {qual!r})")
-    # the shipped operators (ids after the laws'): their force in the law switch, their
-    # memory's update (ops) and tangents (the sensitivity module) behind switches
+    # the shipped operators: their force behind the law call, their memory's update
+    # (ops) and tangents (the sensitivity module) behind switches
     for k, ks in enumerate(op_set()):
         for pre, fn in zip(("opforce", "adv", "ftan", "atan"), ks):
             mod, qual = compile_cache.kernel_ref(fn)
-            head.append(f"{pre}_{len(laws) + k} = resolve({mod!r}, {qual!r})")
+            head.append(f"{pre}_{k} = resolve({mod!r}, {qual!r})")
     # the stiff cores' module-level names (radau.py, auto.py), as systems/templates.py
     # hands them to the generated modules
     have = {"DP_A", "DP_C", "dp45_dense", "dp45_factor", "dp45_norm"}
     for name, (mod, _) in sorted(radau5.core_globals(_STIFF_CORES).items()):
         if name not in have:
             head.append(f"from {mod} import {name}")
-    src = "\n".join(head) + "\n\n\n" + _op_dispatch_source(laws, op_set()) + "\n\n" + \
-        _jac_dispatch_source(law_jacs()) + f"\n\n{DECOR_INLINE}\n" + inspect.getsource(op_u)
+    src = "\n".join(head) + "\n\n\n" + _dispatch_sources(op_set()) + \
+        _op_dispatch_source(op_set()) + f"\n\n{DECOR_INLINE}\n" + inspect.getsource(op_u)
 
     texts = {}
     for fn in _FUNCTIONS:
@@ -1071,8 +969,9 @@ def op_set() -> tuple:
     """((force, advance, force_tan, advance_tan, name), ...) of the shipped operators
     (Preisach, Prandtl-Ishlinskii, Relay: classes of
     :data:`hystmech.components.REGISTRY` of kind "operator") whose four kernels are
-    module-level numba functions, in a fixed order; their ids follow the law set's
-    (:func:`op_id`). Only the sensitivity module runs them (:func:`sensitivity`)."""
+    module-level numba functions, in a fixed order (their ids, :func:`op_id`): the
+    engine's switches call them (their force, memory update and, in the sensitivity
+    module, tangents)."""
     if _OPS:
         return _OPS[0]
     from ...components import REGISTRY
@@ -1101,15 +1000,17 @@ def op_id(element) -> int | None:
     None when they are not the operator set's."""
     for i, ks in enumerate(op_set()):
         if all(getattr(element, k) is f for k, f in zip(_OP_KERNELS, ks)):
-            return len(law_set()) + i
+            return i
     return None
 
 
 def sens_runnable(m) -> bool:
     """Whether model ``m``'s forward sensitivities can run on the engine's sensitivity
-    module: every element a law of the set with a ``jac`` kernel or an operator of
-    :func:`op_set`, inputs Harmonic or sampled tables, no compiled ``stop`` callback;
-    the ids are then written into ``m.prm.EL``."""
+    module: every element a law with compiled ``force``, ``rate`` and ``jac`` kernels
+    (its ``pjac`` where it has one: else its parameters' columns stay zero, as in the
+    generated code) or an operator of :func:`op_set`, inputs Harmonic or sampled
+    tables, no compiled ``stop`` callback; the ids (a law's: the address of its table
+    of C wrappers, :func:`law_table`) are then written into ``m.prm.EL``."""
     if m.callback is not None or not m.compiled or (m.prm.KI < 0).any():
         return False
     ids, tables = [], []
@@ -1117,78 +1018,57 @@ def sens_runnable(m) -> bool:
         if e.element.kind == "operator":
             i = op_id(e.element)
         else:
-            i = law_id(e.element)
-            if i is not None and not (_runs_the_laws_jac(e.element, i)
-                                      and _runs_the_laws_pjac(e.element, i)):
-                i = None
-            elif i is None:
-                # a user's numba law with its jac (and its pjac when it has one: else
-                # its columns stay zero, as in the generated code), through its C
-                # wrappers (user_laws.py); the table's address is the id
-                tab = _user_table(e.element, True, sens=True)
-                if tab is not None and tab[1] != 0:
-                    tables.append(tab)
-                    i = int(tab.ctypes.data)
+            i = None
+            tab = law_table(e.element, True, sens=True)
+            if tab is not None and tab[1] != 0:
+                tables.append(tab)
+                i = int(tab.ctypes.data)
         if i is None:
             return False
         ids.append(i)
-    m._user_tables = tables
+    m._law_tables = tables
     if ids:
         m.prm.EL[:, 6] = ids
     return True
 
 
-def _op_dispatch_source(laws, ops) -> str:
-    # the engine's law switch with the operators' branches (their force; their memory
-    # has no rate: zero, as the generated core writes it) and the switches of the
-    # operators' tangent and update kernels
-    out = _dispatch_source(laws).replace("    return math.nan\n", "")
+def _op_dispatch_source(ops) -> str:
+    # the shipped operators' force (their memory has no rate: zero, as the generated
+    # core writes it; called from law_force_rate), the switches of their tangent and
+    # update kernels (ids 0 ... len(ops) - 1); a user's operator (or a sum with an
+    # operator part) advances through its C wrapper (law_wrappers.py), the id the address
+    # of its table
+    out = ""
     calls = {"op_ftan": ("x, S, u, du, p, DP, out", "ftan"),
              "op_atan": ("x, S, u0, u1, du0, du1, p, DP", "atan"),
              "op_advance": ("x, u0, u1, dt, v, p, rtol", "adv")}
-    # the operators' forces in one compiled function called from the inlined switch,
-    # not inlined into each copy of it: every loop's core carries the switch, and the
-    # operators' kernels (a Preisach's memory walk) would be compiled into each
-    n0 = len(laws)
-    if ops:
-        out += "\n".join([f"    {'if' if not laws else 'elif'} {n0} <= law < {n0 + len(ops)}:",
-                          "        return op_force_rate(law, x, u, v, p, d)"]) + "\n"
-    out += "    return math.nan\n"
     lines = ["", "", DECOR, "def op_force_rate(law, x, u, v, p, d):",
-             "    # an operator's memory has no rate: zero, as the generated core writes it",
              "    for g_i in range(d.size):", "        d[g_i] = 0.0"]
     for k in range(len(ops)):
-        lines += [f"    {'if' if k == 0 else 'elif'} law == {n0 + k}:",
-                  f"        return opforce_{n0 + k}(x, u, v, p)"]
+        lines += [f"    {'if' if k == 0 else 'elif'} law == {k}:",
+                  f"        return opforce_{k}(x, u, v, p)"]
     lines.append("    return math.nan")
     out += "\n".join(lines) + "\n"
     for fn, (args, pre) in calls.items():
         lines = ["", "", DECOR, f"def {fn}(law, {args}):"]
         if fn == "op_advance":
-            # a user's operator (or a sum with an operator part): its advance through
-            # its C wrapper (user_laws.py), the id the address of its table
-            lines += [f"    if law >= {USER_MIN}:", f"        user_adv(law, {args})",
+            lines += [f"    if law >= {TABLE_MIN}:", f"        call_adv(law, {args})",
                       "        return 0"]
         for k in range(len(ops)):
-            i = len(laws) + k
-            lines += [f"    {'if' if k == 0 else 'elif'} law == {i}:",
-                      f"        {pre}_{i}({args})"]
+            lines += [f"    {'if' if k == 0 else 'elif'} law == {k}:",
+                      f"        {pre}_{k}({args})"]
         lines.append("    return 0")
         out += "\n".join(lines) + "\n"
     return out
 
 
 def _sens_source(template: str) -> str:
-    # the engine's source with the operators in its law switch, the laws' pjac kernels
-    # behind their switch, the operators' kernels behind theirs, the generic sensitivity
-    # structure functions and the analysis' template (its loops call core, jac_core,
-    # pjac_core, conn_core, ops_tan, ops_sens and scratch as globals)
+    # the engine's source with the laws' pjac call, the operators' kernels behind
+    # their switches, the generic sensitivity structure functions and the analysis'
+    # template (its loops call core, jac_core, pjac_core, conn_core, ops_tan, ops_sens
+    # and scratch as globals)
     out = source() + "\n\n"
-    for i, j in enumerate(law_pjacs()):
-        if j is not None:
-            mod, qual = compile_cache.kernel_ref(j)
-            out += f"pjac_{i} = resolve({mod!r}, {qual!r})\n"
-    out += "\n\n" + _pjac_dispatch_source(law_pjacs())
+    out += "\n\n" + _pjac_dispatch_source()
     out += f"\n\n{DECOR_INLINE}\n" + inspect.getsource(op_ends)
     # the stage's callees inlined into it, as in the generated module (codegen
     # build_sensitivity): the engine's sensitivities ran 32 % faster (core is inlined
@@ -1203,11 +1083,7 @@ def _sens_source(template: str) -> str:
 
 
 def _sens_modules(template_modules) -> list:
-    mods = set(modules()) | set(template_modules)
-    for j in law_pjacs():
-        if j is not None:
-            mods.add(compile_cache.kernel_ref(j)[0])
-    return sorted(mods)
+    return sorted(set(modules()) | set(template_modules))
 
 
 _SENS: dict = {}
@@ -1256,12 +1132,7 @@ def modules() -> list:
     mods = {__name__, "hystmech.systems.observers", "hystmech.systems.templates",
             projection.__name__, rk45.__name__, "hystmech.components._ode",
             radau5.__name__, radau.__name__, auto.__name__, variational.__name__,
-            "hystmech.systems.user_laws"}
-    for f, r, _, _ in law_set():
-        mods |= {compile_cache.kernel_ref(f)[0], compile_cache.kernel_ref(r)[0]}
-    for j in law_jacs():
-        if j is not None:
-            mods.add(compile_cache.kernel_ref(j)[0])
+            "hystmech.systems.law_wrappers"}
     for ks in op_set():
         mods |= {compile_cache.kernel_ref(f)[0] for f in ks[:4]}
     return sorted(mods)
@@ -1364,12 +1235,13 @@ def cached(loop: str) -> Compiled | None:
 
 
 def runnable(m, loop: str | None = None) -> bool:
-    """Whether model ``m`` can run on the engine (every element a law of the set, a
-    user's numba law or a shipped operator of :func:`op_set`, inputs Harmonic or sampled
-    tables, no compiled ``stop`` callback; for
-    the stiff methods and the analyses' loops every law with a ``jac`` kernel,
-    :func:`law_jacs`); its law ids are then written into ``m.prm.EL``. loop: the
-    engine loop asked for (default: the one of ``m.method``)."""
+    """Whether model ``m`` can run on the engine (every element a law with compiled
+    ``force`` and ``rate`` kernels, shipped or a user's, or a shipped operator of
+    :func:`op_set`, or a user's operator with compiled kernels; inputs Harmonic or
+    sampled tables, no compiled ``stop`` callback; for the stiff methods and the
+    analyses' loops every law with a compiled ``jac``); its law ids (a law's: the
+    address of its table of C wrappers, :func:`law_table`) are then written into
+    ``m.prm.EL``. loop: the engine loop asked for (default: the one of ``m.method``)."""
     if m.callback is not None or not m.compiled:
         return False
     if (m.prm.KI < 0).any():
@@ -1378,14 +1250,14 @@ def runnable(m, loop: str | None = None) -> bool:
     ids, tables = [], []
     for e in m.asm.elements:
         if e.element.kind == "operator":
-            # a shipped operator (its force in the law switch, its memory's update in
+            # a shipped operator (its force behind the law call, its memory's update in
             # ops); no Jacobian: the stiff and analysis loops do not take operators
             if need_jac:
                 return False
             i = op_id(e.element)
             if i is None:
                 # a user's operator kernels, or a sum with an operator part: its force
-                # (zero rates) and advance through its C wrappers (user_laws.py)
+                # (zero rates) and advance through its C wrappers (law_wrappers.py)
                 tab = _user_op_table(e.element)
                 if tab is None:
                     return False
@@ -1393,35 +1265,17 @@ def runnable(m, loop: str | None = None) -> bool:
                 i = int(tab.ctypes.data)
             ids.append(i)
             continue
-        i = law_id(e.element)
-        if i is not None:
-            if need_jac and not _runs_the_laws_jac(e.element, i):
-                return False
-        else:
-            # a user's numba law: called through its C wrappers (user_laws.py), the id
-            # the address of its table of wrappers, which the model keeps alive
-            tab = _user_table(e.element, need_jac or (loop or LOOPS.get(m.method)) == "core")
-            if tab is None or (need_jac and tab[1] == 0):
-                return False
-            tables.append(tab)
-            i = int(tab.ctypes.data)
-        ids.append(i)
-    m._user_tables = tables
+        # the id is the address of the law's table of wrappers, which the model keeps
+        # alive; scipy's implicit methods ("core") take the Jacobian too
+        tab = law_table(e.element, need_jac or (loop or LOOPS.get(m.method)) == "core")
+        if tab is None or (need_jac and tab[1] == 0):
+            return False
+        tables.append(tab)
+        ids.append(int(tab.ctypes.data))
+    m._law_tables = tables
     if ids:
         m.prm.EL[:, 6] = ids
     return True
-
-
-def _user_table(el, jac: bool, sens: bool = False):
-    # the table of a user law's C wrappers (None: not a law they can wrap); sens: with
-    # the pjac wrapper where the law has a compiled pjac
-    from ...components.base import is_compiled
-    if el.kind == "operator" or not (is_compiled(el.force) and is_compiled(el.rate)):
-        return None
-    slots = ("fr", "jac") if jac and el.jac is not None and is_compiled(el.jac) else ("fr",)
-    if sens and el.pjac is not None and is_compiled(el.pjac):
-        slots += ("pjac",)
-    return user_laws.law_table(el, slots)
 
 
 def _user_op_table(el):
@@ -1430,7 +1284,7 @@ def _user_op_table(el):
     from ...components.base import is_compiled
     if not (is_compiled(el.force) and is_compiled(el.advance)):
         return None
-    return user_laws.law_table(el, ("fr", "adv"))
+    return law_wrappers.law_table(el, ("fr", "adv"))
 
 
 _WARMING: set = set()
