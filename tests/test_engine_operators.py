@@ -52,6 +52,8 @@ def test_operators_on_the_engine_equal_the_generated_code_bit_for_bit():
     a = rig()
     r, g = engine_and_generated(a, (0.0, 0.6), method="projection", h=1e-4, energy=True)
     assert [E.op_id(e.element) is not None for e in a.elements] == [False, True, True, True]
+    # every element, operator or law, called through its table of C wrappers
+    assert (r.model.prm.EL[:, 6] >= E.TABLE_MIN).all()
     assert np.array_equal(r.y, g.y)
     assert_same_run(r, g, 1e-300, abs_quad=0.0, observed=False)
     # the run exercises the operators: the relay switches both ways, the Preisach and

@@ -8,8 +8,9 @@ connections, state offsets, parameter slices, input kinds, observed connections:
 law's kernels are wrapped once per law and install in ``numba.cfunc`` wrappers
 (systems/law_wrappers.py), the model's record holds the address of the law's table of
 wrappers (:func:`law_table`), so no law's code is compiled into the engine and one
-engine serves the shipped laws and a user's own alike (the shipped operators are
-behind compiled switches, :func:`op_set`). Its module is generated once and cached on
+engine serves the shipped laws and a user's own alike; operators likewise (their force
+with zero rates and their memory's update; the sensitivity module alone has the shipped
+operators behind compiled switches, :func:`op_set`, for their tangents). Its module is generated once and cached on
 disk like the generated modules (:mod:`~hystmech.systems.compile_cache`: keyed by the hash of
 its source and of every module it draws on), so a new structure built from shipped laws
 runs without compiling (docs/layout.md, "A model's structure is data").
@@ -839,9 +840,10 @@ def law_table(element, jac: bool = False, sens: bool = False):
 
 
 def _dispatch_sources(ops) -> str:
-    # the engine's law calls: a law through its table's C wrappers (the id is the
-    # table's address, >= TABLE_MIN), a shipped operator (ids 0 ... len(ops) - 1) through
-    # op_force_rate, one compiled function, not inlined into every copy of the switch
+    # the engine's law calls: a law or operator through its table's C wrappers (the id
+    # is the table's address, >= TABLE_MIN); in the sensitivity module a shipped
+    # operator (ids 0 ... len(ops) - 1) through op_force_rate, one compiled function,
+    # not inlined into every copy of the switch
     fr = [DECOR_INLINE, "def law_force_rate(law, x, u, v, p, d):",
           f"    if law >= {TABLE_MIN}:", "        return call_fr(law, x, u, v, p, d)"]
     if ops:
@@ -865,10 +867,13 @@ def _pjac_dispatch_source() -> str:
 def source() -> str:
     """The engine module's source (see the module docstring)."""
     # (the functions only its loops call get no Python wrapper: codegen.INTERNAL)
-    return internal_decorators(_source())
+    return internal_decorators(_source(()))
 
 
-def _source() -> str:
+def _source(ops) -> str:
+    # ops: the shipped operators behind compiled switches (the sensitivity module: their
+    # tangents have no C wrappers), () for the engine, which calls every operator, as
+    # every law, through its table of C wrappers
     tpl = templates()
     head = ['"""The generic engine of hystmech (systems/methods/engine.py)."""',
             "import math", "", "import numpy as np",
@@ -879,9 +884,7 @@ def _source() -> str:
             "from hystmech.systems.observers import observe",
             "from hystmech.systems.methods.rk45 import DP_A, DP_C, dp45_dense, dp45_factor, "
             "dp45_norm", ""]
-    # the shipped operators: their force behind the law call, their memory's update
-    # (ops) and tangents (the sensitivity module) behind switches
-    for k, ks in enumerate(op_set()):
+    for k, ks in enumerate(ops):
         for pre, fn in zip(("opforce", "adv", "ftan", "atan"), ks):
             mod, qual = compile_cache.kernel_ref(fn)
             head.append(f"{pre}_{k} = resolve({mod!r}, {qual!r})")
@@ -891,8 +894,8 @@ def _source() -> str:
     for name, (mod, _) in sorted(radau5.core_globals(_STIFF_CORES).items()):
         if name not in have:
             head.append(f"from {mod} import {name}")
-    src = "\n".join(head) + "\n\n\n" + _dispatch_sources(op_set()) + \
-        _op_dispatch_source(op_set()) + f"\n\n{DECOR_INLINE}\n" + inspect.getsource(op_u)
+    src = "\n".join(head) + "\n\n\n" + _dispatch_sources(ops) + \
+        _op_dispatch_source(ops) + f"\n\n{DECOR_INLINE}\n" + inspect.getsource(op_u)
 
     texts = {}
     for fn in _FUNCTIONS:
@@ -970,8 +973,8 @@ def op_set() -> tuple:
     (Preisach, Prandtl-Ishlinskii, Relay: classes of
     :data:`hystmech.components.REGISTRY` of kind "operator") whose four kernels are
     module-level numba functions, in a fixed order (their ids, :func:`op_id`): the
-    engine's switches call them (their force, memory update and, in the sensitivity
-    module, tangents)."""
+    sensitivity module's switches call them (their tangents have no C wrappers); the
+    engine calls every operator through its wrappers (:func:`op_table`)."""
     if _OPS:
         return _OPS[0]
     from ...components import REGISTRY
@@ -1067,7 +1070,7 @@ def _sens_source(template: str) -> str:
     # their switches, the generic sensitivity structure functions and the analysis'
     # template (its loops call core, jac_core, pjac_core, conn_core, ops_tan, ops_sens
     # and scratch as globals)
-    out = source() + "\n\n"
+    out = internal_decorators(_source(op_set())) + "\n\n"
     out += "\n\n" + _pjac_dispatch_source()
     out += f"\n\n{DECOR_INLINE}\n" + inspect.getsource(op_ends)
     # the stage's callees inlined into it, as in the generated module (codegen
@@ -1083,7 +1086,10 @@ def _sens_source(template: str) -> str:
 
 
 def _sens_modules(template_modules) -> list:
-    return sorted(set(modules()) | set(template_modules))
+    mods = set(modules()) | set(template_modules)
+    for ks in op_set():
+        mods |= {compile_cache.kernel_ref(f)[0] for f in ks[:4]}
+    return sorted(mods)
 
 
 _SENS: dict = {}
@@ -1133,8 +1139,6 @@ def modules() -> list:
             projection.__name__, rk45.__name__, "hystmech.components._ode",
             radau5.__name__, radau.__name__, auto.__name__, variational.__name__,
             "hystmech.systems.law_wrappers"}
-    for ks in op_set():
-        mods |= {compile_cache.kernel_ref(f)[0] for f in ks[:4]}
     return sorted(mods)
 
 
@@ -1236,8 +1240,8 @@ def cached(loop: str) -> Compiled | None:
 
 def runnable(m, loop: str | None = None) -> bool:
     """Whether model ``m`` can run on the engine (every element a law with compiled
-    ``force`` and ``rate`` kernels, shipped or a user's, or a shipped operator of
-    :func:`op_set`, or a user's operator with compiled kernels; inputs Harmonic or
+    ``force`` and ``rate`` kernels, shipped or a user's, or an operator with compiled
+    ``force`` and ``advance`` kernels; inputs Harmonic or
     sampled tables, no compiled ``stop`` callback; for the stiff methods and the
     analyses' loops every law with a compiled ``jac``); its law ids (a law's: the
     address of its table of C wrappers, :func:`law_table`) are then written into
@@ -1250,20 +1254,16 @@ def runnable(m, loop: str | None = None) -> bool:
     ids, tables = [], []
     for e in m.asm.elements:
         if e.element.kind == "operator":
-            # a shipped operator (its force behind the law call, its memory's update in
-            # ops); no Jacobian: the stiff and analysis loops do not take operators
+            # an operator, shipped or a user's, or a sum with an operator part: its
+            # force (zero rates) and its memory's update (ops) through its C wrappers;
+            # no Jacobian: the stiff and analysis loops do not take operators
             if need_jac:
                 return False
-            i = op_id(e.element)
-            if i is None:
-                # a user's operator kernels, or a sum with an operator part: its force
-                # (zero rates) and advance through its C wrappers (law_wrappers.py)
-                tab = _user_op_table(e.element)
-                if tab is None:
-                    return False
-                tables.append(tab)
-                i = int(tab.ctypes.data)
-            ids.append(i)
+            tab = op_table(e.element)
+            if tab is None:
+                return False
+            tables.append(tab)
+            ids.append(int(tab.ctypes.data))
             continue
         # the id is the address of the law's table of wrappers, which the model keeps
         # alive; scipy's implicit methods ("core") take the Jacobian too
@@ -1278,9 +1278,9 @@ def runnable(m, loop: str | None = None) -> bool:
     return True
 
 
-def _user_op_table(el):
-    # the table of a user operator's C wrappers (force with zero rates, advance); None:
-    # not compiled kernels
+def op_table(el):
+    """The table of operator ``el``'s C wrappers (its force with zero rates, its
+    ``advance``: systems/law_wrappers.py), or None when its kernels are not compiled."""
     from ...components.base import is_compiled
     if not (is_compiled(el.force) and is_compiled(el.advance)):
         return None
