@@ -475,8 +475,10 @@ class Model:
 
 def warm_engine(loop: str) -> None:
     """Compile the generic engine's ``loop`` (the background child of
-    methods/engine.py for_model: :func:`compile_cache.background`)."""
+    methods/engine.py for_model: :func:`compile_cache.background`), then the C wrappers
+    of every shipped law (:func:`~hystmech.systems.methods.engine.warm_laws`)."""
     _engine.warm(loop, Model)
+    _engine.warm_laws()
 
 
 @njit(cache=False)  # kernel-typed arguments: see core/drive.py on caching

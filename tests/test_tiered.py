@@ -234,3 +234,41 @@ def test_tier_two_when_compiled_and_the_tiers_agree(tiered, monkeypatch, tmp_pat
     assert m.generated_ready("projection"), (tag, stamp.is_file() and stamp.read_text(),
                                              compile_cache.find_stamped(tag))
     assert m.engine() is None and m._code is None
+
+
+def test_the_background_compile_wraps_every_shipped_law(monkeypatch):
+    # the child that compiles an engine loop (model.warm_engine) then compiles the C
+    # wrappers of every shipped law and operator (engine.warm_laws), so a user's next
+    # structure with another shipped law finds them on disk: checked on what is asked
+    # of law_wrappers.wrapper (recorded, nothing compiled) against what runnable asks
+    # for each law's kernels (law_table's slots)
+    import importlib
+
+    from hystmech.components import REGISTRY
+    from hystmech.components.base import is_compiled
+    from hystmech.systems import law_wrappers
+
+    asked, order = set(), []
+    monkeypatch.setattr(law_wrappers, "wrapper",
+                        lambda slot, ks: asked.add((slot, tuple(map(id, ks)))))
+    monkeypatch.setattr(E, "warm", lambda loop, cls: order.append(("warm", loop)))
+    monkeypatch.setattr(E, "warm_laws",
+                        lambda real=E.warm_laws: (order.append(("laws",)), real()))
+    model_mod.warm_engine("rk45")
+    assert order == [("warm", "rk45"), ("laws",)]
+    n_laws = 0
+    for name, mod in REGISTRY.items():
+        cls = getattr(importlib.import_module(f"hystmech.components.{mod}"), name)
+        k = {s: E._kernel_of(cls, s) for s in ("force", "rate", "jac", "pjac", "advance")}
+        if cls.kind == "operator":
+            need = [("fr0", (k["force"],)), ("adv", (k["advance"],))]
+        else:
+            if not (is_compiled(k["force"]) and is_compiled(k["rate"])):
+                continue
+            need = [("fr", (k["force"], k["rate"]))]
+            need += [(s, (k[s],)) for s in ("jac", "pjac") if k[s] is not None
+                     and is_compiled(k[s])]
+        n_laws += 1
+        for slot, ks in need:
+            assert (slot, tuple(map(id, ks))) in asked, (name, slot)
+    assert n_laws >= 12          # Dahl, LuGre, Bouc-Wen, ..., Preisach, Relay

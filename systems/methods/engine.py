@@ -1358,6 +1358,37 @@ def _warm_analysis(loop: str, model_cls) -> None:
                                    m.box_hi, m.layout.n_work, np.empty((N, N)))
 
 
+def warm_laws() -> None:
+    """Compile the C wrappers (systems/law_wrappers.py) of every shipped law and
+    operator whose kernels are module-level numba functions into the disk cache, as the
+    engine's loops are: the background child that compiles an engine loop
+    (``model.warm_engine``) calls it after the loop, so a user's next new structure with
+    another shipped law compiles nothing. Each wrapper already on disk is loaded, not
+    compiled (about 1 s for all; 40 s of CPU to compile them and the laws' kernels on
+    empty caches). Processes that take the engine at once ($HYSTMECH_ENGINE=1, the test
+    suite) compile a law's wrappers on its first use instead."""
+    from ...components import REGISTRY
+    from ...components.base import is_compiled
+
+    def ok(k):
+        return k is not None and is_compiled(k) and compile_cache.kernel_ref(k) is not None
+
+    for name, mod in sorted(REGISTRY.items()):
+        cls = getattr(importlib.import_module(f"hystmech.components.{mod}"), name)
+        k = {n: _kernel_of(cls, n) for n in ("force", "rate", "jac", "pjac", "advance")}
+        if cls.kind == "operator":
+            if ok(k["force"]) and ok(k["advance"]):
+                law_wrappers.wrapper("fr0", (k["force"],))
+                law_wrappers.wrapper("adv", (k["advance"],))
+            continue
+        if not (ok(k["force"]) and ok(k["rate"])):
+            continue
+        law_wrappers.wrapper("fr", (k["force"], k["rate"]))
+        for slot in ("jac", "pjac"):
+            if ok(k[slot]):
+                law_wrappers.wrapper(slot, (k[slot],))
+
+
 @contextlib.contextmanager
 def _warming(loop: str):
     # what warm and _warm_analysis share: nothing to do (None) when the loop is cached,
