@@ -68,9 +68,18 @@ bg_target = [None]
     ("event", "core", "core"), ("BDF", "core", "core"), ("radau5", "radau5", "radau5"),
     ("auto", "auto", "auto_stiff_explicit")])
 def test_the_selection_rule(method, loop, probe, tiered, monkeypatch):
-    # fresh install: nothing compiled -> generated code, the engine's loop compiled apart
+    # fresh install: nothing compiled -> generated code, the engine's loop compiled apart;
+    # the model's laws get no C wrappers (compiled on a law's first use: not needed by
+    # the generated code)
+    from hystmech.systems import law_wrappers
+
+    def no_wrapper(slot, ks):
+        raise AssertionError(f"a {slot} wrapper built for a run on the generated code")
     calls = _spy(monkeypatch, generated_ready=False, engine_cached=None)
-    assert E.for_model(Model(_small(), method=method)) is None
+    with monkeypatch.context() as mp:
+        mp.setattr(law_wrappers, "wrapper", no_wrapper)
+        mp.setattr(law_wrappers, "_TABLES", {})
+        assert E.for_model(Model(_small(), method=method)) is None
     assert calls["probe"] == [probe]
     assert calls["background"] == [(f"engine-{loop}", (loop,))]
     assert bg_target[0] == "hystmech.systems.model:warm_engine"

@@ -1007,31 +1007,32 @@ def op_id(element) -> int | None:
     return None
 
 
-def sens_runnable(m) -> bool:
+def sens_runnable(m, bind: bool = True) -> bool:
     """Whether model ``m``'s forward sensitivities can run on the engine's sensitivity
     module: every element a law with compiled ``force``, ``rate`` and ``jac`` kernels
     (its ``pjac`` where it has one: else its parameters' columns stay zero, as in the
     generated code) or an operator of :func:`op_set`, inputs Harmonic or sampled
-    tables, no compiled ``stop`` callback; the ids (a law's: the address of its table
-    of C wrappers, :func:`law_table`) are then written into ``m.prm.EL``."""
+    tables, no compiled ``stop`` callback; with ``bind`` the ids (a law's: the address
+    of its table of C wrappers, :func:`law_table`, built here; an operator's: its
+    :func:`op_id`) are then written into ``m.prm.EL``."""
+    from ...components.base import is_compiled
     if m.callback is not None or not m.compiled or (m.prm.KI < 0).any():
         return False
-    ids, tables = [], []
     for e in m.asm.elements:
-        if e.element.kind == "operator":
-            i = op_id(e.element)
-        else:
-            i = None
-            tab = law_table(e.element, True, sens=True)
-            if tab is not None and tab[1] != 0:
-                tables.append(tab)
-                i = int(tab.ctypes.data)
-        if i is None:
+        el = e.element
+        if el.kind == "operator":
+            if op_id(el) is None:
+                return False
+        elif not (is_compiled(el.force) and is_compiled(el.rate)
+                  and el.jac is not None and is_compiled(el.jac)):
             return False
-        ids.append(i)
-    m._law_tables = tables
-    if ids:
-        m.prm.EL[:, 6] = ids
+    if bind:
+        tables = [None if e.element.kind == "operator"
+                  else law_table(e.element, True, sens=True) for e in m.asm.elements]
+        m._law_tables = [t for t in tables if t is not None]
+        if tables:
+            m.prm.EL[:, 6] = [op_id(e.element) if t is None else int(t.ctypes.data)
+                              for e, t in zip(m.asm.elements, tables)]
     return True
 
 
@@ -1118,7 +1119,7 @@ def for_sensitivity(m, template: str, template_modules=()) -> Compiled | None:
     compiled on first use; by default (tiered) when its loop is compiled already (this process
     or the disk cache), else the generated code; ``0`` never."""
     md = mode()
-    if md == "generated" or not sens_runnable(m):
+    if md == "generated" or not sens_runnable(m, bind=False):
         return None
     if md == "auto":
         hit = _SENS.get((str(compile_cache.cache_dir()), template))
@@ -1129,8 +1130,11 @@ def for_sensitivity(m, template: str, template_modules=()) -> Compiled | None:
             return None
         # (the stamp names the template's module file: a changed template is restamped)
         _SENS[(str(compile_cache.cache_dir()), template)] = hit
-        return hit
-    return sensitivity(template, template_modules)
+    else:
+        hit = sensitivity(template, template_modules)
+    if hit is not None:
+        sens_runnable(m)
+    return hit
 
 
 def modules() -> list:
@@ -1238,44 +1242,47 @@ def cached(loop: str) -> Compiled | None:
     return eng
 
 
-def runnable(m, loop: str | None = None) -> bool:
+def runnable(m, loop: str | None = None, bind: bool = True) -> bool:
     """Whether model ``m`` can run on the engine (every element a law with compiled
     ``force`` and ``rate`` kernels, shipped or a user's, or an operator with compiled
     ``force`` and ``advance`` kernels; inputs Harmonic or
     sampled tables, no compiled ``stop`` callback; for the stiff methods and the
-    analyses' loops every law with a compiled ``jac``); its law ids (a law's: the
-    address of its table of C wrappers, :func:`law_table`) are then written into
-    ``m.prm.EL``. loop: the engine loop asked for (default: the one of ``m.method``)."""
+    analyses' loops every law with a compiled ``jac``); with ``bind`` its law ids (a
+    law's: the address of its table of C wrappers, :func:`law_table`, built here) are
+    then written into ``m.prm.EL``; without, nothing is built (the tiered choice asks
+    first, and builds the wrappers only when the model is to run on the engine). loop:
+    the engine loop asked for (default: the one of ``m.method``)."""
+    from ...components.base import is_compiled
     if m.callback is not None or not m.compiled:
         return False
     if (m.prm.KI < 0).any():
         return False
     need_jac = (loop or LOOPS.get(m.method)) in _JAC_LOOPS
-    ids, tables = [], []
     for e in m.asm.elements:
-        if e.element.kind == "operator":
+        el = e.element
+        if el.kind == "operator":
             # an operator, shipped or a user's, or a sum with an operator part: its
             # force (zero rates) and its memory's update (ops) through its C wrappers;
             # no Jacobian: the stiff and analysis loops do not take operators
-            if need_jac:
+            if need_jac or not (is_compiled(el.force) and is_compiled(el.advance)):
                 return False
-            tab = op_table(e.element)
-            if tab is None:
-                return False
-            tables.append(tab)
-            ids.append(int(tab.ctypes.data))
-            continue
-        # the id is the address of the law's table of wrappers, which the model keeps
-        # alive; scipy's implicit methods ("core") take the Jacobian too
-        tab = law_table(e.element, need_jac or (loop or LOOPS.get(m.method)) == "core")
-        if tab is None or (need_jac and tab[1] == 0):
+        elif not (is_compiled(el.force) and is_compiled(el.rate)) or \
+                (need_jac and not (el.jac is not None and is_compiled(el.jac))):
             return False
-        tables.append(tab)
-        ids.append(int(tab.ctypes.data))
-    m._law_tables = tables
-    if ids:
-        m.prm.EL[:, 6] = ids
+    if bind:
+        # scipy's implicit methods ("core") take the Jacobian too
+        _bind(m, need_jac or (loop or LOOPS.get(m.method)) == "core", False)
     return True
+
+
+def _bind(m, jac: bool, sens: bool) -> None:
+    # the elements' tables of C wrappers (built, compiled on a law's first use), kept
+    # alive by the model; their addresses are the ids the engine's law calls read
+    tables = [op_table(e.element) if e.element.kind == "operator"
+              else law_table(e.element, jac, sens) for e in m.asm.elements]
+    m._law_tables = tables
+    if tables:
+        m.prm.EL[:, 6] = [int(t.ctypes.data) for t in tables]
 
 
 def op_table(el):
@@ -1473,19 +1480,25 @@ def for_loop(m, loop: str) -> Compiled | None:
 
 
 def _choose(m, loop):
+    # (the model's tables of C wrappers are built only when it takes the engine: a law's
+    # first wrappers compile, which a run on the generated code does not need)
     md = mode()
-    if md == "generated" or not runnable(m, loop):
+    if md == "generated" or not runnable(m, loop, bind=False):
         return None
     if md == "engine":
         if loop in ("projection", "rk45", "core", *_JAC_LOOPS):
             warm(loop, type(m))     # (once per cache directory: processes sharing it wait)
-        return engine()
+        eng = engine()
+        if eng is not None:
+            runnable(m, loop)
+        return eng
     if loop is None:
         return None
     if m.generated_ready(_GENERATED_PROBE.get(loop, loop)):
         return None
     eng = cached(loop)
     if eng is not None:
+        runnable(m, loop)
         return eng
     if loop != "eval_samples":
         # (the child's entry is the model layer's: warm needs the Model class)
