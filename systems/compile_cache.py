@@ -30,6 +30,7 @@ unwritable location falls back to compiling in memory.
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -265,15 +266,41 @@ def _write_once(path: Path, text: str) -> None:
             os.unlink(tmp)
 
 
+@contextlib.contextmanager
+def file_lock(path):
+    """Hold an exclusive lock on file ``path`` (created if missing) meanwhile, so that
+    processes sharing the cache directory (the suite's workers, a background child)
+    compile a module once and the others then load it; no lock where the platform or
+    the directory offers none (each process then compiles)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    try:
+        f = open(path, "a")
+    except OSError:
+        yield
+        return
+    with f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 _LOADED: dict = {}
 last_error: str | None = None
 
 
-def load(source: str, modules, prefix: str = PREFIX):
+def load(source: str, modules, prefix: str = PREFIX, lock: bool = False):
     """Import the generated ``source`` from the cache directory.
 
     Returns (module, path), or (None, reason) when the disk cache is disabled or not
-    writable; the caller then compiles in memory."""
+    writable; the caller then compiles in memory. lock: import it under the file's lock
+    (a module whose import compiles, as ``numba.cfunc`` does: a second process then
+    loads the first one's machine code instead of compiling it alongside)."""
     global last_error
     try:
         h, header = cache_key(source, modules)
@@ -299,7 +326,8 @@ def load(source: str, modules, prefix: str = PREFIX):
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod
-        spec.loader.exec_module(mod)
+        with file_lock(path.with_suffix(".lock")) if lock else contextlib.nullcontext():
+            spec.loader.exec_module(mod)
     except Exception as e:  # noqa: BLE001 - any failure: compile in memory instead
         if mod is not None and sys.modules.get(name) is mod:
             sys.modules.pop(name, None)

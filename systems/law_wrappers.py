@@ -131,7 +131,7 @@ def wrapper(slot: str, kernels: tuple):
                         else f"k{i} = resolve({ref[0]!r}, {ref[1]!r})")
         _BOUND_KERNELS.update(bound)
         mod, _ = compile_cache.load("\n".join(head) + "\n\n\n" + body, sorted(mods),
-                                    prefix="law_")
+                                    prefix="law_", lock=True)
     if mod is None:
         from numba import carray, cfunc
         ns = {"carray": carray, "cfunc": cfunc, "types": types, "math": math}

@@ -66,6 +66,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.np.arrayobj import populate_array
 
+from ...components.base import is_compiled
 from .. import compile_cache
 from ..codegen import (DECOR, DECOR_INLINE, Compiled, Templates, _first_def, _own_decorators,
                        inline_calls, internal_decorators)
@@ -816,6 +817,22 @@ def _kernel_of(cls, name: str):
     return None
 
 
+def _compiled(*kernels) -> bool:
+    # the one test of what the engine can call: numba functions (their C wrappers are
+    # compiled from them); None, a Python function or a closure's generated code is not
+    return all(is_compiled(k) for k in kernels)
+
+
+def _callable(el, need_jac: bool) -> bool:
+    # whether the engine's loops can call element ``el``: a law through its ``force``
+    # and ``rate`` (and ``jac`` for the stiff and analysis loops), an operator through
+    # its ``force`` (zero rates) and ``advance`` (no Jacobian: the stiff and analysis
+    # loops do not take operators)
+    if el.kind == "operator":
+        return not need_jac and _compiled(el.force, el.advance)
+    return _compiled(el.force, el.rate) and (not need_jac or _compiled(el.jac))
+
+
 def law_table(element, jac: bool = False, sens: bool = False):
     """The int64 table of C wrappers (systems/law_wrappers.py) through which the engine
     calls ``element``'s law, or None when its ``force``/``rate`` are not compiled numba
@@ -830,12 +847,11 @@ def law_table(element, jac: bool = False, sens: bool = False):
     whose ``jac`` slot stays 0 keeps the model off them); sens: with ``pjac`` too where
     the law has one (else its parameters' columns stay zero, as in the generated
     code)."""
-    from ...components.base import is_compiled
     el = element
-    if el.kind == "operator" or not (is_compiled(el.force) and is_compiled(el.rate)):
+    if el.kind == "operator" or not _compiled(el.force, el.rate):
         return None
-    slots = ("fr", "jac") if jac and el.jac is not None and is_compiled(el.jac) else ("fr",)
-    if sens and el.pjac is not None and is_compiled(el.pjac):
+    slots = ("fr", "jac") if jac and _compiled(el.jac) else ("fr",)
+    if sens and _compiled(el.pjac):
         slots += ("pjac",)
     return law_wrappers.law_table(el, slots)
 
@@ -1016,24 +1032,14 @@ def sens_runnable(m, bind: bool = True) -> bool:
     tables, no compiled ``stop`` callback; with ``bind`` the ids (a law's: the address
     of its table of C wrappers, :func:`law_table`, built here; an operator's: its
     :func:`op_id`) are then written into ``m.prm.EL``."""
-    from ...components.base import is_compiled
     if m.callback is not None or not m.compiled or (m.prm.KI < 0).any():
         return False
     for e in m.asm.elements:
         el = e.element
-        if el.kind == "operator":
-            if op_id(el) is None:
-                return False
-        elif not (is_compiled(el.force) and is_compiled(el.rate)
-                  and el.jac is not None and is_compiled(el.jac)):
+        if not (op_id(el) is not None if el.kind == "operator" else _callable(el, True)):
             return False
     if bind:
-        tables = [None if e.element.kind == "operator"
-                  else law_table(e.element, True, sens=True) for e in m.asm.elements]
-        m._law_tables = [t for t in tables if t is not None]
-        if tables:
-            m.prm.EL[:, 6] = [op_id(e.element) if t is None else int(t.ctypes.data)
-                              for e, t in zip(m.asm.elements, tables)]
+        _bind(m, True, True)
     return True
 
 
@@ -1043,17 +1049,22 @@ def _op_dispatch_source(ops) -> str:
     # update kernels (ids 0 ... len(ops) - 1); a user's operator (or a sum with an
     # operator part) advances through its C wrapper (law_wrappers.py), the id the address
     # of its table
+    # (the engine, ops == (), has op_advance alone: its force and tangent switches
+    # serve the sensitivity module only)
     out = ""
     calls = {"op_ftan": ("x, S, u, du, p, DP, out", "ftan"),
              "op_atan": ("x, S, u0, u1, du0, du1, p, DP", "atan"),
              "op_advance": ("x, u0, u1, dt, v, p, rtol", "adv")}
-    lines = ["", "", DECOR, "def op_force_rate(law, x, u, v, p, d):",
-             "    for g_i in range(d.size):", "        d[g_i] = 0.0"]
-    for k in range(len(ops)):
-        lines += [f"    {'if' if k == 0 else 'elif'} law == {k}:",
-                  f"        return opforce_{k}(x, u, v, p)"]
-    lines.append("    return math.nan")
-    out += "\n".join(lines) + "\n"
+    if not ops:
+        calls = {"op_advance": calls["op_advance"]}
+    else:
+        lines = ["", "", DECOR, "def op_force_rate(law, x, u, v, p, d):",
+                 "    for g_i in range(d.size):", "        d[g_i] = 0.0"]
+        for k in range(len(ops)):
+            lines += [f"    {'if' if k == 0 else 'elif'} law == {k}:",
+                      f"        return opforce_{k}(x, u, v, p)"]
+        lines.append("    return math.nan")
+        out += "\n".join(lines) + "\n"
     for fn, (args, pre) in calls.items():
         lines = ["", "", DECOR, f"def {fn}(law, {args}):"]
         if fn == "op_advance":
@@ -1253,23 +1264,11 @@ def runnable(m, loop: str | None = None, bind: bool = True) -> bool:
     then written into ``m.prm.EL``; without, nothing is built (the tiered choice asks
     first, and builds the wrappers only when the model is to run on the engine). loop:
     the engine loop asked for (default: the one of ``m.method``)."""
-    from ...components.base import is_compiled
-    if m.callback is not None or not m.compiled:
-        return False
-    if (m.prm.KI < 0).any():
+    if m.callback is not None or not m.compiled or (m.prm.KI < 0).any():
         return False
     need_jac = (loop or LOOPS.get(m.method)) in _JAC_LOOPS
-    for e in m.asm.elements:
-        el = e.element
-        if el.kind == "operator":
-            # an operator, shipped or a user's, or a sum with an operator part: its
-            # force (zero rates) and its memory's update (ops) through its C wrappers;
-            # no Jacobian: the stiff and analysis loops do not take operators
-            if need_jac or not (is_compiled(el.force) and is_compiled(el.advance)):
-                return False
-        elif not (is_compiled(el.force) and is_compiled(el.rate)) or \
-                (need_jac and not (el.jac is not None and is_compiled(el.jac))):
-            return False
+    if not all(_callable(e.element, need_jac) for e in m.asm.elements):
+        return False
     if bind:
         # scipy's implicit methods ("core") take the Jacobian too
         _bind(m, need_jac or (loop or LOOPS.get(m.method)) == "core", False)
@@ -1277,20 +1276,28 @@ def runnable(m, loop: str | None = None, bind: bool = True) -> bool:
 
 
 def _bind(m, jac: bool, sens: bool) -> None:
-    # the elements' tables of C wrappers (built, compiled on a law's first use), kept
-    # alive by the model; their addresses are the ids the engine's law calls read
-    tables = [op_table(e.element) if e.element.kind == "operator"
-              else law_table(e.element, jac, sens) for e in m.asm.elements]
+    # the elements' ids in m.prm.EL: a law's, the address of its table of C wrappers
+    # (built, compiled on a law's first use, kept alive by the model); an operator's,
+    # its table's address on the engine, its op_id in the sensitivity module (sens),
+    # whose switches call the shipped operators' tangents (they have no C wrappers)
+    tables, ids = [], []
+    for e in m.asm.elements:
+        el = e.element
+        if el.kind == "operator" and sens:
+            ids.append(op_id(el))
+            continue
+        t = op_table(el) if el.kind == "operator" else law_table(el, jac, sens)
+        tables.append(t)
+        ids.append(int(t.ctypes.data))
     m._law_tables = tables
-    if tables:
-        m.prm.EL[:, 6] = [int(t.ctypes.data) for t in tables]
+    if ids:
+        m.prm.EL[:, 6] = ids
 
 
 def op_table(el):
     """The table of operator ``el``'s C wrappers (its force with zero rates, its
     ``advance``: systems/law_wrappers.py), or None when its kernels are not compiled."""
-    from ...components.base import is_compiled
-    if not (is_compiled(el.force) and is_compiled(el.advance)):
+    if not _compiled(el.force, el.advance):
         return None
     return law_wrappers.law_table(el, ("fr", "adv"))
 
@@ -1376,10 +1383,10 @@ def warm_laws() -> None:
     empty caches). Processes that take the engine at once ($HYSTMECH_ENGINE=1, the test
     suite) compile a law's wrappers on its first use instead."""
     from ...components import REGISTRY
-    from ...components.base import is_compiled
 
     def ok(k):
-        return k is not None and is_compiled(k) and compile_cache.kernel_ref(k) is not None
+        # (a module-level kernel: the disk cache's key names it)
+        return _compiled(k) and compile_cache.kernel_ref(k) is not None
 
     for name, mod in sorted(REGISTRY.items()):
         cls = getattr(importlib.import_module(f"hystmech.components.{mod}"), name)
@@ -1412,7 +1419,7 @@ def _warming(loop: str):
 
     _WARMING.add(loop)
     try:
-        with _lock(d / f"engine-{loop}.lock"):
+        with compile_cache.file_lock(d / f"engine-{loop}.lock"):
             if cached(loop) is not None:
                 yield None
                 return
@@ -1423,26 +1430,6 @@ def _warming(loop: str):
             yield a
     finally:
         _WARMING.discard(loop)
-
-
-@contextlib.contextmanager
-def _lock(path):
-    try:
-        import fcntl
-    except ImportError:                          # (no fcntl: each process compiles)
-        yield
-        return
-    try:
-        f = open(path, "a")
-    except OSError:
-        yield
-        return
-    with f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def for_model(m) -> Compiled | None:
