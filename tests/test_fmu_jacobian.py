@@ -18,10 +18,10 @@ from hystmech.fmu import export_fmu
 from hystmech.fmu.export import law_spec, provides_jacobian
 
 from fmu_probe import me_eval, open_fmi2, open_fmi3_me, to_continuous_time
-from test_fmu_cases import available
+from test_fmu_cases import KIND, available
 
 CASES = available()
-SMOOTH = [n for n, c in CASES.items() if c[0]().kind == "smooth"]
+SMOOTH = [n for n in CASES if KIND[n] == "smooth"]
 OPERATORS = [n for n in CASES if n not in SMOOTH]
 # the default suite checks a few laws of each kind; the rest run in CI's slow step
 SLOW = {"ViscousDahl", "AsymmetricViscousDahl", "MaxwellSlip", "Relay", "Preisach"}
@@ -40,6 +40,12 @@ def _model(path, name="j"):
 def _eval(f, x, u, v):
     dx, F = me_eval(f, x, u, v)
     return np.append(dx, F)
+
+
+def test_the_cases_kinds_are_those_of_the_built_laws():
+    # (the parametrization reads KIND, so that collection builds no law)
+    assert sorted(KIND) == sorted(CASES)
+    assert {n: c[0]().kind for n, c in CASES.items()} == KIND
 
 
 @pytest.mark.parametrize("name", _some_slow(SMOOTH))

@@ -11,12 +11,18 @@ import pytest
 
 ea = pytest.importorskip("elastica")
 
+# one xdist worker runs this file (pyproject's --dist loadgroup): PyElastica's kernels and
+# the plugin's step loops are compiled per process, and both workers compiled them (about
+# 32 s of CPU twice on a fresh install)
+pytestmark = pytest.mark.xdist_group("elastica")
+
 from hystmech.components import get_element_class  # noqa: E402
 from hystmech.plugins import elastica as hel  # noqa: E402
 from hystmech.plugins.elastica_cases import clamped_rod  # noqa: E402
 
 from _rigs import in_a_new_process  # noqa: E402
 from plugin_rig import CASES, law_params, one_dof, reference, relays_reference  # noqa: E402
+from test_fmu_cases import KIND  # noqa: E402
 
 
 class Sim(ea.BaseSystemCollection, ea.Constraints, ea.Forcing, ea.CallBacks, ea.Damping):
@@ -351,7 +357,7 @@ def run_rigid(el, m, k, F0, w, h, T, v0=0.0):
 
 
 DISCONTINUOUS = {"Relay", "Preisach"}
-OPERATORS = {n for n in CASES if CASES[n][0]().kind == "operator"}
+OPERATORS = {n for n in CASES if KIND[n] == "operator"}
 
 
 def rigid_error(name, h):
