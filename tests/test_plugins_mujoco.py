@@ -21,6 +21,7 @@ from hystmech.plugins import mujoco as hmj  # noqa: E402
 from hystmech.systems import Assembly, Harmonic, simulate  # noqa: E402
 
 from plugin_rig import CASES, law_params, reference, relays_reference  # noqa: E402
+from test_fmu_cases import KIND  # noqa: E402
 
 T = 1.0                            # horizon [s]
 
@@ -55,7 +56,7 @@ def run_mujoco(el, m, k, F0, w, h, T_=T):
 DISCONTINUOUS = {"Relay", "Preisach"}
 # other operators against the first-order projection reference at h = 1e-6 (its own
 # error is a few 1e-6 of max|x|), on a shorter horizon to keep that reference cheap
-OPERATORS = {n for n in CASES if CASES[n][0]().kind == "operator"}
+OPERATORS = {n for n in CASES if KIND[n] == "operator"}
 
 
 def rel_error(name, h, T_=T):
