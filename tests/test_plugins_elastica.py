@@ -11,11 +11,6 @@ import pytest
 
 ea = pytest.importorskip("elastica")
 
-# one xdist worker runs this file (pyproject's --dist loadgroup): PyElastica's kernels and
-# the plugin's step loops are compiled per process, and both workers compiled them (about
-# 32 s of CPU twice on a fresh install)
-pytestmark = pytest.mark.xdist_group("elastica")
-
 from hystmech.components import get_element_class  # noqa: E402
 from hystmech.plugins import elastica as hel  # noqa: E402
 from hystmech.plugins.elastica_cases import clamped_rod  # noqa: E402
