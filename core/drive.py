@@ -447,7 +447,9 @@ def drive(element: ForceElement, t, u, v=None, *, rtol: float = 1e-8, x0=None,
     affine = element.affine  # declared on ForceElement (None unless the law has one)
     with watching() as irq:
         if v is None and affine is not None and is_compiled(affine) and element.n_states == 1:
-            out = _affine_loop(affine)(t, u, xs, element.p, 0.01 * float(rtol), n_out, irq)
+            loop = _affine_loop(affine)
+            _check_before_compile(loop, t, u)
+            out = loop(t, u, xs, element.p, 0.01 * float(rtol), n_out, irq)
         else:
             out = _run_loop(element, t, u, vuser, xs, float(rtol), n_out, irq)
         F, X, bad_in, bad_F = out
@@ -470,6 +472,7 @@ def _run_loop(element, t, u, vuser, xs, rtol, n_out, irq):
         # user callables numba cannot compile
         return _drive_loop.py_func(adv, frc, t, u, vuser, xs, p, rtol, n_out, irq)
     loop = _inlined_loop(adv, frc, element.kernel_source())
+    _check_before_compile(_drive_loop if loop is None else loop, t, u)
     if loop is not None:
         try:
             return loop(t, u, vuser, xs, p, rtol, n_out, irq)
@@ -478,6 +481,15 @@ def _run_loop(element, t, u, vuser, xs, rtol, n_out, irq):
             # inlined loop for this pair, keep the one with kernel arguments
             _INLINED[adv][frc] = None
     return _drive_loop(adv, frc, t, u, vuser, xs, p, rtol, n_out, irq)
+
+
+def _check_before_compile(loop, t, u) -> None:
+    # the loop checks t and u as it goes (no separate pass over long series), but its
+    # first call in a process compiles it (seconds: 17 s for a modified Dahl on a fresh
+    # install) or loads it from disk; a mistake in t or u is refused before that
+    if not loop.signatures:
+        check_time(t)
+        _as_series("u", u, t.size)
 
 
 def _checked(element, t, u, vout, F, X, k) -> DriveResult:

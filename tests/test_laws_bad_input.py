@@ -68,6 +68,36 @@ def test_bad_drive_input(el, kw, match):
         drive(el, **kw)
 
 
+def _stribeck(vs):
+    # a user's Stribeck curve: new kernels, so a drive loop no test has compiled
+    from numba import njit
+
+    @njit
+    def g(v):
+        return 1.0 + 0.5 / (1.0 + (v / vs) ** 2)
+    return g
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(t=[0.0, 2.0, 1.0], u=[0.0, 1.0, 2.0]), r"t must be strictly increasing"),
+    (dict(t=[0.0, np.nan, 2.0], u=[0.0, 1.0, 2.0]), r"t must be finite"),
+    (dict(t=[0.0, 1.0, 2.0], u=[0.0, np.inf, 2.0]), r"u must be finite"),
+])
+def test_bad_series_refused_before_the_laws_loop_is_compiled(kw, match):
+    # the loop checks t and u as it goes, but its first call compiles it (seconds): the
+    # mistake is refused at once, with the loop's own message, and nothing is compiled
+    from numba.core.event import install_recorder
+
+    law = LuGre(sigma0=1e4, sigma1=30.0, Fc=1.0, Fs=1.5, vs=0.01, g=_stribeck(0.0123))
+    with install_recorder("numba:compile") as rec:
+        with pytest.raises(ValueError, match=match):
+            drive(law, **kw)
+    assert rec.buffer == []
+    # and a good series then runs (the same loop, now compiled, checks as it goes)
+    F = drive(law, [0.0, 1.0, 2.0], [0.0, 1e-3, 0.0]).force
+    assert np.all(np.isfinite(F))
+
+
 # -- the shared check_* helpers: bool and str refused, NumPy real scalars accepted ---------
 GOOD = {
     "Dahl": dict(rho=20.0, Fc=3.0, w0=0.1),
